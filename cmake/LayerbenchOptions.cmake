@@ -7,7 +7,7 @@ set(CMAKE_CXX_EXTENSIONS OFF)
 set(CMAKE_EXPORT_COMPILE_COMMANDS ON)
 
 set(_lb_cxx_warnings -Wall -Wextra -Wshadow -Wnon-virtual-dtor -Wcast-align -Wunused
-                     -Woverloaded-virtual -Wnull-dereference -Wimplicit-fallthrough)
+                     -Woverloaded-virtual -Wimplicit-fallthrough)
 if(LAYERBENCH_WERROR)
   list(APPEND _lb_cxx_warnings -Werror)
 endif()

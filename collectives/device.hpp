@@ -1,0 +1,124 @@
+#pragma once
+// Memory, streams and timers behind one abstraction, so benchmark code does not care whether it
+// runs on the host backend (plain memory, synchronous "streams", steady_clock) or the CUDA
+// backend (device memory, CUDA streams, CUDA events).
+#include "collectives/types.hpp"
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace layerbench {
+
+// An opaque stream: cudaStream_t on the CUDA backend, nullptr (synchronous) on the host.
+struct Stream {
+  void* handle = nullptr;
+};
+
+// A move-only allocation in the backend's memory space.
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(void* ptr, std::size_t bytes, std::function<void(void*)> release)
+      : ptr_(ptr), bytes_(bytes), release_(std::move(release)) {}
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  Buffer(Buffer&& o) noexcept { swap(o); }
+  Buffer& operator=(Buffer&& o) noexcept {
+    Buffer tmp(std::move(o));
+    swap(tmp);
+    return *this;
+  }
+  ~Buffer() {
+    if (ptr_ && release_) release_(ptr_);
+  }
+
+  void* data() const { return ptr_; }
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
+  std::size_t bytes() const { return bytes_; }
+  explicit operator bool() const { return ptr_ != nullptr; }
+
+ private:
+  void swap(Buffer& o) noexcept {
+    std::swap(ptr_, o.ptr_);
+    std::swap(bytes_, o.bytes_);
+    std::swap(release_, o.release_);
+  }
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+  std::function<void(void*)> release_;
+};
+
+// Times a region of a stream. CUDA backend: a pair of events (elapsed GPU time);
+// host backend: steady_clock at start()/stop() (the work is synchronous).
+class Timer {
+ public:
+  virtual ~Timer() = default;
+  virtual void start(Stream s) = 0;
+  virtual void stop(Stream s) = 0;
+  // Waits for the stop mark if needed; milliseconds between start and stop.
+  virtual double elapsed_ms() = 0;
+};
+
+// An event that one stream records and another waits on (the async-handle building block).
+class Event {
+ public:
+  virtual ~Event() = default;
+  virtual void record(Stream s) = 0;
+  virtual void wait(Stream s) = 0;  // make `s` wait for the recorded point (no host block)
+  virtual void synchronize() = 0;   // block the host until the recorded point
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual Backend backend() const = 0;
+  virtual std::string name() const = 0;  // e.g. "NVIDIA H200" or the CPU model
+  virtual int ordinal() const = 0;       // GPU index on the node (-1 on the host backend)
+
+  virtual Buffer alloc(std::size_t bytes) = 0;
+  virtual void copy_to_host(void* dst, const void* src, std::size_t bytes, Stream s) = 0;
+  virtual void copy_from_host(void* dst, const void* src, std::size_t bytes, Stream s) = 0;
+  virtual void copy(void* dst, const void* src, std::size_t bytes, Stream s) = 0;
+  virtual void memset(void* dst, int value, std::size_t bytes, Stream s) = 0;
+
+  virtual Stream compute_stream() = 0;  // where components enqueue work
+  virtual Stream comm_stream() = 0;     // where async collectives run, so compute can overlap
+  virtual void synchronize(Stream s) = 0;
+  virtual void synchronize_all() = 0;
+
+  virtual std::unique_ptr<Timer> make_timer() = 0;
+  virtual std::unique_ptr<Event> make_event() = 0;
+
+  // Convenience: typed host <-> backend copies that synchronise the compute stream.
+  template <class T>
+  std::vector<T> download(const void* src, std::size_t count) {
+    std::vector<T> out(count);
+    copy_to_host(out.data(), src, count * sizeof(T), compute_stream());
+    synchronize(compute_stream());
+    return out;
+  }
+  template <class T>
+  Buffer upload(const std::vector<T>& v) {
+    Buffer b = alloc(v.size() * sizeof(T));
+    copy_from_host(b.data(), v.data(), v.size() * sizeof(T), compute_stream());
+    synchronize(compute_stream());
+    return b;
+  }
+};
+
+// Host backend device: aligned host memory, synchronous work.
+std::unique_ptr<Device> make_host_device();
+// CUDA backend device: selects GPU `local_rank % device_count` (throws without CUDA support).
+std::unique_ptr<Device> make_cuda_device(int local_rank);
+// Host waits on the CUDA backend give up (and abort NCCL) after this long; no-op on the host.
+void set_wait_timeout(Device& dev, double seconds);
+// Number of visible CUDA devices (0 when built without CUDA or no driver).
+int cuda_device_count();
+
+}  // namespace layerbench

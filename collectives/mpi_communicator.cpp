@@ -1,0 +1,169 @@
+// Host backend: MPI collectives on host memory.
+// NOTES: counts are converted to MPI ints in elements of a contiguous per-dtype datatype, so a
+// single call can move up to 2^31-1 elements; larger calls are rejected, not truncated.
+#include "collectives/communicator.hpp"
+#include "collectives/error.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <limits>
+
+namespace layerbench {
+namespace {
+
+// bf16 sum: widen to fp32, add, round to nearest even (what a bf16 NCCL sum does per step).
+void bf16_sum(void* in, void* inout, int* len, MPI_Datatype*) {
+  const auto* a = static_cast<const std::uint16_t*>(in);
+  auto* b = static_cast<std::uint16_t*>(inout);
+  for (int i = 0; i < *len; ++i)
+    b[i] = float_to_bf16_bits(bf16_bits_to_float(a[i]) + bf16_bits_to_float(b[i]));
+}
+
+int to_int(std::size_t n, const char* what) {
+  if (n > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    throw Error(fmt::format("[{}] {} of {} elements exceeds the MPI int count limit", rank_tag(), what, n));
+  return static_cast<int>(n);
+}
+
+std::vector<int> to_ints(std::span<const std::size_t> v, const char* what) {
+  std::vector<int> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) out[i] = to_int(v[i], what);
+  return out;
+}
+
+class MpiHandle final : public Handle {
+ public:
+  MpiHandle() = default;
+  MPI_Request* req() { return &req_; }
+  // Keeps the int count arrays alive until completion (MPI reads them asynchronously).
+  std::vector<int> keep[4];
+  void wait(Stream) override {
+    if (req_ != MPI_REQUEST_NULL) LB_MPI_CHECK(MPI_Wait(&req_, MPI_STATUS_IGNORE));
+  }
+  ~MpiHandle() override {
+    if (req_ != MPI_REQUEST_NULL) MPI_Wait(&req_, MPI_STATUS_IGNORE);
+  }
+
+ private:
+  MPI_Request req_ = MPI_REQUEST_NULL;
+};
+
+class MpiCommunicator final : public Communicator {
+ public:
+  MpiCommunicator(MPI_Comm comm, std::shared_ptr<Device> device)
+      : Communicator(comm, std::move(device)), comm_(comm) {
+    LB_MPI_CHECK(MPI_Op_create(&bf16_sum, 1, &bf16_sum_op_));
+  }
+  ~MpiCommunicator() override {
+    MPI_Op_free(&bf16_sum_op_);
+    MPI_Comm_free(&comm_);
+  }
+
+  void barrier(Stream) override { LB_MPI_CHECK(MPI_Barrier(comm_)); }
+
+  void all_gather(const void* send, void* recv, std::size_t count, DType t, Stream s) override {
+    all_gather_async(send, recv, count, t, s)->wait(s);
+  }
+  std::unique_ptr<Handle> all_gather_async(const void* send, void* recv, std::size_t count, DType t,
+                                           Stream) override {
+    auto h = std::make_unique<MpiHandle>();
+    const int n = to_int(count, "all_gather");
+    // In place (NCCL convention): send == recv + rank * count, the part already in position.
+    const auto* at = static_cast<const char*>(recv) + static_cast<std::size_t>(rank()) * count * dtype_size(t);
+    if (send == at) {
+      LB_MPI_CHECK(MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, n, type(t), comm_, h->req()));
+    } else {
+      LB_MPI_CHECK(MPI_Iallgather(send, n, type(t), recv, n, type(t), comm_, h->req()));
+    }
+    return h;
+  }
+
+  void all_to_allv(const void* send, std::span<const std::size_t> sc, std::span<const std::size_t> sd,
+                   void* recv, std::span<const std::size_t> rc, std::span<const std::size_t> rd, DType t,
+                   Stream s) override {
+    all_to_allv_async(send, sc, sd, recv, rc, rd, t, s)->wait(s);
+  }
+  std::unique_ptr<Handle> all_to_allv_async(const void* send, std::span<const std::size_t> sc,
+                                            std::span<const std::size_t> sd, void* recv,
+                                            std::span<const std::size_t> rc,
+                                            std::span<const std::size_t> rd, DType t, Stream) override {
+    check_sizes(sc.size(), sd.size(), rc.size(), rd.size());
+    auto h = std::make_unique<MpiHandle>();
+    h->keep[0] = to_ints(sc, "all_to_allv");
+    h->keep[1] = to_ints(sd, "all_to_allv");
+    h->keep[2] = to_ints(rc, "all_to_allv");
+    h->keep[3] = to_ints(rd, "all_to_allv");
+    LB_MPI_CHECK(MPI_Ialltoallv(send, h->keep[0].data(), h->keep[1].data(), type(t), recv,
+                                h->keep[2].data(), h->keep[3].data(), type(t), comm_, h->req()));
+    return h;
+  }
+
+  void all_reduce(const void* send, void* recv, std::size_t count, DType t, Stream s) override {
+    all_reduce_async(send, recv, count, t, s)->wait(s);
+  }
+  std::unique_ptr<Handle> all_reduce_async(const void* send, void* recv, std::size_t count, DType t,
+                                           Stream) override {
+    auto h = std::make_unique<MpiHandle>();
+    const void* src = send == recv ? MPI_IN_PLACE : send;
+    LB_MPI_CHECK(MPI_Iallreduce(src, recv, to_int(count, "all_reduce"), type(t), sum_op(t), comm_, h->req()));
+    return h;
+  }
+
+  void reduce_scatter(const void* send, void* recv, std::size_t recv_count, DType t, Stream) override {
+    const int n = to_int(recv_count, "reduce_scatter");
+    // In place (NCCL convention): recv == send + rank * recv_count. MPI leaves an in-place
+    // result at the start of the buffer, so move it to this rank's block afterwards.
+    const std::size_t block = recv_count * dtype_size(t);
+    auto* base = static_cast<char*>(const_cast<void*>(send));
+    if (recv == base + static_cast<std::size_t>(rank()) * block) {
+      LB_MPI_CHECK(MPI_Reduce_scatter_block(MPI_IN_PLACE, base, n, type(t), sum_op(t), comm_));
+      if (rank() != 0) std::memmove(recv, base, block);
+    } else {
+      LB_MPI_CHECK(MPI_Reduce_scatter_block(send, recv, n, type(t), sum_op(t), comm_));
+    }
+  }
+
+  void broadcast(void* buf, std::size_t count, DType t, int root, Stream) override {
+    LB_MPI_CHECK(MPI_Bcast(buf, to_int(count, "broadcast"), type(t), root, comm_));
+  }
+
+  void sendrecv(const void* send, int dst, void* recv, int src, std::size_t count, DType t, Stream) override {
+    const int n = to_int(count, "sendrecv");
+    LB_MPI_CHECK(MPI_Sendrecv(send, n, type(t), dst, 7, recv, n, type(t), src, 7, comm_, MPI_STATUS_IGNORE));
+  }
+
+  std::unique_ptr<Communicator> split(int color, int key) override {
+    MPI_Comm sub;
+    LB_MPI_CHECK(MPI_Comm_split(comm_, color, key, &sub));
+    return std::make_unique<MpiCommunicator>(sub, device_ptr());
+  }
+
+ private:
+  static MPI_Datatype type(DType t) {
+    switch (t) {
+      case DType::bf16: return MPI_UINT16_T;
+      case DType::fp32: return MPI_FLOAT;
+      case DType::int64: return MPI_INT64_T;
+    }
+    return MPI_BYTE;
+  }
+  MPI_Op sum_op(DType t) const { return t == DType::bf16 ? bf16_sum_op_ : MPI_SUM; }
+  void check_sizes(std::size_t a, std::size_t b, std::size_t c, std::size_t d) const {
+    const auto p = static_cast<std::size_t>(size());
+    LB_CHECK(a == p && b == p && c == p && d == p, "all_to_allv needs one count and displacement per rank");
+  }
+
+  MPI_Comm comm_;
+  MPI_Op bf16_sum_op_{};
+};
+
+}  // namespace
+
+std::unique_ptr<Communicator> make_mpi_communicator(MPI_Comm comm, std::shared_ptr<Device> device) {
+  MPI_Comm dup;
+  LB_MPI_CHECK(MPI_Comm_dup(comm, &dup));
+  return std::make_unique<MpiCommunicator>(dup, std::move(device));
+}
+
+}  // namespace layerbench
