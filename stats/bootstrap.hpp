@@ -1,0 +1,83 @@
+#pragma once
+// Paired bootstrap: percentile and BCa intervals, seeded and reproducible for a seed whatever the
+// number of threads (resamples are generated in fixed blocks, each with its own derived stream).
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "stats/common.hpp"
+
+namespace layerbench::stats {
+
+inline constexpr std::uint64_t default_bootstrap_seed = 20240531;
+
+struct BootstrapOptions {
+  std::size_t resamples = 200000;
+  std::uint64_t seed = default_bootstrap_seed;
+  double confidence = 0.95;
+  Alternative alternative = Alternative::two_sided;  // one-sided: the other end is +-inf
+  std::size_t num_threads = 0;  // 0: hardware concurrency, used only when the work pays for it
+};
+
+struct BootstrapResult {
+  double estimate = nan_value;  // the statistic on the data
+  Interval percentile;
+  Interval bca;
+  double standard_error = nan_value;  // sd of the resampled statistics (ddof 1)
+  double z0 = nan_value;              // BCa bias correction
+  double acceleration = nan_value;    // BCa acceleration (jackknife)
+  std::size_t resamples = 0;
+  std::uint64_t seed = 0;
+  std::vector<std::string> warnings;  // degenerate data: NaN bounds and a reason
+};
+
+// A statistic of the pairs selected by `indices` (0-based, repeats allowed, length n).
+// It is called concurrently from several threads and must not mutate shared state.
+using IndexStatistic = std::function<double(std::span<const std::uint32_t> indices)>;
+
+// Bootstrap of an arbitrary statistic over n paired rows: one shared index vector per resample,
+// so a statistic of (base, candidate) keeps its pairs. BCa uses the leave-one-out jackknife.
+BootstrapResult bootstrap(std::size_t n, const IndexStatistic& statistic,
+                          const BootstrapOptions& options = {});
+
+struct MeanMedianBootstrap {
+  BootstrapResult mean;
+  BootstrapResult median;
+};
+// Fast path for the mean and the median of x from the same resamples (draws identical to
+// bootstrap() with the same seed); O(n) per resample, no sorting.
+MeanMedianBootstrap bootstrap_mean_median(std::span<const double> x, const BootstrapOptions& options = {});
+
+// ---- building blocks (exposed for tests and other callers) ----
+
+// Fills `indices` (length n) for resample `r` of the stream `seed`: the same for any thread.
+class ResampleStream {
+ public:
+  ResampleStream(std::uint64_t seed, std::size_t n) : seed_(seed), n_(n) {}
+  static constexpr std::size_t block_size = 1024;  // resamples per derived RNG stream
+  // Draws the index vectors of resamples [first, first + count) of block first / block_size.
+  void draw_block(std::size_t block, std::size_t count,
+                  const std::function<void(std::span<const std::uint32_t>)>& visit) const;
+
+ private:
+  std::uint64_t seed_;
+  std::size_t n_;
+};
+
+// Percentile interval [Q(alpha), Q(1 - alpha)] of the resampled statistics (type-7 quantiles).
+// Reorders `thetas`.
+Interval percentile_interval(std::vector<double>& thetas, double confidence, Alternative alternative);
+
+// Jackknife acceleration a = sum U^3 / (6 (sum U^2)^1.5), U_i = (n-1)(mean - theta_(i)).
+// NaN when all leave-one-out values are equal.
+double jackknife_acceleration(std::span<const double> leave_one_out);
+
+// BCa interval from the resampled statistics, the estimate and the jackknife acceleration.
+// Writes z0 when `z0_out` is given. NaN bounds when z0 or a is not finite. Reorders `thetas`.
+Interval bca_interval(std::vector<double>& thetas, double estimate, double acceleration,
+                      double confidence, Alternative alternative, double* z0_out = nullptr);
+
+}  // namespace layerbench::stats

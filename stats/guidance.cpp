@@ -1,0 +1,98 @@
+// Reading guidance: plain sentences that say which figures to trust and why, modelled on the
+// seeds' study ("rank tests significant, mean CI includes zero because of 2 outliers ...").
+#include <cmath>
+#include <fmt/format.h>
+#include <stdexcept>
+
+#include "stats/paired.hpp"
+#include "stats/power.hpp"
+
+namespace layerbench::stats {
+namespace {
+
+std::string p_text(double p) {
+  if (std::isnan(p)) return "n/a";
+  return p < 1e-4 ? fmt::format("{:.2g}", p) : fmt::format("{:.3g}", p);
+}
+
+std::string signed_text(double v) { return fmt::format("{:+.4g}", v); }
+
+std::string pct_text(double v) { return std::isnan(v) ? "n/a" : fmt::format("{:+.3g}%", v); }
+
+}  // namespace
+
+std::vector<std::string> reading_guidance(const PairedAnalysis& a) {
+  std::vector<std::string> g;
+  const double alpha = a.alpha;
+  const double w_p = a.wilcoxon.p_exact.value_or(a.wilcoxon.p_normal);
+  const bool rank_sig = w_p < alpha || a.sign.p < alpha;
+  const bool both_rank_sig = w_p < alpha && a.sign.p < alpha;
+  const bool t_sig = a.t.p < alpha;
+  const auto& boot = a.bootstrap.mean.percentile;
+  const bool boot_excludes_zero = !std::isnan(boot.low) && !boot.contains(0.0);
+  const std::string direction =
+      a.delta.median > 0 ? "the candidate is lower (faster, for times)" : "the candidate is higher (slower, for times)";
+  const std::string tests = fmt::format("Wilcoxon p={}, sign test {}/{} p={}", p_text(w_p),
+                                        a.delta.median > 0 ? a.sign.positive : a.sign.negative, a.sign.n,
+                                        p_text(a.sign.p));
+  const int level = static_cast<int>(std::lround(100 * (1 - alpha)));
+
+  if (min_p_signed_rank(a.wilcoxon.n_nonzero) >= alpha) {
+    g.push_back(fmt::format("Too few pairs: with {} non-zero deltas no two-sided rank test can reach p < {}; "
+                            "need >= {} pairs.", a.wilcoxon.n_nonzero, alpha, min_pairs_for_alpha(alpha)));
+  }
+  if (t_sig && rank_sig && (boot_excludes_zero || std::isnan(boot.low))) {
+    g.push_back(fmt::format("All tests agree: {} by {} ({}) on average; t p={}, {}; {}% CI of the mean [{}, {}].",
+                            a.delta.mean > 0 ? "the candidate is lower" : "the candidate is higher",
+                            signed_text(a.delta.mean), pct_text(a.delta.mean_pct), p_text(a.t.p), tests, level,
+                            signed_text(a.t.ci.low), signed_text(a.t.ci.high)));
+  } else if (rank_sig && !t_sig) {
+    std::string why;
+    if (!a.outliers.empty()) {
+      why = fmt::format(" because of {} Tukey outlier{} (", a.outliers.size(), a.outliers.size() == 1 ? "" : "s");
+      for (std::size_t i = 0; i < a.outliers.size(); ++i) {
+        why += (i ? ", " : "") + signed_text(a.outliers[i].value);
+      }
+      why += ") that inflate the variance";
+    }
+    g.push_back(fmt::format("Rank tests significant ({}{}), mean CI includes zero{}; trimmed mean {} ({}), "
+                            "median {} ({}); {}.",
+                            tests, both_rank_sig ? "" : ", not both", why, signed_text(a.delta.trimmed_mean),
+                            pct_text(a.delta.trimmed_mean_pct), signed_text(a.delta.median),
+                            pct_text(a.delta.median_pct), direction));
+    g.push_back("Under outliers the rank tests and the robust estimates (median, trimmed mean) are the ones to "
+                "read; the mean CI bounds the effect from above.");
+  } else if (t_sig && !rank_sig) {
+    g.push_back(fmt::format("The mean CI excludes zero (t p={}) but the rank tests do not ({}): the mean may be "
+                            "carried by a few pairs; check the outliers before trusting it.",
+                            p_text(a.t.p), tests));
+  } else if (!t_sig && !rank_sig) {
+    std::string plan;
+    if (a.delta.sd > 0 && a.delta.mean != 0) {
+      try {
+        const auto p = plan_paired(a.delta.sd, a.delta.mean, alpha, 0.8);
+        plan = fmt::format("; to resolve the observed mean {} with power 0.8 a plan needs about {} pairs",
+                           signed_text(a.delta.mean), p.recommended);
+      } catch (const std::invalid_argument&) {
+      }
+    }
+    g.push_back(fmt::format("Inconclusive at alpha={}: no test is significant (t p={}, {}){}.", alpha,
+                            p_text(a.t.p), tests, plan));
+  } else if (t_sig && rank_sig) {
+    g.push_back(fmt::format("Significant ({}; t p={}), {}.", tests, p_text(a.t.p), direction));
+  }
+  if ((a.delta.mean > 0) != (a.delta.median > 0) && a.delta.mean != 0 && a.delta.median != 0) {
+    g.push_back("Mean and median deltas have opposite signs: the distribution of deltas is skewed; report both.");
+  }
+  if (a.predicted && std::isfinite(a.predicted->ratio_mean)) {
+    g.push_back(fmt::format("Predicted delta {}: the mean lands at {:.2f}x and the median at {:.2f}x of it.",
+                            signed_text(a.predicted->value), a.predicted->ratio_mean, a.predicted->ratio_median));
+  }
+  if (a.drift.base.p < alpha || a.drift.delta.p < alpha) {
+    g.push_back("Drift over the study: an ordering or warm-up artifact can fake or hide an effect; interleave, "
+                "warm up, and check the order-effect diagnostics.");
+  }
+  return g;
+}
+
+}  // namespace layerbench::stats

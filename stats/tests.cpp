@@ -1,0 +1,120 @@
+#include "stats/tests.hpp"
+
+#include <algorithm>
+#include <boost/math/distributions/binomial.hpp>
+#include <boost/math/distributions/students_t.hpp>
+#include <boost/math/special_functions/beta.hpp>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+#include <vector>
+
+namespace layerbench::stats {
+
+TTestResult t_test(std::span<const double> x, double confidence, Alternative alternative, double mu) {
+  if (x.size() < 2) throw std::invalid_argument("t test needs at least 2 values");
+  if (!(confidence > 0 && confidence < 1)) throw std::invalid_argument("confidence must be in (0, 1)");
+  TTestResult r;
+  r.alternative = alternative;
+  r.confidence = confidence;
+  const double n = static_cast<double>(x.size());
+  r.mean = std::accumulate(x.begin(), x.end(), 0.0) / n;
+  double ss = 0;
+  for (double v : x) ss += (v - r.mean) * (v - r.mean);
+  r.se = std::sqrt(ss / (n - 1)) / std::sqrt(n);
+  r.df = n - 1;
+  const double diff = r.mean - mu;
+  const double inf = std::numeric_limits<double>::infinity();
+  if (r.se > 0) {
+    r.t = diff / r.se;
+  } else if (diff != 0) {
+    r.t = diff > 0 ? inf : -inf;
+  }
+  const boost::math::students_t dist(r.df);
+  if (!std::isnan(r.t)) {
+    // Boost's cdf accepts +-inf and returns 0 or 1.
+    const double lower = std::isinf(r.t) ? (r.t < 0 ? 0.0 : 1.0) : boost::math::cdf(dist, r.t);
+    const double upper = std::isinf(r.t) ? (r.t > 0 ? 0.0 : 1.0)
+                                         : boost::math::cdf(boost::math::complement(dist, r.t));
+    switch (alternative) {
+      case Alternative::less: r.p = lower; break;
+      case Alternative::greater: r.p = upper; break;
+      case Alternative::two_sided: r.p = std::min(1.0, 2.0 * std::min(lower, upper)); break;
+    }
+  }
+  const double alpha = 1 - confidence;
+  switch (alternative) {
+    case Alternative::two_sided: {
+      const double q = boost::math::quantile(dist, 1 - alpha / 2);
+      r.ci = {r.mean - q * r.se, r.mean + q * r.se};
+      break;
+    }
+    case Alternative::less:
+      r.ci = {-inf, r.mean + boost::math::quantile(dist, 1 - alpha) * r.se};
+      break;
+    case Alternative::greater:
+      r.ci = {r.mean - boost::math::quantile(dist, 1 - alpha) * r.se, inf};
+      break;
+  }
+  return r;
+}
+
+BinomialResult binomial_test(std::size_t k, std::size_t n, double p_null, Alternative alternative,
+                             double confidence) {
+  if (k > n) throw std::invalid_argument("binomial test: k > n");
+  if (!(p_null >= 0 && p_null <= 1)) throw std::invalid_argument("binomial test: p outside [0, 1]");
+  BinomialResult r{k, n, p_null, alternative, nan_value, {}};
+  if (n == 0) {
+    r.p = 1.0;
+    r.ci = {0.0, 1.0};
+    return r;
+  }
+  const boost::math::binomial_distribution<double> dist(static_cast<double>(n), p_null);
+  const double kd = static_cast<double>(k);
+  const double p_less = boost::math::cdf(dist, kd);
+  const double p_greater = k == 0 ? 1.0 : boost::math::cdf(boost::math::complement(dist, kd - 1));
+  switch (alternative) {
+    case Alternative::less: r.p = p_less; break;
+    case Alternative::greater: r.p = p_greater; break;
+    case Alternative::two_sided: {
+      // Minlike: every outcome no more likely than the observed one, with R/scipy's 1e-7 fuzz.
+      const double threshold = boost::math::pdf(dist, kd) * (1 + 1e-7);
+      std::vector<double> small;
+      for (std::size_t i = 0; i <= n; ++i) {
+        const double pi = boost::math::pdf(dist, static_cast<double>(i));
+        if (pi <= threshold) small.push_back(pi);
+      }
+      std::sort(small.begin(), small.end());  // add the smallest terms first
+      double sum = 0;
+      for (double v : small) sum += v;
+      r.p = std::min(1.0, sum);
+      break;
+    }
+  }
+  r.p = std::clamp(r.p, 0.0, 1.0);
+  const double alpha = 1 - confidence;
+  const double tail = alternative == Alternative::two_sided ? alpha / 2 : alpha;
+  const double lower = k == 0 ? 0.0 : boost::math::ibeta_inv(kd, static_cast<double>(n - k) + 1, tail);
+  const double upper = k == n ? 1.0 : boost::math::ibeta_inv(kd + 1, static_cast<double>(n - k), 1 - tail);
+  switch (alternative) {
+    case Alternative::two_sided: r.ci = {lower, upper}; break;
+    case Alternative::greater: r.ci = {lower, 1.0}; break;
+    case Alternative::less: r.ci = {0.0, upper}; break;
+  }
+  return r;
+}
+
+SignTestResult sign_test(std::span<const double> d, Alternative alternative) {
+  SignTestResult r;
+  for (double v : d) {
+    if (v > 0) ++r.positive;
+    else if (v < 0) ++r.negative;
+    else ++r.zeros;
+  }
+  r.n = r.positive + r.negative;
+  r.p = binomial_test(r.positive, r.n, 0.5, alternative).p;
+  return r;
+}
+
+}  // namespace layerbench::stats

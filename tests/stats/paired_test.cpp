@@ -1,0 +1,105 @@
+#include "stats/paired.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace ls = layerbench::stats;
+
+namespace {
+
+const std::vector<double> base{10.2, 10.5, 9.9, 10.8, 10.1, 10.4, 10.6, 10.0, 10.3, 10.7, 10.2, 10.9};
+const std::vector<double> cand{10.0, 10.1, 9.8, 10.5, 10.2, 10.0, 10.3, 9.9, 10.0, 10.6, 9.7, 10.4};
+
+ls::PairedOptions quick() {
+  ls::PairedOptions o;
+  o.resamples = 20000;
+  return o;
+}
+
+}  // namespace
+
+TEST(Paired, MatchesScipyOnDeltas) {
+  const auto a = ls::analyze_paired(base, cand, quick());
+  EXPECT_EQ(a.n, 12u);
+  // scipy: d = base - cand; mean, median, trim_mean(d, 0.1), std(ddof=1), ttest_rel.
+  EXPECT_NEAR(a.delta.mean, 0.2583333333333333, 1e-12);
+  EXPECT_NEAR(a.delta.median, 0.3, 1e-12);
+  EXPECT_NEAR(a.delta.trimmed_mean, 0.27, 1e-12);
+  EXPECT_NEAR(a.delta.sd, 0.18319554050414572, 1e-12);
+  EXPECT_NEAR(a.delta.mean_pct, 100 * 0.2583333333333333 / a.base.mean, 1e-12);
+  EXPECT_NEAR(a.t.t, 4.884905575655475, 1e-9);
+  EXPECT_NEAR(a.t.p, 0.00048309139787344984, 1e-13);
+  // scipy wilcoxon(d.round(10), method='approx'): ties split by round-off are merged first.
+  EXPECT_NEAR(a.wilcoxon.p_normal, 0.003963147976117552, 1e-13);
+  EXPECT_DOUBLE_EQ(a.wilcoxon.w_minus, 2.5);
+  EXPECT_EQ(a.sign.positive, 11u);
+  EXPECT_EQ(a.sign.negative, 1u);
+  EXPECT_DOUBLE_EQ(a.sign.p, 26.0 / 4096.0);
+  EXPECT_TRUE(a.bootstrap.mean.percentile.low > 0);
+  EXPECT_FALSE(a.guidance.empty());
+  EXPECT_NE(a.guidance[0].find("All tests agree"), std::string::npos);
+}
+
+TEST(Paired, SwappingArmsFlipsSignsAndKeepsP) {
+  const auto a = ls::analyze_paired(base, cand, quick());
+  const auto b = ls::analyze_paired(cand, base, quick());
+  EXPECT_DOUBLE_EQ(a.delta.mean, -b.delta.mean);
+  EXPECT_DOUBLE_EQ(a.delta.median, -b.delta.median);
+  EXPECT_DOUBLE_EQ(a.t.t, -b.t.t);
+  EXPECT_DOUBLE_EQ(a.t.p, b.t.p);
+  EXPECT_DOUBLE_EQ(a.wilcoxon.z, -b.wilcoxon.z);
+  EXPECT_DOUBLE_EQ(*a.wilcoxon.p_exact, *b.wilcoxon.p_exact);
+  EXPECT_DOUBLE_EQ(a.sign.p, b.sign.p);
+  EXPECT_NEAR(a.bootstrap.mean.percentile.low, -b.bootstrap.mean.percentile.high, 1e-12);
+}
+
+TEST(Paired, OutliersDriftAndPrediction) {
+  // The seeds' pattern: a small positive effect with two symmetric outliers.
+  std::vector<double> b, c;
+  for (int i = 0; i < 31; ++i) {
+    const double d = i == 5 ? -9.0 : (i == 20 ? 6.0 : 0.9 + std::sin(i * 1.7));
+    b.push_back(236.0 + 0.3 * std::cos(i * 0.9));
+    c.push_back(b.back() - d);
+  }
+  ls::PairedOptions o = quick();
+  o.predicted = 0.822;
+  const auto a = ls::analyze_paired(b, c, o);
+  ASSERT_GE(a.outliers.size(), 2u);
+  EXPECT_EQ(a.outliers.front().index, 5u);
+  EXPECT_EQ(a.outliers.front().side, ls::OutlierSide::low);
+  EXPECT_EQ(a.outliers.back().index, 20u);
+  ASSERT_TRUE(a.predicted.has_value());
+  EXPECT_NEAR(a.predicted->ratio_mean, a.delta.mean / 0.822, 1e-12);
+  EXPECT_LT(*a.wilcoxon.p_exact, 0.05);
+  EXPECT_GT(a.t.p, 0.05);
+  EXPECT_NE(a.guidance[0].find("Rank tests significant"), std::string::npos);
+  EXPECT_NE(a.guidance[0].find("outliers"), std::string::npos);
+}
+
+TEST(Paired, DriftWarning) {
+  std::vector<double> b, c;
+  for (int i = 0; i < 20; ++i) {
+    b.push_back(10.0 + 0.1 * i);
+    c.push_back(10.0 + 0.1 * i + ((i * 7) % 5 - 2) * 0.01);
+  }
+  const auto a = ls::analyze_paired(b, c, quick());
+  EXPECT_NEAR(a.drift.base.rho, 1.0, 1e-12);
+  EXPECT_LT(a.drift.base.p, 0.05);
+  bool warned = false;
+  for (const auto& w : a.warnings) warned |= w.find("drift") != std::string::npos;
+  EXPECT_TRUE(warned);
+}
+
+TEST(Paired, DegenerateAndInvalid) {
+  const std::vector<double> b{1, 2, 3, 4};
+  const std::vector<double> c{0.5, 1.5, 2.5, 3.5};
+  const auto a = ls::analyze_paired(b, c, quick());
+  EXPECT_TRUE(std::isnan(a.bootstrap.mean.percentile.low));
+  EXPECT_FALSE(a.warnings.empty());
+  EXPECT_THROW(ls::analyze_paired(std::vector<double>{1}, std::vector<double>{1}), std::invalid_argument);
+  EXPECT_THROW(ls::analyze_paired(b, std::vector<double>{1, 2}), std::invalid_argument);
+  EXPECT_THROW(ls::analyze_paired(b, std::vector<double>{1, 2, NAN, 4}), std::invalid_argument);
+}
