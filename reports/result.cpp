@@ -2,6 +2,9 @@
 
 #include "stats/summary.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <stdexcept>
 
 namespace layerbench::reports {
@@ -37,6 +40,46 @@ Measurement measurement_from_json(const nlohmann::json& j) {
   m.metrics = j.value("metrics", nlohmann::json::object());
   m.samples_ms = j.at("samples_ms").get<std::vector<double>>();
   return m;
+}
+
+namespace {
+std::string csv_cell(std::string s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+std::string scalar_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+}  // namespace
+
+std::string results_to_csv(const std::vector<Measurement>& results) {
+  // Metric columns: the union over all measurements, in first-seen order.
+  std::vector<std::string> metric_keys;
+  for (const auto& m : results)
+    for (auto it = m.metrics.begin(); it != m.metrics.end(); ++it)
+      if (std::find(metric_keys.begin(), metric_keys.end(), it.key()) == metric_keys.end())
+        metric_keys.push_back(it.key());
+  std::string out = "name,group,params,n,median_ms,min_ms,max_ms,mean_ms,p10_ms,p90_ms,cv";
+  for (const auto& k : metric_keys) out += "," + csv_cell(k);
+  out += "\n";
+  for (const auto& m : results) {
+    std::string params;
+    for (auto it = m.params.begin(); it != m.params.end(); ++it)
+      params += (params.empty() ? "" : ";") + it.key() + "=" + scalar_text(it.value());
+    out += csv_cell(m.name) + "," + csv_cell(m.group) + "," + csv_cell(params);
+    if (m.samples_ms.empty()) {
+      out += ",0,,,,,,,";
+    } else {
+      const auto s = stats::summarize(m.samples_ms);
+      out += fmt::format(",{},{},{},{},{},{},{},{}", s.n, s.median, s.min, s.max, s.mean, s.p10, s.p90, s.cv);
+    }
+    for (const auto& k : metric_keys) out += "," + (m.metrics.contains(k) ? csv_cell(scalar_text(m.metrics.at(k))) : "");
+    out += "\n";
+  }
+  return out;
 }
 
 }  // namespace layerbench::reports

@@ -1,0 +1,146 @@
+#include "bench/harness/main.hpp"
+
+#include "bench/harness/gbench.hpp"
+#include "collectives/error.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+namespace layerbench::harness {
+namespace {
+
+// Max of every rank's code, or -1 if some rank did not join within `timeout` (it is stuck
+// elsewhere, e.g. inside a collective): then agreement is impossible and the caller aborts.
+int agree(int code, std::chrono::milliseconds timeout) {
+  int all = 0;
+  MPI_Request req;
+  if (MPI_Iallreduce(&code, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &req) != MPI_SUCCESS) return -1;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (;;) {
+    int done = 0;
+    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (done) return all;
+    if (std::chrono::steady_clock::now() - t0 > timeout) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+[[noreturn]] void abort_job(int code, const std::string& msg) {
+  std::fprintf(stderr, "%s\n", msg.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);
+}
+
+}  // namespace
+
+TimingOptions timing_from(const CommonOptions& o) {
+  return TimingOptions{o.warmup, o.iterations, o.align == "barrier"};
+}
+
+int mpi_main_impl(int argc, char** argv, const BinaryInfo& info,
+                  const std::function<void(CLI::App&)>& add_flags,
+                  const std::function<void()>& validate,
+                  const std::function<const CommonOptions&()>& common,
+                  const std::function<int(Context&)>& run) {
+  MpiEnvironment env(&argc, &argv);
+  const bool root = env.world_rank() == 0;
+  std::vector<std::string> all_args(argv, argv + argc);
+  auto [gb_args, cli_args] = split_gbench_args(all_args);
+
+  // ---- parse + validate: identical input on every rank, but agree anyway ----------------
+  CLI::App app(info.description, info.name);
+  add_common_options(app, const_cast<CommonOptions&>(common()));
+  add_flags(app);
+  int code = 0;
+  std::string message;
+  try {
+    std::vector<std::string> rev(cli_args.rbegin(), cli_args.rend() - 1);  // CLI11 wants reversed, no argv[0]
+    app.parse(rev);
+    validate();
+  } catch (const CLI::CallForHelp&) {
+    if (root) std::fputs(app.help().c_str(), stdout);
+    return 0;
+  } catch (const CLI::CallForAllHelp&) {
+    if (root) std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stdout);
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    code = 2;
+    message = fmt::format("{}: {}\nRun with --help for usage.", info.name, e.what());
+  } catch (const UsageError& e) {
+    code = 2;
+    message = fmt::format("{}: {}", info.name, e.what());
+  }
+  const int agreed = agree(code, std::chrono::seconds(10));
+  if (agreed != 0) {
+    if (code != 0 && (root || agreed < 0)) std::fprintf(stderr, "%s\n", message.c_str());
+    if (agreed < 0) MPI_Abort(MPI_COMM_WORLD, 2);
+    return agreed;
+  }
+
+  // ---- run -----------------------------------------------------------------------------
+  try {
+    const Backend backend = resolve_backend(parse_backend(common().backend), env);
+    auto world = make_world(backend, env);
+    set_wait_timeout(world->device(), common().timeout_s);
+    Context ctx{env, *world, info.name, all_args, gb_args};
+    const int rc = run(ctx);
+    world->device().synchronize_all();
+    world->control_barrier();
+    return rc;
+  } catch (const UsageError& e) {
+    // Usually every rank finds the same problem (e.g. a grid that does not fit the world):
+    // then exit 2 everywhere with one message; otherwise abort so nobody waits forever.
+    const std::string msg = fmt::format("{}: {}", info.name, e.what());
+    const int a = agree(2, std::chrono::seconds(5));
+    if (a == 2) {
+      if (root) std::fprintf(stderr, "%s\n", msg.c_str());
+      return 2;
+    }
+    abort_job(2, fmt::format("[{}] {}", rank_tag(), msg));
+  } catch (const std::exception& e) {
+    abort_job(1, fmt::format("{}: [{}] fatal: {}", info.name, rank_tag(), e.what()));
+  }
+}
+
+nlohmann::json make_document(Context& ctx, const Runner& runner, const nlohmann::json& config,
+                             const std::vector<reports::Measurement>& results,
+                             const nlohmann::json& extra) {
+  nlohmann::json doc;
+  doc["schema"] = reports::kSchema;
+  doc["binary"] = ctx.binary;
+  auto context = provenance(ctx.world, ctx.env);
+  context["argv"] = ctx.argv;
+  context["timing"] = runner.describe();
+  doc["context"] = context;
+  doc["config"] = config;
+  auto arr = nlohmann::json::array();
+  for (const auto& m : results) arr.push_back(reports::to_json(m));
+  doc["results"] = arr;
+  for (auto it = extra.begin(); it != extra.end(); ++it) doc[it.key()] = it.value();
+  return doc;
+}
+
+namespace {
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  if (!out) throw UsageError(fmt::format("cannot write '{}'", path));
+  out << text;
+  if (!out.flush()) throw UsageError(fmt::format("error writing '{}'", path));
+}
+}  // namespace
+
+void write_outputs(Context& ctx, const CommonOptions& o, const nlohmann::json& doc,
+                   const std::vector<reports::Measurement>& results, const std::string& markdown) {
+  if (!ctx.is_root()) return;
+  if (!o.json.empty()) write_file(o.json, doc.dump(1) + "\n");
+  if (!o.csv.empty()) write_file(o.csv, reports::results_to_csv(results));
+  if (!o.markdown.empty()) write_file(o.markdown, markdown);
+  if (!ctx.gbench.empty()) report_to_gbench(ctx.binary, ctx.gbench, results);
+}
+
+}  // namespace layerbench::harness

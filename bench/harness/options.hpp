@@ -1,0 +1,27 @@
+#pragma once
+// Flags every MPI-launched binary shares. Each binary's RunConfig embeds CommonOptions, adds its
+// own flags, is validated once (validate() throws UsageError) and is immutable afterwards.
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace layerbench::harness {
+
+struct CommonOptions {
+  std::string backend = "auto";  // auto | cuda | host
+  int warmup = 5;
+  int iterations = 30;
+  std::string json;      // layerbench JSON (every sample)
+  std::string csv;       // one row per measurement
+  std::string markdown;  // PR-ready tables
+  std::string align = "barrier";  // barrier: host barrier before every timed iteration; none
+  double timeout_s = 300;         // a host wait longer than this aborts the job
+  std::uint64_t seed = 20261129;  // inputs and weights are drawn from it
+};
+
+void add_common_options(CLI::App& app, CommonOptions& o);
+// Throws UsageError naming the offending flag.
+void validate_common(const CommonOptions& o);
+
+}  // namespace layerbench::harness
