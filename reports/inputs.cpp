@@ -1,0 +1,319 @@
+#include "reports/inputs.hpp"
+
+#include "stats/summary.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+namespace layerbench::reports {
+namespace {
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return {};
+  const auto e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> cells;
+  std::string cell;
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        cell += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cell += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      cells.push_back(trim(cell));
+      cell.clear();
+    } else {
+      cell += c;
+    }
+  }
+  cells.push_back(trim(cell));
+  return cells;
+}
+
+double parse_number(const std::string& cell, const std::string& where) {
+  double v = 0;
+  const char* b = cell.data();
+  const char* e = b + cell.size();
+  const auto [ptr, ec] = std::from_chars(b, e, v);
+  if (ec != std::errc{} || ptr != e || !std::isfinite(v))
+    throw std::runtime_error(fmt::format("{}: '{}' is not a finite number", where, cell));
+  return v;
+}
+
+// The value a study run carries for `metric`; NaN when absent.
+double run_value(const nlohmann::json& rec, const std::string& metric) {
+  auto number = [](const nlohmann::json& j) {
+    return j.is_number() ? j.get<double>() : std::numeric_limits<double>::quiet_NaN();
+  };
+  if (rec.contains("metric") && rec["metric"].is_number()) return number(rec["metric"]);  // layerbench-ab run
+  if (!metric.empty()) {
+    if (rec.contains("metrics") && rec["metrics"].is_object() && rec["metrics"].contains(metric))
+      return number(rec["metrics"][metric]);
+    if (rec.contains(metric)) return number(rec[metric]);
+    if (rec.value("metric", std::string{}) == metric && rec.contains("value")) return number(rec["value"]);
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  if (rec.contains("value")) return number(rec["value"]);
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+// The metric a study measures when the caller did not name one.
+std::string default_metric(const nlohmann::json& header, const nlohmann::json& first_run) {
+  for (const char* key : {"metric", "metric_name"}) {
+    if (header.contains(key) && header[key].is_string()) return header[key].get<std::string>();
+    if (first_run.contains(key) && first_run[key].is_string()) return first_run[key].get<std::string>();
+  }
+  if (first_run.contains("metrics") && first_run["metrics"].is_object() && first_run["metrics"].size() == 1)
+    return first_run["metrics"].begin().key();
+  return {};
+}
+
+bool run_failed(const nlohmann::json& rec) {
+  if (rec.contains("ok") && rec["ok"].is_boolean() && !rec["ok"].get<bool>()) return true;
+  if (rec.contains("status") && rec["status"].is_string()) {
+    const auto s = rec["status"].get<std::string>();
+    return s != "ok" && s != "success";
+  }
+  return rec.contains("error") && !rec["error"].is_null();
+}
+
+PairedStudy assemble(std::map<long long, std::pair<double, double>> pairs, PairedStudy study) {
+  for (const auto& [id, v] : pairs) {
+    if (std::isnan(v.first) || std::isnan(v.second)) continue;  // incomplete or failed pair
+    study.pair_ids.push_back(id);
+    study.base.push_back(v.first);
+    study.candidate.push_back(v.second);
+  }
+  if (study.base.empty()) throw std::runtime_error(study.path + ": no complete base/candidate pairs");
+  study.unit = unit_of_metric(study.metric);
+  return study;
+}
+
+}  // namespace
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot open file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw std::runtime_error(path + ": read error");
+  return ss.str();
+}
+
+nlohmann::json read_json_file(const std::string& path) {
+  const std::string text = read_text_file(path);
+  if (trim(text).empty()) throw std::runtime_error(path + ": file is empty");
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw std::runtime_error(fmt::format("{}: invalid or truncated JSON ({})", path, e.what()));
+  }
+}
+
+bool is_layerbench_json(const nlohmann::json& doc) {
+  return doc.is_object() && doc.contains("schema") && doc["schema"].is_string() &&
+         doc["schema"].get<std::string>().rfind("layerbench/", 0) == 0 && doc.contains("results");
+}
+
+bool is_gbench_json(const nlohmann::json& doc) {
+  return doc.is_object() && doc.contains("benchmarks") && doc["benchmarks"].is_array();
+}
+
+ResultFile result_file_from_json(const nlohmann::json& doc, const std::string& path) {
+  if (!is_layerbench_json(doc)) throw std::runtime_error(path + ": not a layerbench result file (schema layerbench/N)");
+  if (doc["schema"] != kSchema)
+    throw std::runtime_error(fmt::format("{}: unsupported schema {} (expected {})", path, doc["schema"].dump(), kSchema));
+  ResultFile f;
+  f.path = path;
+  f.binary = doc.value("binary", std::string{});
+  f.context = doc.value("context", nlohmann::json::object());
+  f.config = doc.value("config", nlohmann::json::object());
+  if (!doc["results"].is_array()) throw std::runtime_error(path + ": \"results\" is not an array");
+  for (std::size_t i = 0; i < doc["results"].size(); ++i) {
+    try {
+      f.results.push_back(measurement_from_json(doc["results"][i]));
+    } catch (const std::exception& e) {
+      throw std::runtime_error(fmt::format("{}: results[{}]: {}", path, i, e.what()));
+    }
+  }
+  if (doc.contains("components") && doc["components"].is_object()) {
+    for (const auto& [name, c] : doc["components"].items()) {
+      Component comp;
+      comp.name = name;
+      comp.samples_ms = c.value("samples_ms", std::vector<double>{});
+      if (!comp.samples_ms.empty()) {
+        const auto s = stats::summarize(comp.samples_ms);
+        comp.median_ms = s.median;
+        comp.min_ms = s.min;
+        comp.max_ms = s.max;
+      } else if (c.contains("median_ms")) {
+        comp.median_ms = c.value("median_ms", 0.0);
+        comp.min_ms = c.value("min_ms", comp.median_ms);
+        comp.max_ms = c.value("max_ms", comp.median_ms);
+      } else {
+        throw std::runtime_error(fmt::format("{}: component '{}' has neither samples_ms nor median_ms", path, name));
+      }
+      f.components.push_back(std::move(comp));
+    }
+  }
+  return f;
+}
+
+ResultFile load_result_file(const std::string& path) { return result_file_from_json(read_json_file(path), path); }
+
+PairedStudy parse_study_jsonl(const std::string& text, const std::string& path, const std::string& metric) {
+  PairedStudy study;
+  study.path = path;
+  std::vector<nlohmann::json> runs;
+  std::istringstream in(text);
+  std::string line;
+  for (std::size_t line_no = 1; std::getline(in, line); ++line_no) {
+    if (trim(line).empty()) continue;
+    nlohmann::json rec;
+    try {
+      rec = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::parse_error&) {
+      throw std::runtime_error(fmt::format("{}:{}: invalid or truncated JSON record", path, line_no));
+    }
+    if (!rec.is_object()) throw std::runtime_error(fmt::format("{}:{}: record is not a JSON object", path, line_no));
+    if (rec.contains("pair") && rec.contains("arm")) {
+      rec["__line"] = line_no;
+      runs.push_back(std::move(rec));
+    } else if (study.header.empty()) {
+      study.header = std::move(rec);  // the header (and any later summary record) carries no pair
+    }
+  }
+  if (runs.empty()) throw std::runtime_error(path + ": no study runs (records with \"pair\" and \"arm\")");
+  study.metric = metric.empty() ? default_metric(study.header, runs.front()) : metric;
+
+  // Same pairing rule as `layerbench-ab analyze`: a pair counts once, from its first attempt in which
+  // both arms succeeded; a failed arm voids that attempt, never pairs with another attempt's run.
+  constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+  std::map<std::pair<long long, long long>, std::pair<double, double>> attempts;
+  bool metric_seen = false;
+  for (const auto& rec : runs) {
+    const auto where = fmt::format("{}:{}", path, rec["__line"].get<std::size_t>());
+    if (!rec["pair"].is_number_integer()) throw std::runtime_error(where + ": \"pair\" is not an integer");
+    const auto arm = lower(rec["arm"].is_string() ? rec["arm"].get<std::string>() : std::string{});
+    if (arm != "base" && arm != "candidate")
+      throw std::runtime_error(where + ": \"arm\" must be \"base\" or \"candidate\"");
+    const long long attempt = rec.contains("attempt") && rec["attempt"].is_number_integer() ? rec["attempt"].get<long long>() : 0;
+    auto& slot = attempts.try_emplace({rec["pair"].get<long long>(), attempt}, kNan, kNan).first->second;
+    const double v = run_failed(rec) ? kNan : run_value(rec, study.metric);
+    if (!std::isnan(v)) metric_seen = true;
+    // A failed run poisons its slot with -inf so a retry record of the same attempt cannot revive it.
+    (arm == "base" ? slot.first : slot.second) = std::isnan(v) ? -std::numeric_limits<double>::infinity() : v;
+  }
+  if (!metric_seen)
+    throw std::runtime_error(fmt::format("{}: no run carries metric '{}'", path, study.metric.empty() ? "value" : study.metric));
+  std::map<long long, std::pair<double, double>> pairs;
+  for (const auto& [key, v] : attempts) {
+    if (!std::isfinite(v.first) || !std::isfinite(v.second) || pairs.count(key.first)) continue;
+    pairs[key.first] = v;
+  }
+  return assemble(std::move(pairs), std::move(study));
+}
+
+PairedStudy parse_study_csv(const std::string& text, const std::string& path) {
+  PairedStudy study;
+  study.path = path;
+  std::istringstream in(text);
+  std::string line;
+  std::vector<std::string> header;
+  int base_col = -1, cand_col = -1, pair_col = -1;
+  std::map<long long, std::pair<double, double>> pairs;
+  long long next_id = 0;
+  for (std::size_t line_no = 1; std::getline(in, line); ++line_no) {
+    const auto t = trim(line);
+    if (t.empty() || t[0] == '#') continue;
+    const auto cells = split_csv_line(t);
+    const auto where = fmt::format("{}:{}", path, line_no);
+    if (header.empty()) {
+      header = cells;
+      for (std::size_t c = 0; c < cells.size(); ++c) {
+        const auto h = lower(cells[c]);
+        if (h == "base") base_col = static_cast<int>(c);
+        else if (h == "candidate") cand_col = static_cast<int>(c);
+        else if (h == "pair") pair_col = static_cast<int>(c);
+      }
+      if (base_col < 0 || cand_col < 0)
+        throw std::runtime_error(where + ": CSV study needs 'base' and 'candidate' columns");
+      continue;
+    }
+    if (cells.size() != header.size())
+      throw std::runtime_error(fmt::format("{}: {} cells, header has {} (truncated?)", where, cells.size(), header.size()));
+    const long long id = pair_col >= 0 ? static_cast<long long>(parse_number(cells[pair_col], where)) : next_id;
+    ++next_id;
+    pairs[id] = {parse_number(cells[base_col], where), parse_number(cells[cand_col], where)};
+  }
+  if (header.empty()) throw std::runtime_error(path + ": empty CSV");
+  study.metric = "value";
+  return assemble(std::move(pairs), std::move(study));
+}
+
+PairedStudy load_study(const std::string& path, const std::string& metric) {
+  const std::string text = read_text_file(path);
+  switch (sniff_input(path)) {
+    case InputKind::study_jsonl: return parse_study_jsonl(text, path, metric);
+    case InputKind::study_csv: return parse_study_csv(text, path);
+    default: throw std::runtime_error(path + ": not a paired study (JSONL with pair/arm records, or CSV with base,candidate)");
+  }
+}
+
+std::string unit_of_metric(const std::string& metric) {
+  if (metric == "wall" || metric == "user") return "s";  // layerbench-ab's built-in metrics are seconds
+  for (const char* suffix : {"_ms", "_us", "_ns", "_s"}) {
+    const std::string s = suffix;
+    if (metric.size() > s.size() && metric.compare(metric.size() - s.size(), s.size(), s) == 0) return s.substr(1);
+  }
+  return {};
+}
+
+InputKind sniff_input(const std::string& path) {
+  const std::string text = read_text_file(path);
+  const auto t = trim(text);
+  if (t.empty()) throw std::runtime_error(path + ": file is empty");
+  if (t[0] != '{' && t[0] != '[') return t.find(',') != std::string::npos ? InputKind::study_csv : InputKind::unknown;
+  try {
+    const auto doc = nlohmann::json::parse(t);
+    if (is_layerbench_json(doc)) return InputKind::layerbench_json;
+    if (is_gbench_json(doc)) return InputKind::gbench_json;
+    if (doc.is_object() && doc.contains("pair") && doc.contains("arm")) return InputKind::study_jsonl;
+    return InputKind::unknown;
+  } catch (const nlohmann::json::parse_error&) {
+  }
+  // Not one JSON document: JSON Lines if the first line is a complete object.
+  const auto first = t.substr(0, t.find('\n'));
+  try {
+    if (nlohmann::json::parse(first).is_object()) return InputKind::study_jsonl;
+  } catch (const nlohmann::json::parse_error&) {
+  }
+  throw std::runtime_error(path + ": invalid or truncated JSON");
+}
+
+}  // namespace layerbench::reports

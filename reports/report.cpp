@@ -1,0 +1,132 @@
+#include "reports/report.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <stdexcept>
+
+namespace layerbench::reports {
+namespace {
+
+constexpr const char* kStyle = R"(
+body { font-family: sans-serif; margin: 24px auto; max-width: 1100px; color: #111; background: #fff; }
+h1 { font-size: 24px; } h2 { font-size: 19px; border-bottom: 1px solid #ccc; padding-bottom: 4px; margin-top: 36px; }
+table { border-collapse: collapse; margin: 12px 0 20px; font-size: 13px; }
+caption { text-align: left; font-weight: bold; padding: 4px 0; }
+th, td { border: 1px solid #bbb; padding: 3px 8px; }
+th { background: #eef2f7; } td.r { text-align: right; font-variant-numeric: tabular-nums; } td.l { text-align: left; }
+figure { margin: 12px 0 24px; } svg.plot { border: 1px solid #ddd; max-width: 100%; height: auto; }
+p.intro { max-width: 900px; line-height: 1.4; }
+)";
+
+void write_file(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary);
+  out << text;
+  if (!out) throw std::runtime_error(p.string() + ": cannot write");
+}
+
+// Markdown intro text uses `code` spans; the HTML page shows them as <code>.
+std::string intro_html(const std::string& md) {
+  std::string out;
+  bool code = false;
+  for (char c : md) {
+    if (c == '`') {
+      out += code ? "</code>" : "<code>";
+      code = !code;
+    } else {
+      out += html_escape(std::string(1, c));
+    }
+  }
+  if (code) out += "</code>";
+  return out;
+}
+
+}  // namespace
+
+Report build_report(const std::vector<std::string>& paths, const stats::PairedOptions& options) {
+  if (paths.empty()) throw std::runtime_error("no input files");
+  Report r;
+  for (const auto& path : paths) {
+    switch (sniff_input(path)) {
+      case InputKind::layerbench_json: {
+        auto secs = result_sections(load_result_file(path));
+        if (secs.empty()) throw std::runtime_error(path + ": no results to report");
+        for (auto& s : secs) r.sections.push_back(std::move(s));
+        break;
+      }
+      case InputKind::study_jsonl:
+      case InputKind::study_csv: r.sections.push_back(paired_study(load_study(path), options)); break;
+      case InputKind::gbench_json:
+        throw std::runtime_error(path + ": Google Benchmark JSON is compared with layerbench-gate, not reported");
+      case InputKind::unknown: throw std::runtime_error(path + ": not a layerbench result file or paired study");
+    }
+  }
+  return r;
+}
+
+std::string render_markdown(const Report& report) {
+  std::string out = "# " + report.title + "\n";
+  for (const auto& s : report.sections) {
+    out += "\n## " + s.title + "\n\n";
+    if (!s.intro.empty()) out += s.intro + "\n\n";
+    for (const auto& t : s.tables) out += to_markdown(t) + "\n";
+    for (const auto& n : s.notes) out += "- " + n + "\n";
+    if (!s.notes.empty()) out += "\n";
+  }
+  return out;
+}
+
+std::string render_html(const Report& report) {
+  std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" +
+                    html_escape(report.title) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n";
+  out += "<h1>" + html_escape(report.title) + "</h1>\n";
+  for (const auto& s : report.sections) {
+    out += "<section>\n<h2>" + html_escape(s.title) + "</h2>\n";
+    if (!s.intro.empty()) out += "<p class=\"intro\">" + intro_html(s.intro) + "</p>\n";
+    for (const auto& t : s.tables) out += to_html(t);
+    if (!s.notes.empty()) {
+      out += "<ul class=\"notes\">\n";
+      for (const auto& n : s.notes) out += "<li>" + intro_html(n) + "</li>\n";
+      out += "</ul>\n";
+    }
+    for (const auto& f : s.figures) out += "<figure>\n" + f + "</figure>\n";
+    out += "</section>\n";
+  }
+  return out + "</body>\n</html>\n";
+}
+
+std::vector<CsvFile> render_csvs(const Report& report) {
+  std::vector<CsvFile> out;
+  std::set<std::string> used;
+  for (const auto& s : report.sections) {
+    for (const auto& t : s.tables) {
+      const std::string stem = slug(s.title + " " + t.title);
+      std::string name = stem + ".csv";
+      for (int k = 2; used.count(name); ++k) name = fmt::format("{}-{}.csv", stem, k);
+      used.insert(name);
+      out.push_back({name, to_csv(t)});
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> write_report(const Report& report, const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw std::runtime_error(dir + ": cannot create directory (" + ec.message() + ")");
+  std::vector<std::string> written;
+  const auto put = [&](const std::string& name, const std::string& text) {
+    const auto p = fs::path(dir) / name;
+    write_file(p, text);
+    written.push_back(p.string());
+  };
+  put("report.md", render_markdown(report));
+  put("report.html", render_html(report));
+  for (const auto& c : render_csvs(report)) put(c.name, c.text);
+  return written;
+}
+
+}  // namespace layerbench::reports
