@@ -49,17 +49,19 @@ std::vector<std::string> reading_guidance(const PairedAnalysis& a) {
   } else if (rank_sig && !t_sig) {
     std::string why;
     if (!a.outliers.empty()) {
-      why = fmt::format(" because of {} Tukey outlier{} (", a.outliers.size(), a.outliers.size() == 1 ? "" : "s");
+      const bool one = a.outliers.size() == 1;
+      why = fmt::format(" because of {} Tukey outlier{} (", a.outliers.size(), one ? "" : "s");
       for (std::size_t i = 0; i < a.outliers.size(); ++i) {
         why += (i ? ", " : "") + signed_text(a.outliers[i].value);
       }
-      why += ") that inflate the variance";
+      why += one ? ") that inflates the variance" : ") that inflate the variance";
     }
-    g.push_back(fmt::format("Rank tests significant ({}{}), mean CI includes zero{}; trimmed mean {} ({}), "
-                            "median {} ({}); {}.",
-                            tests, both_rank_sig ? "" : ", not both", why, signed_text(a.delta.trimmed_mean),
-                            pct_text(a.delta.trimmed_mean_pct), signed_text(a.delta.median),
-                            pct_text(a.delta.median_pct), direction));
+    const std::string which = both_rank_sig      ? "Rank tests significant"
+                              : w_p < alpha      ? "Wilcoxon signed-rank significant (the sign test is not)"
+                                                 : "Sign test significant (the Wilcoxon test is not)";
+    g.push_back(fmt::format("{} ({}), mean CI includes zero{}; trimmed mean {} ({}), median {} ({}); {}.", which,
+                            tests, why, signed_text(a.delta.trimmed_mean), pct_text(a.delta.trimmed_mean_pct),
+                            signed_text(a.delta.median), pct_text(a.delta.median_pct), direction));
     g.push_back("Under outliers the rank tests and the robust estimates (median, trimmed mean) are the ones to "
                 "read; the mean CI bounds the effect from above.");
   } else if (t_sig && !rank_sig) {

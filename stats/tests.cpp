@@ -60,6 +60,28 @@ TTestResult t_test(std::span<const double> x, double confidence, Alternative alt
   return r;
 }
 
+WelchResult welch_t_test(std::span<const double> x, std::span<const double> y) {
+  if (x.size() < 2 || y.size() < 2) throw std::invalid_argument("Welch t test needs 2 values per group");
+  auto moments = [](std::span<const double> v) {
+    const double n = static_cast<double>(v.size());
+    const double mean = std::accumulate(v.begin(), v.end(), 0.0) / n;
+    double ss = 0;
+    for (double e : v) ss += (e - mean) * (e - mean);
+    return std::pair{mean, ss / (n - 1) / n};  // mean and squared standard error
+  };
+  const auto [mx, vx] = moments(x);
+  const auto [my, vy] = moments(y);
+  WelchResult r;
+  r.difference = mx - my;
+  const double v = vx + vy;
+  if (v <= 0) return r;
+  r.t = r.difference / std::sqrt(v);
+  r.df = v * v / (vx * vx / static_cast<double>(x.size() - 1) + vy * vy / static_cast<double>(y.size() - 1));
+  const boost::math::students_t dist(r.df);
+  r.p = std::min(1.0, 2.0 * boost::math::cdf(boost::math::complement(dist, std::abs(r.t))));
+  return r;
+}
+
 BinomialResult binomial_test(std::size_t k, std::size_t n, double p_null, Alternative alternative,
                              double confidence) {
   if (k > n) throw std::invalid_argument("binomial test: k > n");

@@ -21,6 +21,15 @@ struct TTestResult {
 TTestResult t_test(std::span<const double> x, double confidence = 0.95,
                    Alternative alternative = Alternative::two_sided, double mu = 0.0);
 
+struct WelchResult {
+  double difference = nan_value;  // mean(x) - mean(y)
+  double t = nan_value;
+  double df = nan_value;  // Welch-Satterthwaite
+  double p = nan_value;   // two-sided
+};
+// Unpaired Welch t test of mean(x) - mean(y) (scipy ttest_ind(equal_var=False)); each size >= 2.
+WelchResult welch_t_test(std::span<const double> x, std::span<const double> y);
+
 struct BinomialResult {
   std::size_t k = 0;
   std::size_t n = 0;

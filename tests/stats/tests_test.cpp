@@ -81,3 +81,12 @@ TEST(Binomial, RMinlikeTwoSided) {  // oracle 11
   EXPECT_DOUBLE_EQ(ls::binomial_test(7, 9).p, 2 * 0.08984375);
   EXPECT_DOUBLE_EQ(ls::binomial_test(5, 10).p, 1.0);
 }
+
+TEST(Welch, MatchesScipyTtestInd) {
+  // scipy.stats.ttest_ind([1, 2, 3, 4, 6], [2, 4, 6, 8, 10, 12], equal_var=False)
+  const auto r = ls::welch_t_test(std::vector<double>{1, 2, 3, 4, 6}, std::vector<double>{2, 4, 6, 8, 10, 12});
+  EXPECT_NEAR(r.t, -2.167598108926589, 1e-12);
+  EXPECT_NEAR(r.df, 7.705550167239236, 1e-10);
+  EXPECT_NEAR(r.p, 0.06333171374352972, 1e-12);
+  EXPECT_DOUBLE_EQ(r.difference, 3.2 - 7.0);
+}

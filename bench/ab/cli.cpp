@@ -1,0 +1,206 @@
+#include "bench/ab/cli.hpp"
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdio>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/ab/diagnostics.hpp"
+#include "bench/ab/errors.hpp"
+#include "bench/ab/input.hpp"
+#include "bench/ab/report.hpp"
+#include "bench/ab/runner.hpp"
+#include "stats/power.hpp"
+
+namespace layerbench::ab {
+namespace {
+
+struct AnalysisFlags {
+  double confidence = 0.95;
+  std::size_t resamples = 200000;
+  std::uint64_t seed = stats::default_bootstrap_seed;
+  double trim = 0.1;
+  std::optional<double> predicted;
+  bool continuity = false;
+  std::string zero_method = "wilcox";
+  bool json = false;
+  bool markdown = false;
+};
+
+void add_analysis_flags(CLI::App* cmd, AnalysisFlags& f) {
+  cmd->add_option("--confidence", f.confidence, "confidence level of the intervals, in (0, 1)");
+  cmd->add_option("--resamples", f.resamples, "bootstrap resamples (>= 1000)");
+  cmd->add_option("--seed", f.seed, "bootstrap seed (fixed default: runs reproduce)");
+  cmd->add_option("--trim", f.trim, "trimmed-mean proportion cut from each end, in [0, 0.5)");
+  cmd->add_option("--predicted", f.predicted, "predicted delta (base - candidate) to compare against");
+  cmd->add_flag("--continuity", f.continuity, "continuity correction of the Wilcoxon z");
+  cmd->add_option("--zero-method", f.zero_method, "zeros in Wilcoxon: wilcox (drop), pratt or zsplit");
+  cmd->add_flag("--json", f.json, "print one JSON object");
+  cmd->add_flag("--markdown", f.markdown, "print markdown tables for a pull request");
+}
+
+stats::PairedOptions to_options(const AnalysisFlags& f) {
+  if (!(f.confidence > 0 && f.confidence < 1)) {
+    throw InputError(fmt::format("--confidence {}: must be in (0, 1)", f.confidence));
+  }
+  if (f.resamples < 1000) throw InputError(fmt::format("--resamples {}: must be at least 1000", f.resamples));
+  if (!(f.trim >= 0 && f.trim < 0.5)) throw InputError(fmt::format("--trim {}: must be in [0, 0.5)", f.trim));
+  if (f.predicted && !std::isfinite(*f.predicted)) throw InputError("--predicted must be finite");
+  if (f.json && f.markdown) throw InputError("--json and --markdown are exclusive");
+  stats::PairedOptions o;
+  o.confidence = f.confidence;
+  o.resamples = f.resamples;
+  o.seed = f.seed;
+  o.trim = f.trim;
+  o.predicted = f.predicted;
+  o.continuity = f.continuity;
+  try {
+    o.zero_method = stats::parse_zero_method(f.zero_method);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(std::string("--zero-method: ") + e.what());
+  }
+  return o;
+}
+
+OutputFormat format_of(const AnalysisFlags& f) {
+  return f.json ? OutputFormat::json : f.markdown ? OutputFormat::markdown : OutputFormat::text;
+}
+
+int analyze(const std::vector<std::string>& files, const AnalysisFlags& flags) {
+  const auto options = to_options(flags);
+  for (const auto& file : files) {
+    const auto input = load_pairs(file);
+    std::string out;
+    if (input.study) {
+      out = render_study(*input.study, options, format_of(flags));
+    } else {
+      const auto a = stats::analyze_paired(input.base, input.candidate, options);
+      switch (format_of(flags)) {
+        case OutputFormat::json: out = analysis_json(a, options).dump(2) + "\n"; break;
+        case OutputFormat::markdown: out = analysis_markdown(a, options); break;
+        case OutputFormat::text: out = analysis_text(a, options); break;
+      }
+    }
+    if (files.size() > 1 && !flags.json) out = fmt::format("== {} ==\n{}\n", file, out);
+    std::fputs(out.c_str(), stdout);
+  }
+  return 0;
+}
+
+struct PlanFlags {
+  std::optional<double> sd, effect;
+  double alpha = 0.05, power = 0.8;
+  std::string pilot;
+  bool json = false;
+};
+
+int plan(const PlanFlags& f) {
+  double sd = 0, effect = 0;
+  if (!f.pilot.empty()) {
+    const auto input = load_pairs(f.pilot);
+    std::vector<double> d;
+    for (std::size_t i = 0; i < input.base.size(); ++i) d.push_back(input.base[i] - input.candidate[i]);
+    const auto s = stats::summarize(d);
+    sd = f.sd.value_or(s.sd);
+    effect = f.effect.value_or(s.mean);
+  } else {
+    if (!f.sd || !f.effect) throw InputError("plan: give --sd and --effect, or --pilot FILE");
+    sd = *f.sd;
+    effect = *f.effect;
+  }
+  if (!(sd > 0) || !std::isfinite(sd)) throw InputError(fmt::format("--sd {}: must be positive", sd));
+  if (effect == 0 || !std::isfinite(effect)) throw InputError(fmt::format("--effect {}: must be non-zero", effect));
+  if (!(f.alpha > 0 && f.alpha < 1)) throw InputError(fmt::format("--alpha {}: must be in (0, 1)", f.alpha));
+  if (!(f.power > 0 && f.power < 1)) throw InputError(fmt::format("--power {}: must be in (0, 1)", f.power));
+  stats::SamplePlan p;
+  try {
+    p = stats::plan_paired(sd, effect, f.alpha, f.power);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(std::string("plan: ") + e.what());
+  }
+  if (f.json) {
+    const nlohmann::json j = {{"sd", sd},           {"effect", effect},   {"alpha", f.alpha},
+                              {"power", f.power},   {"n_normal", p.n_normal}, {"n_t", p.n_t},
+                              {"n_exact", p.n_exact}, {"recommended", p.recommended}};
+    fmt::print("{}\n", j.dump(2));
+  } else {
+    fmt::print("Pairs needed to detect a delta of {:g} with sd {:g} (two-sided alpha={:g}, power={:g}):\n", effect, sd,
+               f.alpha, f.power);
+    fmt::print("  normal approximation   {:.3f}\n  t fixed point          {:.3f}\n  exact (noncentral t)   {:.3f}\n",
+               p.n_normal, p.n_t, p.n_exact);
+    fmt::print("  recommended            {} pairs (never fewer than {}: the smallest n at which a two-sided rank "
+               "test can reach p < {:g})\n", p.recommended, stats::min_pairs_for_alpha(f.alpha), f.alpha);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+  CLI::App app{"layerbench-ab: interleaved A/B studies and their paired analysis"};
+  app.require_subcommand(1);
+
+  AnalysisFlags analyze_flags;
+  std::vector<std::string> files;
+  auto* analyze_cmd = app.add_subcommand("analyze", "paired analysis of a CSV (base, candidate columns) or study JSONL");
+  analyze_cmd->add_option("FILE", files, "input files")->required();
+  add_analysis_flags(analyze_cmd, analyze_flags);
+
+  PlanFlags plan_flags;
+  auto* plan_cmd = app.add_subcommand("plan", "pairs needed for a paired study");
+  plan_cmd->add_option("--sd", plan_flags.sd, "sd of the paired deltas");
+  plan_cmd->add_option("--effect", plan_flags.effect, "delta to detect");
+  plan_cmd->add_option("--alpha", plan_flags.alpha, "two-sided significance level");
+  plan_cmd->add_option("--power", plan_flags.power, "power");
+  plan_cmd->add_option("--pilot", plan_flags.pilot, "pilot study (CSV or JSONL) giving sd and, by default, the effect");
+  plan_cmd->add_flag("--json", plan_flags.json, "print JSON");
+
+  RunOptions run_opts;
+  AnalysisFlags run_flags;
+  auto& c = run_opts.config;
+  auto* run_cmd = app.add_subcommand("run", "run an interleaved, resumable A/B study of two shell commands");
+  run_cmd->add_option("--base", c.base, "base command (run through /bin/sh -c)")->required();
+  run_cmd->add_option("--candidate", c.candidate, "candidate command")->required();
+  run_cmd->add_option("--pairs", c.pairs, "number of pairs")->required();
+  run_cmd->add_option("--warmup", c.warmup, "unrecorded warm-up rounds of both arms");
+  run_cmd->add_option("--order", c.order, "alternate (AB, BA, ...), fixed (AB) or random (seeded)");
+  run_cmd->add_option("--metric", c.metric, "wall | user | regex:PATTERN | json:KEY");
+  run_cmd->add_option("--out", run_opts.out, "study JSONL (appended and fsync'ed per run)");
+  run_cmd->add_flag("--resume", run_opts.resume, "continue a study from its first incomplete pair");
+  run_cmd->add_option("--timeout", c.timeout, "seconds before a run's process group is killed (0 = none)");
+  run_cmd->add_option("--retries", c.retries, "retries of a pair whose run failed");
+  run_cmd->add_option("--prepare", c.prepare, "command run before every run");
+  run_cmd->add_option("--check-output", c.check_output, "file each run writes; reports whether the arms match");
+  add_analysis_flags(run_cmd, run_flags);  // --seed also seeds --order random
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::fprintf(stderr, "layerbench-ab: error: %s\n", e.what());
+    return exit_bad_input;
+  }
+  try {
+    if (*analyze_cmd) return analyze(files, analyze_flags);
+    if (*plan_cmd) return plan(plan_flags);
+    run_opts.analysis = to_options(run_flags);
+    run_opts.format = format_of(run_flags);
+    c.seed = run_flags.seed;
+    return run_study(run_opts);
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "layerbench-ab: error: %s\n", e.what());
+    return exit_bad_input;
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "layerbench-ab: error: %s\n", e.what());
+    return exit_bad_input;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "layerbench-ab: failed: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace layerbench::ab

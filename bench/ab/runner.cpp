@@ -1,0 +1,268 @@
+#include "bench/ab/runner.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <fstream>
+#include <iterator>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench/ab/diagnostics.hpp"
+#include "bench/ab/errors.hpp"
+#include "bench/ab/metric.hpp"
+#include "bench/ab/process.hpp"
+#include "bench/ab/progress.hpp"
+#include "bench/ab/report.hpp"
+
+namespace layerbench::ab {
+namespace {
+
+// The one piece of process-wide state: a signal handler can only talk through a global flag.
+volatile std::sig_atomic_t g_stop = 0;
+extern "C" void on_stop_signal(int) { g_stop = 1; }
+
+// Installs the Ctrl-C handler for the lifetime of a study and restores the previous ones.
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop = 0;
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;  // no SA_RESTART: poll() returns early
+    ::sigaction(SIGINT, &sa, &old_int_);
+    ::sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~StopSignals() {
+    ::sigaction(SIGINT, &old_int_, nullptr);
+    ::sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  struct sigaction old_int_ {}, old_term_ {};
+};
+
+// Appends one JSON line and forces it to disk: a killed study loses at most the run in flight.
+class StudyWriter {
+ public:
+  explicit StudyWriter(const std::string& path) : path_(path) {
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw InputError(fmt::format("--out {}: cannot write ({})", path, std::strerror(errno)));
+  }
+  ~StudyWriter() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  StudyWriter(const StudyWriter&) = delete;
+  StudyWriter& operator=(const StudyWriter&) = delete;
+  void append(const nlohmann::json& j) {
+    const std::string line = j.dump() + "\n";
+    std::size_t done = 0;
+    while (done < line.size()) {
+      const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw std::runtime_error(fmt::format("{}: write failed ({})", path_, std::strerror(errno)));
+      done += static_cast<std::size_t>(n);
+    }
+    ::fsync(fd_);
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+bool base_first(const StudyConfig& c, std::size_t pair) {
+  if (c.order == "fixed") return true;
+  if (c.order == "random") {
+    std::uint64_t z = c.seed + 0x9E3779B97F4A7C15ULL * (pair + 1);  // splitmix64: a stable coin per pair
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return ((z ^ (z >> 31)) & 1) == 0;
+  }
+  return pair % 2 == 0;  // alternate: AB, BA, AB, ...
+}
+
+std::string hash_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "missing";
+  std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a 64: enough to tell identical bytes apart
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    for (std::streamsize i = 0; i < in.gcount(); ++i) {
+      h ^= static_cast<unsigned char>(buf[i]);
+      h *= 0x100000001b3ULL;
+    }
+  }
+  return fmt::format("{:016x}", h);
+}
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+bool file_has_content(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && st.st_size > 0;
+}
+
+void validate(const RunOptions& o) {
+  const auto& c = o.config;
+  if (c.base.empty()) throw InputError("--base: missing command");
+  if (c.candidate.empty()) throw InputError("--candidate: missing command");
+  if (c.pairs == 0) throw InputError("--pairs must be at least 1");
+  if (c.order != "alternate" && c.order != "fixed" && c.order != "random") {
+    throw InputError(fmt::format("--order {}: expected alternate, fixed or random", c.order));
+  }
+  if (c.timeout < 0) throw InputError("--timeout must be >= 0");
+}
+
+}  // namespace
+
+std::string render_study(const Study& study, const stats::PairedOptions& options, OutputFormat format) {
+  std::vector<double> base, candidate;
+  for (const auto& p : completed_pairs(study)) {
+    base.push_back(p.base);
+    candidate.push_back(p.candidate);
+  }
+  if (base.size() < 2) throw InputError(fmt::format("only {} completed pairs; need at least 2", base.size()));
+  const auto analysis = stats::analyze_paired(base, candidate, options);
+  const auto diagnostics = diagnose(study, analysis);
+  switch (format) {
+    case OutputFormat::json: return analysis_json(analysis, options, &diagnostics).dump(2) + "\n";
+    case OutputFormat::markdown: return analysis_markdown(analysis, options, &diagnostics);
+    case OutputFormat::text: break;
+  }
+  return analysis_text(analysis, options, &diagnostics);
+}
+
+int run_study(const RunOptions& o) {
+  validate(o);
+  const auto metric = parse_metric(o.config.metric);
+  StudyConfig config = o.config;
+  Study study;
+  const bool existing = file_has_content(o.out);
+  if (existing && !o.resume) {
+    throw InputError(fmt::format("--out {}: the file exists; pass --resume to continue it or choose another path", o.out));
+  }
+  if (existing) {
+    study = read_study(o.out);
+    const auto& old = study.config;
+    if (old.base != config.base || old.candidate != config.candidate || old.prepare != config.prepare ||
+        old.metric != config.metric || old.check_output != config.check_output) {
+      throw InputError(fmt::format("{}: written by other commands (base '{}', candidate '{}', prepare '{}', metric "
+                                   "'{}'); refusing to resume with different ones", o.out, old.base, old.candidate,
+                                   old.prepare, old.metric));
+    }
+  }
+  StudyWriter writer(o.out);
+  if (!existing) {
+    writer.append(header_json(config));
+    study.config = config;
+  }
+  study.config.pairs = config.pairs;  // a resume may extend the study
+
+  const StopSignals signals;
+  const bool tty = ::isatty(STDERR_FILENO) != 0;
+  auto states = pair_states(study, config.pairs);
+  std::size_t already = 0;
+  for (const auto& s : states) already += s.completed || s.excluded;
+  Progress progress(stderr, tty, config.pairs, already);
+  if (existing) progress.message(fmt::format("resuming {}: {} of {} pairs already done", o.out, already, config.pairs));
+
+  auto run_one = [&](const std::string& command) {
+    if (!config.prepare.empty()) {
+      const auto prep = run_shell(config.prepare, config.timeout, &g_stop);
+      if (prep.exit_code != 0 && !prep.interrupted) {
+        progress.message(fmt::format("warning: --prepare exited with {}", prep.exit_code));
+      }
+    }
+    if (!config.check_output.empty()) ::unlink(config.check_output.c_str());  // never hash a stale file
+    return run_shell(command, config.timeout, &g_stop);
+  };
+
+  for (std::size_t w = 0; w < config.warmup && !g_stop; ++w) {
+    run_one(config.base);
+    if (!g_stop) run_one(config.candidate);
+  }
+
+  bool metric_ever_found = false;
+  for (const auto& r : study.runs) metric_ever_found |= r.metric.has_value();
+  std::vector<double> deltas;
+  for (const auto& p : completed_pairs(study)) deltas.push_back(p.base - p.candidate);
+  double delta_sum = 0;
+  for (double d : deltas) delta_sum += d;
+
+  for (std::size_t pair = 0; pair < config.pairs && !g_stop; ++pair) {
+    auto& state = states[pair];
+    while (!state.completed && !state.excluded && !g_stop) {
+      const bool b_first = base_first(config, pair);
+      const std::size_t attempt = state.next_attempt++;
+      double values[2] = {0, 0};
+      bool ok = true;
+      for (int position = 0; position < 2 && ok && !g_stop; ++position) {
+        const bool is_base = (position == 0) == b_first;
+        RunRecord rec;
+        rec.pair = pair;
+        rec.attempt = attempt;
+        rec.arm = is_base ? "base" : "candidate";
+        rec.position = position;
+        rec.start = unix_now();
+        const auto result = run_one(is_base ? config.base : config.candidate);
+        if (result.interrupted) break;  // unfinished: not recorded
+        rec.wall = result.wall_seconds;
+        rec.user = result.user_seconds;
+        rec.exit_code = result.exit_code;
+        rec.stdout_tail = tail_of(result.stdout_text, 200);
+        if (!config.check_output.empty()) rec.output_hash = hash_file(config.check_output);
+        rec.metric = extract_metric(metric, result);
+        metric_ever_found |= rec.metric.has_value();
+        rec.status = result.timed_out ? "timeout" : result.exit_code != 0 ? "failed" : !rec.metric ? "no_metric" : "ok";
+        if (rec.status != "ok") rec.metric.reset();
+        writer.append(run_json(rec));
+        study.runs.push_back(rec);
+        if (rec.status != "ok") {
+          ok = false;
+          progress.message(fmt::format("pair {} attempt {}: {} run {} (exit {}){}", pair, attempt, rec.arm, rec.status,
+                                       rec.exit_code, result.stderr_tail.empty() ? "" : ": " + tail_of(result.stderr_tail, 200)));
+        } else {
+          values[is_base ? 0 : 1] = *rec.metric;
+        }
+      }
+      if (g_stop) break;
+      if (ok) {
+        state.completed = true;
+        deltas.push_back(values[0] - values[1]);
+        delta_sum += deltas.back();
+        progress.pair_done(pair, values[0], values[1], delta_sum / static_cast<double>(deltas.size()), deltas.size());
+      } else if (++state.failed_attempts > config.retries) {
+        state.excluded = true;
+        writer.append(excluded_json(pair));
+        study.excluded.push_back(pair);
+        progress.message(fmt::format("pair {} excluded after {} failed attempt(s)", pair, state.failed_attempts));
+        if (!metric_ever_found) {
+          throw InputError(fmt::format("--metric {}: never found in any run (last stdout: '{}')", config.metric,
+                                       study.runs.empty() ? "" : study.runs.back().stdout_tail));
+        }
+      }
+    }
+  }
+  progress.finish();
+  if (g_stop) progress.message("interrupted: the finished runs are saved; continue with --resume");
+
+  const Study saved = read_study(o.out);  // analyse exactly what `analyze` will read later
+  if (completed_pairs(saved).size() < 2) {
+    if (g_stop) return exit_interrupted;
+    throw InputError(fmt::format("{}: fewer than 2 completed pairs; nothing to analyse", o.out));
+  }
+  std::fputs(render_study(saved, o.analysis, o.format).c_str(), stdout);
+  std::fflush(stdout);
+  return g_stop ? exit_interrupted : 0;
+}
+
+}  // namespace layerbench::ab

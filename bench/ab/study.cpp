@@ -1,0 +1,155 @@
+#include "bench/ab/study.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <fmt/format.h>
+#include <fstream>
+#include <map>
+
+#include "bench/ab/errors.hpp"
+
+namespace layerbench::ab {
+
+nlohmann::json header_json(const StudyConfig& c) {
+  return {{"type", "study"},          {"version", 1},          {"base", c.base},
+          {"candidate", c.candidate}, {"prepare", c.prepare},  {"pairs", c.pairs},
+          {"warmup", c.warmup},       {"order", c.order},      {"metric", c.metric},
+          {"timeout", c.timeout},     {"retries", c.retries},  {"seed", c.seed},
+          {"check_output", c.check_output}};
+}
+
+nlohmann::json run_json(const RunRecord& r) {
+  nlohmann::json j = {{"type", "run"},     {"pair", r.pair},       {"attempt", r.attempt},
+                      {"arm", r.arm},      {"position", r.position}, {"start", r.start},
+                      {"metric", nullptr}, {"wall", r.wall},       {"user", r.user},
+                      {"exit", r.exit_code}, {"status", r.status}, {"stdout_tail", r.stdout_tail}};
+  if (r.metric) j["metric"] = *r.metric;
+  if (!r.output_hash.empty()) j["output_hash"] = r.output_hash;
+  return j;
+}
+
+nlohmann::json excluded_json(std::size_t pair) { return {{"type", "pair_excluded"}, {"pair", pair}}; }
+
+bool looks_like_jsonl(const std::string& path) {
+  std::ifstream in(path);
+  char c = 0;
+  while (in.get(c)) {
+    if (!std::isspace(static_cast<unsigned char>(c))) return c == '{';
+  }
+  return false;
+}
+
+Study read_study(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("{}: cannot open file", path));
+  Study study;
+  bool have_header = false;
+  std::string line;
+  std::size_t line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const auto where = fmt::format("{}:{}", path, line_no);
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::parse_error&) {
+      // A run killed mid-write leaves at most a truncated last line: skip it, but only there.
+      if (in.peek() == std::char_traits<char>::eof()) break;
+      throw InputError(where + ": not a JSON object");
+    }
+    try {
+      const auto type = j.at("type").get<std::string>();
+      if (type == "study") {
+        if (have_header) throw InputError(where + ": second study header");
+        auto& c = study.config;
+        c.base = j.at("base").get<std::string>();
+        c.candidate = j.at("candidate").get<std::string>();
+        c.prepare = j.value("prepare", "");
+        c.pairs = j.value("pairs", std::size_t{0});
+        c.warmup = j.value("warmup", std::size_t{0});
+        c.order = j.value("order", "alternate");
+        c.metric = j.value("metric", "wall");
+        c.timeout = j.value("timeout", 0.0);
+        c.retries = j.value("retries", std::size_t{0});
+        c.seed = j.value("seed", std::uint64_t{0});
+        c.check_output = j.value("check_output", "");
+        have_header = true;
+      } else if (type == "run") {
+        if (!have_header) throw InputError(where + ": run record before the study header");
+        RunRecord r;
+        r.pair = j.at("pair").get<std::size_t>();
+        r.attempt = j.value("attempt", std::size_t{0});
+        r.arm = j.at("arm").get<std::string>();
+        if (r.arm != "base" && r.arm != "candidate") throw InputError(where + ": arm must be base or candidate");
+        r.position = j.value("position", 0);
+        r.start = j.value("start", 0.0);
+        if (!j.at("metric").is_null()) r.metric = j.at("metric").get<double>();
+        r.wall = j.value("wall", 0.0);
+        r.user = j.value("user", 0.0);
+        r.exit_code = j.value("exit", 0);
+        r.status = j.at("status").get<std::string>();
+        r.stdout_tail = j.value("stdout_tail", "");
+        r.output_hash = j.value("output_hash", "");
+        if (r.status == "ok" && (!r.metric || !std::isfinite(*r.metric))) {
+          throw InputError(where + ": successful run without a finite metric");
+        }
+        study.runs.push_back(std::move(r));
+      } else if (type == "pair_excluded") {
+        study.excluded.push_back(j.at("pair").get<std::size_t>());
+      } else {
+        throw InputError(fmt::format("{}: unknown record type '{}'", where, type));
+      }
+    } catch (const nlohmann::json::exception& e) {
+      throw InputError(fmt::format("{}: malformed record ({})", where, e.what()));
+    }
+  }
+  if (line_no == 0) throw InputError(path + ":1: empty file");
+  if (!have_header) throw InputError(path + ":1: no study header (a line with \"type\": \"study\")");
+  return study;
+}
+
+std::vector<CompletedPair> completed_pairs(const Study& study) {
+  // (pair, attempt) -> the two arms' records
+  std::map<std::pair<std::size_t, std::size_t>, std::pair<const RunRecord*, const RunRecord*>> attempts;
+  for (const auto& r : study.runs) {
+    auto& slot = attempts[{r.pair, r.attempt}];
+    (r.arm == "base" ? slot.first : slot.second) = &r;
+  }
+  std::vector<CompletedPair> out;
+  std::size_t last_pair = SIZE_MAX;
+  for (const auto& [key, arms] : attempts) {
+    const auto* b = arms.first;
+    const auto* c = arms.second;
+    if (!b || !c || b->status != "ok" || c->status != "ok") continue;
+    if (key.first == last_pair) continue;  // keep the first complete attempt of a pair
+    last_pair = key.first;
+    out.push_back({key.first, *b->metric, *c->metric, b->position == 0, std::min(b->start, c->start),
+                   b->output_hash, c->output_hash});
+  }
+  return out;
+}
+
+std::vector<PairState> pair_states(const Study& study, std::size_t num_pairs) {
+  std::vector<PairState> states(num_pairs);
+  std::map<std::pair<std::size_t, std::size_t>, bool> failed;  // (pair, attempt) -> any failure
+  for (const auto& r : study.runs) {
+    if (r.pair >= num_pairs) continue;
+    states[r.pair].next_attempt = std::max(states[r.pair].next_attempt, r.attempt + 1);
+    failed[{r.pair, r.attempt}] |= r.status != "ok";
+  }
+  for (const auto& [key, any] : failed) {
+    if (any) ++states[key.first].failed_attempts;
+  }
+  for (const auto& p : completed_pairs(study)) {
+    if (p.pair < num_pairs) states[p.pair].completed = true;
+  }
+  for (auto p : study.excluded) {
+    if (p < num_pairs) states[p].excluded = true;
+  }
+  return states;
+}
+
+}  // namespace layerbench::ab

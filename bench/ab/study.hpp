@@ -1,0 +1,77 @@
+#pragma once
+// The JSONL study file written by `layerbench-ab run`: one header line, then one line per run
+// (appended and fsync'ed as each run finishes) and one line per excluded pair.
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace layerbench::ab {
+
+struct StudyConfig {
+  std::string base;
+  std::string candidate;
+  std::string prepare;
+  std::size_t pairs = 0;
+  std::size_t warmup = 0;
+  std::string order = "alternate";
+  std::string metric = "wall";
+  double timeout = 0;  // seconds, 0 = none
+  std::size_t retries = 0;
+  std::uint64_t seed = 0;
+  std::string check_output;
+};
+
+struct RunRecord {
+  std::size_t pair = 0;
+  std::size_t attempt = 0;
+  std::string arm;   // "base" or "candidate"
+  int position = 0;  // 0 = ran first in its pair, 1 = second
+  double start = 0;  // Unix time in seconds
+  std::optional<double> metric;
+  double wall = 0;  // seconds, monotonic clock
+  double user = 0;  // child user CPU seconds
+  int exit_code = 0;
+  std::string status;  // ok | failed | timeout | no_metric
+  std::string stdout_tail;
+  std::string output_hash;  // --check-output: hex digest, "missing", or empty
+};
+
+struct Study {
+  StudyConfig config;
+  std::vector<RunRecord> runs;
+  std::vector<std::size_t> excluded;  // pairs given up after their retries
+};
+
+nlohmann::json header_json(const StudyConfig& config);
+nlohmann::json run_json(const RunRecord& run);
+nlohmann::json excluded_json(std::size_t pair);
+
+// Reads a study file; throws InputError("FILE:LINE: ...") on malformed lines.
+Study read_study(const std::string& path);
+// True when the text looks like a study (its first non-blank character is '{').
+bool looks_like_jsonl(const std::string& path);
+
+// A pair whose two arms both succeeded in one attempt, in pair order.
+struct CompletedPair {
+  std::size_t pair = 0;
+  double base = 0;
+  double candidate = 0;
+  bool base_first = true;
+  double start = 0;
+  std::string base_hash, candidate_hash;
+};
+std::vector<CompletedPair> completed_pairs(const Study& study);
+
+// What resuming needs to know about one pair.
+struct PairState {
+  bool completed = false;
+  bool excluded = false;
+  std::size_t failed_attempts = 0;
+  std::size_t next_attempt = 0;
+};
+std::vector<PairState> pair_states(const Study& study, std::size_t num_pairs);
+
+}  // namespace layerbench::ab
