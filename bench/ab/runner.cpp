@@ -106,6 +106,18 @@ double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// A study killed in the middle of a write can end in a torn line; cut it off before appending
+// so the next record starts on a line of its own.
+void drop_torn_tail(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (text.empty() || text.back() == '\n') return;
+  const auto keep = text.rfind('\n');
+  if (::truncate(path.c_str(), keep == std::string::npos ? 0 : static_cast<off_t>(keep + 1)) != 0) {
+    throw InputError(fmt::format("{}: cannot repair the torn last line ({})", path, std::strerror(errno)));
+  }
+}
+
 bool file_has_content(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && st.st_size > 0;
@@ -151,6 +163,7 @@ int run_study(const RunOptions& o) {
     throw InputError(fmt::format("--out {}: the file exists; pass --resume to continue it or choose another path", o.out));
   }
   if (existing) {
+    drop_torn_tail(o.out);
     study = read_study(o.out);
     const auto& old = study.config;
     if (old.base != config.base || old.candidate != config.candidate || old.prepare != config.prepare ||
