@@ -60,6 +60,20 @@ class CudaEvent final : public Event {
   cudaEvent_t ev_{};
 };
 
+class CudaGraph final : public Graph {
+ public:
+  explicit CudaGraph(cudaGraph_t g) : graph_(g) { LB_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0)); }
+  ~CudaGraph() override {
+    cudaGraphExecDestroy(exec_);
+    cudaGraphDestroy(graph_);
+  }
+  void launch(Stream s) override { LB_CUDA_CHECK(cudaGraphLaunch(exec_, cuda_stream(s))); }
+
+ private:
+  cudaGraph_t graph_{};
+  cudaGraphExec_t exec_{};
+};
+
 class CudaDevice final : public Device, public detail::WatchedDevice {
  public:
   explicit CudaDevice(int ordinal) : ordinal_(ordinal) {
@@ -107,6 +121,21 @@ class CudaDevice final : public Device, public detail::WatchedDevice {
   }
   std::unique_ptr<Timer> make_timer() override { return std::make_unique<CudaTimer>(*this); }
   std::unique_ptr<Event> make_event() override { return std::make_unique<CudaEvent>(*this); }
+  std::unique_ptr<Graph> capture(Stream s, const std::function<void(Stream)>& body) override {
+    synchronize(s);
+    LB_CUDA_CHECK(cudaStreamBeginCapture(cuda_stream(s), cudaStreamCaptureModeThreadLocal));
+    try {
+      body(s);
+    } catch (...) {
+      cudaGraph_t broken{};
+      cudaStreamEndCapture(cuda_stream(s), &broken);
+      if (broken) cudaGraphDestroy(broken);
+      throw;
+    }
+    cudaGraph_t g{};
+    LB_CUDA_CHECK(cudaStreamEndCapture(cuda_stream(s), &g));
+    return std::make_unique<CudaGraph>(g);
+  }
 
   int add_watch(detail::CommWatch w) override {
     std::lock_guard lk(mu_);

@@ -74,6 +74,14 @@ class Event {
   virtual void synchronize() = 0;   // block the host until the recorded point
 };
 
+// A captured sequence of stream work replayed as one launch (a CUDA graph; on the host backend
+// the body itself is replayed).
+class Graph {
+ public:
+  virtual ~Graph() = default;
+  virtual void launch(Stream s) = 0;
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -94,6 +102,8 @@ class Device {
 
   virtual std::unique_ptr<Timer> make_timer() = 0;
   virtual std::unique_ptr<Event> make_event() = 0;
+  // Captures what `body` enqueues on `s` (collectives included) into a replayable graph.
+  virtual std::unique_ptr<Graph> capture(Stream s, const std::function<void(Stream)>& body) = 0;
 
   // Convenience: typed host <-> backend copies that synchronise the compute stream.
   template <class T>

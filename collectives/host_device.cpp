@@ -40,6 +40,15 @@ std::string cpu_model() {
   return "cpu";
 }
 
+class HostGraph final : public Graph {
+ public:
+  explicit HostGraph(std::function<void(Stream)> body) : body_(std::move(body)) {}
+  void launch(Stream s) override { body_(s); }
+
+ private:
+  std::function<void(Stream)> body_;
+};
+
 class HostDevice final : public Device {
  public:
   Backend backend() const override { return Backend::host; }
@@ -71,6 +80,9 @@ class HostDevice final : public Device {
   void synchronize_all() override {}
   std::unique_ptr<Timer> make_timer() override { return std::make_unique<HostTimer>(); }
   std::unique_ptr<Event> make_event() override { return std::make_unique<HostEvent>(); }
+  std::unique_ptr<Graph> capture(Stream, const std::function<void(Stream)>& body) override {
+    return std::make_unique<HostGraph>(body);
+  }
 };
 
 }  // namespace

@@ -1,0 +1,127 @@
+// The sweep driver: one table of per-op behaviour (counts, data, expected values, the call) and
+// one loop that validates, times and records every (op, size, place).
+#include "bench/coll/sweep.hpp"
+
+#include "collectives/error.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <numeric>
+#include <sstream>
+
+namespace layerbench::coll {
+
+void add_flags(CLI::App& app, Config& c) {
+  app.add_option("--ops", c.ops, "comma-separated: all_gather, all_to_all, all_to_allv, all_reduce, "
+                                 "reduce_scatter, broadcast, sendrecv, scalar_exchange")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("-b,--minbytes", c.min_bytes, "smallest size (nccl-tests convention per op; K/M/G)")
+      ->capture_default_str();
+  app.add_option("-e,--maxbytes", c.max_bytes, "largest size")->capture_default_str();
+  app.add_option("-f,--stepfactor", c.step_factor, "multiply the size by this each step")->capture_default_str();
+  app.add_option("-i,--stepbytes", c.step_increment, "add this many bytes each step instead of -f");
+  app.add_option("--dtype", c.dtype, "bf16, fp32 or int64")->capture_default_str();
+  app.add_option("--place", c.places, "out, in or both (in-place and out-of-place)")->capture_default_str();
+  app.add_flag("--graph", c.graph, "capture each timed op in a CUDA graph and time its launches");
+  app.add_option("--grid", c.grid, "UxA process grid (Ulysses groups contiguous, AllGather groups strided)");
+  app.add_option("--group", c.group, "world, ulysses or allgather: run the op inside those sub-groups")
+      ->capture_default_str();
+  app.add_option("--imbalance", c.imbalance, "all_to_allv: rank 0 sends this many times what the others send")
+      ->capture_default_str();
+  app.add_option("--matrix", c.matrix, "all_to_allv: file with an N x N matrix of byte counts (row = sender)");
+  app.add_option("--link-gbps", c.link_gbps, "per-GPU link bandwidth (GB/s): adds a % of link column");
+  app.add_option("--aggregate-iterations", c.aggregate_iterations,
+                 "back-to-back ops in the nccl-tests-style aggregate (default: --iterations)");
+  app.add_option("--inject-fault", c.inject_fault, "testing only: RANK:wrong or RANK:throw")->group("");
+}
+
+namespace {
+std::vector<std::vector<std::uint64_t>> read_matrix(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UsageError(fmt::format("--matrix: cannot read '{}'", path));
+  std::vector<std::vector<std::uint64_t>> m;
+  std::string line;
+  int line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    std::replace(line.begin(), line.end(), ',', ' ');
+    std::istringstream ls(line);
+    std::vector<std::uint64_t> row;
+    std::string cell;
+    while (ls >> cell) {
+      try {
+        row.push_back(parse_size(cell));
+      } catch (const UsageError&) {
+        throw UsageError(fmt::format("--matrix {}:{}: '{}' is not a byte count", path, line_no, cell));
+      }
+    }
+    if (!row.empty()) m.push_back(std::move(row));
+  }
+  if (m.empty()) throw UsageError(fmt::format("--matrix {}: empty", path));
+  for (std::size_t r = 0; r < m.size(); ++r)
+    if (m[r].size() != m.size())
+      throw UsageError(fmt::format("--matrix {}: row {} has {} entries, expected {} (square)", path, r + 1,
+                                   m[r].size(), m.size()));
+  return m;
+}
+}  // namespace
+
+Plan make_plan(const Config& c) {
+  Plan p;
+  if (c.ops.empty()) throw UsageError("--ops: give at least one op");
+  for (const auto& o : c.ops) p.op_list.push_back(parse_op(o));
+  try {
+    p.type = parse_dtype(c.dtype);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--dtype: ") + e.what());
+  }
+  const auto b = parse_size(c.min_bytes), e = parse_size(c.max_bytes);
+  if (b < 1) throw UsageError("-b must be at least 1 byte");
+  if (e < b) throw UsageError(fmt::format("-e ({}) is smaller than -b ({})", c.max_bytes, c.min_bytes));
+  if (e > (1ull << 34)) throw UsageError("-e: sizes above 16G are not supported");
+  std::uint64_t inc = 0;
+  if (!c.step_increment.empty()) {
+    inc = parse_size(c.step_increment);
+    if (inc == 0) throw UsageError("-i must be > 0");
+  } else if (!(c.step_factor > 1.0)) {
+    throw UsageError(fmt::format("-f must be > 1 (got {})", c.step_factor));
+  }
+  p.sizes = size_steps(b, e, c.step_factor, inc);
+  if (c.places != "out" && c.places != "in" && c.places != "both")
+    throw UsageError(fmt::format("--place: expected out, in or both (got '{}')", c.places));
+  if (!c.grid.empty()) {
+    int u = 0, a = 0;
+    char x = 0;
+    std::istringstream gs(c.grid);
+    if (!(gs >> u >> x >> a) || x != 'x' || u < 1 || a < 1 || !gs.eof())
+      throw UsageError(fmt::format("--grid: expected UxA with U, A >= 1 (got '{}')", c.grid));
+    p.grid_u = u;
+    p.grid_a = a;
+  }
+  if (c.group != "world" && c.group != "ulysses" && c.group != "allgather")
+    throw UsageError(fmt::format("--group: expected world, ulysses or allgather (got '{}')", c.group));
+  if (c.group != "world" && c.grid.empty()) throw UsageError("--group ulysses|allgather needs --grid UxA");
+  if (!(c.imbalance >= 1.0)) throw UsageError(fmt::format("--imbalance must be >= 1 (got {})", c.imbalance));
+  if (!c.matrix.empty()) p.matrix_bytes = read_matrix(c.matrix);
+  if (c.link_gbps < 0) throw UsageError("--link-gbps must be >= 0");
+  if (c.aggregate_iterations < 0) throw UsageError("--aggregate-iterations must be >= 0");
+  if (!c.inject_fault.empty()) {
+    const auto colon = c.inject_fault.find(':');
+    if (colon == std::string::npos) throw UsageError("--inject-fault: expected RANK:wrong or RANK:throw");
+    try {
+      p.fault_rank = std::stoi(c.inject_fault.substr(0, colon));
+    } catch (const std::exception&) {
+      throw UsageError("--inject-fault: RANK must be an integer");
+    }
+    p.fault_kind = c.inject_fault.substr(colon + 1);
+    if (p.fault_kind != "wrong" && p.fault_kind != "throw")
+      throw UsageError("--inject-fault: kind must be wrong or throw");
+  }
+  return p;
+}
+
+}  // namespace layerbench::coll

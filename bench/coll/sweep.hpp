@@ -1,0 +1,72 @@
+#pragma once
+// nccl-tests-style collective sweeps: per op, per size, out-of-place and in-place; data checked
+// before timing (#wrong), per-iteration rank-max samples, the aggregate view, algbw and busbw.
+#include "bench/harness/options.hpp"
+#include "bench/harness/runner.hpp"
+#include "collectives/communicator.hpp"
+#include "reports/result.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace layerbench::coll {
+
+enum class Op { all_gather, all_to_all, all_to_allv, all_reduce, reduce_scatter, broadcast, sendrecv,
+                scalar_exchange };
+std::string_view to_string(Op op);
+Op parse_op(std::string_view s);  // UsageError listing the known ops
+
+// "8", "1K", "64M", "1G" (binary multiples). UsageError on anything else.
+std::uint64_t parse_size(const std::string& s);
+// -b/-e with factor f (>1) or increment i (>0): nccl-tests' stepping.
+std::vector<std::uint64_t> size_steps(std::uint64_t begin, std::uint64_t end, double factor,
+                                      std::uint64_t increment);
+
+// nccl-tests' bus-bandwidth factor for `n` ranks (collectives.md §2).
+double busbw_factor(Op op, int n);
+
+struct Config {
+  harness::CommonOptions common;
+  std::vector<std::string> ops{"all_gather", "all_to_all"};
+  std::string min_bytes = "8", max_bytes = "64M";
+  double step_factor = 2;
+  std::string step_increment;  // -i: additive step instead of -f
+  std::string dtype = "bf16";
+  std::string places = "both";  // out | in | both
+  bool graph = false;
+  std::string grid;     // "UxA"
+  std::string group = "world";  // world | ulysses | allgather (needs --grid)
+  double imbalance = 1.0;
+  std::string matrix;   // N x N byte counts (row = sender)
+  double link_gbps = 0;  // adds a % of link column
+  int aggregate_iterations = 0;  // 0: same as --iterations
+  std::string inject_fault;      // testing: "RANK:wrong" or "RANK:throw"
+};
+
+// Everything derived from a Config, validated in one place.
+struct Plan {
+  std::vector<Op> op_list;
+  DType type = DType::bf16;
+  std::vector<std::uint64_t> sizes;
+  int grid_u = 0, grid_a = 0;
+  std::vector<std::vector<std::uint64_t>> matrix_bytes;
+  int fault_rank = -1;
+  std::string fault_kind;
+};
+void add_flags(CLI::App& app, Config& c);
+Plan make_plan(const Config& c);  // UsageError on bad input
+
+struct SweepResult {
+  std::vector<reports::Measurement> results;
+  std::uint64_t total_wrong = 0;
+};
+// Collective over `comm` (the world or a sub-group); timing always rank-max over the world.
+SweepResult run_sweep(const Config& c, const Plan& plan, Communicator& world, Communicator& comm,
+                      const harness::Runner& runner);
+
+// nccl-tests-like text table of a sweep (rank 0 prints it).
+std::string format_table(const Config& c, const SweepResult& r);
+
+}  // namespace layerbench::coll
