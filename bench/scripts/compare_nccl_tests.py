@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""Side-by-side table of layerbench-coll (coll.json) and nccl-tests text output in one folder.
+
+busbw is compared at every size >= 32 MB (the issue's band) for out-of-place and in-place; small
+messages compare time. layerbench's per-iteration rank-max median and its nccl-tests-style
+aggregate are both shown.
+"""
+import json
+import re
+import sys
+from pathlib import Path
+
+out = Path(sys.argv[1])
+doc = json.loads((out / "coll.json").read_text())
+ours = {}
+for r in doc["results"]:
+    p, m = r["params"], r["metrics"]
+    ours[(p["op"], p["bytes"], p["in_place"])] = m
+
+names = {"all_gather": "all_gather", "alltoall": "all_to_all", "all_reduce": "all_reduce"}
+row = re.compile(r"^\s+(\d+)\s+(\d+)\s+\S+\s+\S+\s+-?\d+\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\S+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\S+)")
+print("| op | bytes | place | nccl-tests time (us) | ours median (us) | ours agg (us) | nccl-tests busbw | ours busbw (median) | ours busbw (agg) | ratio median | ratio agg |")
+print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+worst = {}
+for nt_name, op in names.items():
+    f = out / f"nccl-tests-{nt_name}.txt"
+    if not f.exists():
+        continue
+    for line in f.read_text().splitlines():
+        mm = row.match(line)
+        if not mm:
+            continue
+        size = int(mm.group(1))
+        for place, (t, bw) in (("out", (mm.group(3), mm.group(5))), ("in", (mm.group(7), mm.group(9)))):
+            m = ours.get((op, size, place == "in"))
+            if not m:
+                continue
+            nt_t, nt_bw = float(t), float(bw)
+            show = size >= 32 << 20 or size <= 1024
+            r_med = m["busbw_gbps"] / nt_bw if nt_bw else float("nan")
+            r_agg = m["agg_busbw_gbps"] / nt_bw if nt_bw else float("nan")
+            if size >= 32 << 20:
+                key = (op, place)
+                worst[key] = min(worst.get(key, 9.0), max(r_med, r_agg))
+            if show:
+                print(f"| {op} | {size} | {place} | {nt_t:.2f} | {m['time_us']:.2f} | {m['agg_time_us']:.2f} | {nt_bw:.2f} | "
+                      f"{m['busbw_gbps']:.2f} | {m['agg_busbw_gbps']:.2f} | {r_med:.3f} | {r_agg:.3f} |")
+print()
+for (op, place), r in sorted(worst.items()):
+    print(f"- {op} {place}-of-place, sizes >= 32 MB: worst best-view busbw ratio ours/nccl-tests = {r:.3f}")

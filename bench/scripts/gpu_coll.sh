@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# GPU proof for the foundation and layerbench-coll: builds layerbench with CUDA, runs the GPU
+# tests, then layerbench-coll and nccl-tests side by side on NPROC GPUs in the same call.
+# nccl-tests is NOT part of this repository: put its source in .peers/nccl-tests (git-ignored).
+# usage: bench/scripts/gpu_coll.sh [NPROC]   (writes logs and JSON under $OUT)
+set -uo pipefail
+NP=${1:-2}
+source "$(dirname "$0")/gpu_env.sh"
+B=${BUILD_DIR:-/tmp/lb-build}
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv > "$OUT/gpus.txt" 2>&1
+cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLAYERBENCH_ENABLE_TESTING=ON -DLAYERBENCH_CUDA=ON \
+  > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; exit 1; }
+cmake --build "$B" -j"$(nproc)" --target layerbench-coll lb.test.collectives.mpi > "$OUT/build.log" 2>&1 \
+  || { grep -B2 -A10 -m5 error "$OUT/build.log"; exit 1; }
+( cd .peers/nccl-tests && make -j"$(nproc)" MPI=1 MPI_HOME=/usr/lib/x86_64-linux-gnu/openmpi NCCL_HOME=/usr \
+    CUDA_HOME=/usr/local/cuda NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" > "$OUT/nccl-tests-build.log" 2>&1 ) \
+  || { tail -20 "$OUT/nccl-tests-build.log"; echo "nccl-tests build failed"; }
+NT=.peers/nccl-tests/build
+
+echo "== GPU tests"
+ctest --test-dir "$B" -L gpu --output-on-failure 2>&1 | tail -15 | tee "$OUT/ctest-gpu.txt"
+
+echo "== layerbench-coll vs nccl-tests, $NP ranks"
+LB="mpirun -np $NP ${MPIRUN_ENV[*]} $B/bench/coll/layerbench-coll --backend cuda"
+$LB --ops all_gather,all_to_all,all_reduce -b 8 -e 512M -f 2 --warmup 5 --iterations 20 \
+    --link-gbps 450 --json "$OUT/coll.json" > "$OUT/coll.txt" 2>&1; echo "layerbench-coll rc=$?"
+$LB --ops scalar_exchange,all_to_allv,reduce_scatter,broadcast,sendrecv -b 1K -e 64M -f 8 --imbalance 2 \
+    --iterations 50 --json "$OUT/coll-other.json" > "$OUT/coll-other.txt" 2>&1; echo "other ops rc=$?"
+for op in all_gather alltoall all_reduce; do
+  mpirun -np "$NP" "${MPIRUN_ENV[@]}" $NT/${op}_perf -b 8 -e 512M -f 2 -g 1 -n 20 -w 5 -c 1 \
+    > "$OUT/nccl-tests-$op.txt" 2>&1; echo "nccl-tests $op rc=$?"
+done
+python3 "$(dirname "$0")/compare_nccl_tests.py" "$OUT" | tee "$OUT/compare.md"
+grep -E "scalar_exchange" "$OUT/coll-other.txt"
