@@ -1,0 +1,223 @@
+#include "attention/bench.hpp"
+
+#include "attention/kernels.hpp"
+#include "attention/sp_attention.hpp"
+#include "attention/topology.hpp"
+#include "attention/verify.hpp"
+#include "collectives/error.hpp"
+#include "collectives/grid.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <map>
+#include <optional>
+
+namespace layerbench::attention {
+namespace {
+
+// Component names in forward order; `comm` marks communication (the rest is kernel time).
+struct ComponentInfo {
+  const char* name;
+  bool comm;
+};
+constexpr ComponentInfo kComponents[] = {
+    {"length_exchange", true}, {"pad_pack", false},  {"qkv_all_to_all", true},
+    {"kv_all_gather", true},   {"attention", false}, {"reverse_all_to_all", true}};
+
+double median_of(const reports::Measurement& m) {
+  return reports::to_json(m)["median_ms"].get<double>();
+}
+
+struct CaseSummary {
+  nlohmann::json json;
+  std::string row;  // markdown
+};
+
+}  // namespace
+
+void add_flags(CLI::App& app, BenchConfig& c) {
+  app.add_option("--heads", c.heads, "attention heads H")->check(CLI::PositiveNumber);
+  app.add_option("--head-dim", c.head_dim, "head dimension D")->check(CLI::PositiveNumber);
+  app.add_option("--seqs", c.seqs, "global image sequence lengths S")->delimiter(',');
+  app.add_option("--batch", c.batch, "batch B")->check(CLI::PositiveNumber);
+  app.add_option("--text-tokens", c.text_tokens, "joint (text) tokens Lt, replicated on every rank");
+  app.add_option("--dtype", c.dtype, "bf16 | fp32 (fp32: host backend only)");
+  app.add_option("--topologies", c.topologies, "comma list: uspU, uspU+uaa, cpA, uspU+cpA")
+      ->required();
+  app.add_option("--verify-budget", c.verify_budget,
+                 "host reference multiply-adds per rank and case (rows are sampled above it)");
+}
+
+void validate(const BenchConfig& c) {
+  parse_topologies(c.topologies);  // throws UsageError with the bad spelling
+  (void)parse_dtype(c.dtype);
+  if (c.seqs.empty()) throw UsageError("--seqs is empty");
+  for (long long s : c.seqs)
+    if (s < 1) throw UsageError(fmt::format("--seqs: {} is not a positive length", s));
+  if (c.text_tokens < 0) throw UsageError("--text-tokens must be >= 0");
+  if (c.head_dim % 8 != 0) throw UsageError("--head-dim must be a multiple of 8");
+}
+
+int run(harness::Context& ctx, const BenchConfig& c) {
+  Communicator& world = ctx.world;
+  const auto topologies = parse_topologies(c.topologies);
+  const DType dtype = parse_dtype(c.dtype);
+  // Every rank sees the same arguments, so these throw on every rank alike: exit 2 everywhere.
+  for (const auto& t : topologies)
+    for (long long s : c.seqs) check_topology(t, world.size(), c.heads, s);
+  const bool gpu = world.backend() == Backend::cuda;
+  if (gpu && dtype != DType::bf16) throw UsageError("--dtype fp32 runs on the host backend only");
+
+  auto kernels = gpu ? make_cuda_kernels(dtype) : make_host_kernels(dtype);
+  harness::Runner runner(world, harness::timing_from(c.common));
+  Device& dev = world.device();
+  std::vector<reports::Measurement> results;
+  nlohmann::json cases = nlohmann::json::array();
+  std::map<long long, double> first_total;  // per sequence: the first topology's total
+  std::map<long long, std::string> md_rows;
+  bool all_pass = true;
+
+  for (const auto& t : topologies) {
+    GridComms grid = make_grid(world, t.ulysses, t.allgather);
+    for (long long seq : c.seqs) {
+      const Problem prob{c.batch, seq, c.heads, c.head_dim, c.text_tokens, dtype};
+      SpAttention sp(*grid.inner, *grid.outer, t, prob, *kernels, world.rank());
+      const std::uint64_t seed = c.common.seed ^ (static_cast<std::uint64_t>(seq) << 20);
+      fill_inputs(sp, dev, prob, seed);
+      kernels->prepare(sp.attention_shape());  // plan build stays out of the timed region
+
+      // ---- correctness first ----------------------------------------------------------
+      const Stream s = dev.compute_stream();
+      sp.forward(s);
+      dev.synchronize(s);
+      const CheckResult chk = check_outputs(sp, dev, prob, seed, c.verify_budget);
+      double err = chk.max_abs_err;
+      world.control_max(std::span<double>(&err, 1));
+      const bool pass = err <= tolerance(dtype);
+      all_pass = all_pass && pass;
+      const std::string group = fmt::format("{}/S={}", t.label, seq);
+      if (ctx.is_root())
+        std::fprintf(stderr, "[attn] %s: max_abs_err %.3g (tol %.3g, %s rows) %s\n", group.c_str(),
+                     err, tolerance(dtype), chk.all_rows ? "all" : "sampled", pass ? "ok" : "FAIL");
+      const AttentionShape as = sp.attention_shape();
+      nlohmann::json params = {{"topology", t.label}, {"ulysses", t.ulysses},
+                               {"allgather", t.allgather}, {"uaa", t.uaa},
+                               {"seq", seq}, {"batch", c.batch},
+                               {"heads", c.heads}, {"padded_heads", sp.padded_heads()},
+                               {"head_dim", c.head_dim}, {"text_tokens", c.text_tokens},
+                               {"dtype", c.dtype}, {"seq_q", as.seq_q}, {"seq_kv", as.seq_kv},
+                               {"local_heads", as.heads}};
+      nlohmann::json summary = {{"topology", t.label}, {"seq", seq}, {"params", params},
+                                {"max_abs_err", err}, {"tolerance", tolerance(dtype)},
+                                {"pass", pass}, {"verified_all_rows", chk.all_rows}};
+      if (!pass) {
+        cases.push_back(summary);
+        continue;  // never time a wrong answer
+      }
+
+      // ---- timing, component by component, then the whole forward --------------------
+      std::map<std::string, double> med;
+      auto time = [&](const char* name, const std::function<void(Stream)>& body,
+                      harness::Clock clock = harness::Clock::device) -> reports::Measurement& {
+        reports::Measurement m = runner.time(name, body, clock);
+        m.group = group;
+        m.params = params;
+        med[name] = median_of(m);
+        results.push_back(std::move(m));
+        return results.back();
+      };
+      if (sp.has_length_exchange())
+        time("length_exchange", [&](Stream) { sp.length_exchange(); }, harness::Clock::host);
+      time("pad_pack", [&](Stream st) { sp.pack_inputs(st); sp.unpack_outputs(st); });
+      const std::size_t e = dtype_size(dtype);
+      const double tensor_bytes = static_cast<double>(c.batch * sp.local_seq() * sp.padded_heads() * c.head_dim * e);
+      if (t.ulysses > 1) {
+        auto& m = time("qkv_all_to_all", [&](Stream st) { sp.qkv_all_to_all(st); });
+        m.metrics["bytes_per_tensor"] = tensor_bytes;
+        m.metrics["per_tensor_ms"] = med["qkv_all_to_all"] / 3;
+      }
+      if (t.allgather > 1) {
+        auto& m = time("kv_all_gather", [&](Stream st) { sp.kv_all_gather(st); });
+        const double out_bytes = static_cast<double>(c.batch * seq * sp.slice_heads() * c.head_dim * e);
+        const double per = med["kv_all_gather"] / 2;
+        m.metrics["out_bytes_per_tensor"] = out_bytes;
+        m.metrics["per_tensor_ms"] = per;
+        m.metrics["algbw_gbps"] = out_bytes / (per * 1e6);
+        m.metrics["busbw_gbps"] = out_bytes / (per * 1e6) * (t.allgather - 1) / t.allgather;
+      }
+      {
+        auto& m = time("attention", [&](Stream st) { sp.attention(st); });
+        const double flop_exec = 4.0 * c.batch * as.heads * as.seq_q * as.seq_kv * c.head_dim;
+        const double flop_useful = flop_exec * c.heads / sp.padded_heads();
+        const double best = reports::to_json(m)["min_ms"].get<double>();
+        m.params["engine"] = kernels->describe();
+        m.metrics["tflops"] = flop_exec / (med["attention"] * 1e9);
+        m.metrics["tflops_best"] = flop_exec / (best * 1e9);
+        m.metrics["tflops_useful"] = flop_useful / (med["attention"] * 1e9);
+        m.metrics["padded_work_fraction"] = static_cast<double>(sp.padded_heads() - c.heads) / c.heads;
+        summary["attention_tflops"] = m.metrics["tflops"];
+        summary["attention_tflops_best"] = m.metrics["tflops_best"];
+        summary["attention_tflops_useful"] = m.metrics["tflops_useful"];
+        summary["engine"] = kernels->describe();
+      }
+      if (t.ulysses > 1) time("reverse_all_to_all", [&](Stream st) { sp.reverse_all_to_all(st); });
+      auto& total = time("total", [&](Stream st) { sp.forward(st); });
+
+      double comm = 0, kernel = 0;
+      nlohmann::json comps = nlohmann::json::object();
+      for (const auto& ci : kComponents) {
+        const auto it = med.find(ci.name);
+        comps[ci.name] = it == med.end() ? nlohmann::json(nullptr) : nlohmann::json(it->second);
+        if (it != med.end()) (ci.comm ? comm : kernel) += it->second;
+      }
+      const double tot = med["total"];
+      if (!first_total.count(seq)) first_total[seq] = tot;
+      const double rel = tot / first_total[seq];
+      total.metrics["comm_ms"] = comm;
+      total.metrics["kernel_ms"] = kernel;
+      total.metrics["relative_to_first"] = rel;
+      total.metrics["max_abs_err"] = err;
+      comps["total"] = tot;
+      summary["components_ms"] = comps;
+      summary["comm_ms"] = comm;
+      summary["kernel_ms"] = kernel;
+      summary["total_ms"] = tot;
+      summary["relative_to_first"] = rel;
+      cases.push_back(summary);
+
+      auto cell = [&](const char* n) {
+        const auto it = med.find(n);
+        return it == med.end() ? std::string("—") : fmt::format("{:.3f}", it->second);
+      };
+      md_rows[seq] += fmt::format(
+          "| {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {} | {} | {} | {} | {} | {} | {:.4g} / {:.4g} | {:.2e} |\n",
+          t.label, tot, rel, comm, kernel, cell("qkv_all_to_all"), cell("kv_all_gather"),
+          cell("length_exchange"), cell("pad_pack"), cell("attention"), cell("reverse_all_to_all"),
+          summary["attention_tflops"].get<double>(), summary["attention_tflops_useful"].get<double>(), err);
+    }
+  }
+
+  std::string md = fmt::format(
+      "## layerbench-attn: {} ranks, {} backend, H={} D={} B={} Lt={} {}\n\nattention: {}\n",
+      world.size(), to_string(world.backend()), c.heads, c.head_dim, c.batch, c.text_tokens,
+      c.dtype, kernels->describe());
+  for (const auto& [seq, rows] : md_rows)
+    md += fmt::format(
+        "\n### S = {}\n\n| topology | total ms | vs first | comm ms | kernel ms | qkv a2a | kv all-gather "
+        "| length exch. | pad/pack | attention | reverse a2a | attn TFLOP/s exec / useful | max_abs_err |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n{}",
+        seq, rows);
+  if (ctx.is_root()) std::fputs(md.c_str(), stdout);
+
+  const nlohmann::json config = {{"heads", c.heads}, {"head_dim", c.head_dim}, {"seqs", c.seqs},
+                                 {"batch", c.batch}, {"text_tokens", c.text_tokens},
+                                 {"dtype", c.dtype}, {"topologies", c.topologies},
+                                 {"joint_position", "front"}};
+  const auto doc = harness::make_document(ctx, runner, config, results,
+                                          {{"attention_engine", kernels->describe()}, {"topologies", cases}});
+  harness::write_outputs(ctx, c.common, doc, results, md);
+  return all_pass ? 0 : 1;
+}
+
+}  // namespace layerbench::attention

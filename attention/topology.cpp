@@ -1,0 +1,116 @@
+#include "attention/topology.hpp"
+
+#include "collectives/error.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <set>
+
+namespace layerbench::attention {
+namespace {
+
+// "usp4" -> 4 after the prefix; UsageError for anything but a positive integer.
+int parse_degree(std::string_view text, std::string_view prefix, std::string_view whole) {
+  const std::string_view digits = text.substr(prefix.size());
+  int v = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() || v < 1)
+    throw UsageError(fmt::format("topology '{}': '{}' needs a positive degree", whole, text));
+  return v;
+}
+
+}  // namespace
+
+int Topology::padded_heads(int heads) const {
+  if (!uaa) return heads;
+  return (heads + ulysses - 1) / ulysses * ulysses;
+}
+
+Topology parse_topology(std::string_view text) {
+  Topology t;
+  bool seen_usp = false, seen_cp = false;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t plus = text.find('+', pos);
+    const std::string_view part =
+        text.substr(pos, plus == std::string_view::npos ? std::string_view::npos : plus - pos);
+    if (part.starts_with("usp") && !seen_usp) {
+      t.ulysses = parse_degree(part, "usp", text);
+      seen_usp = true;
+    } else if (part.starts_with("cp") && !seen_cp) {
+      t.allgather = parse_degree(part, "cp", text);
+      seen_cp = true;
+    } else if (part == "uaa" && !t.uaa) {
+      t.uaa = true;
+    } else {
+      throw UsageError(fmt::format(
+          "topology '{}': unknown or repeated part '{}' (expected uspU, cpA, uspU+uaa, uspU+cpA)",
+          text, part));
+    }
+    if (plus == std::string_view::npos) break;
+    pos = plus + 1;
+  }
+  if (!seen_usp && !seen_cp)
+    throw UsageError(fmt::format("topology '{}' names neither uspU nor cpA", text));
+  if (t.uaa && !seen_usp)
+    throw UsageError(fmt::format("topology '{}': +uaa needs a Ulysses degree (uspU+uaa)", text));
+  std::string label;
+  if (seen_usp) label = fmt::format("usp{}", t.ulysses);
+  if (seen_cp) label += fmt::format("{}cp{}", label.empty() ? "" : "+", t.allgather);
+  if (t.uaa) label += "+uaa";
+  t.label = label;
+  return t;
+}
+
+std::vector<Topology> parse_topologies(std::string_view list) {
+  std::vector<Topology> out;
+  std::set<std::string> labels;
+  std::size_t pos = 0;
+  while (pos <= list.size()) {
+    const std::size_t comma = list.find(',', pos);
+    const auto part =
+        list.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    if (!part.empty()) {
+      Topology t = parse_topology(part);
+      if (!labels.insert(t.label).second)
+        throw UsageError(fmt::format("topology '{}' given twice", t.label));
+      out.push_back(std::move(t));
+    }
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  if (out.empty()) throw UsageError("--topologies is empty");
+  return out;
+}
+
+void check_topology(const Topology& t, int world, int heads, long long seq) {
+  if (t.world() != world)
+    throw UsageError(fmt::format("topology {} needs U*A = {}*{} = {} ranks, the world has {}",
+                                 t.label, t.ulysses, t.allgather, t.world(), world));
+  if (!t.uaa && heads % t.ulysses != 0)
+    throw UsageError(fmt::format(
+        "topology {}: {} heads do not divide by the Ulysses degree {} (use {}+uaa to pad)",
+        t.label, heads, t.ulysses, t.label));
+  if (seq % t.allgather != 0)
+    throw UsageError(fmt::format("topology {}: sequence {} does not split into {} equal regions",
+                                 t.label, seq, t.allgather));
+  const long long region = seq / t.allgather;
+  if (!t.uaa && region % t.ulysses != 0)
+    throw UsageError(fmt::format(
+        "topology {}: region {} does not split into {} equal shards (strict mode; use +uaa)",
+        t.label, region, t.ulysses));
+  if (region < t.ulysses)
+    throw UsageError(fmt::format("topology {}: sequence {} is shorter than the world", t.label, seq));
+}
+
+std::vector<long long> shard_lengths(const Topology& t, long long seq) {
+  const long long region = seq / t.allgather;
+  std::vector<long long> out;
+  for (int a = 0; a < t.allgather; ++a)
+    for (int u = 0; u < t.ulysses; ++u)
+      out.push_back(region / t.ulysses + (u < region % t.ulysses ? 1 : 0));
+  return out;
+}
+
+}  // namespace layerbench::attention
