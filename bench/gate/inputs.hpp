@@ -1,0 +1,34 @@
+#pragma once
+// What the gate compares unpaired: per-benchmark sample sets from a layerbench JSON result file
+// (samples_ms of every result, plus layerbench-moe components) or a Google Benchmark JSON file
+// (the per-repetition values of one field, real_time by default).
+#include <map>
+#include <string>
+#include <vector>
+
+namespace layerbench::gate {
+
+struct SampleSet {
+  std::string display;  // human name: "all_gather [bytes=1024, in_place=false]"
+  std::vector<double> values;
+};
+
+struct SampleFile {
+  std::string path;
+  std::string kind;    // "layerbench" or "gbench"
+  std::string metric;  // what the values are, e.g. "samples_ms", "real_time"
+  std::string unit;    // e.g. "ms", "ns"
+  std::map<std::string, SampleSet> sets;  // matching key -> samples
+};
+
+// metric empty: samples_ms (layerbench) / real_time (gbench). Throws std::runtime_error naming the file
+// on unreadable, truncated or unsupported input, and on a metric no benchmark carries.
+SampleFile load_samples(const std::string& path, const std::string& metric);
+
+struct Matched {
+  std::vector<std::string> keys;                 // in both files, sorted
+  std::vector<std::string> only_base, only_candidate;
+};
+Matched match(const SampleFile& base, const SampleFile& candidate);
+
+}  // namespace layerbench::gate

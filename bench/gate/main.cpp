@@ -1,0 +1,101 @@
+// layerbench-gate (--pairs FILE | --baseline B --candidate C) [--threshold 2%] [--alpha 0.05] [--metric KEY]
+//                 [--higher-is-better] [--markdown FILE] [--json]
+// Exit codes: 0 pass (no regression), 1 regression, 2 bad input or usage.
+#include "bench/gate/gate.hpp"
+#include "bench/gate/inputs.hpp"
+#include "bench/gate/output.hpp"
+#include "reports/inputs.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+namespace lg = layerbench::gate;
+
+namespace {
+
+lg::GateReport run_paired(const std::string& path, const std::string& metric, const lg::GateOptions& o) {
+  const auto study = layerbench::reports::load_study(path, metric);
+  lg::GateReport r;
+  r.paired = true;
+  r.base_source = r.candidate_source = path;
+  r.metric = study.metric.empty() ? "value" : study.metric;
+  r.unit = study.unit;
+  r.options = o;
+  r.findings.push_back(lg::gate_paired(r.metric, study.base, study.candidate, o));
+  return r;
+}
+
+lg::GateReport run_unpaired(const std::string& base_path, const std::string& cand_path, const std::string& metric,
+                            const lg::GateOptions& o) {
+  const auto base = lg::load_samples(base_path, metric);
+  const auto cand = lg::load_samples(cand_path, metric);
+  if (base.kind != cand.kind)
+    throw std::runtime_error(fmt::format("{} is {} JSON but {} is {} JSON: compare like with like", base_path,
+                                         base.kind, cand_path, cand.kind));
+  const auto m = lg::match(base, cand);
+  if (m.keys.empty())
+    throw std::runtime_error(fmt::format("no common benchmarks between {} and {}", base_path, cand_path));
+  lg::GateReport r;
+  r.base_source = base_path;
+  r.candidate_source = cand_path;
+  r.metric = base.metric;
+  r.unit = base.unit;
+  r.options = o;
+  for (const auto& k : m.keys)
+    r.findings.push_back(lg::gate_unpaired(base.sets.at(k).display, base.sets.at(k).values, cand.sets.at(k).values, o));
+  for (const auto& k : m.only_base) r.only_base.push_back(base.sets.at(k).display);
+  for (const auto& k : m.only_candidate) r.only_candidate.push_back(cand.sets.at(k).display);
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"layerbench-gate: fail CI on a significant and relevant performance regression"};
+  std::string pairs, baseline, candidate, metric, markdown, threshold_text = "2%";
+  bool json = false;
+  lg::GateOptions o;
+  app.add_option("--pairs", pairs, "paired study: layerbench-ab JSONL or CSV with base,candidate columns");
+  app.add_option("--baseline", baseline, "baseline result file (layerbench JSON or Google Benchmark JSON)");
+  app.add_option("--candidate", candidate, "candidate result file (same kind as --baseline)");
+  app.add_option("--threshold", threshold_text, "relevance threshold: a percentage (2%) or a fraction (0.02)");
+  app.add_option("--alpha", o.alpha, "significance level")->check(CLI::Range(1e-6, 0.5));
+  app.add_option("--metric", metric,
+                 "Google Benchmark field (real_time, cpu_time, a counter) or the study metric; layerbench JSON: samples_ms");
+  app.add_flag("--higher-is-better", o.higher_is_better, "a larger value is better (bandwidth, throughput)");
+  app.add_option("--markdown", markdown, "also write the verdict table as markdown (PR comment) to FILE");
+  app.add_flag("--json", json, "print the verdicts as JSON instead of a text table");
+  app.add_option("--resamples", o.resamples, "bootstrap resamples")->check(CLI::Range(1000, 10000000));
+  app.add_option("--seed", o.seed, "bootstrap seed");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : lg::kExitBadInput;
+  }
+  try {
+    o.threshold = lg::parse_threshold(threshold_text);
+    const bool paired = !pairs.empty();
+    if (paired == (!baseline.empty() || !candidate.empty()))
+      throw std::invalid_argument("give either --pairs FILE or both --baseline and --candidate");
+    if (!paired && (baseline.empty() || candidate.empty()))
+      throw std::invalid_argument("--baseline and --candidate go together");
+    const auto report = paired ? run_paired(pairs, metric, o) : run_unpaired(baseline, candidate, metric, o);
+    if (json) fmt::print("{}\n", lg::to_json(report).dump(2));
+    else fmt::print("{}", lg::render_text(report));
+    if (!markdown.empty()) {
+      std::ofstream out(markdown);
+      out << lg::render_markdown(report);
+      if (!out) throw std::runtime_error(markdown + ": cannot write");
+    }
+    return lg::exit_code(report);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "layerbench-gate: error: {}\n", e.what());
+    return lg::kExitBadInput;
+  }
+}
