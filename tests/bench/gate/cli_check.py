@@ -1,0 +1,120 @@
+"""layerbench-gate end to end: exit 0 pass / 1 regression / 2 bad input, on Google Benchmark JSON,
+layerbench JSON and paired studies.
+
+usage: cli_check.py LAYERBENCH_GATE DATA_DIR WORK_DIR
+"""
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+
+def gbench(path, benchmarks, field="real_time"):
+    rows = []
+    for name, values in benchmarks.items():
+        for i, v in enumerate(values):
+            rows.append({"name": name, "run_name": name, "run_type": "iteration", "repetitions": len(values),
+                         "repetition_index": i, "iterations": 1000, "real_time": v, "cpu_time": v * 0.99,
+                         "time_unit": "ns", field: v})
+        rows.append({"name": name + "_mean", "run_name": name, "run_type": "aggregate", "aggregate_name": "mean",
+                     "real_time": sum(values) / len(values), "cpu_time": 0, "time_unit": "ns"})
+    with open(path, "w") as f:
+        json.dump({"context": {"date": "2026-11-29"}, "benchmarks": rows}, f)
+
+
+def wobble(level, n, phase=0.0, amp=0.003):
+    return [level * (1 + amp * math.sin(1.7 * i + phase)) for i in range(n)]
+
+
+def main():
+    exe, data, work = sys.argv[1:4]
+    work = os.path.join(work, "cli_check")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    failures = []
+
+    def run(*args):
+        p = subprocess.run([exe, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+        return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+    def expect(cond, what):
+        if not cond:
+            failures.append(what)
+
+    p = lambda name: os.path.join(work, name)  # noqa: E731
+    gbench(p("base.json"), {"BM_a": wobble(100, 10), "BM_b": wobble(50, 10)})
+    gbench(p("same.json"), {"BM_a": wobble(100, 10, 0.5), "BM_b": wobble(50, 10, 0.5)})
+    gbench(p("slow.json"), {"BM_a": wobble(100, 10, 0.5), "BM_b": wobble(60, 10, 0.5)})
+    gbench(p("other.json"), {"BM_c": wobble(100, 10)})
+    gbench(p("few.json"), {"BM_a": wobble(100, 3), "BM_b": wobble(50, 3)})
+
+    rc, out, err = run("--baseline", p("base.json"), "--candidate", p("same.json"))
+    expect(rc == 0 and "PASS" in out, f"unchanged gbench: rc {rc} {err}")
+    rc, out, err = run("--baseline", p("base.json"), "--candidate", p("slow.json"), "--markdown", p("gate.md"))
+    expect(rc == 1 and "BM_b" in out and "regressed" in out, f"20% slower BM_b: rc {rc} {out} {err}")
+    md = open(p("gate.md")).read() if os.path.exists(p("gate.md")) else ""
+    expect(md.startswith("### Performance gate: FAIL") and "| BM_b | regressed |" in md, f"markdown: {md[:300]!r}")
+    rc, out, _ = run("--baseline", p("base.json"), "--candidate", p("slow.json"), "--metric", "cpu_time", "--json")
+    expect(rc == 1 and json.loads(out)["metric"] == "cpu_time", f"--metric cpu_time --json: rc {rc}")
+    rc, out, _ = run("--baseline", p("base.json"), "--candidate", p("slow.json"), "--threshold", "25%")
+    expect(rc == 0, f"20% change under a 25% threshold must pass: rc {rc}")
+    rc, out, _ = run("--baseline", p("slow.json"), "--candidate", p("base.json"))
+    expect(rc == 0 and "improved" in out, f"improvement: rc {rc}")
+    rc, out, _ = run("--baseline", p("few.json"), "--candidate", p("few.json"))
+    expect(rc == 0 and "need ≥ 4 samples per arm" in out, f"3 repetitions: rc {rc} {out}")
+
+    # Bad input: exit 2 with a message naming the problem.
+    with open(p("base.json")) as f:
+        text = f.read()
+    with open(p("cut.json"), "w") as f:
+        f.write(text[: len(text) // 2])
+    for args, needle in [
+        (("--baseline", p("cut.json"), "--candidate", p("base.json")), "truncated"),
+        (("--baseline", p("missing.json"), "--candidate", p("base.json")), "cannot open"),
+        (("--baseline", p("base.json"), "--candidate", p("same.json"), "--metric", "bogus"), "unknown metric"),
+        (("--baseline", p("base.json"), "--candidate", p("same.json"), "--threshold", "abc"), "threshold"),
+        (("--baseline", p("base.json"), "--candidate", p("same.json"), "--threshold", "2"), "2%"),
+        (("--baseline", p("base.json"), "--candidate", p("other.json")), "no common benchmarks"),
+        (("--baseline", p("base.json"),), "--candidate"),
+        (("--pairs", os.path.join(data, "study.csv"), "--baseline", p("base.json")), "either"),
+        (("--baseline", p("base.json"), "--candidate", os.path.join(data, "coll_sweep.json")), "like with like"),
+    ]:
+        rc, _, err = run(*args)
+        expect(rc == 2 and needle in err, f"bad input {args[-1]}: rc {rc}, stderr {err!r}")
+
+    # layerbench JSON: every sample 1.5x slower in the candidate.
+    with open(os.path.join(data, "coll_sweep.json")) as f:
+        doc = json.load(f)
+    for r in doc["results"]:
+        r["samples_ms"] = [v * 1.5 for v in r["samples_ms"]]
+    with open(p("coll_slow.json"), "w") as f:
+        json.dump(doc, f)
+    rc, out, err = run("--baseline", os.path.join(data, "coll_sweep.json"), "--candidate", p("coll_slow.json"))
+    expect(rc == 1 and out.count("regressed") >= 36, f"layerbench JSON 1.5x: rc {rc} {err}")
+    rc, out, _ = run("--baseline", os.path.join(data, "coll_sweep.json"), "--candidate", os.path.join(data, "coll_sweep.json"))
+    expect(rc == 0, f"layerbench JSON vs itself: rc {rc}")
+    rc, _, err = run("--baseline", os.path.join(data, "coll_sweep.json"), "--candidate", p("coll_slow.json"), "--metric", "real_time")
+    expect(rc == 2 and "unknown metric" in err, f"layerbench JSON with a gbench metric: rc {rc} {err!r}")
+
+    # Paired studies: the study JSONL fixture has the candidate ~0.6% faster; the CSV one ~3% slower.
+    rc, out, _ = run("--pairs", os.path.join(data, "study.jsonl"), "--threshold", "0.2%")
+    expect(rc == 0 and "improved" in out, f"paired JSONL improvement: rc {rc} {out}")
+    rc, out, _ = run("--pairs", os.path.join(data, "study.csv"))
+    expect(rc == 1 and "regressed" in out, f"paired CSV 3% slower: rc {rc} {out}")
+    rc, out, _ = run("--pairs", os.path.join(data, "study.csv"), "--threshold", "5%")
+    expect(rc == 0, f"paired CSV under a 5% threshold: rc {rc}")
+    with open(p("cut.jsonl"), "w") as f:
+        f.write(open(os.path.join(data, "study.jsonl")).read()[:-40])
+    rc, _, err = run("--pairs", p("cut.jsonl"))
+    expect(rc == 2 and "cut.jsonl:" in err, f"truncated JSONL: rc {rc} {err!r}")
+
+    for f in failures:
+        print("FAIL:", f)
+    print("PASS" if not failures else f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
