@@ -47,11 +47,16 @@ struct MeanMedianBootstrap {
   BootstrapResult mean;
   BootstrapResult median;
 };
-// Fast path for the mean and the median of x from the same resamples (draws identical to
-// bootstrap() with the same seed); O(n) per resample, no sorting.
+// Fast path for the mean and the median of x from the same resamples; O(n) per resample, no
+// sorting. It resamples rows of x sorted ascending (stable), so its resampled statistics equal
+// those of bootstrap() on the sorted sample with the same seed.
 MeanMedianBootstrap bootstrap_mean_median(std::span<const double> x, const BootstrapOptions& options = {});
 
 // ---- building blocks (exposed for tests and other callers) ----
+
+// Mean of x over the selected indices, summed with four independent accumulators: a single
+// running sum is bound by floating-point add latency, which dominates small resamples.
+double mean_of_indices(std::span<const double> x, std::span<const std::uint32_t> indices);
 
 // Fills `indices` (length n) for resample `r` of the stream `seed`: the same for any thread.
 class ResampleStream {

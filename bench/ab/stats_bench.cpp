@@ -31,9 +31,7 @@ void register_all() {
                                  [threads](benchmark::State& state) {
                                    const auto d = make_deltas(31);
                                    const auto mean = [&d](std::span<const std::uint32_t> idx) {
-                                     double s = 0;
-                                     for (auto i : idx) s += d[i];
-                                     return s / static_cast<double>(idx.size());
+                                     return ls::mean_of_indices(d, idx);
                                    };
                                    ls::BootstrapOptions o;
                                    o.num_threads = threads;
