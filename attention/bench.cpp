@@ -47,6 +47,7 @@ void add_flags(CLI::App& app, BenchConfig& c) {
       ->required();
   app.add_option("--verify-budget", c.verify_budget,
                  "host reference multiply-adds per rank and case (rows are sampled above it)");
+  app.add_option("--sdpa", c.sdpa, "cuDNN SDPA graph form: auto | unified | composite");
 }
 
 void validate(const BenchConfig& c) {
@@ -56,6 +57,8 @@ void validate(const BenchConfig& c) {
   for (long long s : c.seqs)
     if (s < 1) throw UsageError(fmt::format("--seqs: {} is not a positive length", s));
   if (c.text_tokens < 0) throw UsageError("--text-tokens must be >= 0");
+  if (c.sdpa != "auto" && c.sdpa != "unified" && c.sdpa != "composite")
+    throw UsageError(fmt::format("--sdpa '{}': expected auto, unified or composite", c.sdpa));
   if (c.head_dim % 8 != 0) throw UsageError("--head-dim must be a multiple of 8");
 }
 
@@ -69,7 +72,7 @@ int run(harness::Context& ctx, const BenchConfig& c) {
   const bool gpu = world.backend() == Backend::cuda;
   if (gpu && dtype != DType::bf16) throw UsageError("--dtype fp32 runs on the host backend only");
 
-  auto kernels = gpu ? make_cuda_kernels(dtype) : make_host_kernels(dtype);
+  auto kernels = gpu ? make_cuda_kernels(dtype, c.sdpa) : make_host_kernels(dtype);
   harness::Runner runner(world, harness::timing_from(c.common));
   Device& dev = world.device();
   std::vector<reports::Measurement> results;
@@ -213,7 +216,7 @@ int run(harness::Context& ctx, const BenchConfig& c) {
   const nlohmann::json config = {{"heads", c.heads}, {"head_dim", c.head_dim}, {"seqs", c.seqs},
                                  {"batch", c.batch}, {"text_tokens", c.text_tokens},
                                  {"dtype", c.dtype}, {"topologies", c.topologies},
-                                 {"joint_position", "front"}};
+                                 {"joint_position", "front"}, {"sdpa", c.sdpa}};
   const auto doc = harness::make_document(ctx, runner, config, results,
                                           {{"attention_engine", kernels->describe()}, {"topologies", cases}});
   harness::write_outputs(ctx, c.common, doc, results, md);

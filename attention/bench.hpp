@@ -17,6 +17,7 @@ struct BenchConfig {
   std::string dtype = "bf16";
   std::string topologies;           // e.g. "usp4+uaa,cp4,usp2+cp2"
   double verify_budget = 1e9;       // multiply-adds of host reference per rank and case
+  std::string sdpa = "auto";        // cuDNN graph form: auto | unified | composite
 };
 
 void add_flags(CLI::App& app, BenchConfig& c);

@@ -73,7 +73,7 @@ class HostKernels final : public Kernels {
 std::unique_ptr<Kernels> make_host_kernels(DType t) { return std::make_unique<HostKernels>(t); }
 
 #if !defined(LAYERBENCH_HAVE_CUDA)
-std::unique_ptr<Kernels> make_cuda_kernels(DType) {
+std::unique_ptr<Kernels> make_cuda_kernels(DType, const std::string&) {
   throw Error("layerbench was built without CUDA: no cuDNN attention");
 }
 #endif

@@ -49,7 +49,8 @@ class Kernels {
 };
 
 std::unique_ptr<Kernels> make_host_kernels(DType t);
-// CUDA backend: copy kernels + cuDNN SDPA (bf16 only). Throws Error without CUDA support.
-std::unique_ptr<Kernels> make_cuda_kernels(DType t);
+// CUDA backend: copy kernels + cuDNN SDPA (bf16 only). `sdpa_path`: auto | unified |
+// composite (the cuDNN graph form). Throws Error without CUDA support.
+std::unique_ptr<Kernels> make_cuda_kernels(DType t, const std::string& sdpa_path = "auto");
 
 }  // namespace layerbench::attention

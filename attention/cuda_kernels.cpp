@@ -1,0 +1,41 @@
+// CUDA backend of Kernels: the copy kernels of layout_cuda.cu and cuDNN SDPA.
+#include "attention/cudnn_sdpa.hpp"
+#include "attention/kernels.hpp"
+#include "attention/layout_cuda.hpp"
+#include "collectives/cuda_internal.hpp"
+#include "collectives/error.hpp"
+
+namespace layerbench::attention {
+namespace {
+
+class CudaKernels final : public Kernels {
+ public:
+  CudaKernels(DType t, SdpaPath path) : dtype_(t), sdpa_(path) {
+    if (t != DType::bf16) throw UsageError("cuDNN attention runs in bf16 only");
+  }
+  void pack_heads(const void* x, void* dst, const SliceShape& p, int first, int n,
+                  Stream s) override {
+    detail::launch_pack_heads(x, dst, p, first, n, dtype_size(dtype_), layerbench::detail::cuda_stream(s));
+  }
+  void unpack_heads(const void* src, void* out, const SliceShape& p, int n, Stream s) override {
+    detail::launch_unpack_heads(src, out, p, n, dtype_size(dtype_), layerbench::detail::cuda_stream(s));
+  }
+  void attention(const void* q, const void* k, const void* v, void* o, const AttentionShape& a,
+                 Stream s) override {
+    sdpa_.run(q, k, v, o, a, layerbench::detail::cuda_stream(s));
+  }
+  void prepare(const AttentionShape& a) override { sdpa_.prepare(a); }
+  std::string describe() const override { return sdpa_.describe(); }
+
+ private:
+  DType dtype_;
+  CudnnSdpa sdpa_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernels> make_cuda_kernels(DType t, const std::string& sdpa_path) {
+  return std::make_unique<CudaKernels>(t, parse_sdpa_path(sdpa_path));
+}
+
+}  // namespace layerbench::attention
