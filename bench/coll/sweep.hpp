@@ -28,7 +28,8 @@ std::vector<std::uint64_t> size_steps(std::uint64_t begin, std::uint64_t end, do
 double busbw_factor(Op op, int n);
 
 struct Config {
-  harness::CommonOptions common;
+  // Free-running by default, like nccl-tests: per-iteration events in a back-to-back pipeline.
+  harness::CommonOptions common{.align = "none"};
   std::vector<std::string> ops{"all_gather", "all_to_all"};
   std::string min_bytes = "8", max_bytes = "64M";
   double step_factor = 2;

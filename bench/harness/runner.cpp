@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 namespace layerbench::harness {
 
@@ -22,27 +24,42 @@ reports::Measurement Runner::time(const std::string& name, const std::function<v
 
   reports::Measurement m;
   m.name = name;
-  m.samples_ms.resize(static_cast<std::size_t>(opts_.iterations));
-  auto timer = dev.make_timer();
+  const auto iters = static_cast<std::size_t>(opts_.iterations);
+  m.samples_ms.resize(iters);
   using steady = std::chrono::steady_clock;
-  for (int i = 0; i < opts_.iterations; ++i) {
-    if (opts_.barrier_align) {
-      dev.synchronize(s);
-      world_.control_barrier();
-    }
-    double ms = 0;
-    if (clock == Clock::device) {
-      timer->start(s);
+  if (!opts_.barrier_align && clock == Clock::device) {
+    // Free-running (nccl-tests style): iterations are enqueued back to back with a pair of
+    // events around each, and read after one final synchronisation, so launch latency overlaps
+    // the previous iteration as in a real pipeline. Ranks stay in step through the collectives.
+    std::vector<std::unique_ptr<Timer>> timers;
+    for (std::size_t i = 0; i < iters; ++i) timers.push_back(dev.make_timer());
+    for (std::size_t i = 0; i < iters; ++i) {
+      timers[i]->start(s);
       body(s);
-      timer->stop(s);
-      ms = timer->elapsed_ms();
-    } else {
-      const auto t0 = steady::now();
-      body(s);
-      dev.synchronize(s);
-      ms = std::chrono::duration<double, std::milli>(steady::now() - t0).count();
+      timers[i]->stop(s);
     }
-    m.samples_ms[static_cast<std::size_t>(i)] = ms;
+    for (std::size_t i = 0; i < iters; ++i) m.samples_ms[i] = timers[i]->elapsed_ms();
+  } else {
+    auto timer = dev.make_timer();
+    for (std::size_t i = 0; i < iters; ++i) {
+      if (opts_.barrier_align) {
+        dev.synchronize(s);
+        world_.control_barrier();
+      }
+      double ms = 0;
+      if (clock == Clock::device) {
+        timer->start(s);
+        body(s);
+        timer->stop(s);
+        ms = timer->elapsed_ms();
+      } else {
+        const auto t0 = steady::now();
+        body(s);
+        dev.synchronize(s);
+        ms = std::chrono::duration<double, std::milli>(steady::now() - t0).count();
+      }
+      m.samples_ms[i] = ms;
+    }
   }
   dev.synchronize_all();
   world_.control_max(m.samples_ms);

@@ -19,7 +19,9 @@ enum class Clock {
 struct TimingOptions {
   int warmup = 5;
   int iterations = 30;
-  bool barrier_align = true;  // host barrier before every iteration (labelled in the JSON)
+  // true: host sync + barrier before every iteration, each timed alone (cold start, aligned);
+  // false: free-running, iterations back to back with events around each (pipelined).
+  bool barrier_align = true;
 };
 
 class Runner {
