@@ -1,0 +1,132 @@
+#include "moe/config.hpp"
+
+#include "collectives/error.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace layerbench::moe {
+
+Layout parse_layout(const std::string& s) {
+  if (s == "sp") return Layout::sp;
+  if (s == "tp") return Layout::tp;
+  throw UsageError(fmt::format("--layout must be sp or tp, got '{}'", s));
+}
+
+void validate(const RunConfig& c) {
+  const Geometry& g = c.geo;
+  auto positive = [](std::int64_t v, const char* flag) {
+    if (v <= 0) throw UsageError(fmt::format("{} must be positive, got {}", flag, v));
+  };
+  positive(g.hidden, "--hidden");
+  positive(g.heads, "--moe-heads");
+  positive(g.experts, "--experts");
+  positive(g.topk, "--topk");
+  positive(g.intermediate, "--intermediate");
+  positive(c.tokens, "--tokens");
+  if (g.hidden % g.heads != 0)
+    throw UsageError(fmt::format("--hidden {} is not divisible by --moe-heads {}", g.hidden, g.heads));
+  if (g.topk > g.experts)
+    throw UsageError(fmt::format("--topk {} exceeds --experts {}", g.topk, g.experts));
+  // NOTES: the GPU kernels move rows in 16-byte vectors and hold one head's scores in a warp.
+  if (g.d_head() % 8 != 0)
+    throw UsageError(fmt::format("d_head = hidden/heads = {} must be a multiple of 8", g.d_head()));
+  if (g.experts > 1024) throw UsageError("--experts must be at most 1024 per head");
+  if (g.topk > 32) throw UsageError("--topk must be at most 32");
+  if (g.intermediate % 8 != 0) throw UsageError("--intermediate must be a multiple of 8");
+  if (!(g.scale > 0)) throw UsageError("--scale must be positive");
+  (void)parse_layout(c.layout);
+  for (auto s : c.split_sizes)
+    if (s <= 0) throw UsageError(fmt::format("--split-sizes entries must be positive, got {}", s));
+  if (!c.split_sizes.empty() && c.layout == "tp")
+    throw UsageError("--split-sizes applies to --layout sp (tp replicates the tokens; use --tokens)");
+  if (c.layers < 1) throw UsageError("--layers must be at least 1");
+  if (c.moe_layers < 1) throw UsageError("--moe-layers must be at least 1");
+  if (!c.ab.empty() && c.ab != "metadata") throw UsageError("--ab accepts only 'metadata'");
+  if (c.pairs < 2) throw UsageError("--pairs must be at least 2");
+  if (c.expert_gemm != "auto" && c.expert_gemm != "padded" && c.expert_gemm != "grouped")
+    throw UsageError("--expert-gemm must be auto, padded or grouped");
+  if (c.dense_gemm_size < 0) throw UsageError("--dense-gemm-size must be >= 0");
+}
+
+void validate_for_world(const RunConfig& c, int world) {
+  const Layout layout = parse_layout(c.layout);
+  if (layout == Layout::sp) {
+    if (!c.split_sizes.empty() && static_cast<int>(c.split_sizes.size()) != world)
+      throw UsageError(fmt::format("--split-sizes has {} entries but the world has {} ranks",
+                                   c.split_sizes.size(), world));
+  } else {
+    if (c.geo.heads % world != 0)
+      throw UsageError(fmt::format("--layout tp needs --moe-heads ({}) divisible by the world ({})",
+                                   c.geo.heads, world));
+    if (c.geo.intermediate % world != 0 || (c.geo.intermediate / world) % 8 != 0)
+      throw UsageError(fmt::format(
+          "--layout tp needs --intermediate ({}) divisible by 8 x the world ({})",
+          c.geo.intermediate, world));
+  }
+}
+
+Plan make_plan(const Geometry& g, Layout layout, int rank, int world,
+               const std::vector<std::int64_t>& splits) {
+  Plan p;
+  p.layout = layout;
+  p.rank = rank;
+  p.world = world;
+  p.hidden = g.hidden;
+  p.heads = g.heads;
+  p.d_head = g.d_head();
+  p.experts = g.experts;
+  p.topk = g.topk;
+  p.inter = g.intermediate;
+  p.scale = g.scale;
+  if (layout == Layout::sp) {
+    LB_CHECK(static_cast<int>(splits.size()) == world, "one split per rank");
+    p.heads_padded = (g.heads + world - 1) / world * world;
+    p.heads_local = p.heads_padded / world;
+    p.splits = splits;
+    p.local_tokens = splits[static_cast<std::size_t>(rank)];
+    p.token0 = std::accumulate(splits.begin(), splits.begin() + rank, std::int64_t{0});
+    p.global_tokens = std::accumulate(splits.begin(), splits.end(), std::int64_t{0});
+    p.moe_tokens = p.global_tokens;
+    p.inter_local = g.intermediate;
+    p.hidden_in_local = g.hidden;
+  } else {
+    LB_CHECK(g.heads % world == 0, "TP needs heads divisible by the world");
+    LB_CHECK(splits.size() == 1, "TP: one replicated token count");
+    p.heads_padded = g.heads;
+    p.heads_local = g.heads / world;
+    p.splits = splits;
+    p.local_tokens = splits[0];
+    p.token0 = 0;
+    p.global_tokens = splits[0];
+    p.moe_tokens = splits[0];
+    p.inter_local = g.intermediate / world;
+    p.hidden_in_local = g.hidden / world;
+  }
+  p.head0 = rank * p.heads_local;
+  p.heads_valid = std::clamp<std::int64_t>(g.heads - p.head0, 0, p.heads_local);
+  return p;
+}
+
+int modality_of(std::int64_t token, std::int64_t total) {
+  const std::int64_t span = std::max<std::int64_t>(total / 20, 1);
+  if (token < span) return kText;
+  if (token >= total / 2 && token < total / 2 + span) return kAudio;
+  return kVideo;
+}
+
+std::vector<Segment> modality_segments(std::int64_t begin, std::int64_t count, std::int64_t total) {
+  std::vector<Segment> out;
+  for (std::int64_t i = 0; i < count; ++i) {
+    const int m = modality_of(begin + i, total);
+    if (out.empty() || out.back().modality != m)
+      out.push_back({i, 1, m});
+    else
+      ++out.back().count;
+  }
+  return out;
+}
+
+}  // namespace layerbench::moe

@@ -1,0 +1,183 @@
+// Host implementation of the MoE primitives: fp32 everywhere, plain loops in a fixed order.
+// It is the numerical reference of the layer, so clarity and determinism beat speed here.
+#include "collectives/error.hpp"
+#include "moe/init.hpp"
+#include "moe/ops.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+namespace layerbench::moe {
+
+float swiglu7(float g, float u) {
+  const float gc = std::min(g, 7.0f);
+  const float uc = std::clamp(u, -7.0f, 7.0f);
+  return gc * (1.0f / (1.0f + std::exp(-1.702f * gc))) * (uc + 1.0f);
+}
+
+namespace {
+
+class HostOps final : public Ops {
+ public:
+  DType act() const override { return DType::fp32; }
+  std::string describe() const override { return "host fp32 loops"; }
+
+  void fill(void* dst, DType t, std::int64_t ld, std::uint64_t seed, std::uint32_t tensor,
+            std::int64_t rows, std::int64_t cols, std::int64_t full_cols, std::int64_t row0,
+            std::int64_t col0, float scale, Stream) override {
+    LB_CHECK(t == DType::fp32, "host tensors are fp32");
+    auto* out = static_cast<float*>(dst);
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t c = 0; c < cols; ++c)
+        out[r * ld + c] = seeded_value(
+            seed, tensor, static_cast<std::uint64_t>((row0 + r) * full_cols + col0 + c), scale);
+  }
+
+  void rms_norm(const void* x, const float* w, void* y, std::span<const Segment> segs,
+                std::int64_t h, Stream) override {
+    const auto* in = static_cast<const float*>(x);
+    auto* out = static_cast<float*>(y);
+    for (const auto& sg : segs) {
+      const float* wm = w + sg.modality * h;
+      for (std::int64_t i = sg.begin; i < sg.begin + sg.count; ++i) {
+        double ss = 0;
+        for (std::int64_t c = 0; c < h; ++c) ss += double(in[i * h + c]) * in[i * h + c];
+        const float inv = 1.0f / std::sqrt(static_cast<float>(ss / double(h)) + 1e-6f);
+        for (std::int64_t c = 0; c < h; ++c) out[i * h + c] = in[i * h + c] * inv * (wm[c] + 1.0f);
+      }
+    }
+  }
+
+  void linear(const void* a, std::int64_t lda, const void* w, std::int64_t ldw, void* c,
+              std::int64_t ldc, std::int64_t m, std::int64_t n, std::int64_t k, bool accumulate,
+              Stream) override {
+    const auto* A = static_cast<const float*>(a);
+    const auto* W = static_cast<const float*>(w);
+    auto* C = static_cast<float*>(c);
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        float acc = 0;
+        const float* ar = A + i * lda;
+        const float* wr = W + j * ldw;
+        for (std::int64_t q = 0; q < k; ++q) acc += ar[q] * wr[q];
+        C[i * ldc + j] = accumulate ? C[i * ldc + j] + acc : acc;
+      }
+  }
+
+  void swiglu_packed(const void* in, void* out, std::int64_t m, std::int64_t n, Stream) override {
+    const auto* x = static_cast<const float*>(in);
+    auto* y = static_cast<float*>(out);
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j)
+        y[i * n + j] = swiglu7(x[i * 2 * n + 2 * j], x[i * 2 * n + 2 * j + 1]);
+  }
+
+  void transpose_blocks(const void* in, void* out, std::int64_t a, std::int64_t b, std::int64_t w,
+                        Stream) override {
+    const auto* x = static_cast<const float*>(in);
+    auto* y = static_cast<float*>(out);
+    for (std::int64_t i = 0; i < a; ++i)
+      for (std::int64_t j = 0; j < b; ++j)
+        std::memcpy(y + (j * a + i) * w, x + (i * b + j) * w, static_cast<std::size_t>(w) * 4);
+  }
+
+  void add(const void* x, const void* y, void* out, std::int64_t n, Stream) override {
+    const auto* a = static_cast<const float*>(x);
+    const auto* b = static_cast<const float*>(y);
+    auto* o = static_cast<float*>(out);
+    for (std::int64_t i = 0; i < n; ++i) o[i] = a[i] + b[i];
+  }
+
+  void route(const RoutedArgs& r, Stream) override {
+    const auto* x = static_cast<const float*>(r.x);
+    const std::int64_t pairs = r.tokens * r.heads_valid;
+    idx_.assign(static_cast<std::size_t>(pairs * r.topk), 0);
+    prob_.assign(static_cast<std::size_t>(pairs * r.topk), 0.0f);
+    std::vector<float> score(static_cast<std::size_t>(r.experts));
+    std::vector<std::int32_t> order(static_cast<std::size_t>(r.experts));
+    for (std::int64_t t = 0; t < r.tokens; ++t)
+      for (std::int64_t h = 0; h < r.heads_valid; ++h) {
+        const float* xv = x + (t * r.heads_local + h) * r.d;
+        for (std::int64_t e = 0; e < r.experts; ++e) {
+          const float* g = r.gate + (h * r.experts + e) * r.d;
+          float logit = 0;
+          for (std::int64_t q = 0; q < r.d; ++q) logit += xv[q] * g[q];
+          score[static_cast<std::size_t>(e)] = 1.0f / (1.0f + std::exp(-logit));
+        }
+        // Selection on score + bias; ties go to the lower expert id (the CUDA path agrees).
+        std::iota(order.begin(), order.end(), 0);
+        const float* bias = r.bias + h * r.experts;
+        std::partial_sort(order.begin(), order.begin() + r.topk, order.end(),
+                          [&](std::int32_t a, std::int32_t b) {
+                            const float va = score[a] + bias[a], vb = score[b] + bias[b];
+                            return va > vb || (va == vb && a < b);
+                          });
+        float l1 = 0;
+        for (std::int64_t j = 0; j < r.topk; ++j) l1 += std::fabs(score[order[j]]);
+        const float norm = r.scale / std::max(l1, 1e-12f);
+        for (std::int64_t j = 0; j < r.topk; ++j) {
+          const auto a = static_cast<std::size_t>((t * r.heads_valid + h) * r.topk + j);
+          idx_[a] = order[static_cast<std::size_t>(j)];
+          prob_[a] = score[order[j]] * norm;
+        }
+      }
+  }
+
+  void experts(const RoutedArgs& r, Stream) override {
+    const auto* x = static_cast<const float*>(r.x);
+    const auto* w13 = static_cast<const float*>(r.w13);
+    const auto* wd = static_cast<const float*>(r.w_down);
+    auto* y = static_cast<float*>(r.y);
+    std::vector<float> gu(static_cast<std::size_t>(2 * r.inter)), act(static_cast<std::size_t>(r.inter)),
+        acc(static_cast<std::size_t>(r.d));
+    for (std::int64_t t = 0; t < r.tokens; ++t)
+      for (std::int64_t h = 0; h < r.heads_valid; ++h) {
+        const float* xv = x + (t * r.heads_local + h) * r.d;
+        std::fill(acc.begin(), acc.end(), 0.0f);
+        for (std::int64_t j = 0; j < r.topk; ++j) {  // fixed k order: deterministic
+          const auto a = static_cast<std::size_t>((t * r.heads_valid + h) * r.topk + j);
+          const std::int64_t e = h * r.experts + idx_[a];
+          const float* w = w13 + e * r.d * 2 * r.inter;  // (d, 2I)
+          std::fill(gu.begin(), gu.end(), 0.0f);
+          for (std::int64_t q = 0; q < r.d; ++q)
+            for (std::int64_t c = 0; c < 2 * r.inter; ++c) gu[c] += xv[q] * w[q * 2 * r.inter + c];
+          for (std::int64_t c = 0; c < r.inter; ++c) act[c] = swiglu7(gu[c], gu[r.inter + c]);
+          const float* dw = wd + e * r.inter * r.d;  // (I, d)
+          std::vector<float> out(static_cast<std::size_t>(r.d), 0.0f);
+          for (std::int64_t c = 0; c < r.inter; ++c)
+            for (std::int64_t q = 0; q < r.d; ++q) out[q] += act[c] * dw[c * r.d + q];
+          for (std::int64_t q = 0; q < r.d; ++q) acc[q] += prob_[a] * out[q];
+        }
+        std::copy(acc.begin(), acc.end(), y + (t * r.heads_local + h) * r.d);
+      }
+  }
+
+  std::vector<std::int64_t> expert_counts(const RoutedArgs& r) override {
+    std::vector<std::int64_t> c(static_cast<std::size_t>(r.heads_valid * r.experts), 0);
+    const std::int64_t pairs = r.tokens * r.heads_valid;
+    for (std::int64_t p = 0; p < pairs; ++p)
+      for (std::int64_t j = 0; j < r.topk; ++j) {
+        const std::int64_t h = p % r.heads_valid;
+        ++c[static_cast<std::size_t>(h * r.experts + idx_[static_cast<std::size_t>(p * r.topk + j)])];
+      }
+    return c;
+  }
+
+ private:
+  std::vector<std::int32_t> idx_;  // (tokens, heads_valid, topk) expert id within the head's bank
+  std::vector<float> prob_;        // (tokens, heads_valid, topk)
+};
+
+}  // namespace
+
+std::unique_ptr<Ops> make_host_ops() { return std::make_unique<HostOps>(); }
+
+#if !defined(LAYERBENCH_HAVE_CUDA)
+std::unique_ptr<Ops> make_cuda_ops(Device&, const std::string&) {
+  throw UsageError("this build has no CUDA support (use --backend host)");
+}
+#endif
+
+}  // namespace layerbench::moe

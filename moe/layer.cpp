@@ -1,0 +1,330 @@
+#include "moe/layer.hpp"
+
+#include "collectives/error.hpp"
+#include "moe/init.hpp"
+
+#include <cmath>
+#include <numeric>
+
+namespace layerbench::moe {
+
+namespace {
+std::uint64_t layer_seed(std::uint64_t seed, int layer) {
+  return splitmix64(seed ^ (0x4d6f45ull << 32) ^ static_cast<std::uint64_t>(layer));
+}
+float uniform_scale_for(std::int64_t fan_in) {  // unit-variance outputs for unit-variance inputs
+  return std::sqrt(3.0f / static_cast<float>(fan_in));
+}
+}  // namespace
+
+MoeLayer::MoeLayer(const Plan& plan, Communicator& ep, std::unique_ptr<Ops> ops,
+                   std::uint64_t seed, int layer_index)
+    : plan_(plan), ep_(ep), ops_(std::move(ops)), act_(ops_->act()), act_size_(dtype_size(act_)) {
+  LB_CHECK(ep_.size() == plan_.world && ep_.rank() == plan_.rank, "plan matches the EP group");
+  segs_ = modality_segments(plan_.token0, plan_.local_tokens, plan_.global_tokens);
+  alloc_weights();
+  const Stream s = ep_.device().compute_stream();
+  fill_weights(layer_seed(seed, layer_index), s);
+
+  const auto N = static_cast<std::size_t>(plan_.local_tokens);
+  const auto H = static_cast<std::size_t>(plan_.hidden);
+  const auto rw = static_cast<std::size_t>(plan_.width_local());
+  const auto T = static_cast<std::size_t>(plan_.moe_tokens);
+  const auto P = static_cast<std::size_t>(plan_.world);
+  const auto Il = static_cast<std::size_t>(plan_.inter_local);
+  normed_ = zeros(N * H * act_size_);
+  routed_ = zeros(N * H * act_size_);
+  fc1cat_ = zeros(N * 4 * Il * act_size_);
+  act_buf_ = zeros(N * 2 * Il * act_size_);
+  shared_ = zeros(N * H * act_size_);
+  moe_out_ = zeros(T * rw * act_size_);
+  if (plan_.layout == Layout::sp) {
+    heads_ = zeros(N * P * rw * act_size_);
+    send_ = zeros(P * N * rw * act_size_);
+    moe_in_ = zeros(T * rw * act_size_);
+    back_ = zeros(P * N * rw * act_size_);
+    merge_in_ = zeros(N * P * rw * act_size_);
+    a2a_counts(plan_.splits);
+  } else {
+    heads_ = zeros(N * rw * act_size_);
+    shared2_ = zeros(N * H * act_size_);
+  }
+  ep_.device().synchronize(s);
+}
+
+Buffer MoeLayer::zeros(std::size_t bytes) {
+  auto& dev = ep_.device();
+  Buffer b = dev.alloc(std::max<std::size_t>(bytes, 16));
+  dev.memset(b.data(), 0, b.bytes(), dev.compute_stream());
+  return b;
+}
+
+Buffer MoeLayer::make_activation() const {
+  auto& dev = ep_.device();
+  Buffer b = dev.alloc(static_cast<std::size_t>(plan_.local_tokens * plan_.hidden) * act_size_);
+  dev.memset(b.data(), 0, b.bytes(), dev.compute_stream());
+  return b;
+}
+
+void MoeLayer::fill_input(void* x, std::uint64_t seed, Stream s) {
+  ops_->fill(x, act_, plan_.hidden, seed, kInput, plan_.local_tokens, plan_.hidden, plan_.hidden,
+             plan_.token0, 0, std::sqrt(3.0f), s);
+}
+
+void MoeLayer::alloc_weights() {
+  const auto H = static_cast<std::size_t>(plan_.hidden);
+  const auto Hin = static_cast<std::size_t>(plan_.hidden_in_local);
+  const auto Hl = static_cast<std::size_t>(plan_.heads_local);
+  const auto E = static_cast<std::size_t>(plan_.experts);
+  const auto dh = static_cast<std::size_t>(plan_.d_head);
+  const auto I = static_cast<std::size_t>(plan_.inter);
+  const auto Il = static_cast<std::size_t>(plan_.inter_local);
+  norm_w_ = zeros(kNumModalities * H * 4);
+  w_split_ = zeros(Hin * H * act_size_);
+  w_merge_ = zeros(H * Hin * act_size_);
+  gate_ = zeros(Hl * E * dh * 4);  // padded heads keep zero weights
+  bias_ = zeros(Hl * E * 4);
+  w13_ = zeros(Hl * E * dh * 2 * I * act_size_);
+  w_down_ = zeros(Hl * E * I * dh * act_size_);
+  fc1_ = zeros(2 * Il * H * act_size_);
+  mfc1_ = zeros(kNumModalities * 2 * Il * H * act_size_);
+  fc2_ = zeros(H * Il * act_size_);
+  mfc2_ = zeros(kNumModalities * H * Il * act_size_);
+}
+
+void MoeLayer::fill_weights(std::uint64_t seed, Stream s) {
+  Ops& o = *ops_;
+  const Plan& p = plan_;
+  const std::int64_t H = p.hidden, Hin = p.hidden_in_local, E = p.experts, dh = p.d_head,
+                     I = p.inter, Il = p.inter_local;
+  const std::int64_t t = p.rank;  // TP slice index (SP: slices are whole tensors)
+  const bool tp = p.layout == Layout::tp;
+  o.fill(norm_w_.data(), DType::fp32, H, seed, kNormWeight, kNumModalities, H, H, 0, 0, 0.1f, s);
+  // split: column parallel = rows [t*Hin, (t+1)*Hin) of [H_out, H_in]
+  o.fill(w_split_.data(), act_, H, seed, kSplit, Hin, H, H, tp ? t * Hin : 0, 0,
+         uniform_scale_for(H), s);
+  // merge: row parallel = columns [t*Hin, ...) of [H, H]
+  o.fill(w_merge_.data(), act_, Hin, seed, kMerge, H, Hin, H, 0, tp ? t * Hin : 0,
+         uniform_scale_for(H), s);
+  const std::int64_t hv = p.heads_valid;
+  if (hv > 0) {
+    const std::int64_t e0 = p.head0 * E;  // first flattened expert of this rank
+    o.fill(gate_.data(), DType::fp32, dh, seed, kRouterGate, hv * E, dh, dh, e0, 0,
+           uniform_scale_for(dh), s);
+    o.fill(bias_.data(), DType::fp32, E, seed, kExpertBias, hv, E, E, p.head0, 0, 0.05f, s);
+    auto* w13 = static_cast<char*>(w13_.data());
+    o.fill(w13, act_, 2 * I, seed, kExpertGate, hv * E * dh, I, I, e0 * dh, 0,
+           uniform_scale_for(dh), s);
+    o.fill(w13 + static_cast<std::size_t>(I) * act_size_, act_, 2 * I, seed, kExpertUp,
+           hv * E * dh, I, I, e0 * dh, 0, uniform_scale_for(dh), s);
+    o.fill(w_down_.data(), act_, dh, seed, kExpertDown, hv * E * I, dh, dh, e0 * I, 0,
+           uniform_scale_for(I), s);
+  }
+  o.fill(fc1_.data(), act_, H, seed, kSharedFc1, 2 * Il, H, H, t * 2 * Il * tp, 0,
+         uniform_scale_for(H), s);
+  o.fill(fc2_.data(), act_, Il, seed, kSharedFc2, H, Il, I, 0, tp ? t * Il : 0,
+         uniform_scale_for(I), s);
+  for (int m = 0; m < kNumModalities; ++m) {
+    auto* f1 = static_cast<char*>(mfc1_.data()) + static_cast<std::size_t>(m * 2 * Il * H) * act_size_;
+    o.fill(f1, act_, H, seed, kModalityFc1, 2 * Il, H, H, m * 2 * I + (tp ? t * 2 * Il : 0), 0,
+           uniform_scale_for(H), s);
+    auto* f2 = static_cast<char*>(mfc2_.data()) + static_cast<std::size_t>(m * H * Il) * act_size_;
+    o.fill(f2, act_, Il, seed, kModalityFc2, H, Il, I, m * H, tp ? t * Il : 0,
+           uniform_scale_for(I), s);
+  }
+}
+
+void MoeLayer::a2a_counts(std::span<const std::int64_t> splits) {
+  const auto P = static_cast<std::size_t>(plan_.world);
+  const auto rw = static_cast<std::size_t>(plan_.width_local());
+  const auto N = static_cast<std::size_t>(plan_.local_tokens);
+  sc_.assign(P, N * rw);
+  sd_.resize(P);
+  rc_.resize(P);
+  rd_.resize(P);
+  std::size_t off = 0;
+  for (std::size_t r = 0; r < P; ++r) {
+    sd_[r] = r * N * rw;  // chunk r: my tokens for head shard r
+    rc_[r] = static_cast<std::size_t>(splits[r]) * rw;  // rank r's tokens, in sequence order
+    rd_[r] = off;
+    off += rc_[r];
+  }
+}
+
+void MoeLayer::pre_norm(const void* x, Stream s) {
+  ops_->rms_norm(x, norm_w_.as<float>(), normed_.data(), segs_, plan_.hidden, s);
+}
+
+void MoeLayer::split_linear(Stream s) {
+  // SP: (N, hidden) -> (N, Hpad*dh) with ld Hpad*dh, the padded head columns untouched (zero).
+  // TP: column parallel -> (N, Hl*dh), exactly this rank's heads.
+  const std::int64_t ld = plan_.layout == Layout::sp ? plan_.heads_padded * plan_.d_head
+                                                     : plan_.hidden_in_local;
+  ops_->linear(normed_.data(), plan_.hidden, w_split_.data(), plan_.hidden, heads_.data(), ld,
+               plan_.local_tokens, plan_.hidden_in_local, plan_.hidden, false, s);
+}
+
+std::vector<std::int64_t> MoeLayer::exchange_sizes() {
+  return ep_.scalar_exchange(plan_.local_tokens);
+}
+
+void MoeLayer::ep_dispatch(std::span<const std::int64_t> splits, Stream s) {
+  LB_CHECK(plan_.layout == Layout::sp, "dispatch is the SP path");
+  LB_CHECK(std::equal(splits.begin(), splits.end(), plan_.splits.begin(), plan_.splits.end()),
+           "the split sizes disagree with the layer's plan");
+  // (N, P, Hl*dh) -> (P, N, Hl*dh): chunk p holds my tokens for the heads of rank p.
+  ops_->transpose_blocks(heads_.data(), send_.data(), plan_.local_tokens, plan_.world,
+                         plan_.width_local(), s);
+  ep_.all_to_allv(send_.data(), sc_, sd_, moe_in_.data(), rc_, rd_, act_, s);
+}
+
+RoutedArgs MoeLayer::routed_args() {
+  RoutedArgs r;
+  r.x = plan_.layout == Layout::sp ? moe_in_.data() : heads_.data();
+  r.gate = gate_.as<float>();
+  r.bias = bias_.as<float>();
+  r.w13 = w13_.data();
+  r.w_down = w_down_.data();
+  r.y = moe_out_.data();
+  r.tokens = plan_.moe_tokens;
+  r.heads_local = plan_.heads_local;
+  r.heads_valid = plan_.heads_valid;
+  r.experts = plan_.experts;
+  r.d = plan_.d_head;
+  r.inter = plan_.inter;
+  r.topk = plan_.topk;
+  r.scale = static_cast<float>(plan_.scale);
+  return r;
+}
+
+std::int64_t MoeLayer::expert_assignments() const {
+  return plan_.moe_tokens * plan_.heads_valid * plan_.topk;
+}
+
+void MoeLayer::route(Stream s) {
+  if (plan_.heads_valid == 0) return;  // a rank that owns only padding computes nothing
+  ops_->route(routed_args(), s);
+}
+
+void MoeLayer::experts(Stream s) {
+  if (plan_.heads_valid == 0) return;
+  ops_->experts(routed_args(), s);
+}
+
+void MoeLayer::ep_undispatch(std::span<const std::int64_t> splits, Stream s) {
+  LB_CHECK(plan_.layout == Layout::sp, "undispatch is the SP path");
+  LB_CHECK(std::equal(splits.begin(), splits.end(), plan_.splits.begin(), plan_.splits.end()),
+           "the split sizes disagree with the layer's plan");
+  // Inverse exchange: rank r's tokens go home; back is (P, N, Hl*dh), head shard p in chunk p.
+  ep_.all_to_allv(moe_out_.data(), rc_, rd_, back_.data(), sc_, sd_, act_, s);
+  ops_->transpose_blocks(back_.data(), merge_in_.data(), plan_.world, plan_.local_tokens,
+                         plan_.width_local(), s);
+}
+
+void MoeLayer::merge_linear(Stream s) {
+  // SP: (N, Hpad*dh) with only the first H*dh columns real -> k = hidden, lda = Hpad*dh.
+  // TP: row parallel (N, Hl*dh) x (hidden, Hl*dh)^T -> partial (N, hidden).
+  const bool sp = plan_.layout == Layout::sp;
+  const void* a = sp ? merge_in_.data() : moe_out_.data();
+  const std::int64_t lda = sp ? plan_.heads_padded * plan_.d_head : plan_.hidden_in_local;
+  ops_->linear(a, lda, w_merge_.data(), plan_.hidden_in_local, routed_.data(), plan_.hidden,
+               plan_.local_tokens, plan_.hidden, plan_.hidden_in_local, false, s);
+}
+
+void MoeLayer::tp_reduction(Stream s) {
+  if (plan_.layout != Layout::tp) return;
+  const auto n = static_cast<std::size_t>(plan_.local_tokens * plan_.hidden);
+  ep_.all_reduce(routed_.data(), routed_.data(), n, act_, s);
+}
+
+void MoeLayer::shared_branch(Stream s) {
+  const std::int64_t N = plan_.local_tokens, H = plan_.hidden, Il = plan_.inter_local;
+  auto* cat = static_cast<char*>(fc1cat_.data());
+  // fc1 -> cat[:, 0:2Il]; modality fc1 -> cat[:, 2Il:4Il], one weight per modality run.
+  ops_->linear(normed_.data(), H, fc1_.data(), H, cat, 4 * Il, N, 2 * Il, H, false, s);
+  for (const auto& g : segs_) {
+    const auto* w = static_cast<const char*>(mfc1_.data()) +
+                    static_cast<std::size_t>(g.modality * 2 * Il * H) * act_size_;
+    ops_->linear(static_cast<const char*>(normed_.data()) + static_cast<std::size_t>(g.begin * H) * act_size_,
+                 H, w, H, cat + static_cast<std::size_t>(g.begin * 4 * Il + 2 * Il) * act_size_,
+                 4 * Il, g.count, 2 * Il, H, false, s);
+  }
+  // SwiGLU7 over the packed concat -> (N, 2Il) = [fc2 input (Il) | modality fc2 input (Il)].
+  ops_->swiglu_packed(cat, act_buf_.data(), N, 2 * Il, s);
+  ops_->linear(act_buf_.data(), 2 * Il, fc2_.data(), Il, shared_.data(), H, N, H, Il, false, s);
+  const bool tp = plan_.layout == Layout::tp;
+  void* dst2 = tp ? shared2_.data() : shared_.data();
+  const auto* a2 = static_cast<const char*>(act_buf_.data()) + static_cast<std::size_t>(Il) * act_size_;
+  for (const auto& g : segs_) {
+    const auto* w = static_cast<const char*>(mfc2_.data()) +
+                    static_cast<std::size_t>(g.modality * H * Il) * act_size_;
+    ops_->linear(a2 + static_cast<std::size_t>(g.begin * 2 * Il) * act_size_, 2 * Il, w, Il,
+                 static_cast<char*>(dst2) + static_cast<std::size_t>(g.begin * H) * act_size_, H,
+                 g.count, H, Il, !tp, s);
+  }
+  if (tp) {  // row-parallel fc2s: each its own all-reduce (the reference's layout)
+    const auto n = static_cast<std::size_t>(N * H);
+    ep_.all_reduce(shared_.data(), shared_.data(), n, act_, s);
+    ep_.all_reduce(shared2_.data(), shared2_.data(), n, act_, s);
+    ops_->add(shared_.data(), shared2_.data(), shared_.data(), N * H, s);
+  }
+}
+
+void MoeLayer::finish(void* out, Stream s) {
+  ops_->add(routed_.data(), shared_.data(), out, plan_.local_tokens * plan_.hidden, s);
+}
+
+void MoeLayer::routed_branch(std::optional<std::span<const std::int64_t>> splits, Stream s) {
+  split_linear(s);
+  if (plan_.layout == Layout::sp) {
+    std::vector<std::int64_t> exchanged;
+    if (!splits) {  // legacy: per-layer scalar all_gather + host read
+      exchanged = exchange_sizes();
+      splits = std::span<const std::int64_t>(exchanged);
+    }
+    ep_dispatch(*splits, s);
+    route(s);
+    experts(s);
+    ep_undispatch(*splits, s);
+  } else {
+    route(s);
+    experts(s);
+  }
+  merge_linear(s);
+  tp_reduction(s);
+}
+
+void MoeLayer::forward(const void* x, void* out,
+                       std::optional<std::span<const std::int64_t>> splits, Stream s) {
+  pre_norm(x, s);
+  routed_branch(splits, s);
+  shared_branch(s);
+  finish(out, s);
+}
+
+void MoeLayer::branches(std::span<const std::int64_t> splits, bool overlapped, Stream s) {
+  LB_CHECK(plan_.layout == Layout::sp, "the overlap probe is the SP path");
+  if (!overlapped) {
+    ep_dispatch(splits, s);
+    route(s);
+    experts(s);
+    ep_undispatch(splits, s);
+    shared_branch(s);
+    return;
+  }
+  ops_->transpose_blocks(heads_.data(), send_.data(), plan_.local_tokens, plan_.world,
+                         plan_.width_local(), s);
+  auto h = ep_.all_to_allv_async(send_.data(), sc_, sd_, moe_in_.data(), rc_, rd_, act_, s);
+  // NOTES: the host backend has no asynchronous progress (and Open MPI's libnbc fails an
+  // Ialltoallv left pending across long host compute), so there the probe completes the
+  // dispatch first; on the cuda backend the all-to-all runs on the comm stream under the
+  // shared branch on the compute stream.
+  if (ep_.backend() == Backend::host) h->wait(s);
+  shared_branch(s);
+  h->wait(s);
+  route(s);
+  experts(s);
+  ep_undispatch(splits, s);
+}
+
+}  // namespace layerbench::moe

@@ -1,0 +1,77 @@
+#pragma once
+// The compute primitives of the MoE layer, behind one interface with two implementations:
+//   host: fp32 activations and weights, plain loops (the numerical reference);
+//   cuda: bf16 activations and weights, fp32 router / SwiGLU7 / accumulation; cuBLAS GEMMs,
+//         a grouped expert GEMM and CUDA kernels for routing, permutation, SwiGLU7, combine.
+// "act" below is the backend's activation type (fp32 on host, bf16 on cuda). All pointers are
+// in the backend's memory; every call enqueues on `s` (host: runs synchronously).
+// An Ops object owns the workspace of the routed experts, so use one per layer.
+#include "collectives/device.hpp"
+#include "moe/config.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace layerbench::moe {
+
+// The routed-expert problem of one rank: local heads [0, heads_valid) of x.
+struct RoutedArgs {
+  const void* x = nullptr;          // act  (tokens, heads_local, d)
+  const float* gate = nullptr;      // fp32 (heads_local, experts, d)    router weight
+  const float* bias = nullptr;      // fp32 (heads_local, experts)       selection-only bias
+  const void* w13 = nullptr;        // act  (heads_local*experts, d, 2*inter): [gate | up] columns
+  const void* w_down = nullptr;     // act  (heads_local*experts, inter, d)
+  void* y = nullptr;                // act  (tokens, heads_local, d)  heads >= heads_valid untouched
+  std::int64_t tokens = 0, heads_local = 0, heads_valid = 0, experts = 0, d = 0, inter = 0, topk = 0;
+  float scale = 4.9f;
+};
+
+struct LinearSeg {  // one GEMM of a modality-grouped linear: rows [row0, row0+rows) use `w`
+  std::int64_t row0 = 0, rows = 0;
+  const void* w = nullptr;
+};
+
+class Ops {
+ public:
+  virtual ~Ops() = default;
+  virtual DType act() const = 0;
+  virtual std::string describe() const = 0;
+
+  // dst[r, c] (leading dim ld) = seeded_value(seed, tensor, (row0 + r) * full_cols + col0 + c)
+  // for a [rows, cols] slice of a logical [*, full_cols] tensor, stored as `t`.
+  virtual void fill(void* dst, DType t, std::int64_t ld, std::uint64_t seed, std::uint32_t tensor,
+                    std::int64_t rows, std::int64_t cols, std::int64_t full_cols, std::int64_t row0,
+                    std::int64_t col0, float scale, Stream s) = 0;
+  // y = x * rsqrt(mean(x^2) + 1e-6) * (w[modality] + 1), fp32 math. x, y: act (n, h).
+  virtual void rms_norm(const void* x, const float* w /*(3, h)*/, void* y,
+                        std::span<const Segment> segs, std::int64_t h, Stream s) = 0;
+  // C[m, n] (ldc) = A[m, k] (lda) * W[n, k]^T (ldw)  (+ C when accumulate). nn.Linear.
+  virtual void linear(const void* a, std::int64_t lda, const void* w, std::int64_t ldw, void* c,
+                      std::int64_t ldc, std::int64_t m, std::int64_t n, std::int64_t k,
+                      bool accumulate, Stream s) = 0;
+  // Packed SwiGLU7: in (m, 2n) with gate on even and up on odd channels -> out (m, n).
+  virtual void swiglu_packed(const void* in, void* out, std::int64_t m, std::int64_t n,
+                             Stream s) = 0;
+  // in viewed (a, b, w) -> out (b, a, w): the dispatch / undispatch permutations.
+  virtual void transpose_blocks(const void* in, void* out, std::int64_t a, std::int64_t b,
+                                std::int64_t w, Stream s) = 0;
+  virtual void add(const void* x, const void* y, void* out, std::int64_t n, Stream s) = 0;
+  // Router: sigmoid scores, top-k of score + bias, L1 normalise, scale. Keeps the result.
+  virtual void route(const RoutedArgs& r, Stream s) = 0;
+  // Experts for the last route(): gate/up GEMMs, SwiGLU7, down GEMM, fixed-order combine into y.
+  virtual void experts(const RoutedArgs& r, Stream s) = 0;
+  // Assignments per local expert of the last route() (host copy; may synchronise).
+  virtual std::vector<std::int64_t> expert_counts(const RoutedArgs& r) = 0;
+};
+
+std::unique_ptr<Ops> make_host_ops();
+// expert_gemm: "auto" | "padded" | "grouped". Throws without CUDA support.
+std::unique_ptr<Ops> make_cuda_ops(Device& dev, const std::string& expert_gemm);
+
+// SwiGLU7 on one (gate, up) pair, fp32: min(g,7) * sigmoid(1.702 min(g,7)) * (clamp(u,-7,7)+1).
+float swiglu7(float g, float u);
+
+}  // namespace layerbench::moe

@@ -1,0 +1,234 @@
+// Component profile of the MoE layer: every component timed on its own over the layer's
+// persistent buffers (filled by a checked forward first), rank-max samples.
+#include "moe/profile.hpp"
+
+#include "collectives/error.hpp"
+#include "moe/init.hpp"
+#include "moe/report.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace layerbench::moe {
+
+using harness::Clock;
+
+void add_flags(CLI::App& app, RunConfig& c) {
+  app.add_option("--hidden", c.geo.hidden, "hidden size");
+  app.add_option("--moe-heads", c.geo.heads, "MoE heads (d_head = hidden / heads)");
+  app.add_option("--experts", c.geo.experts, "experts per head");
+  app.add_option("--topk", c.geo.topk, "experts per (token, head)");
+  app.add_option("--intermediate", c.geo.intermediate, "expert / shared intermediate size");
+  app.add_option("--scale", c.geo.scale, "routing scale");
+  app.add_option("--tokens", c.tokens, "local tokens per rank (sp) or replicated tokens (tp)");
+  app.add_option("--split-sizes", c.split_sizes, "sp: tokens per rank, one per rank")->delimiter(',');
+  app.add_option("--layout", c.layout, "sp | tp");
+  app.add_option("--layers", c.layers, "stack depth for the stack figures and --ab");
+  app.add_option("--moe-layers", c.moe_layers, "MoE layers per forward (derived lines)");
+  app.add_option("--ab", c.ab, "metadata: interleaved A/B, per-layer exchange vs reused splits");
+  app.add_option("--pairs", c.pairs, "A/B pairs");
+  app.add_option("--expert-gemm", c.expert_gemm, "cuda expert GEMM: auto | padded | grouped");
+  app.add_option("--dense-gemm-size", c.dense_gemm_size, "reference dense GEMM M=N=K (0: auto)");
+  app.add_flag("--skip-check", c.skip_check, "skip the pre-timing consistency check");
+}
+
+std::unique_ptr<MoeLayer> make_layer(const RunConfig& c, Communicator& ep, std::uint64_t seed) {
+  validate_for_world(c, ep.size());
+  const Layout layout = parse_layout(c.layout);
+  std::vector<std::int64_t> splits;
+  if (layout == Layout::sp)
+    splits = c.split_sizes.empty() ? std::vector<std::int64_t>(static_cast<std::size_t>(ep.size()), c.tokens)
+                                   : c.split_sizes;
+  else
+    splits = {c.tokens};
+  const Plan plan = make_plan(c.geo, layout, ep.rank(), ep.size(), splits);
+  auto ops = ep.backend() == Backend::cuda ? make_cuda_ops(ep.device(), c.expert_gemm) : make_host_ops();
+  return std::make_unique<MoeLayer>(plan, ep, std::move(ops), seed);
+}
+
+void* run_stack(MoeLayer& layer, void* a, void* b, int layers, bool reuse, Stream s) {
+  const auto splits = std::span<const std::int64_t>(layer.plan().splits);
+  for (int l = 0; l < layers; ++l) {
+    // NOTES: this is where the transformer hands its request-scoped split to each MoE layer;
+    // without it every layer pays a scalar all_gather plus a host read.
+    layer.forward(a, b, reuse ? std::optional(splits) : std::nullopt, s);
+    std::swap(a, b);
+  }
+  return a;
+}
+
+namespace {
+
+bool bitwise_equal(Device& dev, const void* x, const void* y, std::size_t bytes) {
+  const auto a = dev.download<std::uint8_t>(x, bytes);
+  const auto b = dev.download<std::uint8_t>(y, bytes);
+  return std::memcmp(a.data(), b.data(), bytes) == 0;
+}
+
+// Reused split sizes and the per-layer exchange must give bit-identical output, the first
+// with zero scalar exchanges; the output must be finite.
+nlohmann::json check(MoeLayer& layer, const void* x, Stream s) {
+  auto& dev = layer.ep().device();
+  Buffer o1 = layer.make_activation(), o2 = layer.make_activation();
+  const auto n0 = layer.ep().scalar_exchange_count();
+  layer.forward(x, o1.data(), std::span<const std::int64_t>(layer.plan().splits), s);
+  dev.synchronize(s);
+  const auto n1 = layer.ep().scalar_exchange_count();
+  layer.forward(x, o2.data(), std::nullopt, s);
+  dev.synchronize(s);
+  const auto n2 = layer.ep().scalar_exchange_count();
+  const std::size_t bytes = o1.bytes();
+  double same = bitwise_equal(dev, o1.data(), o2.data(), bytes) ? 1.0 : 0.0;
+  double finite = 1.0;
+  if (layer.act_bytes() == 4) {
+    for (float v : dev.download<float>(o1.data(), bytes / 4)) finite = std::isfinite(v) ? finite : 0.0;
+  } else {
+    for (std::uint16_t v : dev.download<std::uint16_t>(o1.data(), bytes / 2))
+      finite = (v & 0x7f80u) == 0x7f80u ? 0.0 : finite;
+  }
+  double flags[2] = {1.0 - same, 1.0 - finite};
+  layer.ep().control_max(flags);
+  nlohmann::json j = {{"reuse_vs_exchange_bit_identical", flags[0] == 0.0},
+                      {"output_finite", flags[1] == 0.0},
+                      {"scalar_exchanges_reused", n1 - n0},
+                      {"scalar_exchanges_per_layer_path", n2 - n1}};
+  const bool sp = layer.plan().layout == Layout::sp;
+  if (flags[0] != 0.0 || flags[1] != 0.0 || n1 != n0 || (sp && n2 - n1 != 1))
+    throw Error("moe consistency check failed: " + j.dump());
+  return j;
+}
+
+double gemm_flops(double m, double n, double k) { return 2.0 * m * n * k; }
+
+}  // namespace
+
+int run(harness::Context& ctx, const RunConfig& c) {
+  Communicator& world = ctx.world;
+  auto layer_ptr = make_layer(c, world, c.common.seed);
+  MoeLayer& layer = *layer_ptr;
+  const Plan& p = layer.plan();
+  auto& dev = world.device();
+  const Stream s = dev.compute_stream();
+  const bool sp = p.layout == Layout::sp;
+  const auto splits = std::span<const std::int64_t>(p.splits);
+
+  Buffer x = layer.make_activation(), out = layer.make_activation();
+  layer.fill_input(x.data(), c.common.seed, s);
+  dev.synchronize(s);
+  nlohmann::json checks = c.skip_check ? nlohmann::json{{"skipped", true}} : check(layer, x.data(), s);
+  layer.forward(x.data(), out.data(), splits, s);  // every buffer holds live data from here on
+  dev.synchronize(s);
+
+  harness::Runner runner(world, harness::timing_from(c.common));
+  std::vector<ComponentResult> comps;
+  auto add = [&](const std::string& name, const std::function<void(Stream)>& body, Clock clock,
+                 bool in_layer, double flops = 0, double bytes = 0) {
+    ComponentResult r;
+    if (std::getenv("LB_MOE_TRACE")) std::fprintf(stderr, "[moe] %s\n", name.c_str());
+    r.m = runner.time(name, body, clock);
+    r.m.group = c.layout;
+    r.in_layer = in_layer;
+    r.flops = flops;
+    r.bytes = bytes;
+    comps.push_back(std::move(r));
+  };
+  const double N = static_cast<double>(p.local_tokens), H = static_cast<double>(p.hidden);
+  const double Hin = static_cast<double>(p.hidden_in_local), Il = static_cast<double>(p.inter_local);
+  const double act_b = static_cast<double>(layer.act_bytes());
+  const double a2a_bytes = N * static_cast<double>(p.heads_padded * p.d_head) * act_b;
+  const double expert_flops = static_cast<double>(layer.expert_assignments()) *
+                              gemm_flops(1, 3.0 * static_cast<double>(p.inter), static_cast<double>(p.d_head));
+  const double shared_flops = gemm_flops(N, 4 * Il, H) + gemm_flops(N, H, 2 * Il);
+
+  add("pre_norm", [&](Stream st) { layer.pre_norm(x.data(), st); }, Clock::device, true);
+  add("split_linear", [&](Stream st) { layer.split_linear(st); }, Clock::device, true, gemm_flops(N, Hin, H));
+  add("seq_size_exchange", [&](Stream) { (void)layer.exchange_sizes(); }, Clock::host, false,
+      0, 8.0 * p.world);
+  if (sp) add("ep_dispatch", [&](Stream st) { layer.ep_dispatch(splits, st); }, Clock::device, true, 0, a2a_bytes);
+  add("routing", [&](Stream st) { layer.route(st); }, Clock::device, true,
+      gemm_flops(static_cast<double>(p.moe_tokens * p.heads_valid), static_cast<double>(p.experts), static_cast<double>(p.d_head)));
+  add("local_expert_compute", [&](Stream st) { layer.route(st); layer.experts(st); }, Clock::device,
+      true, expert_flops);
+  if (sp) add("ep_undispatch", [&](Stream st) { layer.ep_undispatch(splits, st); }, Clock::device, true, 0, a2a_bytes);
+  add("merge_linear", [&](Stream st) { layer.merge_linear(st); }, Clock::device, true, gemm_flops(N, H, Hin));
+  // TP: the layer's [N, hidden] all-reduce. SP: the same collective as a probe over the world,
+  // with the balanced token count so that every rank reduces the same number of elements.
+  const DType act = layer.ops().act();
+  const std::int64_t red_tokens = sp ? p.global_tokens / p.world : p.local_tokens;
+  const auto nelem = static_cast<std::size_t>(red_tokens * p.hidden);
+  Buffer red_in = dev.alloc(nelem * layer.act_bytes()), red_out = dev.alloc(nelem * layer.act_bytes());
+  layer.ops().fill(red_in.data(), act, p.hidden, c.common.seed, kDenseA, red_tokens, p.hidden,
+                   p.hidden, 0, 0, 1.0f, s);
+  dev.synchronize(s);
+  add("tp_reduction", [&](Stream st) { world.all_reduce(red_in.data(), red_out.data(), nelem, act, st); },
+      Clock::device, !sp, 0, static_cast<double>(nelem) * act_b);
+  add("shared_branch", [&](Stream st) { layer.shared_branch(st); }, Clock::device, true, shared_flops);
+  add("routed_branch", [&](Stream st) { layer.routed_branch(splits, st); }, Clock::device, true);
+  add("whole_layer", [&](Stream st) { layer.forward(x.data(), out.data(), splits, st); }, Clock::device, true);
+  add("moe_per_layer_exchange", [&](Stream st) { layer.routed_branch(std::nullopt, st); }, Clock::host, false);
+  add("moe_reused_split_sizes", [&](Stream st) { layer.routed_branch(splits, st); }, Clock::host, false);
+  if (sp) {
+    add("branches_serialized", [&](Stream st) { layer.branches(splits, false, st); }, Clock::device, false);
+    add("branches_overlapped", [&](Stream st) { layer.branches(splits, true, st); }, Clock::device, false);
+  }
+  Buffer sa = layer.make_activation(), sb = layer.make_activation();
+  if (c.layers > 1) {
+    auto stack = [&](bool reuse) {
+      return [&, reuse](Stream st) {
+        dev.copy(sa.data(), x.data(), sa.bytes(), st);
+        run_stack(layer, sa.data(), sb.data(), c.layers, reuse, st);
+      };
+    };
+    add("stack_per_layer_exchange", stack(false), Clock::host, false);
+    add("stack_reused_split_sizes", stack(true), Clock::host, false);
+  }
+
+  // Dense bf16 (fp32 on host) GEMM reference, measured in the same run.
+  const std::int64_t g = c.dense_gemm_size > 0 ? c.dense_gemm_size : (world.backend() == Backend::cuda ? 8192 : 128);
+  DenseRef dense;
+  {
+    const auto gb = static_cast<std::size_t>(g * g) * layer.act_bytes();
+    Buffer A = dev.alloc(gb), B = dev.alloc(gb), C = dev.alloc(gb);
+    layer.ops().fill(A.data(), act, g, c.common.seed, kDenseA, g, g, g, 0, 0, 1.0f, s);
+    layer.ops().fill(B.data(), act, g, c.common.seed, kDenseB, g, g, g, 0, 0, 1.0f, s);
+    dev.synchronize(s);
+    dense.m = runner.time("dense_gemm_reference", [&](Stream st) {
+      layer.ops().linear(A.data(), g, B.data(), g, C.data(), g, g, g, g, false, st);
+    });
+    dense.size = g;
+    dense.flops = gemm_flops(static_cast<double>(g), static_cast<double>(g), static_cast<double>(g));
+  }
+
+  // Expert load of the routed assignments (max over ranks of the busiest expert).
+  nlohmann::json load;
+  {
+    layer.route(s);
+    const auto counts = p.heads_valid > 0 ? layer.ops().expert_counts(layer.routed_args())
+                                          : std::vector<std::int64_t>{};
+    double mx = 0, tot = 0, mn = counts.empty() ? 0 : 1e300;
+    for (auto v : counts) {
+      mx = std::max(mx, double(v));
+      mn = std::min(mn, double(v));
+      tot += double(v);
+    }
+    const double mean = counts.empty() ? 0 : tot / double(counts.size());
+    double agg[2] = {mx, mean > 0 ? mx / mean : 0};
+    world.control_max(agg);
+    load = {{"local_experts", counts.size()}, {"assignments", tot}, {"mean_per_expert", mean},
+            {"min_per_expert", mn}, {"max_per_expert_all_ranks", agg[0]},
+            {"max_over_mean_all_ranks", agg[1]}};
+  }
+
+  std::optional<AbResult> ab;
+  if (c.ab == "metadata") ab = run_ab(layer, x.data(), c, comps);
+
+  ProfileInputs in{c, p, layer.ops().describe(), checks, load, comps, dense, ab};
+  finish_report(ctx, runner, in);
+  return 0;
+}
+
+}  // namespace layerbench::moe

@@ -1,0 +1,55 @@
+#pragma once
+// The profile's output side: the component table, derived lines, JSON sections, markdown;
+// and the `--ab metadata` study.
+#include "bench/harness/main.hpp"
+#include "moe/config.hpp"
+#include "moe/layer.hpp"
+#include "reports/result.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace layerbench::moe {
+
+struct ComponentResult {
+  reports::Measurement m;
+  bool in_layer = true;  // part of the layer's own path in this layout (share of layer)
+  double flops = 0;      // per call, this rank (0: not a compute component)
+  double bytes = 0;      // per call, this rank's buffer (comm components)
+};
+
+struct DenseRef {
+  reports::Measurement m;
+  std::int64_t size = 0;
+  double flops = 0;
+};
+
+struct AbResult {
+  nlohmann::json json;
+  std::string markdown;
+};
+
+struct ProfileInputs {
+  const RunConfig& cfg;
+  const Plan& plan;
+  std::string ops;
+  nlohmann::json checks, load;
+  std::vector<ComponentResult>& comps;
+  DenseRef& dense;
+  std::optional<AbResult>& ab;
+};
+
+double median_ms(const reports::Measurement& m);
+
+// Interleaved stack A/B (base: per-layer exchange, candidate: reused split sizes), analysed
+// by the stats engine against the profile's prediction (saving per layer x layers).
+AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c,
+                const std::vector<ComponentResult>& comps);
+
+// Fills the metrics, prints the table on rank 0 and writes --json / --csv / --markdown / GB.
+void finish_report(harness::Context& ctx, const harness::Runner& runner, ProfileInputs& in);
+
+}  // namespace layerbench::moe
