@@ -29,7 +29,8 @@ double busbw_factor(Op op, int n);
 
 struct Config {
   // Free-running by default, like nccl-tests: per-iteration events in a back-to-back pipeline.
-  harness::CommonOptions common{.align = "none"};
+  Config() { common.align = "none"; }
+  harness::CommonOptions common;
   std::vector<std::string> ops{"all_gather", "all_to_all"};
   std::string min_bytes = "8", max_bytes = "64M";
   double step_factor = 2;
