@@ -35,8 +35,9 @@ if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES OR CMAKE_CUDA_ARCHITECTURES STREQUAL "")
   endif()
 endif()
 enable_language(CUDA)
-set(CMAKE_CUDA_STANDARD 20)
-set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+# CMake < 3.26 does not know C++20 for nvcc (CUDA_STANDARD 20 fails to generate), so the
+# dialect is passed directly; nvcc 12+ accepts it.
+target_compile_options(lb_options INTERFACE $<$<COMPILE_LANGUAGE:CUDA>:-std=c++20 --expt-relaxed-constexpr>)
 find_package(CUDAToolkit REQUIRED)
 message(STATUS "layerbench: CUDA ${CUDAToolkit_VERSION}, architectures ${CMAKE_CUDA_ARCHITECTURES}")
 
