@@ -57,7 +57,7 @@ std::array<int64_t, 4> packed(std::array<int64_t, 4> dims) {
   return {dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1};
 }
 
-enum Uid : int64_t { kQ = 1, kK, kV, kO, kScale, kVirtual = 100 };
+enum Uid : int64_t { kQ = 1, kK, kV, kO, kScale, kStats, kVirtual = 100 };
 
 Desc pointwise(DescPool& pool, cudnnPointwiseMode_t mode, Desc x, Desc b, Desc y) {
   Desc pw = pool.make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
@@ -115,10 +115,12 @@ struct CudnnSdpa::Plan {
   DescPool pool;
   Desc plan = nullptr;
   void* workspace = nullptr;
+  void* stats = nullptr;  // composite only: fp32 [B, H, Sq, 1], written and not read
   int64_t workspace_bytes = 0;
   std::string info;
   ~Plan() {
     if (workspace) cudaFree(workspace);
+    if (stats) cudaFree(stats);
   }
 };
 
@@ -184,12 +186,19 @@ CudnnSdpa::Plan& CudnnSdpa::plan_for(const AttentionShape& a) {
     Desc s = virt(s_dims), s_scaled = virt(s_dims), m = virt(m_dims), centred = virt(s_dims),
          e = virt(s_dims), z = virt(m_dims);
     Desc p = virt(s_dims, CUDNN_DATA_BFLOAT16);  // P carries the I/O type, as the frontend sets it
+    // The runtime-fusion engine recognises the training pattern, which writes the softmax
+    // statistics (LSE = M + log Z) to a real tensor; without it heuristics return no config.
+    Desc log_z = virt(m_dims);
+    Desc stats = tensor(pool, kStats, CUDNN_DATA_FLOAT, m_dims, packed(m_dims));
+    LB_CUDA_CHECK(cudaMalloc(&plan->stats, static_cast<std::size_t>(B * H * Sq) * sizeof(float)));
     ops.push_back(matmul(pool, q, kt, s));
     ops.push_back(pointwise(pool, CUDNN_POINTWISE_MUL, s, scale, s_scaled));
     ops.push_back(reduction(pool, CUDNN_REDUCE_TENSOR_MAX, s_scaled, m));
     ops.push_back(pointwise(pool, CUDNN_POINTWISE_SUB, s_scaled, m, centred));
     ops.push_back(pointwise(pool, CUDNN_POINTWISE_EXP, centred, nullptr, e));
     ops.push_back(reduction(pool, CUDNN_REDUCE_TENSOR_ADD, e, z));
+    ops.push_back(pointwise(pool, CUDNN_POINTWISE_LOG, z, nullptr, log_z));
+    ops.push_back(pointwise(pool, CUDNN_POINTWISE_ADD, m, log_z, stats));
     ops.push_back(pointwise(pool, CUDNN_POINTWISE_DIV, e, z, p));
     ops.push_back(matmul(pool, p, v, o));
     form = "composite sdpa graph";
@@ -211,6 +220,16 @@ CudnnSdpa::Plan& CudnnSdpa::plan_for(const AttentionShape& a) {
   int64_t count = 0;
   LB_CUDNN_CHECK(cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
                                           CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr));
+  if (count == 0) {  // nothing from mode A: ask the fallback list before giving up
+    heur = pool.make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+    const cudnnBackendHeurMode_t fallback = CUDNN_HEUR_MODE_FALLBACK;
+    set_desc(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph);
+    set(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &fallback);
+    LB_CUDNN_CHECK(cudnnBackendFinalize(heur));
+    LB_CUDNN_CHECK(cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                            CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr));
+    form += " (fallback heuristics)";
+  }
   std::vector<Desc> cfgs;
   for (int64_t i = 0; i < count; ++i) cfgs.push_back(pool.make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
   int64_t got = 0;
@@ -238,9 +257,9 @@ CudnnSdpa::Plan& CudnnSdpa::plan_for(const AttentionShape& a) {
                                &engine_index);
     LB_CUDNN_CHECK(cudnnBackendGetAttribute(ep, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
                                             CUDNN_TYPE_INT64, 1, &n, &plan->workspace_bytes));
-    const long long v = runtime_version();
-    plan->info = fmt::format("cudnn {}.{}.{} {} engine {} (config {} of {})", v / 10000,
-                             (v / 100) % 100, v % 100, form, engine_index, i + 1, got);
+    const long long ver = runtime_version();
+    plan->info = fmt::format("cudnn {}.{}.{} {} engine {} (config {} of {})", ver / 10000,
+                             (ver / 100) % 100, ver % 100, form, engine_index, i + 1, got);
   }
   if (!plan->plan)
     throw Error(fmt::format("cuDNN {}: none of {} heuristic configs finalizes for B={} H={} Sq={} "
@@ -260,12 +279,14 @@ void CudnnSdpa::run(const void* q, const void* k, const void* v, void* o, const 
   Plan& plan = plan_for(a);
   described_ = plan.info;
   float scale = a.scale;  // by value: the variant pack holds a host pointer
-  int64_t uids[5] = {kQ, kK, kV, kO, kScale};
-  void* ptrs[5] = {const_cast<void*>(q), const_cast<void*>(k), const_cast<void*>(v), o, &scale};
+  int64_t uids[6] = {kQ, kK, kV, kO, kScale, kStats};
+  void* ptrs[6] = {const_cast<void*>(q), const_cast<void*>(k), const_cast<void*>(v), o, &scale,
+                   plan.stats};
+  const int64_t n = plan.stats ? 6 : 5;
   DescPool pool;
   Desc pack = pool.make(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-  set(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 5, uids);
-  set(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 5, ptrs);
+  set(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n, uids);
+  set(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n, ptrs);
   set(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &plan.workspace);
   LB_CUDNN_CHECK(cudnnBackendFinalize(pack));
   cudnnHandle_t handle = static_cast<cudnnHandle_t>(handle_);

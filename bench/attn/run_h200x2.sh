@@ -7,14 +7,14 @@ set -uo pipefail
 out=${1:-$OUT}
 build=${BUILD_DIR:-/tmp/lb-attn-build}
 warmup=${WARMUP:-5}
-iters=${ITERS:-20}
+iters=${ITERS:-30}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpi="mpirun -np 2 -x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MULTICAST -x NVSHMEM_DISABLE_NVLS"
 bin=$build/bench/attn/layerbench-attn
 log=$out/log.txt
 {
-  echo "date: $(date -u +%FT%TZ)  commit: $(git rev-parse HEAD 2>/dev/null)  dirty: $(git status --porcelain 2>/dev/null | wc -l)"
+  echo "date: $(date -u +%FT%TZ)  commit: ${LB_COMMIT:-$(git rev-parse HEAD 2>/dev/null)}"
   nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu --format=csv
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLAYERBENCH_ENABLE_TESTING=ON \
     -DLAYERBENCH_CUDA=ON > "$out/configure.txt" 2>&1 || { tail -30 "$out/configure.txt"; exit 1; }
