@@ -82,8 +82,8 @@ Section paired_study(const PairedStudy& study, const stats::PairedOptions& optio
   series.title = "Per-pair series of both arms";
   series.x = {"pair index", "run order"};
   series.y = {metric, u.empty() ? "value" : u};
-  svg::Series sb{"base", {}, study.base, svg::Mark::line_points};
-  svg::Series sc{"candidate", {}, study.candidate, svg::Mark::line_points};
+  svg::Series sb{"base", {}, study.base, svg::Mark::line_points, 0, ""};
+  svg::Series sc{"candidate", {}, study.candidate, svg::Mark::line_points, 0, ""};
   for (std::size_t i = 0; i < a.n; ++i) {
     sb.x.push_back(static_cast<double>(i));
     sc.x.push_back(static_cast<double>(i));
