@@ -1,0 +1,200 @@
+// Distributed correctness of the MoE layer under mpirun (4 ranks; cuda with --gpu, 2 ranks):
+// SP2 / SP4 with uneven splits and TP2 / TP4 against a single-rank oracle built from the same
+// seeded weights; reused split sizes perform zero scalar exchanges and match the per-layer
+// exchange bit for bit.
+#include "collectives/communicator.hpp"
+#include "collectives/error.hpp"
+#include "moe/layer.hpp"
+#include "moe/profile.hpp"
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+using namespace layerbench;
+using namespace layerbench::moe;
+
+namespace {
+
+struct Env {
+  std::unique_ptr<Communicator> world;
+  bool gpu = false;
+};
+Env* g_env = nullptr;
+
+RunConfig small_config(const std::string& layout) {
+  RunConfig c;
+  c.geo.hidden = 64;
+  c.geo.heads = 4;  // d_head 16
+  c.geo.experts = 4;
+  c.geo.topk = 2;
+  c.geo.intermediate = 32;
+  c.layout = layout;
+  c.tokens = 6;
+  c.expert_gemm = "auto";
+  return c;
+}
+
+std::vector<float> to_float(MoeLayer& l, const void* p) {
+  auto& dev = l.ep().device();
+  const auto n = static_cast<std::size_t>(l.plan().local_tokens * l.plan().hidden);
+  std::vector<float> out(n);
+  if (l.act_bytes() == 4) return dev.download<float>(p, n);
+  const auto raw = dev.download<std::uint16_t>(p, n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = bf16_bits_to_float(raw[i]);
+  return out;
+}
+
+// Runs the layer on `group` and the oracle on a one-rank group; returns the rank-max error
+// and the rank-max |oracle|.
+std::pair<double, double> compare_with_oracle(Communicator& group, RunConfig c) {
+  const std::uint64_t seed = 1234;
+  auto dist = make_layer(c, group, seed);
+  const Stream s = group.device().compute_stream();
+  Buffer x = dist->make_activation(), y = dist->make_activation();
+  dist->fill_input(x.data(), seed, s);
+  dist->forward(x.data(), y.data(), std::span<const std::int64_t>(dist->plan().splits), s);
+  const auto got = to_float(*dist, y.data());
+
+  auto solo = group.split(group.rank(), 0);  // a one-rank EP group
+  RunConfig oc = c;
+  if (c.layout == "sp") {
+    std::int64_t total = 0;
+    for (auto v : dist->plan().splits) total += v;
+    oc.split_sizes = {total};
+  }
+  auto oracle = make_layer(oc, *solo, seed);
+  Buffer ox = oracle->make_activation(), oy = oracle->make_activation();
+  oracle->fill_input(ox.data(), seed, s);
+  oracle->forward(ox.data(), oy.data(), std::span<const std::int64_t>(oracle->plan().splits), s);
+  const auto want = to_float(*oracle, oy.data());
+
+  const auto H = static_cast<std::size_t>(dist->plan().hidden);
+  const auto row0 = static_cast<std::size_t>(dist->plan().token0);
+  double err[2] = {0, 0};
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double w = want[row0 * H + i];
+    err[0] = std::max(err[0], std::fabs(got[i] - w));
+    err[1] = std::max(err[1], std::fabs(w));
+    if (!std::isfinite(got[i])) err[0] = INFINITY;
+  }
+  group.control_max(err);
+  return {err[0], err[1]};
+}
+
+double tolerance(double scale) { return g_env->gpu ? 0.03 * scale + 0.03 : 1e-4 * scale + 1e-5; }
+
+std::unique_ptr<Communicator> subgroup(int size) {
+  Communicator& w = *g_env->world;
+  return w.split(w.rank() / size, w.rank());
+}
+
+}  // namespace
+
+class MoeDistributed : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (g_env->gpu && cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  }
+};
+
+TEST_F(MoeDistributed, SpUnevenSplitsMatchTheOracle) {
+  for (int p : {2, 4}) {
+    if (g_env->world->size() % p != 0) continue;
+    auto g = subgroup(p);
+    RunConfig c = small_config("sp");
+    c.split_sizes = p == 2 ? std::vector<std::int64_t>{2, 3} : std::vector<std::int64_t>{2, 3, 4, 5};
+    const auto [err, scale] = compare_with_oracle(*g, c);
+    EXPECT_LE(err, tolerance(scale)) << "SP" << p << " |oracle|max " << scale;
+  }
+}
+
+TEST_F(MoeDistributed, SpWithPaddedHeadsMatchesTheOracle) {
+  if (g_env->world->size() % 4 != 0) GTEST_SKIP() << "needs 4 ranks";
+  auto g = subgroup(4);
+  RunConfig c = small_config("sp");
+  c.geo.heads = 2;  // P = 4 > heads: two ranks own only zero padding
+  c.geo.hidden = 32;
+  c.split_sizes = {2, 3, 4, 5};
+  const auto [err, scale] = compare_with_oracle(*g, c);
+  EXPECT_LE(err, tolerance(scale));
+}
+
+TEST_F(MoeDistributed, TpMatchesTheOracle) {
+  for (int t : {2, 4}) {
+    if (g_env->world->size() % t != 0) continue;
+    auto g = subgroup(t);
+    const auto [err, scale] = compare_with_oracle(*g, small_config("tp"));
+    EXPECT_LE(err, tolerance(scale)) << "TP" << t;
+  }
+}
+
+// The PR's regression: the request-scoped split passed to every layer means no scalar
+// exchange at all, with output bit-identical to the legacy per-layer exchange. Dropping the
+// split in run_stack (the propagation) makes the count non-zero and this test fail.
+TEST_F(MoeDistributed, ReusedSplitSizesPerformNoScalarExchange) {
+  Communicator& w = *g_env->world;
+  RunConfig c = small_config("sp");
+  c.split_sizes.clear();
+  for (int r = 0; r < w.size(); ++r) c.split_sizes.push_back(2 + r);
+  auto layer = make_layer(c, w, 99);
+  const Stream s = w.device().compute_stream();
+  Buffer x = layer->make_activation(), a = layer->make_activation(), b = layer->make_activation();
+  Buffer x2 = layer->make_activation(), a2 = layer->make_activation(), b2 = layer->make_activation();
+  layer->fill_input(x.data(), 99, s);
+  layer->fill_input(x2.data(), 99, s);
+  const int L = 3;
+  const auto n0 = w.scalar_exchange_count();
+  void* reused = run_stack(*layer, x.data(), a.data(), L, true, s);
+  w.device().synchronize(s);
+  const auto n1 = w.scalar_exchange_count();
+  void* legacy = run_stack(*layer, x2.data(), a2.data(), L, false, s);
+  w.device().synchronize(s);
+  const auto n2 = w.scalar_exchange_count();
+  EXPECT_EQ(n1 - n0, 0u) << "reused split sizes must not exchange";
+  EXPECT_EQ(n2 - n1, static_cast<std::uint64_t>(L)) << "legacy path: one exchange per layer";
+  const auto bytes = a.bytes();
+  const auto r = w.device().download<std::uint8_t>(reused, bytes);
+  const auto l = w.device().download<std::uint8_t>(legacy, bytes);
+  double diff = std::memcmp(r.data(), l.data(), bytes) == 0 ? 0.0 : 1.0;
+  w.control_max(std::span<double>(&diff, 1));
+  EXPECT_EQ(diff, 0.0) << "reused vs per-layer exchange must be bit-identical";
+  (void)b;
+  (void)b2;
+}
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+  ::testing::InitGoogleTest(&argc, argv);
+  bool gpu = false;
+  for (int i = 1; i < argc; ++i) gpu = gpu || std::string(argv[i]) == "--gpu";
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) ::testing::GTEST_FLAG(output) = "";
+  int rc = 0;
+  {
+    Env env;
+    env.gpu = gpu;
+    if (gpu && cuda_device_count() > 0) {
+      int local = 0;
+      MPI_Comm node;
+      MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+      MPI_Comm_rank(node, &local);
+      env.world = make_nccl_communicator(MPI_COMM_WORLD, std::shared_ptr<Device>(make_cuda_device(local)));
+    } else {
+      env.world = make_mpi_communicator(MPI_COMM_WORLD, std::shared_ptr<Device>(make_host_device()));
+    }
+    g_env = &env;
+    rc = RUN_ALL_TESTS();
+    int worst = rc;
+    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    rc = worst;
+    g_env = nullptr;
+  }
+  MPI_Finalize();
+  return rc;
+}
