@@ -174,24 +174,25 @@ class CudaDevice final : public Device, public detail::WatchedDevice {
 void watched_wait(CudaDevice& dev, const std::function<cudaError_t()>& query, const char* what) {
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
-  auto backoff = std::chrono::microseconds(0);
-  for (;;) {
+  // Spin for the first 2 ms: a sleep granularity of tens of microseconds would be charged to
+  // every host-clock measurement that ends in a wait (nccl-tests spins too). Then back off.
+  constexpr double kSpinS = 2e-3;
+  for (std::uint64_t polls = 0;; ++polls) {
     const cudaError_t rc = query();
     if (rc == cudaSuccess) return;
     if (rc != cudaErrorNotReady) LB_CUDA_CHECK(rc);
+    const double waited = std::chrono::duration<double>(clock::now() - t0).count();
+    if (waited < kSpinS && polls % 64 != 0) continue;  // NCCL's error poll is not free
     if (auto msg = dev.poll_watches(); !msg.empty()) {
       dev.abort_watches();
       throw Error(fmt::format("[{}] NCCL asynchronous error while waiting for {}: {}", rank_tag(), what, msg));
     }
-    const double waited = std::chrono::duration<double>(clock::now() - t0).count();
     if (waited > dev.timeout_s()) {
       dev.abort_watches();
       throw Error(fmt::format("[{}] timed out after {:.0f} s waiting for {} (a peer rank failed or hung?)",
                               rank_tag(), waited, what));
     }
-    // Spin briefly first (latency-sensitive small collectives), then back off to 100 us.
-    if (backoff.count() > 0) std::this_thread::sleep_for(backoff);
-    backoff = std::min(backoff + std::chrono::microseconds(5), std::chrono::microseconds(100));
+    if (waited >= kSpinS) std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
 }
 
