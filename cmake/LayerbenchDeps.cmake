@@ -12,7 +12,10 @@ endif()
 # Recorded in every result file.
 find_package(Git QUIET)
 set(LAYERBENCH_GIT_SHA "unknown")
-if(GIT_FOUND AND EXISTS "${PROJECT_SOURCE_DIR}/.git")
+# A source export without .git (e.g. `git archive`) may carry its commit in a .git-sha file.
+if(EXISTS "${PROJECT_SOURCE_DIR}/.git-sha")
+  file(STRINGS "${PROJECT_SOURCE_DIR}/.git-sha" LAYERBENCH_GIT_SHA LIMIT_COUNT 1)
+elseif(GIT_FOUND AND EXISTS "${PROJECT_SOURCE_DIR}/.git")
   execute_process(COMMAND "${GIT_EXECUTABLE}" rev-parse --short=12 HEAD
                   WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}"
                   OUTPUT_VARIABLE LAYERBENCH_GIT_SHA OUTPUT_STRIP_TRAILING_WHITESPACE
