@@ -320,3 +320,17 @@ TEST(RunCli, MetricsOrderAndOutputCheck) {
   EXPECT_EQ(json::parse(differ.out)["diagnostics"]["output_check"]["differing_pairs"], 3);
   EXPECT_EQ(first_arms(dir.path() / "d.jsonl"), order.substr(0, 3));  // seeded order reproduces
 }
+
+TEST(RunCli, PrepareRunsBeforeEveryRunAndWarmupIsNotRecorded) {
+  TempDir dir;
+  const auto log = (dir.path() / "prep.log").string();
+  const auto out = dir.path() / "p.jsonl";
+  const auto r = run_ab({"run", "--base", "echo b >> " + log, "--candidate", "echo c >> " + log, "--prepare",
+                         "echo p >> " + log, "--warmup", "1", "--pairs", "3", "--order", "fixed", "--out",
+                         out.string(), "--json", "--resamples", "1000"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // One warm-up round (p b p c) and three fixed-order pairs (p b p c each).
+  EXPECT_EQ(read_text(log), "p\nb\np\nc\np\nb\np\nc\np\nb\np\nc\np\nb\np\nc\n");
+  EXPECT_EQ(records(out, "run").size(), 6u);
+  EXPECT_EQ(json::parse(r.out)["diagnostics"]["order"]["candidate_first"], 0);
+}
