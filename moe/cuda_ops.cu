@@ -1,0 +1,251 @@
+// CUDA implementation of the MoE primitives: bf16 activations and weights; cuBLAS for the dense
+// GEMMs and the fp32 router; experts as (a) a padded strided-batched cuBLAS GEMM over
+// capacity slots (default) or (b) cuBLAS grouped-batched GEMM over exact per-expert counts.
+// Routing result, permutation and expert intermediates live in this object's workspace.
+#include "collectives/cuda_internal.hpp"
+#include "collectives/error.hpp"
+#include "moe/cuda_kernels.cuh"
+#include "moe/ops.hpp"
+
+#include <cublas_v2.h>
+#include <cub/cub.cuh>
+
+#include <algorithm>
+
+namespace layerbench::moe {
+
+namespace {
+
+using cuda::bf16;
+
+class CudaOps final : public Ops {
+ public:
+  CudaOps(Device& dev, std::string mode) : dev_(dev), grouped_(mode == "grouped") {
+    LB_CUBLAS_CHECK(cublasCreate(&blas_));
+    LB_CUDA_CHECK(cudaMallocHost(&host_counts_, sizeof(int) * kMaxExperts));
+  }
+  ~CudaOps() override {
+    cublasDestroy(blas_);
+    cudaFreeHost(host_counts_);
+    if (host_ptrs_) cudaFreeHost(host_ptrs_);
+  }
+  DType act() const override { return DType::bf16; }
+  std::string describe() const override {
+    return grouped_ ? "cuda bf16, cuBLAS grouped-batched expert GEMM"
+                    : "cuda bf16, cuBLAS strided-batched expert GEMM over capacity slots";
+  }
+
+  void fill(void* dst, DType t, std::int64_t ld, std::uint64_t seed, std::uint32_t tensor,
+            std::int64_t rows, std::int64_t cols, std::int64_t full_cols, std::int64_t row0,
+            std::int64_t col0, float scale, Stream s) override {
+    cuda::fill(dst, t == DType::bf16, ld, seed, tensor, rows, cols, full_cols, row0, col0, scale,
+               detail::cuda_stream(s));
+  }
+  void rms_norm(const void* x, const float* w, void* y, std::span<const Segment> segs,
+                std::int64_t h, Stream s) override {
+    for (const auto& g : segs)  // one launch per modality run (few per rank)
+      cuda::rms_norm(static_cast<const bf16*>(x) + g.begin * h, w + g.modality * h,
+                     static_cast<bf16*>(y) + g.begin * h, g.count, h, detail::cuda_stream(s));
+  }
+  void linear(const void* a, std::int64_t lda, const void* w, std::int64_t ldw, void* c,
+              std::int64_t ldc, std::int64_t m, std::int64_t n, std::int64_t k, bool accumulate,
+              Stream s) override {
+    if (m == 0 || n == 0) return;
+    // Row-major C(m,n) = A(m,k) W(n,k)^T  ==  column-major C^T(n,m) = W^T... op(T) on W.
+    const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
+    LB_CUBLAS_CHECK(cublasSetStream(blas_, detail::cuda_stream(s)));
+    LB_CUBLAS_CHECK(cublasGemmEx(blas_, CUBLAS_OP_T, CUBLAS_OP_N, int(n), int(m), int(k), &alpha, w,
+                                 CUDA_R_16BF, int(ldw), a, CUDA_R_16BF, int(lda), &beta, c,
+                                 CUDA_R_16BF, int(ldc), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  }
+  void swiglu_packed(const void* in, void* out, std::int64_t m, std::int64_t n, Stream s) override {
+    cuda::swiglu_packed(static_cast<const bf16*>(in), static_cast<bf16*>(out), m, n, detail::cuda_stream(s));
+  }
+  void transpose_blocks(const void* in, void* out, std::int64_t a, std::int64_t b, std::int64_t w,
+                        Stream s) override {
+    cuda::transpose_blocks(static_cast<const bf16*>(in), static_cast<bf16*>(out), a, b, w, detail::cuda_stream(s));
+  }
+  void add(const void* x, const void* y, void* out, std::int64_t n, Stream s) override {
+    cuda::add(static_cast<const bf16*>(x), static_cast<const bf16*>(y), static_cast<bf16*>(out), n,
+              detail::cuda_stream(s));
+  }
+
+  void route(const RoutedArgs& r, Stream s) override {
+    cudaStream_t st = detail::cuda_stream(s);
+    const std::int64_t T = r.tokens, hv = r.heads_valid, E = r.experts, d = r.d, k = r.topk;
+    const std::int64_t A = T * hv * k;
+    ensure(xf_, T * r.heads_local * d * 4);
+    ensure(logits_, hv * T * E * 4);
+    ensure(idx_, A * 4);
+    ensure(prob_, A * 4);
+    ensure(vals_, A * 4);
+    // Router in fp32 (the reference's precision): x (T, Hl, d) -> fp32, then per head
+    // logits (T, E) = x_h (T, d) gate_h (E, d)^T as one strided-batched SGEMM over heads.
+    cuda::to_float(static_cast<const bf16*>(r.x), xf_.as<float>(), T * r.heads_local * d, st);
+    const float alpha = 1.0f, beta = 0.0f;
+    LB_CUBLAS_CHECK(cublasSetStream(blas_, st));
+    LB_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+        blas_, CUBLAS_OP_T, CUBLAS_OP_N, int(E), int(T), int(d), &alpha, r.gate, CUDA_R_32F, int(d),
+        E * d, xf_.as<float>(), CUDA_R_32F, int(r.heads_local * d), d, &beta, logits_.as<float>(),
+        CUDA_R_32F, int(E), T * E, int(hv), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    cuda::topk(logits_.as<float>(), r.bias, idx_.as<int>(), prob_.as<float>(), vals_.as<int>(), T,
+               hv, E, k, r.scale, st);
+    routed_ = r;
+  }
+
+  void experts(const RoutedArgs& r, Stream s) override {
+    cudaStream_t st = detail::cuda_stream(s);
+    const std::int64_t T = r.tokens, hv = r.heads_valid, E = r.experts, d = r.d, k = r.topk,
+                       I = r.inter;
+    const std::int64_t A = T * hv * k, G = hv * E;
+    LB_CHECK(G <= kMaxExperts, "too many local experts");
+    // 1. Stable sort of the assignments by local expert (deterministic order inside a bucket).
+    ensure(keys_sorted_, A * 4);
+    ensure(vals_sorted_, A * 4);
+    ensure(counts_, G * 4);
+    ensure(offsets_, G * 4);
+    ensure(inv_, A * 4);
+    int end_bit = 1;
+    while ((std::int64_t{1} << end_bit) < G) ++end_bit;
+    std::size_t tmp_bytes = 0, scan_bytes = 0;
+    LB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, tmp_bytes, idx_.as<int>(), keys_sorted_.as<int>(),
+                                                  vals_.as<int>(), vals_sorted_.as<int>(), int(A), 0, end_bit, st));
+    LB_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, counts_.as<int>(), offsets_.as<int>(), int(G), st));
+    ensure(cub_tmp_, static_cast<std::int64_t>(std::max(tmp_bytes, scan_bytes)));
+    LB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(cub_tmp_.data(), tmp_bytes, idx_.as<int>(), keys_sorted_.as<int>(),
+                                                  vals_.as<int>(), vals_sorted_.as<int>(), int(A), 0, end_bit, st));
+    LB_CUDA_CHECK(cudaMemsetAsync(counts_.data(), 0, G * 4, st));
+    cuda::histogram(keys_sorted_.as<int>(), counts_.as<int>(), A, st);
+    scan_bytes = cub_tmp_.bytes();
+    LB_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(cub_tmp_.data(), scan_bytes, counts_.as<int>(), offsets_.as<int>(), int(G), st));
+    // 2. Per-expert counts to the host: the GEMM shapes depend on them (one small D2H + sync,
+    //    as a framework's grouped GEMM launch needs too).
+    LB_CUDA_CHECK(cudaMemcpyAsync(host_counts_, counts_.data(), G * 4, cudaMemcpyDeviceToHost, st));
+    LB_CUDA_CHECK(cudaStreamSynchronize(st));
+    last_counts_.assign(host_counts_, host_counts_ + G);
+    std::int64_t cap = 0;
+    if (!grouped_) {
+      const int mx = *std::max_element(host_counts_, host_counts_ + G);
+      cap = std::max<std::int64_t>(8, (mx + 7) / 8 * 8);
+    }
+    const std::int64_t rows = grouped_ ? A : G * cap;
+    ensure(xs_, rows * d * 2);       // (rows, d)    expert-major inputs
+    ensure(h13_, rows * 2 * I * 2);  // (rows, 2I)   [gate | up]
+    ensure(act_, rows * I * 2);      // (rows, I)
+    ensure(yd_, rows * d * 2);       // (rows, d)
+    cuda::gather(static_cast<const bf16*>(r.x), keys_sorted_.as<int>(), vals_sorted_.as<int>(),
+                 offsets_.as<int>(), xs_.as<bf16>(), inv_.as<int>(), A, r.heads_local, hv, k, d, cap, st);
+    const float alpha = 1.0f, beta = 0.0f;
+    LB_CUBLAS_CHECK(cublasSetStream(blas_, st));
+    if (!grouped_) {
+      // 3a. Expert e owns rows [e*cap, e*cap + count_e): (cap, d) x (d, 2I) per expert.
+      LB_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+          blas_, CUBLAS_OP_N, CUBLAS_OP_N, int(2 * I), int(cap), int(d), &alpha, r.w13, CUDA_R_16BF,
+          int(2 * I), d * 2 * I, xs_.data(), CUDA_R_16BF, int(d), cap * d, &beta, h13_.data(),
+          CUDA_R_16BF, int(2 * I), cap * 2 * I, int(G), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+      cuda::swiglu_split(h13_.as<bf16>(), act_.as<bf16>(), rows, I, counts_.as<int>(), cap, st);
+      LB_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+          blas_, CUBLAS_OP_N, CUBLAS_OP_N, int(d), int(cap), int(I), &alpha, r.w_down, CUDA_R_16BF,
+          int(d), I * d, act_.data(), CUDA_R_16BF, int(I), cap * I, &beta, yd_.data(), CUDA_R_16BF,
+          int(d), cap * d, int(G), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    } else {
+      grouped_gemms(r, st);
+    }
+    // 4. y(t, h) = sum_j p_j * yd[inv(t, h, j)], fixed j order.
+    cuda::combine(yd_.as<bf16>(), inv_.as<int>(), prob_.as<float>(), static_cast<bf16*>(r.y), T,
+                  r.heads_local, hv, k, d, st);
+  }
+
+  std::vector<std::int64_t> expert_counts(const RoutedArgs& r) override {
+    experts(r, dev_.compute_stream());
+    dev_.synchronize(dev_.compute_stream());
+    return {last_counts_.begin(), last_counts_.end()};
+  }
+
+ private:
+  static constexpr std::int64_t kMaxExperts = 1 << 16;
+
+  void ensure(Buffer& b, std::int64_t bytes) {
+    if (static_cast<std::int64_t>(b.bytes()) >= bytes) return;
+    dev_.synchronize_all();  // the old buffer may still be in use on a stream
+    b = dev_.alloc(static_cast<std::size_t>(std::max<std::int64_t>(bytes, 256)));
+  }
+
+  // 3b. cuBLAS grouped-batched GEMM: one group per non-empty expert, exact row counts.
+  void grouped_gemms(const RoutedArgs& r, cudaStream_t st) {
+    const std::int64_t G = r.heads_valid * r.experts, d = r.d, I = r.inter;
+    std::vector<int> off(static_cast<std::size_t>(G));
+    int acc = 0;
+    for (std::int64_t e = 0; e < G; ++e) { off[e] = acc; acc += host_counts_[e]; }
+    std::vector<int> m1, n1, k1, l1a, l1b, l1c, m2, n2, k2, l2a, l2b, l2c, ones;
+    std::vector<const void*> pa1, pb1, pa2, pb2;
+    std::vector<void*> pc1, pc2;
+    const auto* w13 = static_cast<const bf16*>(r.w13);
+    const auto* wd = static_cast<const bf16*>(r.w_down);
+    for (std::int64_t e = 0; e < G; ++e) {
+      const int c = host_counts_[e];
+      if (c == 0) continue;
+      m1.push_back(int(2 * I)); n1.push_back(c); k1.push_back(int(d));
+      l1a.push_back(int(2 * I)); l1b.push_back(int(d)); l1c.push_back(int(2 * I));
+      pa1.push_back(w13 + e * d * 2 * I);
+      pb1.push_back(xs_.as<bf16>() + std::int64_t(off[e]) * d);
+      pc1.push_back(h13_.as<bf16>() + std::int64_t(off[e]) * 2 * I);
+      m2.push_back(int(d)); n2.push_back(c); k2.push_back(int(I));
+      l2a.push_back(int(d)); l2b.push_back(int(I)); l2c.push_back(int(d));
+      pa2.push_back(wd + e * I * d);
+      pb2.push_back(act_.as<bf16>() + std::int64_t(off[e]) * I);
+      pc2.push_back(yd_.as<bf16>() + std::int64_t(off[e]) * d);
+      ones.push_back(1);
+    }
+    const int ng = static_cast<int>(ones.size());
+    if (ng == 0) return;
+    const std::size_t nptr = static_cast<std::size_t>(ng) * 6;
+    if (host_ptr_cap_ < nptr) {
+      if (host_ptrs_) cudaFreeHost(host_ptrs_);
+      LB_CUDA_CHECK(cudaMallocHost(&host_ptrs_, nptr * sizeof(void*)));
+      host_ptr_cap_ = nptr;
+    }
+    ensure(dev_ptrs_, static_cast<std::int64_t>(nptr * sizeof(void*)));
+    auto** hp = static_cast<const void**>(host_ptrs_);
+    std::copy(pa1.begin(), pa1.end(), hp);
+    std::copy(pb1.begin(), pb1.end(), hp + ng);
+    std::copy(pc1.begin(), pc1.end(), hp + 2 * ng);
+    std::copy(pa2.begin(), pa2.end(), hp + 3 * ng);
+    std::copy(pb2.begin(), pb2.end(), hp + 4 * ng);
+    std::copy(pc2.begin(), pc2.end(), hp + 5 * ng);
+    LB_CUDA_CHECK(cudaMemcpyAsync(dev_ptrs_.data(), host_ptrs_, nptr * sizeof(void*), cudaMemcpyHostToDevice, st));
+    auto** dp = dev_ptrs_.as<void*>();
+    std::vector<cublasOperation_t> nn(static_cast<std::size_t>(ng), CUBLAS_OP_N);
+    std::vector<float> alpha(static_cast<std::size_t>(ng), 1.0f), beta(static_cast<std::size_t>(ng), 0.0f);
+    LB_CUBLAS_CHECK(cublasGemmGroupedBatchedEx(
+        blas_, nn.data(), nn.data(), m1.data(), n1.data(), k1.data(), alpha.data(), dp, CUDA_R_16BF,
+        l1a.data(), dp + ng, CUDA_R_16BF, l1b.data(), beta.data(), dp + 2 * ng, CUDA_R_16BF, l1c.data(),
+        ng, ones.data(), CUBLAS_COMPUTE_32F));
+    cuda::swiglu_split(h13_.as<bf16>(), act_.as<bf16>(), acc, I, nullptr, 0, st);
+    LB_CUBLAS_CHECK(cublasGemmGroupedBatchedEx(
+        blas_, nn.data(), nn.data(), m2.data(), n2.data(), k2.data(), alpha.data(), dp + 3 * ng,
+        CUDA_R_16BF, l2a.data(), dp + 4 * ng, CUDA_R_16BF, l2b.data(), beta.data(), dp + 5 * ng,
+        CUDA_R_16BF, l2c.data(), ng, ones.data(), CUBLAS_COMPUTE_32F));
+    // The pinned pointer table is rewritten next call only after this call's stream sync.
+  }
+
+  Device& dev_;
+  bool grouped_;
+  cublasHandle_t blas_ = nullptr;
+  int* host_counts_ = nullptr;
+  void* host_ptrs_ = nullptr;
+  std::size_t host_ptr_cap_ = 0;
+  RoutedArgs routed_;
+  std::vector<int> last_counts_;
+  Buffer xf_, logits_, idx_, prob_, vals_, keys_sorted_, vals_sorted_, counts_, offsets_, inv_,
+      cub_tmp_, xs_, h13_, act_, yd_, dev_ptrs_;
+};
+
+}  // namespace
+
+std::unique_ptr<Ops> make_cuda_ops(Device& dev, const std::string& expert_gemm) {
+  LB_CHECK(dev.backend() == Backend::cuda, "cuda ops need the cuda backend");
+  return std::make_unique<CudaOps>(dev, expert_gemm);
+}
+
+}  // namespace layerbench::moe

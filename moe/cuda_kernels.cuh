@@ -1,0 +1,40 @@
+#pragma once
+// Launchers of the MoE CUDA kernels (cuda_kernels.cu). bf16 = __nv_bfloat16; shapes in the
+// comments are row-major; all launches go on `s` and check the launch.
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace layerbench::moe::cuda {
+
+using bf16 = __nv_bfloat16;
+
+void fill(void* dst, bool is_bf16, std::int64_t ld, std::uint64_t seed, std::uint32_t tensor,
+          std::int64_t rows, std::int64_t cols, std::int64_t full_cols, std::int64_t row0,
+          std::int64_t col0, float scale, cudaStream_t s);
+// x, y: (rows, h) bf16; w: fp32 (h) of the rows' modality.
+void rms_norm(const bf16* x, const float* w, bf16* y, std::int64_t rows, std::int64_t h, cudaStream_t s);
+void swiglu_packed(const bf16* in, bf16* out, std::int64_t m, std::int64_t n, cudaStream_t s);
+// in (rows, 2I) = [gate | up] -> out (rows, I); padded layout: row r is live when
+// r % cap < counts[r / cap] (cap = 0: every row is live).
+void swiglu_split(const bf16* in, bf16* out, std::int64_t rows, std::int64_t inter,
+                  const int* counts, std::int64_t cap, cudaStream_t s);
+void transpose_blocks(const bf16* in, bf16* out, std::int64_t a, std::int64_t b, std::int64_t w,
+                      cudaStream_t s);
+void add(const bf16* x, const bf16* y, bf16* out, std::int64_t n, cudaStream_t s);
+void to_float(const bf16* x, float* y, std::int64_t n, cudaStream_t s);
+// logits fp32 (hv, T, E) -> idx int32 (T, hv, k) = h*E + e, prob fp32 (T, hv, k); vals = iota.
+void topk(const float* logits, const float* bias, int* idx, float* prob, int* vals,
+          std::int64_t tokens, std::int64_t hv, std::int64_t experts, std::int64_t k, float scale,
+          cudaStream_t s);
+void histogram(const int* keys, int* counts, std::int64_t n, cudaStream_t s);
+// Sorted assignments -> expert-major rows of xs (d per row); inv[a] = row of assignment a.
+void gather(const bf16* x, const int* keys, const int* vals, const int* offsets, bf16* xs,
+            int* inv, std::int64_t n, std::int64_t hl, std::int64_t hv, std::int64_t k,
+            std::int64_t d, std::int64_t cap, cudaStream_t s);
+// y (T, hl, d) for heads < hv: sum_j prob[a_j] * yd[inv[a_j]] in j order, fp32.
+void combine(const bf16* yd, const int* inv, const float* prob, bf16* y, std::int64_t tokens,
+             std::int64_t hl, std::int64_t hv, std::int64_t k, std::int64_t d, cudaStream_t s);
+
+}  // namespace layerbench::moe::cuda
