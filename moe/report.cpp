@@ -114,7 +114,8 @@ void finish_report(harness::Context& ctx, const harness::Runner& runner, Profile
   for (const auto& r : comps) {
     const auto sm = stats::summarize(r.m.samples_ms);
     std::string share = r.in_layer && layer_ms > 0 ? fmt::format("{:.1f}%", 100 * sm.median / layer_ms) : "-";
-    std::string rate = r.flops > 0 ? fmt::format("{:.2f} GFLOP/s", r.flops / (sm.median * 1e6))
+    const double gf = r.flops / (sm.median * 1e6);
+    std::string rate = r.flops > 0 ? (gf >= 1000 ? fmt::format("{:.1f} TFLOP/s", gf / 1000) : fmt::format("{:.2f} GFLOP/s", gf))
                        : r.bytes > 0 ? fmt::format("{:.1f} GB/s", r.bytes / (sm.median * 1e6)) : "";
     md += fmt::format("| {} | {:.4f} | {:.4f} | {:.4f} | {} | {} |\n", r.m.name, sm.median, sm.min,
                       sm.max, share, rate);
