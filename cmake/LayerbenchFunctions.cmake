@@ -31,6 +31,9 @@ function(lb_add_test name)
   target_link_libraries(${name} PRIVATE lb_options lb_warnings ${ARG_DEPS} GTest::gtest GTest::gtest_main)
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT 300)
+  if("gpu" IN_LIST ARG_LABELS)
+    set_tests_properties(${name} PROPERTIES SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
+  endif()
 endfunction()
 
 # lb_add_mpi_test(NAME TARGET NP [ARGS ...] [LABELS ...]): run a binary under mpirun -np NP.
@@ -45,4 +48,8 @@ function(lb_add_mpi_test name)
                    ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${ARG_TARGET}> ${ARG_ARGS} ${MPIEXEC_POSTFLAGS})
   set_tests_properties(${name} PROPERTIES LABELS "mpi;${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT}
                        PROCESSORS ${ARG_NP})
+  if("gpu" IN_LIST ARG_LABELS)
+    # GoogleTest's GTEST_SKIP (no device) shows as a skipped test, not a pass.
+    set_tests_properties(${name} PROPERTIES SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
+  endif()
 endfunction()

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <exception>
 #include <limits>
 
 namespace layerbench {
@@ -42,7 +43,8 @@ class MpiHandle final : public Handle {
     if (req_ != MPI_REQUEST_NULL) LB_MPI_CHECK(MPI_Wait(&req_, MPI_STATUS_IGNORE));
   }
   ~MpiHandle() override {
-    if (req_ != MPI_REQUEST_NULL) MPI_Wait(&req_, MPI_STATUS_IGNORE);
+    // Unwinding from an error on this rank alone: waiting could block forever; the job aborts.
+    if (req_ != MPI_REQUEST_NULL && std::uncaught_exceptions() == 0) MPI_Wait(&req_, MPI_STATUS_IGNORE);
   }
 
  private:
@@ -51,19 +53,32 @@ class MpiHandle final : public Handle {
 
 class MpiCommunicator final : public Communicator {
  public:
-  MpiCommunicator(MPI_Comm comm, std::shared_ptr<Device> device)
-      : Communicator(comm, std::move(device)), comm_(comm) {
+  // `control` becomes the control plane; the data plane gets its own duplicate, so the
+  // harness's collectives never interleave with a pending non-blocking data collective.
+  MpiCommunicator(MPI_Comm control, std::shared_ptr<Device> device)
+      : Communicator(control, std::move(device)), control_comm_(control) {
+    LB_MPI_CHECK(MPI_Comm_dup(control, &comm_));
     LB_MPI_CHECK(MPI_Op_create(&bf16_sum, 1, &bf16_sum_op_));
   }
   ~MpiCommunicator() override {
+    if (std::uncaught_exceptions() > 0) return;  // see MpiHandle: never block while unwinding
     MPI_Op_free(&bf16_sum_op_);
     MPI_Comm_free(&comm_);
+    MPI_Comm_free(&control_comm_);
   }
 
   void barrier(Stream) override { LB_MPI_CHECK(MPI_Barrier(comm_)); }
 
-  void all_gather(const void* send, void* recv, std::size_t count, DType t, Stream s) override {
-    all_gather_async(send, recv, count, t, s)->wait(s);
+  // Synchronous forms call the blocking MPI collectives: Open MPI often serves MPI_I* through a
+  // different component (libnbc) whose cost is not what the blocking call pays.
+  void all_gather(const void* send, void* recv, std::size_t count, DType t, Stream) override {
+    const int n = to_int(count, "all_gather");
+    const auto* at = static_cast<const char*>(recv) + static_cast<std::size_t>(rank()) * count * dtype_size(t);
+    if (send == at) {
+      LB_MPI_CHECK(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, n, type(t), comm_));
+    } else {
+      LB_MPI_CHECK(MPI_Allgather(send, n, type(t), recv, n, type(t), comm_));
+    }
   }
   std::unique_ptr<Handle> all_gather_async(const void* send, void* recv, std::size_t count, DType t,
                                            Stream) override {
@@ -81,8 +96,11 @@ class MpiCommunicator final : public Communicator {
 
   void all_to_allv(const void* send, std::span<const std::size_t> sc, std::span<const std::size_t> sd,
                    void* recv, std::span<const std::size_t> rc, std::span<const std::size_t> rd, DType t,
-                   Stream s) override {
-    all_to_allv_async(send, sc, sd, recv, rc, rd, t, s)->wait(s);
+                   Stream) override {
+    check_sizes(sc.size(), sd.size(), rc.size(), rd.size());
+    const auto a = to_ints(sc, "all_to_allv"), b = to_ints(sd, "all_to_allv"), c = to_ints(rc, "all_to_allv"),
+               d = to_ints(rd, "all_to_allv");
+    LB_MPI_CHECK(MPI_Alltoallv(send, a.data(), b.data(), type(t), recv, c.data(), d.data(), type(t), comm_));
   }
   std::unique_ptr<Handle> all_to_allv_async(const void* send, std::span<const std::size_t> sc,
                                             std::span<const std::size_t> sd, void* recv,
@@ -99,8 +117,9 @@ class MpiCommunicator final : public Communicator {
     return h;
   }
 
-  void all_reduce(const void* send, void* recv, std::size_t count, DType t, Stream s) override {
-    all_reduce_async(send, recv, count, t, s)->wait(s);
+  void all_reduce(const void* send, void* recv, std::size_t count, DType t, Stream) override {
+    const void* src = send == recv ? MPI_IN_PLACE : send;
+    LB_MPI_CHECK(MPI_Allreduce(src, recv, to_int(count, "all_reduce"), type(t), sum_op(t), comm_));
   }
   std::unique_ptr<Handle> all_reduce_async(const void* send, void* recv, std::size_t count, DType t,
                                            Stream) override {
@@ -135,7 +154,7 @@ class MpiCommunicator final : public Communicator {
 
   std::unique_ptr<Communicator> split(int color, int key) override {
     MPI_Comm sub;
-    LB_MPI_CHECK(MPI_Comm_split(comm_, color, key, &sub));
+    LB_MPI_CHECK(MPI_Comm_split(control_comm_, color, key, &sub));
     return std::make_unique<MpiCommunicator>(sub, device_ptr());
   }
 
@@ -154,7 +173,8 @@ class MpiCommunicator final : public Communicator {
     LB_CHECK(a == p && b == p && c == p && d == p, "all_to_allv needs one count and displacement per rank");
   }
 
-  MPI_Comm comm_;
+  MPI_Comm control_comm_;
+  MPI_Comm comm_{};
   MPI_Op bf16_sum_op_{};
 };
 

@@ -8,6 +8,8 @@
 
 #include <nccl.h>
 
+#include <exception>
+
 namespace layerbench {
 namespace {
 using detail::cuda_stream;
@@ -41,6 +43,9 @@ class NcclCommunicator final : public Communicator {
   }
   ~NcclCommunicator() override {
     if (watched_) watched_->remove_watch(watch_id_);
+    // ncclCommDestroy is collective within a node: a rank unwinding alone from an error must
+    // not enter it (it would block there instead of reaching MPI_Abort). Leak instead.
+    if (std::uncaught_exceptions() > 0) return;
     if (comm_) {
       if (aborted_) {
         ncclCommAbort(comm_);

@@ -55,11 +55,13 @@ Backend resolve_backend(BackendChoice c, const MpiEnvironment& env) {
   (void)env;
   switch (c) {
     case BackendChoice::host: return Backend::host;
-    case BackendChoice::cuda: return Backend::cuda;
+    case BackendChoice::cuda:
     case BackendChoice::automatic: {
       // Every rank must agree, or half the job would wait in NCCL for the other half.
       int have = cuda_device_count() > 0 ? 1 : 0, all = 0;
       LB_MPI_CHECK(MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+      if (c == BackendChoice::cuda && !all)
+        throw UsageError("--backend cuda: at least one rank sees no CUDA device (build with nvcc and run where GPUs are visible)");
       return all ? Backend::cuda : Backend::host;
     }
   }

@@ -9,15 +9,19 @@
 #include <fmt/format.h>
 #include "stats/summary.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 
 namespace layerbench::coll {
 namespace {
 
-std::int64_t pattern(int rank, std::size_t i, std::uint64_t seed) {
+// Values in [-r, r] with r = min(7, 256 / ranks): a sum over all ranks stays within bf16's
+// exact integer range (|x| <= 256), so even large jobs check exactly.
+std::int64_t pattern(int rank, std::size_t i, std::uint64_t seed, int ranks) {
   const std::uint64_t h = (static_cast<std::uint64_t>(i) * 2654435761ull) ^ (static_cast<std::uint64_t>(rank + 1) * 40503ull) ^ seed;
-  return static_cast<std::int64_t>((h >> 5) % 15) - 7;  // [-7, 7]
+  const std::int64_t r = std::max<std::int64_t>(1, std::min<std::int64_t>(7, 256 / std::max(ranks, 1)));
+  return static_cast<std::int64_t>((h >> 5) % static_cast<std::uint64_t>(2 * r + 1)) - r;
 }
 
 // Host image of a typed buffer.
@@ -88,7 +92,7 @@ std::optional<Case> make_case(Op op, std::uint64_t size, bool in_place, const Pl
   const std::size_t es = dtype_size(t);
   Case c;
   c.in_place = in_place;
-  auto val = [seed](int r, std::size_t i) { return pattern(r, i, seed); };
+  auto val = [seed, n](int r, std::size_t i) { return pattern(r, i, seed, n); };
   switch (op) {
     case Op::all_gather: {
       c.count = size / (nn * es);
@@ -115,7 +119,12 @@ std::optional<Case> make_case(Op op, std::uint64_t size, bool in_place, const Pl
         if (plan.matrix_bytes.size() != nn)
           throw UsageError(fmt::format("--matrix is {0}x{0} but the group has {1} ranks", plan.matrix_bytes.size(), n));
         for (std::size_t p = 0; p < nn; ++p)
-          for (std::size_t q = 0; q < nn; ++q) counts[p][q] = plan.matrix_bytes[p][q] / es;
+          for (std::size_t q = 0; q < nn; ++q) {
+            if (plan.matrix_bytes[p][q] % es)
+              throw UsageError(fmt::format("--matrix entry ({},{}) = {} bytes is not a multiple of the {}-byte {} element",
+                                           p + 1, q + 1, plan.matrix_bytes[p][q], es, to_string(t)));
+            counts[p][q] = plan.matrix_bytes[p][q] / es;
+          }
       } else {
         const std::size_t base = size / (nn * es);
         if (!base) return std::nullopt;
@@ -148,7 +157,9 @@ std::optional<Case> make_case(Op op, std::uint64_t size, bool in_place, const Pl
       c.send_elems = c.sd[nn - 1] + c.sc[nn - 1];
       c.recv_elems = c.rd[nn - 1] + c.rc[nn - 1];
       c.count = c.send_elems;
-      if (!c.send_elems && !c.recv_elems) return std::nullopt;
+      // Skip only when nobody moves anything: a rank with nothing to send or receive must still
+      // take part in the collective (and in the harness's own collectives) with its peers.
+      if (largest == 0) return std::nullopt;
       c.send_value = [=](std::size_t i) { return val(me, i); };
       const auto rd = c.rd, rc = c.rc;
       c.expected = [=](std::size_t i) {
@@ -280,7 +291,10 @@ SweepResult run_sweep(const Config& cfg, const Plan& plan, Communicator& world, 
   SweepResult res;
   Device& dev = comm.device();
   const int n = comm.size();
-  const int agg_n = cfg.aggregate_iterations > 0 ? cfg.aggregate_iterations : runner.options().iterations;
+  // Counts come from rank 0, like the Runner's own.
+  std::int64_t agg_n64 = cfg.aggregate_iterations > 0 ? cfg.aggregate_iterations : runner.options().iterations;
+  world.control_broadcast(std::span<std::int64_t>(&agg_n64, 1));
+  const int agg_n = static_cast<int>(agg_n64);
   const bool fault_here = plan.fault_rank == world.rank();
   bool fault_pending = fault_here;
   const std::string group_label = cfg.group == "world" ? "world" : fmt::format("{}:{}", cfg.group, cfg.grid);

@@ -15,10 +15,11 @@ namespace {
 
 // Max of every rank's code, or -1 if some rank did not join within `timeout` (it is stuck
 // elsewhere, e.g. inside a collective): then agreement is impossible and the caller aborts.
-int agree(int code, std::chrono::milliseconds timeout) {
+// `comm` is private to the agreement, so it can never match some other collective a rank is in.
+int agree(MPI_Comm comm, int code, std::chrono::milliseconds timeout) {
   int all = 0;
   MPI_Request req;
-  if (MPI_Iallreduce(&code, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &req) != MPI_SUCCESS) return -1;
+  if (MPI_Iallreduce(&code, &all, 1, MPI_INT, MPI_MAX, comm, &req) != MPI_SUCCESS) return -1;
   const auto t0 = std::chrono::steady_clock::now();
   for (;;) {
     int done = 0;
@@ -49,6 +50,8 @@ int mpi_main_impl(int argc, char** argv, const BinaryInfo& info,
                   const std::function<int(Context&)>& run) {
   MpiEnvironment env(&argc, &argv);
   const bool root = env.world_rank() == 0;
+  MPI_Comm agree_comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &agree_comm);
   std::vector<std::string> all_args(argv, argv + argc);
   auto [gb_args, cli_args] = split_gbench_args(all_args);
 
@@ -74,29 +77,40 @@ int mpi_main_impl(int argc, char** argv, const BinaryInfo& info,
   } catch (const UsageError& e) {
     code = 2;
     message = fmt::format("{}: {}", info.name, e.what());
+  } catch (const std::exception& e) {
+    code = 2;
+    message = fmt::format("{}: {}", info.name, e.what());
   }
-  const int agreed = agree(code, std::chrono::seconds(10));
+  const int agreed = agree(agree_comm, code, std::chrono::seconds(10));
   if (agreed != 0) {
-    if (code != 0 && (root || agreed < 0)) std::fprintf(stderr, "%s\n", message.c_str());
+    // Input is the same on every rank, so usually all fail alike: rank 0 speaks for them. A
+    // rank that failed where rank 0 did not (a file only it cannot read) speaks for itself.
+    int root_failed = root ? code : 0;
+    MPI_Bcast(&root_failed, 1, MPI_INT, 0, agree_comm);
+    if (code != 0 && (root || !root_failed))
+      std::fprintf(stderr, "%s%s\n", root ? "" : fmt::format("[{}] ", rank_tag()).c_str(), message.c_str());
     if (agreed < 0) MPI_Abort(MPI_COMM_WORLD, 2);
     return agreed;
   }
 
   // ---- run -----------------------------------------------------------------------------
+  // `world` outlives the handlers below: a rank that fails alone must reach MPI_Abort without
+  // first running communicator destructors (NCCL's destroy is collective and would block).
+  std::unique_ptr<Communicator> world;
   try {
     const Backend backend = resolve_backend(parse_backend(common().backend), env);
-    auto world = make_world(backend, env);
+    world = make_world(backend, env);
     set_wait_timeout(world->device(), common().timeout_s);
     Context ctx{env, *world, info.name, all_args, gb_args};
     const int rc = run(ctx);
     world->device().synchronize_all();
-    world->control_barrier();
-    return rc;
+    // Every rank leaves with the same code.
+    return static_cast<int>(world->control_max(static_cast<std::int64_t>(rc)));
   } catch (const UsageError& e) {
     // Usually every rank finds the same problem (e.g. a grid that does not fit the world):
     // then exit 2 everywhere with one message; otherwise abort so nobody waits forever.
     const std::string msg = fmt::format("{}: {}", info.name, e.what());
-    const int a = agree(2, std::chrono::seconds(5));
+    const int a = agree(agree_comm, 2, std::chrono::seconds(5));
     if (a == 2) {
       if (root) std::fprintf(stderr, "%s\n", msg.c_str());
       return 2;

@@ -3,6 +3,9 @@
 #include "collectives/error.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 namespace layerbench::harness {
 
@@ -29,6 +32,14 @@ void validate_common(const CommonOptions& o) {
   if (o.iterations < 1) throw UsageError(fmt::format("--iterations must be >= 1 (got {})", o.iterations));
   if (o.align != "barrier" && o.align != "none")
     throw UsageError(fmt::format("--align: expected barrier or none (got '{}')", o.align));
+  for (const auto* path : {&o.json, &o.csv, &o.markdown}) {
+    if (path->empty()) continue;
+    // Fail at start-up, not after the whole run, when an output cannot be written.
+    std::filesystem::path dir = std::filesystem::path(*path).parent_path();
+    if (dir.empty()) dir = ".";
+    if (!std::filesystem::is_directory(dir) || ::access(dir.c_str(), W_OK) != 0)
+      throw UsageError(fmt::format("cannot write '{}': directory '{}' missing or not writable", *path, dir.string()));
+  }
   if (!(o.timeout_s > 0)) throw UsageError(fmt::format("--timeout must be > 0 (got {})", o.timeout_s));
 }
 

@@ -28,6 +28,7 @@ reports::Measurement Runner::time(const std::string& name, const std::function<v
   m.samples_ms.resize(iters);
   using steady = std::chrono::steady_clock;
   if (!opts_.barrier_align && clock == Clock::device) {
+    world_.control_barrier();  // start together: leftover skew would land in iteration 0
     // Free-running (nccl-tests style): iterations are enqueued back to back with a pair of
     // events around each, and read after one final synchronisation, so launch latency overlaps
     // the previous iteration as in a real pipeline. Ranks stay in step through the collectives.

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# GPU validation of a commit: the project's own CMake build with CUDA, every GPU-labelled test,
+# and the fault tests on the cuda backend (one failing rank must end the job within seconds).
+# usage: bench/scripts/gpu_validate.sh   (logs under $OUT)
+set -uo pipefail
+source "$(dirname "$0")/gpu_env.sh"
+B=${BUILD_DIR:-/tmp/lb-build}
+echo "commit $(cat .git-sha 2>/dev/null || git rev-parse --short=12 HEAD)"
+cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLAYERBENCH_ENABLE_TESTING=ON -DLAYERBENCH_CUDA=ON \
+  > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; exit 1; }
+cmake --build "$B" -j"$(nproc)" > "$OUT/build.log" 2>&1 || { grep -B2 -A10 -m5 error "$OUT/build.log"; exit 1; }
+echo "== ctest -L gpu"
+ctest --test-dir "$B" -L gpu --output-on-failure > "$OUT/ctest-gpu.log" 2>&1; echo "ctest gpu rc=$?"
+grep -E "tests passed|Test +#" "$OUT/ctest-gpu.log"
+echo "== fault tests on the cuda backend (2 GPUs)"
+for kind in throw wrong usage; do
+  case $kind in
+    throw) args=(--ops all_to_all -b 1K -e 4K --inject-fault 1:throw) ;;
+    wrong) args=(--ops all_gather -b 1K -e 4K --inject-fault 1:wrong) ;;
+    usage) args=(--iterations -3) ;;
+  esac
+  start=$(date +%s.%N)
+  timeout 120 mpirun -np 2 "${MPIRUN_ENV[@]}" "$B/bench/coll/layerbench-coll" --backend cuda "${args[@]}" \
+    > "$OUT/fault-$kind.log" 2>&1
+  rc=$?
+  printf '%s: exit %d after %.1f s; %s\n' "$kind" "$rc" "$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN{print a-b}')" \
+    "$(grep -m1 -E 'fatal|wrong|must be' "$OUT/fault-$kind.log")"
+done
