@@ -10,7 +10,8 @@ cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLAYERBENCH_ENABLE_TESTI
   > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; exit 1; }
 cmake --build "$B" -j"$(nproc)" > "$OUT/build.log" 2>&1 || { grep -B2 -A10 -m5 error "$OUT/build.log"; exit 1; }
 echo "== ctest -L gpu"
-ctest --test-dir "$B" -L gpu --output-on-failure > "$OUT/ctest-gpu.log" 2>&1; echo "ctest gpu rc=$?"
+ctest --test-dir "$B" -L gpu -V > "$OUT/ctest-gpu-verbose.log" 2>&1; echo "ctest gpu rc=$?"
+grep -E "^[0-9]+: \[  (PASSED|SKIPPED|FAILED) \]" "$OUT/ctest-gpu-verbose.log"; grep -E "tests passed|Test +#|Skipped|Failed" "$OUT/ctest-gpu-verbose.log" | tail -8 > "$OUT/ctest-gpu.log"
 grep -E "tests passed|Test +#" "$OUT/ctest-gpu.log"
 echo "== fault tests on the cuda backend (2 GPUs)"
 for kind in throw wrong usage; do
