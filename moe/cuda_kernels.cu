@@ -177,12 +177,15 @@ __global__ void histogram_kernel(const int* keys, int* counts, std::int64_t n) {
 // One warp per sorted assignment: copy its (d) row, 8 bf16 per lane-step.
 __global__ void gather_kernel(const bf16* x, const int* keys, const int* vals, const int* offsets,
                               bf16* xs, int* inv, std::int64_t n, std::int64_t hl, std::int64_t hv,
-                              std::int64_t k, std::int64_t d, std::int64_t cap) {
+                              std::int64_t k, std::int64_t d, std::int64_t cap,
+                              const std::int64_t* base) {
   const std::int64_t i = (blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x) / 32;
   const int lane = threadIdx.x & 31;
   if (i >= n) return;
   const int e = keys[i], a = vals[i];
-  const std::int64_t row = cap > 0 ? std::int64_t(e) * cap + (i - offsets[e]) : i;
+  // Row of this assignment: per-expert base (bucketed slots), fixed capacity, or compact.
+  const std::int64_t row = base ? base[e] + (i - offsets[e])
+                                : cap > 0 ? std::int64_t(e) * cap + (i - offsets[e]) : i;
   const std::int64_t pair = a / k, t = pair / hv, h = pair % hv;
   const uint4* src = reinterpret_cast<const uint4*>(x + (t * hl + h) * d);  // (d)
   uint4* dst = reinterpret_cast<uint4*>(xs + row * d);                      // (d)
@@ -264,10 +267,10 @@ void histogram(const int* keys, int* counts, std::int64_t n, cudaStream_t s) {
 }
 void gather(const bf16* x, const int* keys, const int* vals, const int* offsets, bf16* xs,
             int* inv, std::int64_t n, std::int64_t hl, std::int64_t hv, std::int64_t k,
-            std::int64_t d, std::int64_t cap, cudaStream_t s) {
+            std::int64_t d, std::int64_t cap, const std::int64_t* base, cudaStream_t s) {
   if (n == 0) return;
   gather_kernel<<<static_cast<unsigned>((n * 32 + 255) / 256), 256, 0, s>>>(
-      x, keys, vals, offsets, xs, inv, n, hl, hv, k, d, cap);
+      x, keys, vals, offsets, xs, inv, n, hl, hv, k, d, cap, base);
   LB_CUDA_CHECK_LAUNCH();
 }
 void combine(const bf16* yd, const int* inv, const float* prob, bf16* y, std::int64_t tokens,

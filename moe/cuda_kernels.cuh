@@ -30,9 +30,10 @@ void topk(const float* logits, const float* bias, int* idx, float* prob, int* va
           cudaStream_t s);
 void histogram(const int* keys, int* counts, std::int64_t n, cudaStream_t s);
 // Sorted assignments -> expert-major rows of xs (d per row); inv[a] = row of assignment a.
+// Expert e's rows start at base[e] (base != nullptr), else at e * cap (cap > 0), else compact.
 void gather(const bf16* x, const int* keys, const int* vals, const int* offsets, bf16* xs,
             int* inv, std::int64_t n, std::int64_t hl, std::int64_t hv, std::int64_t k,
-            std::int64_t d, std::int64_t cap, cudaStream_t s);
+            std::int64_t d, std::int64_t cap, const std::int64_t* base, cudaStream_t s);
 // y (T, hl, d) for heads < hv: sum_j prob[a_j] * yd[inv[a_j]] in j order, fp32.
 void combine(const bf16* yd, const int* inv, const float* prob, bf16* y, std::int64_t tokens,
              std::int64_t hl, std::int64_t hv, std::int64_t k, std::int64_t d, cudaStream_t s);

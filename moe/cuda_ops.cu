@@ -1,6 +1,7 @@
 // CUDA implementation of the MoE primitives: bf16 activations and weights; cuBLAS for the dense
-// GEMMs and the fp32 router; experts as (a) a padded strided-batched cuBLAS GEMM over
-// capacity slots (default) or (b) cuBLAS grouped-batched GEMM over exact per-expert counts.
+// GEMMs and the fp32 router; experts as (a) bucketed batched cuBLAS GEMMs (default: experts
+// of similar load share one batched call padded to the bucket's largest count), (b) a padded
+// strided-batched GEMM over one capacity for all experts, or (c) cuBLAS grouped-batched GEMM.
 // Routing result, permutation and expert intermediates live in this object's workspace.
 #include "collectives/cuda_internal.hpp"
 #include "collectives/error.hpp"
@@ -20,19 +21,23 @@ using cuda::bf16;
 
 class CudaOps final : public Ops {
  public:
-  CudaOps(Device& dev, std::string mode) : dev_(dev), grouped_(mode == "grouped") {
+  CudaOps(Device& dev, std::string mode)
+      : dev_(dev), grouped_(mode == "grouped"), bucketed_(mode == "auto" || mode == "bucketed") {
     LB_CUBLAS_CHECK(cublasCreate(&blas_));
     LB_CUDA_CHECK(cudaMallocHost(&host_counts_, sizeof(int) * kMaxExperts));
+    LB_CUDA_CHECK(cudaMallocHost(&host_base_, sizeof(std::int64_t) * kMaxExperts));
   }
   ~CudaOps() override {
     cublasDestroy(blas_);
     cudaFreeHost(host_counts_);
+    cudaFreeHost(host_base_);
     if (host_ptrs_) cudaFreeHost(host_ptrs_);
   }
   DType act() const override { return DType::bf16; }
   std::string describe() const override {
-    return grouped_ ? "cuda bf16, cuBLAS grouped-batched expert GEMM"
-                    : "cuda bf16, cuBLAS strided-batched expert GEMM over capacity slots";
+    return grouped_    ? "cuda bf16, cuBLAS grouped-batched expert GEMM"
+           : bucketed_ ? "cuda bf16, cuBLAS batched expert GEMMs over load buckets"
+                       : "cuda bf16, cuBLAS strided-batched expert GEMM over capacity slots";
   }
 
   void fill(void* dst, DType t, std::int64_t ld, std::uint64_t seed, std::uint32_t tensor,
@@ -124,20 +129,27 @@ class CudaOps final : public Ops {
     LB_CUDA_CHECK(cudaStreamSynchronize(st));
     last_counts_.assign(host_counts_, host_counts_ + G);
     std::int64_t cap = 0;
-    if (!grouped_) {
+    if (!grouped_ && !bucketed_) {
       const int mx = *std::max_element(host_counts_, host_counts_ + G);
       cap = std::max<std::int64_t>(8, (mx + 7) / 8 * 8);
     }
-    const std::int64_t rows = grouped_ ? A : G * cap;
+    const std::int64_t rows = grouped_ ? A : bucketed_ ? plan_buckets(G) : G * cap;
     ensure(xs_, rows * d * 2);       // (rows, d)    expert-major inputs
     ensure(h13_, rows * 2 * I * 2);  // (rows, 2I)   [gate | up]
     ensure(act_, rows * I * 2);      // (rows, I)
     ensure(yd_, rows * d * 2);       // (rows, d)
+    if (bucketed_) {
+      ensure(base_, G * 8);
+      LB_CUDA_CHECK(cudaMemcpyAsync(base_.data(), host_base_, G * 8, cudaMemcpyHostToDevice, st));
+    }
     cuda::gather(static_cast<const bf16*>(r.x), keys_sorted_.as<int>(), vals_sorted_.as<int>(),
-                 offsets_.as<int>(), xs_.as<bf16>(), inv_.as<int>(), A, r.heads_local, hv, k, d, cap, st);
+                 offsets_.as<int>(), xs_.as<bf16>(), inv_.as<int>(), A, r.heads_local, hv, k, d, cap,
+                 bucketed_ ? base_.as<std::int64_t>() : nullptr, st);
     const float alpha = 1.0f, beta = 0.0f;
     LB_CUBLAS_CHECK(cublasSetStream(blas_, st));
-    if (!grouped_) {
+    if (bucketed_) {
+      bucketed_gemms(r, rows, st);
+    } else if (!grouped_) {
       // 3a. Expert e owns rows [e*cap, e*cap + count_e): (cap, d) x (d, 2I) per expert.
       LB_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
           blas_, CUBLAS_OP_N, CUBLAS_OP_N, int(2 * I), int(cap), int(d), &alpha, r.w13, CUDA_R_16BF,
@@ -169,6 +181,81 @@ class CudaOps final : public Ops {
     if (static_cast<std::int64_t>(b.bytes()) >= bytes) return;
     dev_.synchronize_all();  // the old buffer may still be in use on a stream
     b = dev_.alloc(static_cast<std::size_t>(std::max<std::int64_t>(bytes, 256)));
+  }
+
+  // Buckets of experts with similar load: experts sorted by count (descending); a bucket takes
+  // experts while their count is at least 3/4 of the bucket's capacity (its first, largest
+  // count rounded up to 8), so padding wastes at most a third of a bucket's rows, against ~3x
+  // for one capacity over all experts under skewed routing. Fills host_base_ (row offset of
+  // each expert's slot) and buckets_; returns the rows needed.
+  std::int64_t plan_buckets(std::int64_t G) {
+    order_.clear();
+    for (std::int64_t e = 0; e < G; ++e)
+      if (host_counts_[e] > 0) order_.push_back(static_cast<int>(e));
+    std::stable_sort(order_.begin(), order_.end(),
+                     [this](int a, int b) { return host_counts_[a] > host_counts_[b]; });
+    buckets_.clear();
+    std::int64_t row = 0;
+    for (std::size_t i = 0; i < order_.size();) {
+      const std::int64_t cap = (std::int64_t{host_counts_[order_[i]]} + 7) / 8 * 8;
+      std::size_t j = i;
+      while (j < order_.size() && 4 * std::int64_t{host_counts_[order_[j]]} >= 3 * cap) {
+        host_base_[order_[j]] = row;
+        row += cap;
+        ++j;
+      }
+      buckets_.push_back({i, j - i, cap});
+      i = j;
+    }
+    for (std::int64_t e = 0; e < G; ++e)
+      if (host_counts_[e] == 0) host_base_[e] = 0;  // never read: no assignment maps to it
+    return std::max<std::int64_t>(row, 8);
+  }
+
+  // 3c. One pair of pointer-array batched GEMMs per bucket (same m, n, k inside a bucket).
+  //     Padding rows of a slot hold stale data; each output row depends only on its own input
+  //     row and no padding row is ever combined, so they never reach the result.
+  void bucketed_gemms(const RoutedArgs& r, std::int64_t rows, cudaStream_t st) {
+    const std::int64_t d = r.d, I = r.inter;
+    const std::size_t ne = order_.size();
+    if (ne == 0) return;
+    const std::size_t nptr = ne * 6;
+    if (host_ptr_cap_ < nptr) {
+      if (host_ptrs_) cudaFreeHost(host_ptrs_);
+      LB_CUDA_CHECK(cudaMallocHost(&host_ptrs_, nptr * sizeof(void*)));
+      host_ptr_cap_ = nptr;
+    }
+    ensure(dev_ptrs_, static_cast<std::int64_t>(nptr * sizeof(void*)));
+    auto** hp = static_cast<const void**>(host_ptrs_);
+    const auto* w13 = static_cast<const bf16*>(r.w13);
+    const auto* wd = static_cast<const bf16*>(r.w_down);
+    for (std::size_t i = 0; i < ne; ++i) {
+      const std::int64_t e = order_[i], b = host_base_[e];
+      hp[i] = w13 + e * d * 2 * I;                      // (d, 2I) col-major = W13[e]
+      hp[ne + i] = xs_.as<bf16>() + b * d;              // (cap, d) rows of expert e
+      hp[2 * ne + i] = h13_.as<bf16>() + b * 2 * I;     // (cap, 2I)
+      hp[3 * ne + i] = wd + e * I * d;                  // (I, d) = W_down[e]
+      hp[4 * ne + i] = act_.as<bf16>() + b * I;         // (cap, I)
+      hp[5 * ne + i] = yd_.as<bf16>() + b * d;          // (cap, d)
+    }
+    LB_CUDA_CHECK(cudaMemcpyAsync(dev_ptrs_.data(), host_ptrs_, nptr * sizeof(void*), cudaMemcpyHostToDevice, st));
+    auto** dp = dev_ptrs_.as<void*>();
+    const float alpha = 1.0f, beta = 0.0f;
+    for (const auto& bk : buckets_) {
+      const int n = static_cast<int>(bk.cap), cnt = static_cast<int>(bk.count);
+      LB_CUBLAS_CHECK(cublasGemmBatchedEx(blas_, CUBLAS_OP_N, CUBLAS_OP_N, int(2 * I), n, int(d), &alpha,
+                                          dp + bk.first, CUDA_R_16BF, int(2 * I), dp + ne + bk.first,
+                                          CUDA_R_16BF, int(d), &beta, dp + 2 * ne + bk.first, CUDA_R_16BF,
+                                          int(2 * I), cnt, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    }
+    cuda::swiglu_split(h13_.as<bf16>(), act_.as<bf16>(), rows, I, nullptr, 0, st);
+    for (const auto& bk : buckets_) {
+      const int n = static_cast<int>(bk.cap), cnt = static_cast<int>(bk.count);
+      LB_CUBLAS_CHECK(cublasGemmBatchedEx(blas_, CUBLAS_OP_N, CUBLAS_OP_N, int(d), n, int(I), &alpha,
+                                          dp + 3 * ne + bk.first, CUDA_R_16BF, int(d), dp + 4 * ne + bk.first,
+                                          CUDA_R_16BF, int(I), &beta, dp + 5 * ne + bk.first, CUDA_R_16BF,
+                                          int(d), cnt, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    }
   }
 
   // 3b. cuBLAS grouped-batched GEMM: one group per non-empty expert, exact row counts.
@@ -229,8 +316,16 @@ class CudaOps final : public Ops {
     // The pinned pointer table is rewritten next call only after this call's stream sync.
   }
 
+  struct Bucket {
+    std::size_t first, count;  // range in order_
+    std::int64_t cap;          // rows per slot (multiple of 8)
+  };
+
   Device& dev_;
-  bool grouped_;
+  bool grouped_, bucketed_;
+  std::int64_t* host_base_ = nullptr;
+  std::vector<int> order_;
+  std::vector<Bucket> buckets_;
   cublasHandle_t blas_ = nullptr;
   int* host_counts_ = nullptr;
   void* host_ptrs_ = nullptr;
@@ -238,7 +333,7 @@ class CudaOps final : public Ops {
   RoutedArgs routed_;
   std::vector<int> last_counts_;
   Buffer xf_, logits_, idx_, prob_, vals_, keys_sorted_, vals_sorted_, counts_, offsets_, inv_,
-      cub_tmp_, xs_, h13_, act_, yd_, dev_ptrs_;
+      cub_tmp_, xs_, h13_, act_, yd_, dev_ptrs_, base_;
 };
 
 }  // namespace
