@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # GPU check of the bucketed expert GEMM: the MoE GPU tests (oracle at bf16 tolerance, reuse) and
-# the SP2 profile at the released geometry, both with the default (bucketed) expert path.
+# the SP2 profile at the released geometry, both with --expert-gemm bucketed.
 set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
 B=${BUILD_DIR:-/tmp/lb-build}
@@ -10,8 +10,8 @@ cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLAYERBENCH_ENABLE_TESTI
 cmake --build "$B" -j"$(nproc)" --target layerbench-moe test_moe_mpi > "$OUT/build.log" 2>&1 \
   || { grep -B2 -A10 -m5 error "$OUT/build.log"; exit 1; }
 MPI=(mpirun -np 2 --bind-to none "${MPIRUN_ENV[@]}")
-timeout 90 "${MPI[@]}" "$B/tests/moe/test_moe_mpi" --gpu > "$OUT/gpu-tests.log" 2>&1; echo "gpu tests rc=$?"
+timeout 90 "${MPI[@]}" "$B/tests/moe/test_moe_mpi" --gpu --expert-gemm=bucketed > "$OUT/gpu-tests.log" 2>&1; echo "gpu tests rc=$?"
 grep -E "PASSED|FAILED|SKIPPED \]" "$OUT/gpu-tests.log" | sort | uniq -c
-timeout 120 "${MPI[@]}" "$B/bench/moe/layerbench-moe" --layout sp --iterations 20 --warmup 5 \
+timeout 120 "${MPI[@]}" "$B/bench/moe/layerbench-moe" --layout sp --expert-gemm bucketed --iterations 20 --warmup 5 \
   --json "$OUT/sp2.json" --markdown "$OUT/sp2.md" > "$OUT/sp2.txt" 2>&1; echo "sp2 rc=$?"
 grep -E "local_expert_compute|dense_gemm|whole_layer|checks|expert load" "$OUT/sp2.txt"

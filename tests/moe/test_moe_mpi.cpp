@@ -22,6 +22,7 @@ namespace {
 struct Env {
   std::unique_ptr<Communicator> world;
   bool gpu = false;
+  std::string expert_gemm = "auto";  // --expert-gemm=X selects the cuda expert path
 };
 Env* g_env = nullptr;
 
@@ -34,7 +35,7 @@ RunConfig small_config(const std::string& layout) {
   c.geo.intermediate = 32;
   c.layout = layout;
   c.tokens = 6;
-  c.expert_gemm = "auto";
+  c.expert_gemm = g_env->expert_gemm;
   return c;
 }
 
@@ -171,7 +172,12 @@ int main(int argc, char** argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
   ::testing::InitGoogleTest(&argc, argv);
   bool gpu = false;
-  for (int i = 1; i < argc; ++i) gpu = gpu || std::string(argv[i]) == "--gpu";
+  std::string expert_gemm = "auto";
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    gpu = gpu || a == "--gpu";
+    if (a.rfind("--expert-gemm=", 0) == 0) expert_gemm = a.substr(14);
+  }
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank != 0) ::testing::GTEST_FLAG(output) = "";
@@ -179,6 +185,7 @@ int main(int argc, char** argv) {
   {
     Env env;
     env.gpu = gpu;
+    env.expert_gemm = expert_gemm;
     if (gpu && cuda_device_count() > 0) {
       int local = 0;
       MPI_Comm node;
