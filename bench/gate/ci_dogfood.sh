@@ -46,5 +46,23 @@ set +e
   "${metric[@]}" --markdown "$out/gate.md"
 rc=$?
 set -e
-echo "ci_dogfood: gate exit $rc (threshold $threshold); markdown in $out/gate.md"
+echo "ci_dogfood: unpaired gate exit $rc (threshold $threshold); markdown in $out/gate.md"
+[[ $rc -eq 0 ]] || exit $rc
+
+# The paired design on the same microbenchmark: interleaved A/A pairs (alternating order, so
+# drift hits both arms alike), the 64 KiB out-of-place all_gather time read from the table, and
+# the paired gate with a tight threshold. Unchanged code must pass.
+ab="$build/bench/ab/layerbench-ab"
+if [[ -x $coll && -x $ab ]]; then
+  cmd="${MPIEXEC:-mpirun} -np 2 --oversubscribe $coll --backend host --ops all_gather -b 64K -e 64K --iterations 30"
+  rm -f "$out/study.jsonl"
+  "$ab" run --base "$cmd" --candidate "$cmd" --pairs "${LB_DOGFOOD_PAIRS:-10}" \
+    --metric 'regex:all_gather +65536 +bf16 +\| +([0-9.]+)' --out "$out/study.jsonl" > "$out/study.txt"
+  set +e
+  "$gate" --pairs "$out/study.jsonl" --threshold "${LB_DOGFOOD_PAIRED_THRESHOLD:-10%}" --alpha 0.01 \
+    --markdown "$out/gate-paired.md"
+  rc=$?
+  set -e
+  echo "ci_dogfood: paired gate exit $rc; markdown in $out/gate-paired.md"
+fi
 exit $rc
