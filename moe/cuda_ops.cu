@@ -184,6 +184,19 @@ class CudaOps final : public Ops {
     b = dev_.alloc(static_cast<std::size_t>(std::max<std::int64_t>(bytes, 256)));
   }
 
+  // Pinned host table of `nptr` pointers (and its device twin) for batched/grouped GEMM calls.
+  // Rewritten only after the previous call's copy finished: experts() synchronises the stream
+  // on the counts read-back before any table is rebuilt.
+  const void** pointer_tables(std::size_t nptr) {
+    if (host_ptr_cap_ < nptr) {
+      if (host_ptrs_) cudaFreeHost(host_ptrs_);
+      LB_CUDA_CHECK(cudaMallocHost(&host_ptrs_, nptr * sizeof(void*)));
+      host_ptr_cap_ = nptr;
+    }
+    ensure(dev_ptrs_, static_cast<std::int64_t>(nptr * sizeof(void*)));
+    return static_cast<const void**>(host_ptrs_);
+  }
+
   // Buckets of experts with similar load: experts sorted by count (descending); a bucket takes
   // experts while their count is at least 3/4 of the bucket's capacity (its first, largest
   // count rounded up to 8), so padding wastes at most a third of a bucket's rows, against ~3x
@@ -221,13 +234,7 @@ class CudaOps final : public Ops {
     const std::size_t ne = order_.size();
     if (ne == 0) return;
     const std::size_t nptr = ne * 6;
-    if (host_ptr_cap_ < nptr) {
-      if (host_ptrs_) cudaFreeHost(host_ptrs_);
-      LB_CUDA_CHECK(cudaMallocHost(&host_ptrs_, nptr * sizeof(void*)));
-      host_ptr_cap_ = nptr;
-    }
-    ensure(dev_ptrs_, static_cast<std::int64_t>(nptr * sizeof(void*)));
-    auto** hp = static_cast<const void**>(host_ptrs_);
+    auto** hp = pointer_tables(nptr);
     const auto* w13 = static_cast<const bf16*>(r.w13);
     const auto* wd = static_cast<const bf16*>(r.w_down);
     for (std::size_t i = 0; i < ne; ++i) {
@@ -288,13 +295,7 @@ class CudaOps final : public Ops {
     const int ng = static_cast<int>(ones.size());
     if (ng == 0) return;
     const std::size_t nptr = static_cast<std::size_t>(ng) * 6;
-    if (host_ptr_cap_ < nptr) {
-      if (host_ptrs_) cudaFreeHost(host_ptrs_);
-      LB_CUDA_CHECK(cudaMallocHost(&host_ptrs_, nptr * sizeof(void*)));
-      host_ptr_cap_ = nptr;
-    }
-    ensure(dev_ptrs_, static_cast<std::int64_t>(nptr * sizeof(void*)));
-    auto** hp = static_cast<const void**>(host_ptrs_);
+    auto** hp = pointer_tables(nptr);
     std::copy(pa1.begin(), pa1.end(), hp);
     std::copy(pb1.begin(), pb1.end(), hp + ng);
     std::copy(pc1.begin(), pc1.end(), hp + 2 * ng);

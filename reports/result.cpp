@@ -42,16 +42,17 @@ Measurement measurement_from_json(const nlohmann::json& j) {
   return m;
 }
 
-namespace {
-std::string csv_cell(std::string s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+std::string csv_cell(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
   std::string out = "\"";
   for (char c : s) {
     if (c == '"') out += '"';
     out += c;
   }
-  return out + "\"";
+  return out + '"';
 }
+
+namespace {
 std::string scalar_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 }  // namespace
 

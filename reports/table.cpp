@@ -1,5 +1,7 @@
 #include "reports/table.hpp"
 
+#include "reports/result.hpp"
+
 #include <fmt/format.h>
 
 #include <cctype>
@@ -21,16 +23,6 @@ std::string md_cell(const std::string& s) {
     else out += c;
   }
   return out;
-}
-
-std::string csv_cell(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + '"';
 }
 
 }  // namespace
