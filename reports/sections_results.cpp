@@ -54,6 +54,12 @@ bool is_comm_component(const std::string& name) {
          name.find("all_gather") != std::string::npos || name.find("dispatch") != std::string::npos;
 }
 
+// Multi-layer stacks (the A/B's L-layer figures) and reference kernels are not parts of one
+// layer: they get no share, and stay out of the share chart.
+bool is_per_layer_component(const std::string& name) {
+  return name.rfind("stack_", 0) != 0 && name.find("reference") == std::string::npos;
+}
+
 Section component_profile(const ResultFile& file) {
   Section s;
   s.title = "Component profile" + (file.binary.empty() ? std::string{} : " — " + file.binary);
@@ -92,7 +98,10 @@ Section component_profile(const ResultFile& file) {
   chart.horizontal = true;
   for (const auto& c : parts) {
     const double share = layer_ms > 0 ? c.median_ms / layer_ms : stats::nan_value;
-    t.add_row({c.name, fmt_fixed(c.median_ms, 3), fmt_fixed(c.min_ms, 3), fmt_fixed(c.max_ms, 3), fmt_percent(share)});
+    const bool per_layer = is_per_layer_component(c.name);
+    t.add_row({c.name, fmt_fixed(c.median_ms, 3), fmt_fixed(c.min_ms, 3), fmt_fixed(c.max_ms, 3),
+               per_layer ? fmt_percent(share) : std::string("—")});
+    if (!per_layer) continue;
     chart.categories.push_back(c.name);
     chart.values.push_back({100.0 * share});
     chart.value_labels.push_back(fmt_percent(share) + fmt::format(" ({} ms)", fmt_fixed(c.median_ms, 3)));
