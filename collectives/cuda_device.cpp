@@ -4,6 +4,7 @@
 #include "collectives/error.hpp"
 
 #include <fmt/format.h>
+#include <nccl.h>
 
 #include <chrono>
 #include <map>
@@ -97,6 +98,11 @@ class CudaDevice final : public Device, public detail::WatchedDevice {
     void* p = nullptr;
     LB_CUDA_CHECK(cudaMalloc(&p, bytes == 0 ? 256 : bytes));
     return Buffer(p, bytes, [](void* q) { cudaFree(q); });
+  }
+  Buffer alloc_comm(std::size_t bytes) override {
+    void* p = nullptr;
+    LB_NCCL_CHECK(ncclMemAlloc(&p, bytes == 0 ? 256 : bytes));
+    return Buffer(p, bytes, [](void* q) { ncclMemFree(q); });
   }
   void copy_to_host(void* dst, const void* src, std::size_t bytes, Stream s) override {
     LB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, cuda_stream(s)));

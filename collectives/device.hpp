@@ -90,6 +90,10 @@ class Device {
   virtual int ordinal() const = 0;       // GPU index on the node (-1 on the host backend)
 
   virtual Buffer alloc(std::size_t bytes) = 0;
+  // Memory for collective buffers from the communication library's own allocator (NCCL's
+  // ncclMemAlloc: cuMem-backed, eligible for buffer registration, what nccl-tests >= 2.19 uses);
+  // plain alloc() on the host backend.
+  virtual Buffer alloc_comm(std::size_t bytes) { return alloc(bytes); }
   virtual void copy_to_host(void* dst, const void* src, std::size_t bytes, Stream s) = 0;
   virtual void copy_from_host(void* dst, const void* src, std::size_t bytes, Stream s) = 0;
   virtual void copy(void* dst, const void* src, std::size_t bytes, Stream s) = 0;

@@ -41,7 +41,8 @@ int main(int argc, char** argv) {
                                  {"max_bytes", c.max_bytes}, {"step_factor", c.step_factor},
                                  {"place", c.places}, {"graph", c.graph}, {"grid", c.grid}, {"group", c.group},
                                  {"group_size", comm->size()}, {"imbalance", c.imbalance},
-                                 {"matrix", c.matrix}, {"link_gbps", c.link_gbps}};
+                                 {"matrix", c.matrix}, {"link_gbps", c.link_gbps},
+                                 {"comm_alloc", c.comm_alloc}};
         const auto doc = harness::make_document(ctx, runner, config, res.results,
                                                 {{"total_wrong", res.total_wrong}});
         std::string md = "| op | bytes | in place | time (us) | busbw (GB/s) | #wrong |\n|---|---:|---|---:|---:|---:|\n";

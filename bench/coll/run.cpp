@@ -337,8 +337,12 @@ SweepResult run_sweep(const Config& cfg, const Plan& plan, Communicator& world, 
         auto c = make_case(op, size, in_place, plan, cfg.imbalance, comm, cfg.common.seed);
         // Every rank derives the same cases, so skipping is collective.
         if (!c) continue;
-        auto send = dev.alloc(elem_offset(std::max<std::size_t>(c->send_elems, 1), plan.type));
-        auto recv = dev.alloc(elem_offset(std::max<std::size_t>(c->recv_elems, 1), plan.type));
+        auto alloc = [&](std::size_t elems) {
+          const std::size_t bytes = elem_offset(std::max<std::size_t>(elems, 1), plan.type);
+          return cfg.comm_alloc ? dev.alloc_comm(bytes) : dev.alloc(bytes);
+        };
+        auto send = alloc(c->send_elems);
+        auto recv = alloc(c->recv_elems);
         if (fault_pending && plan.fault_kind == "throw") throw Error(fmt::format("[{}] injected fault", rank_tag()));
         double wrong = static_cast<double>(check_case(*c, dev, send, recv, plan.type, fault_pending));
         fault_pending = false;

@@ -36,6 +36,8 @@ void add_flags(CLI::App& app, Config& c) {
   app.add_option("--link-gbps", c.link_gbps, "per-GPU link bandwidth (GB/s): adds a % of link column");
   app.add_option("--aggregate-iterations", c.aggregate_iterations,
                  "back-to-back ops in the nccl-tests-style aggregate (default: --iterations)");
+  app.add_flag("--comm-alloc", c.comm_alloc,
+               "allocate buffers with ncclMemAlloc (as nccl-tests >= 2.19 does) instead of cudaMalloc");
   app.add_option("--inject-fault", c.inject_fault, "testing only: RANK:wrong or RANK:throw")->group("");
 }
 

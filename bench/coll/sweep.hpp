@@ -44,6 +44,7 @@ struct Config {
   std::string matrix;   // N x N byte counts (row = sender)
   double link_gbps = 0;  // adds a % of link column
   int aggregate_iterations = 0;  // 0: same as --iterations
+  bool comm_alloc = false;       // buffers from the communication library's allocator
   std::string inject_fault;      // testing: "RANK:wrong" or "RANK:throw"
 };
 

@@ -26,6 +26,9 @@ echo "== layerbench-coll vs nccl-tests, $NP ranks"
 LB="mpirun -np $NP ${MPIRUN_ENV[*]} $B/bench/coll/layerbench-coll --backend cuda"
 $LB --ops all_gather,all_to_all,all_reduce -b 8 -e 512M -f 2 --warmup 5 --iterations 20 \
     --link-gbps 450 --json "$OUT/coll.json" > "$OUT/coll.txt" 2>&1; echo "layerbench-coll rc=$?"
+# Small messages again with NCCL-allocated buffers (ncclMemAlloc, as nccl-tests >= 2.19 uses).
+$LB --ops all_gather,all_to_all,all_reduce -b 8 -e 64K -f 4 --warmup 5 --iterations 20 --comm-alloc \
+    --json "$OUT/coll-commalloc.json" > "$OUT/coll-commalloc.txt" 2>&1; echo "comm-alloc rc=$?"
 [ "$QUICK" = 1 ] || $LB --ops scalar_exchange,all_to_allv,reduce_scatter,broadcast,sendrecv -b 1K -e 64M -f 8 --imbalance 2 \
     --iterations 50 --json "$OUT/coll-other.json" > "$OUT/coll-other.txt" 2>&1; echo "other ops rc=$?"
 for op in all_gather alltoall all_reduce; do
