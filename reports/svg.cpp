@@ -304,7 +304,11 @@ std::string render(const BarChart& chart) {
   for (const auto& c : chart.categories) longest = std::max(longest, c.size());
   const double n = static_cast<double>(std::max<std::size_t>(1, chart.categories.size()));
   const double left = chart.horizontal ? std::clamp(kCharPx * static_cast<double>(longest) + 40, 90.0, 300.0) : 86;
-  const double right = chart.horizontal ? 70 : 24;
+  // Horizontal bars carry their value label past the bar end: leave room for the longest.
+  std::size_t longest_label = 0;
+  for (const auto& l : chart.value_labels) longest_label = std::max(longest_label, l.size());
+  const double right =
+      chart.horizontal ? std::clamp(kCharPx * static_cast<double>(longest_label) + 16, 70.0, 240.0) : 24;
   const double bottom = chart.horizontal ? 64 : 84;
   const double band_px = chart.horizontal ? 26 : 0;
   const double plot_w = kWidth - left - right;
