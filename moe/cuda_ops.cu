@@ -7,6 +7,7 @@
 #include "collectives/cuda_internal.hpp"
 #include "collectives/error.hpp"
 #include "moe/cuda_kernels.cuh"
+#include "moe/expert_buckets.hpp"
 #include "moe/ops.hpp"
 
 #include <cublas_v2.h>
@@ -197,33 +198,12 @@ class CudaOps final : public Ops {
     return static_cast<const void**>(host_ptrs_);
   }
 
-  // Buckets of experts with similar load: experts sorted by count (descending); a bucket takes
-  // experts while their count is at least 3/4 of the bucket's capacity (its first, largest
-  // count rounded up to 8), so padding wastes at most a third of a bucket's rows, against ~3x
-  // for one capacity over all experts under skewed routing. Fills host_base_ (row offset of
-  // each expert's slot) and buckets_; returns the rows needed.
+  // Experts of similar load share a batched call (moe/expert_buckets.hpp). Fills host_base_
+  // (first row of each expert's slot) and plan_; returns the rows needed.
   std::int64_t plan_buckets(std::int64_t G) {
-    order_.clear();
-    for (std::int64_t e = 0; e < G; ++e)
-      if (host_counts_[e] > 0) order_.push_back(static_cast<int>(e));
-    std::stable_sort(order_.begin(), order_.end(),
-                     [this](int a, int b) { return host_counts_[a] > host_counts_[b]; });
-    buckets_.clear();
-    std::int64_t row = 0;
-    for (std::size_t i = 0; i < order_.size();) {
-      const std::int64_t cap = (std::int64_t{host_counts_[order_[i]]} + 7) / 8 * 8;
-      std::size_t j = i;
-      while (j < order_.size() && 4 * std::int64_t{host_counts_[order_[j]]} >= 3 * cap) {
-        host_base_[order_[j]] = row;
-        row += cap;
-        ++j;
-      }
-      buckets_.push_back({i, j - i, cap});
-      i = j;
-    }
-    for (std::int64_t e = 0; e < G; ++e)
-      if (host_counts_[e] == 0) host_base_[e] = 0;  // never read: no assignment maps to it
-    return std::max<std::int64_t>(row, 8);
+    plan_ = plan_expert_buckets(std::span<const int>(host_counts_, static_cast<std::size_t>(G)));
+    std::copy(plan_.base.begin(), plan_.base.end(), host_base_);
+    return std::max<std::int64_t>(plan_.rows, 8);
   }
 
   // 3c. One pair of pointer-array batched GEMMs per bucket (same m, n, k inside a bucket).
@@ -231,14 +211,15 @@ class CudaOps final : public Ops {
   //     row and no padding row is ever combined, so they never reach the result.
   void bucketed_gemms(const RoutedArgs& r, std::int64_t rows, cudaStream_t st) {
     const std::int64_t d = r.d, I = r.inter;
-    const std::size_t ne = order_.size();
+    const auto& order = plan_.order;
+    const std::size_t ne = order.size();
     if (ne == 0) return;
     const std::size_t nptr = ne * 6;
     auto** hp = pointer_tables(nptr);
     const auto* w13 = static_cast<const bf16*>(r.w13);
     const auto* wd = static_cast<const bf16*>(r.w_down);
     for (std::size_t i = 0; i < ne; ++i) {
-      const std::int64_t e = order_[i], b = host_base_[e];
+      const std::int64_t e = order[i], b = host_base_[e];
       hp[i] = w13 + e * d * 2 * I;                      // (d, 2I) col-major = W13[e]
       hp[ne + i] = xs_.as<bf16>() + b * d;              // (cap, d) rows of expert e
       hp[2 * ne + i] = h13_.as<bf16>() + b * 2 * I;     // (cap, 2I)
@@ -249,7 +230,7 @@ class CudaOps final : public Ops {
     LB_CUDA_CHECK(cudaMemcpyAsync(dev_ptrs_.data(), host_ptrs_, nptr * sizeof(void*), cudaMemcpyHostToDevice, st));
     auto** dp = dev_ptrs_.as<void*>();
     const float alpha = 1.0f, beta = 0.0f;
-    for (const auto& bk : buckets_) {
+    for (const auto& bk : plan_.buckets) {
       const int n = static_cast<int>(bk.cap), cnt = static_cast<int>(bk.count);
       LB_CUBLAS_CHECK(cublasGemmBatchedEx(blas_, CUBLAS_OP_N, CUBLAS_OP_N, int(2 * I), n, int(d), &alpha,
                                           dp + bk.first, CUDA_R_16BF, int(2 * I), dp + ne + bk.first,
@@ -257,7 +238,7 @@ class CudaOps final : public Ops {
                                           int(2 * I), cnt, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     }
     cuda::swiglu_split(h13_.as<bf16>(), act_.as<bf16>(), rows, I, nullptr, 0, st);
-    for (const auto& bk : buckets_) {
+    for (const auto& bk : plan_.buckets) {
       const int n = static_cast<int>(bk.cap), cnt = static_cast<int>(bk.count);
       LB_CUBLAS_CHECK(cublasGemmBatchedEx(blas_, CUBLAS_OP_N, CUBLAS_OP_N, int(d), n, int(I), &alpha,
                                           dp + 3 * ne + bk.first, CUDA_R_16BF, int(d), dp + 4 * ne + bk.first,
@@ -318,16 +299,10 @@ class CudaOps final : public Ops {
     // The pinned pointer table is rewritten next call only after this call's stream sync.
   }
 
-  struct Bucket {
-    std::size_t first, count;  // range in order_
-    std::int64_t cap;          // rows per slot (multiple of 8)
-  };
-
   Device& dev_;
   bool grouped_, bucketed_;
   std::int64_t* host_base_ = nullptr;
-  std::vector<int> order_;
-  std::vector<Bucket> buckets_;
+  ExpertBuckets plan_;
   cublasHandle_t blas_ = nullptr;
   int* host_counts_ = nullptr;
   void* host_ptrs_ = nullptr;

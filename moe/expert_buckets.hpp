@@ -1,0 +1,28 @@
+#pragma once
+// Grouping of experts by load for batched expert GEMMs: experts of similar row count share one
+// batched call whose row dimension is the bucket's capacity (its largest count rounded up to 8).
+// Pure host code, shared by the CUDA path and its tests.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace layerbench::moe {
+
+struct ExpertBuckets {
+  struct Bucket {
+    std::size_t first = 0, count = 0;  // range in `order`
+    std::int64_t cap = 0;              // rows per expert slot, a multiple of 8
+  };
+  std::vector<int> order;            // non-empty experts, by count descending (stable)
+  std::vector<Bucket> buckets;
+  std::vector<std::int64_t> base;    // per expert: first row of its slot (0 for empty experts)
+  std::int64_t rows = 0;             // rows of all slots together
+};
+
+// A bucket takes experts while their count is at least 3/4 of its capacity, so at most a
+// third of a bucket's rows are padding (plus the rounding to 8), against the ~3x of one
+// capacity for all experts under skewed routing. Slots are disjoint and hold their expert.
+ExpertBuckets plan_expert_buckets(std::span<const int> counts);
+
+}  // namespace layerbench::moe
