@@ -46,7 +46,7 @@ void fill_inputs(SpAttention& sp, Device& dev, const Problem& p, std::uint64_t s
     }
 }
 
-double tolerance(DType t) { return t == DType::bf16 ? 2.5e-2 : 2e-5; }
+double tolerance(DType t) { return t == DType::bf16 ? 2e-2 : 1e-4; }
 
 namespace {
 // [B, Lt + S, H, D] in fp32: joint rows first, then the image sequence (the reference order).
@@ -81,7 +81,8 @@ CheckResult check_outputs(const SpAttention& sp, Device& dev, const Problem& p,
   } else {
     res.all_rows = false;
     const long long per_row = p.batch * skv * row_elems;
-    const long long n = std::max<long long>(2, static_cast<long long>(budget / static_cast<double>(per_row)));
+    const long long n = std::min<long long>(
+        sl, std::max<long long>(16, static_cast<long long>(budget / static_cast<double>(per_row))));
     const long long m = std::min(lt, 4LL);  // a few joint rows, first and last included
     for (long long i = 0; i < m; ++i) rows.push_back(m == 1 ? 0 : i * (lt - 1) / (m - 1));
     for (long long i = 0; i < n; ++i) rows.push_back(lt + sp.shard_offset() + i * (sl - 1) / (n - 1));
@@ -114,7 +115,7 @@ CheckResult check_outputs(const SpAttention& sp, Device& dev, const Problem& p,
   const auto joint_out = lt > 0 ? to_float(sp.joint_output(), lt) : std::vector<float>{};
 
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.head_dim)));
-  double err = 0;
+  double err = 0, ref_max = 0;
   attention_rows(qv, kv, vv, p.batch, skv, p.heads, p.head_dim, scale, rows,
                  [&](long long b, long long i, int h, int d, float ref) {
                    const long long r = rows[static_cast<std::size_t>(i)];
@@ -124,8 +125,10 @@ CheckResult check_outputs(const SpAttention& sp, Device& dev, const Problem& p,
                                                                  p.head_dim + d)];
                    const double diff = std::fabs(static_cast<double>(got) - ref);
                    err = std::isnan(diff) ? INFINITY : std::max(err, diff);
+                   ref_max = std::max(ref_max, std::fabs(static_cast<double>(ref)));
                  });
   res.max_abs_err = err;
+  res.max_abs_ref = ref_max;
   return res;
 }
 

@@ -128,7 +128,7 @@ class CudaOps final : public Ops {
     // 2. Per-expert counts to the host: the GEMM shapes depend on them (one small D2H + sync,
     //    as a framework's grouped GEMM launch needs too).
     LB_CUDA_CHECK(cudaMemcpyAsync(host_counts_, counts_.data(), G * 4, cudaMemcpyDeviceToHost, st));
-    LB_CUDA_CHECK(cudaStreamSynchronize(st));
+    dev_.synchronize(s);  // watched: polls NCCL errors (a dispatch may be queued ahead of this)
     last_counts_.assign(host_counts_, host_counts_ + G);
     std::int64_t cap = 0;
     if (!grouped_ && !bucketed_) {
