@@ -23,7 +23,9 @@ void check_plan(const std::vector<int>& counts) {
       const int e = p.order[i];
       ASSERT_GT(counts[static_cast<std::size_t>(e)], 0);
       ASSERT_GE(b.cap, counts[static_cast<std::size_t>(e)]);
-      if (i > b.first) ASSERT_GE(4 * counts[static_cast<std::size_t>(e)], 3 * b.cap);
+      if (i > b.first) {
+        ASSERT_GE(4 * counts[static_cast<std::size_t>(e)], 3 * b.cap);
+      }
       slots.push_back({p.base[static_cast<std::size_t>(e)], p.base[static_cast<std::size_t>(e)] + b.cap});
     }
     covered += b.count;
