@@ -174,7 +174,6 @@ int run(harness::Context& ctx, const RunConfig& c) {
       gemm_flops(static_cast<double>(p.moe_tokens * p.heads_valid), static_cast<double>(p.experts), static_cast<double>(p.d_head)));
   // Routing is its own component: the expert part reuses the routing result kept by the layer
   // (computed by the routing runs just above), so the two shares do not overlap.
-  layer.route(s);
   add("local_expert_compute", [&](Stream st) { layer.experts(st); }, Clock::device, true, expert_flops);
   if (sp) add("ep_undispatch", [&](Stream st) { layer.ep_undispatch(splits, st); }, Clock::device, true, 0, a2a_bytes);
   add("merge_linear", [&](Stream st) { layer.merge_linear(st); }, Clock::device, true, gemm_flops(N, H, Hin));

@@ -6,12 +6,8 @@
 set -uo pipefail
 NP=${1:-2}
 source "$(dirname "$0")/gpu_env.sh"
-B=${BUILD_DIR:-/tmp/lb-build}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv > "$OUT/gpus.txt" 2>&1
-cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLAYERBENCH_ENABLE_TESTING=ON -DLAYERBENCH_CUDA=ON \
-  > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; exit 1; }
-cmake --build "$B" -j"$(nproc)" --target layerbench-coll lb.test.collectives.mpi > "$OUT/build.log" 2>&1 \
-  || { grep -B2 -A10 -m5 error "$OUT/build.log"; exit 1; }
+lb_build layerbench-coll lb.test.collectives.mpi || exit 1
 ( cd .peers/nccl-tests && make -j"$(nproc)" MPI=1 MPI_HOME=/usr/lib/x86_64-linux-gnu/openmpi NCCL_HOME=/usr \
     CUDA_HOME=/usr/local/cuda NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" > "$OUT/nccl-tests-build.log" 2>&1 ) \
   || { tail -20 "$OUT/nccl-tests-build.log"; echo "nccl-tests build failed"; }

@@ -5,3 +5,16 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 MPIRUN_ENV=(-x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MULTICAST -x NVSHMEM_DISABLE_NVLS)
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
+B=${BUILD_DIR:-/tmp/lb-build}
+echo "commit $(cat .git-sha 2>/dev/null || git rev-parse --short=12 HEAD 2>/dev/null)"
+
+# lb_build [TARGET...]: the project's own CMake with the CUDA paths on, into $B; all targets when
+# none are named. Logs in $OUT; on failure prints the first errors and returns non-zero.
+lb_build() {
+  cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLAYERBENCH_ENABLE_TESTING=ON -DLAYERBENCH_CUDA=ON \
+    > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; return 1; }
+  local targets=()
+  for t in "$@"; do targets+=(--target "$t"); done
+  cmake --build "$B" -j"$(nproc)" "${targets[@]}" > "$OUT/build.log" 2>&1 \
+    || { grep -B2 -A10 -m5 error "$OUT/build.log"; return 1; }
+}

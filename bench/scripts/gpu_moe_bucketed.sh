@@ -3,12 +3,7 @@
 # the SP2 profile at the released geometry, both with --expert-gemm bucketed.
 set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
-B=${BUILD_DIR:-/tmp/lb-build}
-echo "commit $(cat .git-sha 2>/dev/null)"
-cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLAYERBENCH_ENABLE_TESTING=ON -DLAYERBENCH_CUDA=ON \
-  > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
-cmake --build "$B" -j"$(nproc)" --target layerbench-moe test_moe_mpi > "$OUT/build.log" 2>&1 \
-  || { grep -B2 -A10 -m5 error "$OUT/build.log"; exit 1; }
+lb_build layerbench-moe test_moe_mpi || exit 1
 MPI=(mpirun -np 2 --bind-to none "${MPIRUN_ENV[@]}")
 timeout 90 "${MPI[@]}" "$B/tests/moe/test_moe_mpi" --gpu --expert-gemm=bucketed > "$OUT/gpu-tests.log" 2>&1; echo "gpu tests rc=$?"
 grep -E "PASSED|FAILED|SKIPPED \]" "$OUT/gpu-tests.log" | sort | uniq -c

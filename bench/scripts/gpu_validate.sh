@@ -4,11 +4,7 @@
 # usage: bench/scripts/gpu_validate.sh   (logs under $OUT)
 set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
-B=${BUILD_DIR:-/tmp/lb-build}
-echo "commit $(cat .git-sha 2>/dev/null || git rev-parse --short=12 HEAD)"
-cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLAYERBENCH_ENABLE_TESTING=ON -DLAYERBENCH_CUDA=ON \
-  > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; exit 1; }
-cmake --build "$B" -j"$(nproc)" > "$OUT/build.log" 2>&1 || { grep -B2 -A10 -m5 error "$OUT/build.log"; exit 1; }
+lb_build || exit 1
 echo "== ctest -L gpu"
 ctest --test-dir "$B" -L gpu -V > "$OUT/ctest-gpu-verbose.log" 2>&1; echo "ctest gpu rc=$?"
 grep -E "^[0-9]+: \[  (PASSED|SKIPPED|FAILED) \]" "$OUT/ctest-gpu-verbose.log"; grep -E "tests passed|Test +#|Skipped|Failed" "$OUT/ctest-gpu-verbose.log" | tail -8 > "$OUT/ctest-gpu.log"
