@@ -73,7 +73,7 @@ std::vector<std::string> Communicator::control_gather_strings(const std::string&
 
 #if !defined(LAYERBENCH_HAVE_CUDA)
 namespace layerbench {
-std::unique_ptr<Communicator> make_nccl_communicator(MPI_Comm, std::shared_ptr<Device>) {
+std::unique_ptr<Communicator> make_nccl_communicator(MPI_Comm, std::shared_ptr<Device>, const NcclSettings&) {
   throw UsageError("this build of layerbench has no NCCL backend (configure with nvcc present)");
 }
 }  // namespace layerbench

@@ -106,7 +106,13 @@ class Communicator {
 
 // Host backend over `comm` (duplicated; the communicator owns its duplicate).
 std::unique_ptr<Communicator> make_mpi_communicator(MPI_Comm comm, std::shared_ptr<Device> device);
+// Communicator-creation settings of the CUDA backend (ncclConfig_t fields; defaults = NCCL's).
+struct NcclSettings {
+  // config.nvlinkCentricSched (NCCL >= 2.28; nccl-tests sets it). Ignored by older NCCL.
+  bool nvlink_centric_sched = false;
+};
 // CUDA backend: NCCL communicator over the ranks of `comm` (duplicated for control).
-std::unique_ptr<Communicator> make_nccl_communicator(MPI_Comm comm, std::shared_ptr<Device> device);
+std::unique_ptr<Communicator> make_nccl_communicator(MPI_Comm comm, std::shared_ptr<Device> device,
+                                                     const NcclSettings& settings = {});
 
 }  // namespace layerbench

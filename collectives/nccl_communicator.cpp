@@ -160,7 +160,8 @@ class NcclCommunicator final : public Communicator {
 
 }  // namespace
 
-std::unique_ptr<Communicator> make_nccl_communicator(MPI_Comm comm, std::shared_ptr<Device> device) {
+std::unique_ptr<Communicator> make_nccl_communicator(MPI_Comm comm, std::shared_ptr<Device> device,
+                                                     const NcclSettings& settings) {
   MPI_Comm dup;
   LB_MPI_CHECK(MPI_Comm_dup(comm, &dup));
   int rank = 0, size = 1;
@@ -170,7 +171,13 @@ std::unique_ptr<Communicator> make_nccl_communicator(MPI_Comm comm, std::shared_
   if (rank == 0) LB_NCCL_CHECK(ncclGetUniqueId(&id));
   LB_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, dup));
   ncclComm_t nc = nullptr;
-  LB_NCCL_CHECK(ncclCommInitRank(&nc, size, id, rank));
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+  if (settings.nvlink_centric_sched) config.nvlinkCentricSched = 1;
+#else
+  (void)settings;
+#endif
+  LB_NCCL_CHECK(ncclCommInitRankConfig(&nc, size, id, rank, &config));
   return std::make_unique<NcclCommunicator>(dup, std::move(device), nc);
 }
 

@@ -68,13 +68,13 @@ Backend resolve_backend(BackendChoice c, const MpiEnvironment& env) {
   return Backend::host;
 }
 
-std::unique_ptr<Communicator> make_world(Backend b, const MpiEnvironment& env) {
+std::unique_ptr<Communicator> make_world(Backend b, const MpiEnvironment& env, const NcclSettings& nccl) {
   if (b == Backend::host) {
     std::shared_ptr<Device> dev = make_host_device();
     return make_mpi_communicator(MPI_COMM_WORLD, dev);
   }
   std::shared_ptr<Device> dev = make_cuda_device(env.local_rank());
-  return make_nccl_communicator(MPI_COMM_WORLD, dev);
+  return make_nccl_communicator(MPI_COMM_WORLD, dev, nccl);
 }
 
 nlohmann::json provenance(Communicator& world, const MpiEnvironment& env) {

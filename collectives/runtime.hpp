@@ -35,7 +35,7 @@ class MpiEnvironment {
 Backend resolve_backend(BackendChoice c, const MpiEnvironment& env);
 
 // The world communicator of the chosen backend over MPI_COMM_WORLD.
-std::unique_ptr<Communicator> make_world(Backend b, const MpiEnvironment& env);
+std::unique_ptr<Communicator> make_world(Backend b, const MpiEnvironment& env, const NcclSettings& nccl = {});
 
 // Versions (git sha, CUDA runtime/driver, NCCL, cuDNN, MPI), hosts and device names of all ranks.
 nlohmann::json provenance(Communicator& world, const MpiEnvironment& env);

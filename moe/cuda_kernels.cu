@@ -193,18 +193,28 @@ __global__ void gather_kernel(const bf16* x, const int* keys, const int* vals, c
   if (lane == 0) inv[a] = static_cast<int>(row);
 }
 
+// 8 output columns per thread (16-byte loads and stores; d is a multiple of 8).
 __global__ void combine_kernel(const bf16* yd, const int* inv, const float* prob, bf16* y,
                                std::int64_t tokens, std::int64_t hl, std::int64_t hv,
                                std::int64_t k, std::int64_t d) {
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < tokens * hv * d;
+  const std::int64_t dv = d / 8;
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < tokens * hv * dv;
        i += std::int64_t(gridDim.x) * blockDim.x) {
-    const std::int64_t c = i % d, pair = i / d, t = pair / hv, h = pair % hv;
-    float acc = 0;
+    const std::int64_t v = i % dv, pair = i / dv, t = pair / hv, h = pair % hv;
+    float acc[8] = {};
     for (std::int64_t j = 0; j < k; ++j) {  // fixed order: deterministic
       const std::int64_t a = pair * k + j;
-      acc += prob[a] * __bfloat162float(yd[std::int64_t(inv[a]) * d + c]);
+      const float p = prob[a];
+      const uint4 r4 = reinterpret_cast<const uint4*>(yd + std::int64_t(inv[a]) * d)[v];
+      const bf16* r = reinterpret_cast<const bf16*>(&r4);
+#pragma unroll
+      for (int q = 0; q < 8; ++q) acc[q] += p * __bfloat162float(r[q]);
     }
-    y[(t * hl + h) * d + c] = __float2bfloat16_rn(acc);
+    uint4 o4;
+    bf16* o = reinterpret_cast<bf16*>(&o4);
+#pragma unroll
+    for (int q = 0; q < 8; ++q) o[q] = __float2bfloat16_rn(acc[q]);
+    reinterpret_cast<uint4*>(y + (t * hl + h) * d)[v] = o4;
   }
 }
 
@@ -276,7 +286,7 @@ void gather(const bf16* x, const int* keys, const int* vals, const int* offsets,
 void combine(const bf16* yd, const int* inv, const float* prob, bf16* y, std::int64_t tokens,
              std::int64_t hl, std::int64_t hv, std::int64_t k, std::int64_t d, cudaStream_t s) {
   if (tokens * hv * d == 0) return;
-  combine_kernel<<<blocks_for(tokens * hv * d), kThreads, 0, s>>>(yd, inv, prob, y, tokens, hl, hv, k, d);
+  combine_kernel<<<blocks_for(tokens * hv * d / 8), kThreads, 0, s>>>(yd, inv, prob, y, tokens, hl, hv, k, d);
   LB_CUDA_CHECK_LAUNCH();
 }
 

@@ -23,6 +23,8 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
   app.add_option("--timeout", o.timeout_s, "seconds a host wait may take before the job is aborted")
       ->capture_default_str();
   app.add_option("--seed", o.seed, "seed for inputs and weights")->capture_default_str();
+  app.add_flag("--nvlink-centric-sched", o.nvlink_centric_sched,
+               "cuda: create the NCCL communicator with config.nvlinkCentricSched = 1 (NCCL >= 2.28, as nccl-tests does)");
 }
 
 void validate_common(const CommonOptions& o) {

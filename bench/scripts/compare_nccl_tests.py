@@ -48,3 +48,39 @@ for nt_name, op in names.items():
 print()
 for (op, place), r in sorted(worst.items()):
     print(f"- {op} {place}-of-place, sizes >= 32 MB: worst best-view busbw ratio ours/nccl-tests = {r:.3f}")
+
+# Small messages, long runs: nccl-tests-small-<op>.txt beside coll-small-<variant>.json.
+variants = sorted(out.glob("coll-small-*.json"))
+if variants:
+    print("\n## Small messages (time, us; nccl-tests' figure is its aggregate: host clock over back-to-back ops)\n")
+    vs = []
+    for f in variants:
+        d = json.loads(f.read_text())
+        vs.append((f.stem.removeprefix("coll-small-"),
+                   {(r["params"]["op"], r["params"]["bytes"], r["params"]["in_place"]): r["metrics"] for r in d["results"]}))
+    print("| op | bytes | place | nccl-tests | " + " | ".join(f"{n} median / agg" for n, _ in vs) + " |")
+    print("|---|---:|---|---:|" + "---:|" * len(vs))
+    excess = {}
+    for nt_name, op in names.items():
+        f = out / f"nccl-tests-small-{nt_name}.txt"
+        if not f.exists():
+            continue
+        for line in f.read_text().splitlines():
+            mm = row.match(line)
+            if not mm:
+                continue
+            size = int(mm.group(1))
+            for place, t in (("out", mm.group(3)), ("in", mm.group(7))):
+                cells = []
+                for n, res in vs:
+                    m = res.get((op, size, place == "in"))
+                    if m:
+                        cells.append(f"{m['time_us']:.2f} / {m['agg_time_us']:.2f}")
+                        k = (n, op)
+                        excess[k] = max(excess.get(k, -99.0), m["agg_time_us"] - float(t))
+                    else:
+                        cells.append("-")
+                print(f"| {op} | {size} | {place} | {float(t):.2f} | " + " | ".join(cells) + " |")
+    print()
+    for (n, op), e in sorted(excess.items()):
+        print(f"- {n}: {op}, largest aggregate-time excess over nccl-tests at 8 B-64 KB: {e:+.2f} us")

@@ -22,14 +22,21 @@ echo "== layerbench-coll vs nccl-tests, $NP ranks"
 LB="mpirun -np $NP ${MPIRUN_ENV[*]} $B/bench/coll/layerbench-coll --backend cuda"
 $LB --ops all_gather,all_to_all,all_reduce -b 8 -e 512M -f 2 --warmup 5 --iterations 20 \
     --link-gbps 450 --json "$OUT/coll.json" > "$OUT/coll.txt" 2>&1; echo "layerbench-coll rc=$?"
-# Small messages again with NCCL-allocated buffers (ncclMemAlloc, as nccl-tests >= 2.19 uses).
-$LB --ops all_gather,all_to_all,all_reduce -b 8 -e 64K -f 4 --warmup 5 --iterations 20 --comm-alloc \
-    --json "$OUT/coll-commalloc.json" > "$OUT/coll-commalloc.txt" 2>&1; echo "comm-alloc rc=$?"
+# Small messages, long runs (1000 timed iterations), three variants: cudaMalloc buffers, NCCL-allocated
+# buffers (ncclMemAlloc, as nccl-tests >= 2.19 uses) and, on top, the communicator config
+# nccl-tests uses on NCCL >= 2.28 (nvlinkCentricSched).
+SMALL=(--ops all_gather,all_to_all,all_reduce --dtype fp32 -b 8 -e 64K -f 4 --warmup 100 --iterations 1000)
+$LB "${SMALL[@]}" --json "$OUT/coll-small-a_default.json" > "$OUT/coll-small-default.txt" 2>&1; echo "small default rc=$?"
+$LB "${SMALL[@]}" --comm-alloc --json "$OUT/coll-small-b_commalloc.json" > "$OUT/coll-small-commalloc.txt" 2>&1; echo "small comm-alloc rc=$?"
+$LB "${SMALL[@]}" --comm-alloc --nvlink-centric-sched --json "$OUT/coll-small-c_centric.json" \
+    > "$OUT/coll-small-centric.txt" 2>&1; echo "small centric rc=$?"
 [ "$QUICK" = 1 ] || $LB --ops scalar_exchange,all_to_allv,reduce_scatter,broadcast,sendrecv -b 1K -e 64M -f 8 --imbalance 2 \
     --iterations 50 --json "$OUT/coll-other.json" > "$OUT/coll-other.txt" 2>&1; echo "other ops rc=$?"
 for op in all_gather alltoall all_reduce; do
   mpirun -np "$NP" "${MPIRUN_ENV[@]}" $NT/${op}_perf -b 8 -e 512M -f 2 -g 1 -n 20 -w 5 -c 1 \
     > "$OUT/nccl-tests-$op.txt" 2>&1; echo "nccl-tests $op rc=$?"
+  mpirun -np "$NP" "${MPIRUN_ENV[@]}" $NT/${op}_perf -b 8 -e 64K -f 4 -g 1 -n 1000 -w 100 -c 1 \
+    > "$OUT/nccl-tests-small-$op.txt" 2>&1; echo "nccl-tests small $op rc=$?"
 done
 python3 "$(dirname "$0")/compare_nccl_tests.py" "$OUT" | tee "$OUT/compare.md"
 [ "$QUICK" = 1 ] || grep -E "scalar_exchange" "$OUT/coll-other.txt"
