@@ -1,8 +1,8 @@
 // CUDA implementation of the MoE primitives: bf16 activations and weights; cuBLAS for the dense
-// GEMMs and the fp32 router; experts as (a) a padded strided-batched GEMM over one capacity for
-// all experts (default, validated on H200), (b) bucketed batched cuBLAS GEMMs (experts of similar
-// load share one batched call padded to the bucket's largest count; not yet validated on a GPU),
-// or (c) cuBLAS grouped-batched GEMM over exact counts.
+// GEMMs and the fp32 router; experts as (a) bucketed batched cuBLAS GEMMs (default: experts of
+// similar load share one batched call padded to the bucket's largest count), (b) a padded
+// strided-batched GEMM over one capacity for all experts, or (c) cuBLAS grouped-batched GEMM
+// over exact counts.
 // Routing result, permutation and expert intermediates live in this object's workspace.
 #include "collectives/cuda_internal.hpp"
 #include "collectives/error.hpp"
@@ -24,7 +24,7 @@ using cuda::bf16;
 class CudaOps final : public Ops {
  public:
   CudaOps(Device& dev, std::string mode)
-      : dev_(dev), grouped_(mode == "grouped"), bucketed_(mode == "bucketed") {
+      : dev_(dev), grouped_(mode == "grouped"), bucketed_(mode == "bucketed" || mode == "auto") {
     LB_CUBLAS_CHECK(cublasCreate(&blas_));
     LB_CUDA_CHECK(cudaMallocHost(&host_counts_, sizeof(int) * kMaxExperts));
     LB_CUDA_CHECK(cudaMallocHost(&host_base_, sizeof(std::int64_t) * kMaxExperts));
