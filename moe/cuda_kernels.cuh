@@ -34,6 +34,18 @@ void histogram(const int* keys, int* counts, std::int64_t n, cudaStream_t s);
 void gather(const bf16* x, const int* keys, const int* vals, const int* offsets, bf16* xs,
             int* inv, std::int64_t n, std::int64_t hl, std::int64_t hv, std::int64_t k,
             std::int64_t d, std::int64_t cap, const std::int64_t* base, cudaStream_t s);
+// One row tile of one expert for the fused gate/up GEMM: rows [row0, row0 + valid) of xs.
+struct ExpertTile {
+  std::int64_t row0;
+  int expert;
+  int valid;
+};
+// Rows per ExpertTile (valid <= this).
+std::int64_t gate_up_swiglu_tile_rows();
+// act (rows, I) = swiglu7(xs W13[e][:, :I], xs W13[e][:, I:]) for every tile, fp32 accumulation,
+// one launch (moe/expert_gemm.cu). W13: (E, d, 2I) bf16; d and I multiples of 8.
+void gate_up_swiglu(const bf16* xs, const bf16* w13, bf16* act, const ExpertTile* tiles,
+                    std::int64_t n_tiles, std::int64_t d, std::int64_t inter, cudaStream_t s);
 // y (T, hl, d) for heads < hv: sum_j prob[a_j] * yd[inv[a_j]] in j order, fp32.
 void combine(const bf16* yd, const int* inv, const float* prob, bf16* y, std::int64_t tokens,
              std::int64_t hl, std::int64_t hv, std::int64_t k, std::int64_t d, cudaStream_t s);

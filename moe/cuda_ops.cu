@@ -24,7 +24,10 @@ using cuda::bf16;
 class CudaOps final : public Ops {
  public:
   CudaOps(Device& dev, std::string mode)
-      : dev_(dev), grouped_(mode == "grouped"), bucketed_(mode == "bucketed" || mode == "auto") {
+      : dev_(dev),
+        grouped_(mode == "grouped"),
+        bucketed_(mode == "bucketed" || mode == "fused" || mode == "auto"),
+        fused_(mode == "fused" || mode == "auto") {
     LB_CUBLAS_CHECK(cublasCreate(&blas_));
     LB_CUDA_CHECK(cudaMallocHost(&host_counts_, sizeof(int) * kMaxExperts));
     LB_CUDA_CHECK(cudaMallocHost(&host_base_, sizeof(std::int64_t) * kMaxExperts));
@@ -34,10 +37,13 @@ class CudaOps final : public Ops {
     cudaFreeHost(host_counts_);
     cudaFreeHost(host_base_);
     if (host_ptrs_) cudaFreeHost(host_ptrs_);
+    if (host_tiles_) cudaFreeHost(host_tiles_);
   }
   DType act() const override { return DType::bf16; }
   std::string describe() const override {
-    return grouped_    ? "cuda bf16, cuBLAS grouped-batched expert GEMM"
+    return grouped_  ? "cuda bf16, cuBLAS grouped-batched expert GEMM"
+           : fused_  ? "cuda bf16, fused gate/up GEMM + SwiGLU7 (one launch, exact 128-row tiles); "
+                       "cuBLAS batched down GEMMs over load buckets"
            : bucketed_ ? "cuda bf16, cuBLAS batched expert GEMMs over load buckets"
                        : "cuda bf16, cuBLAS strided-batched expert GEMM over capacity slots";
   }
@@ -137,7 +143,7 @@ class CudaOps final : public Ops {
     }
     const std::int64_t rows = grouped_ ? A : bucketed_ ? plan_buckets(G) : G * cap;
     ensure(xs_, rows * d * 2);       // (rows, d)    expert-major inputs
-    ensure(h13_, rows * 2 * I * 2);  // (rows, 2I)   [gate | up]
+    if (!fused_) ensure(h13_, rows * 2 * I * 2);  // (rows, 2I)   [gate | up]
     ensure(act_, rows * I * 2);      // (rows, I)
     ensure(yd_, rows * d * 2);       // (rows, d)
     if (bucketed_) {
@@ -214,6 +220,7 @@ class CudaOps final : public Ops {
     const auto& order = plan_.order;
     const std::size_t ne = order.size();
     if (ne == 0) return;
+    if (fused_) upload_tiles(st);
     const std::size_t nptr = ne * 6;
     auto** hp = pointer_tables(nptr);
     const auto* w13 = static_cast<const bf16*>(r.w13);
@@ -222,7 +229,7 @@ class CudaOps final : public Ops {
       const std::int64_t e = order[i], b = host_base_[e];
       hp[i] = w13 + e * d * 2 * I;                      // (d, 2I) col-major = W13[e]
       hp[ne + i] = xs_.as<bf16>() + b * d;              // (cap, d) rows of expert e
-      hp[2 * ne + i] = h13_.as<bf16>() + b * 2 * I;     // (cap, 2I)
+      hp[2 * ne + i] = fused_ ? nullptr : h13_.as<bf16>() + b * 2 * I;  // (cap, 2I)
       hp[3 * ne + i] = wd + e * I * d;                  // (I, d) = W_down[e]
       hp[4 * ne + i] = act_.as<bf16>() + b * I;         // (cap, I)
       hp[5 * ne + i] = yd_.as<bf16>() + b * d;          // (cap, d)
@@ -230,14 +237,19 @@ class CudaOps final : public Ops {
     LB_CUDA_CHECK(cudaMemcpyAsync(dev_ptrs_.data(), host_ptrs_, nptr * sizeof(void*), cudaMemcpyHostToDevice, st));
     auto** dp = dev_ptrs_.as<void*>();
     const float alpha = 1.0f, beta = 0.0f;
-    for (const auto& bk : plan_.buckets) {
-      const int n = static_cast<int>(bk.cap), cnt = static_cast<int>(bk.count);
-      LB_CUBLAS_CHECK(cublasGemmBatchedEx(blas_, CUBLAS_OP_N, CUBLAS_OP_N, int(2 * I), n, int(d), &alpha,
-                                          dp + bk.first, CUDA_R_16BF, int(2 * I), dp + ne + bk.first,
-                                          CUDA_R_16BF, int(d), &beta, dp + 2 * ne + bk.first, CUDA_R_16BF,
-                                          int(2 * I), cnt, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    if (fused_) {
+      // Gate/up GEMM and SwiGLU7 in one launch over exact 128-row tiles of every expert.
+      cuda::gate_up_swiglu(xs_.as<bf16>(), w13, act_.as<bf16>(), tiles_.as<cuda::ExpertTile>(), n_tiles_, d, I, st);
+    } else {
+      for (const auto& bk : plan_.buckets) {
+        const int n = static_cast<int>(bk.cap), cnt = static_cast<int>(bk.count);
+        LB_CUBLAS_CHECK(cublasGemmBatchedEx(blas_, CUBLAS_OP_N, CUBLAS_OP_N, int(2 * I), n, int(d), &alpha,
+                                            dp + bk.first, CUDA_R_16BF, int(2 * I), dp + ne + bk.first,
+                                            CUDA_R_16BF, int(d), &beta, dp + 2 * ne + bk.first, CUDA_R_16BF,
+                                            int(2 * I), cnt, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+      }
+      cuda::swiglu_split(h13_.as<bf16>(), act_.as<bf16>(), rows, I, nullptr, 0, st);
     }
-    cuda::swiglu_split(h13_.as<bf16>(), act_.as<bf16>(), rows, I, nullptr, 0, st);
     for (const auto& bk : plan_.buckets) {
       const int n = static_cast<int>(bk.cap), cnt = static_cast<int>(bk.count);
       LB_CUBLAS_CHECK(cublasGemmBatchedEx(blas_, CUBLAS_OP_N, CUBLAS_OP_N, int(d), n, int(I), &alpha,
@@ -245,6 +257,29 @@ class CudaOps final : public Ops {
                                           CUDA_R_16BF, int(I), &beta, dp + 5 * ne + bk.first, CUDA_R_16BF,
                                           int(d), cnt, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     }
+  }
+
+  // Tile list of the fused gate/up kernel: ceil(count / 128) row tiles per non-empty expert,
+  // in bucket order (tiles of one expert are adjacent, so its weights are reused from L2).
+  // The pinned table is rewritten only after the previous call's copy finished (experts()
+  // synchronises the stream on the counts read-back first).
+  void upload_tiles(cudaStream_t st) {
+    const std::int64_t tr = cuda::gate_up_swiglu_tile_rows();
+    std::int64_t n = 0;
+    for (int e : plan_.order) n += (host_counts_[e] + tr - 1) / tr;
+    if (host_tiles_cap_ < n) {
+      if (host_tiles_) cudaFreeHost(host_tiles_);
+      LB_CUDA_CHECK(cudaMallocHost(&host_tiles_, static_cast<std::size_t>(n) * sizeof(cuda::ExpertTile)));
+      host_tiles_cap_ = n;
+    }
+    ensure(tiles_, n * static_cast<std::int64_t>(sizeof(cuda::ExpertTile)));
+    std::int64_t t = 0;
+    for (int e : plan_.order)
+      for (std::int64_t r = 0; r < host_counts_[e]; r += tr)
+        host_tiles_[t++] = {host_base_[e] + r, e, static_cast<int>(std::min<std::int64_t>(tr, host_counts_[e] - r))};
+    n_tiles_ = n;
+    LB_CUDA_CHECK(cudaMemcpyAsync(tiles_.data(), host_tiles_, static_cast<std::size_t>(n) * sizeof(cuda::ExpertTile),
+                                  cudaMemcpyHostToDevice, st));
   }
 
   // 3b. cuBLAS grouped-batched GEMM: one group per non-empty expert, exact row counts.
@@ -300,7 +335,9 @@ class CudaOps final : public Ops {
   }
 
   Device& dev_;
-  bool grouped_, bucketed_;
+  bool grouped_, bucketed_, fused_;
+  cuda::ExpertTile* host_tiles_ = nullptr;
+  std::int64_t host_tiles_cap_ = 0, n_tiles_ = 0;
   std::int64_t* host_base_ = nullptr;
   ExpertBuckets plan_;
   cublasHandle_t blas_ = nullptr;
@@ -310,7 +347,7 @@ class CudaOps final : public Ops {
   RoutedArgs routed_;
   std::vector<int> last_counts_;
   Buffer xf_, logits_, idx_, prob_, vals_, keys_sorted_, vals_sorted_, counts_, offsets_, inv_,
-      cub_tmp_, xs_, h13_, act_, yd_, dev_ptrs_, base_;
+      cub_tmp_, xs_, h13_, act_, yd_, dev_ptrs_, base_, tiles_;
 };
 
 }  // namespace

@@ -3,10 +3,10 @@
 # tolerance, metadata reuse), the SP2 profile at the released geometry per mode, and a per-kernel
 # time breakdown of one rank's expert path under Nsight Compute (one rank carries the same
 # 540k routed assignments as an SP2 rank: 7500 tokens x 12 heads x top-6).
-# usage: bench/scripts/gpu_moe_experts.sh [MODE...]   (default: padded bucketed)
+# usage: bench/scripts/gpu_moe_experts.sh [MODE...]   (default: fused bucketed)
 set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
-MODES=("$@"); [ ${#MODES[@]} -gt 0 ] || MODES=(padded bucketed)
+MODES=("$@"); [ ${#MODES[@]} -gt 0 ] || MODES=(fused bucketed)
 lb_build layerbench-moe test_moe_mpi || exit 1
 MPI=(mpirun -np 2 --bind-to none "${MPIRUN_ENV[@]}")
 for m in "${MODES[@]}"; do
