@@ -40,8 +40,9 @@ struct ExpertTile {
   int expert;
   int valid;
 };
-// Rows per ExpertTile (valid <= this).
+// Rows per ExpertTile (valid <= this), and the largest d the fused kernel takes.
 std::int64_t gate_up_swiglu_tile_rows();
+std::int64_t gate_up_swiglu_max_d();
 // act (rows, I) = swiglu7(xs W13[e][:, :I], xs W13[e][:, I:]) for every tile, fp32 accumulation,
 // one launch (moe/expert_gemm.cu). W13: (E, d, 2I) bf16; d and I multiples of 8.
 void gate_up_swiglu(const bf16* xs, const bf16* w13, bf16* act, const ExpertTile* tiles,

@@ -143,7 +143,9 @@ class CudaOps final : public Ops {
     }
     const std::int64_t rows = grouped_ ? A : bucketed_ ? plan_buckets(G) : G * cap;
     ensure(xs_, rows * d * 2);       // (rows, d)    expert-major inputs
-    if (!fused_) ensure(h13_, rows * 2 * I * 2);  // (rows, 2I)   [gate | up]
+    // The fused gate/up kernel keeps a (128, d) input tile in shared memory: d <= 256.
+    fuse_now_ = fused_ && d <= cuda::gate_up_swiglu_max_d();
+    if (!fuse_now_) ensure(h13_, rows * 2 * I * 2);  // (rows, 2I)   [gate | up]
     ensure(act_, rows * I * 2);      // (rows, I)
     ensure(yd_, rows * d * 2);       // (rows, d)
     if (bucketed_) {
@@ -220,7 +222,7 @@ class CudaOps final : public Ops {
     const auto& order = plan_.order;
     const std::size_t ne = order.size();
     if (ne == 0) return;
-    if (fused_) upload_tiles(st);
+    if (fuse_now_) upload_tiles(st);
     const std::size_t nptr = ne * 6;
     auto** hp = pointer_tables(nptr);
     const auto* w13 = static_cast<const bf16*>(r.w13);
@@ -229,7 +231,7 @@ class CudaOps final : public Ops {
       const std::int64_t e = order[i], b = host_base_[e];
       hp[i] = w13 + e * d * 2 * I;                      // (d, 2I) col-major = W13[e]
       hp[ne + i] = xs_.as<bf16>() + b * d;              // (cap, d) rows of expert e
-      hp[2 * ne + i] = fused_ ? nullptr : h13_.as<bf16>() + b * 2 * I;  // (cap, 2I)
+      hp[2 * ne + i] = fuse_now_ ? nullptr : h13_.as<bf16>() + b * 2 * I;  // (cap, 2I)
       hp[3 * ne + i] = wd + e * I * d;                  // (I, d) = W_down[e]
       hp[4 * ne + i] = act_.as<bf16>() + b * I;         // (cap, I)
       hp[5 * ne + i] = yd_.as<bf16>() + b * d;          // (cap, d)
@@ -237,7 +239,7 @@ class CudaOps final : public Ops {
     LB_CUDA_CHECK(cudaMemcpyAsync(dev_ptrs_.data(), host_ptrs_, nptr * sizeof(void*), cudaMemcpyHostToDevice, st));
     auto** dp = dev_ptrs_.as<void*>();
     const float alpha = 1.0f, beta = 0.0f;
-    if (fused_) {
+    if (fuse_now_) {
       // Gate/up GEMM and SwiGLU7 in one launch over exact 128-row tiles of every expert.
       cuda::gate_up_swiglu(xs_.as<bf16>(), w13, act_.as<bf16>(), tiles_.as<cuda::ExpertTile>(), n_tiles_, d, I, st);
     } else {
@@ -335,7 +337,7 @@ class CudaOps final : public Ops {
   }
 
   Device& dev_;
-  bool grouped_, bucketed_, fused_;
+  bool grouped_, bucketed_, fused_, fuse_now_ = false;
   cuda::ExpertTile* host_tiles_ = nullptr;
   std::int64_t host_tiles_cap_ = 0, n_tiles_ = 0;
   std::int64_t* host_base_ = nullptr;

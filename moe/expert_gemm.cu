@@ -7,10 +7,12 @@
 //   xs   (rows, d)        expert-major inputs; tile t covers rows [row0, row0 + valid) of expert e
 //   W13  (E, d, 2I)       per expert, [gate | up] columns (cuBLAS's column-major (2I, d))
 //   act  (rows, I)
-// CTA tile: BM = 128 rows x BN = 64 act columns (128 W13 columns: 64 gate + 64 up), K in
-// steps of BK = 64, 3-stage pipeline, 8 warps as 4 (M) x 2 (N), warp tile 32 x (32 + 32).
-// Any d and I that are multiples of 8 (chunks of 8 bf16 outside the matrix are zero-filled,
-// outputs outside it are not stored).
+// One CTA per row tile (BM = 128 rows of one expert): the tile's whole (128, d <= 256) input
+// stays in shared memory while the CTA walks every BN = 128 act-column block (256 W13 columns:
+// 128 gate + 128 up), streaming W13 in BK = 64 steps through a 3-stage cp.async pipeline; each
+// column block ends in the SwiGLU7 epilogue. 16 warps as 4 (M) x 4 (N), warp tile 32 x (32 + 32).
+// d <= 256 and I, d multiples of 8: chunks of 8 bf16 outside the matrix are zero-filled and
+// outputs outside it are not stored.
 #include "collectives/error.hpp"
 #include "moe/cuda_kernels.cuh"
 
@@ -20,12 +22,12 @@ namespace layerbench::moe::cuda {
 
 namespace {
 
-constexpr int BM = 128, BN = 64, BK = 64, STAGES = 3, THREADS = 256;
-constexpr int A_STAGE = BM * BK;       // bf16 elements: 128 rows x 8 chunks of 16 B
-constexpr int B_STAGE = BK * 2 * BN;   // 64 k-rows x 16 chunks of 16 B
-constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * 2;
-constexpr int C_LD = BN + 8;           // epilogue staging row (bf16), padded against conflicts
-static_assert(BM * C_LD * 2 <= SMEM_BYTES, "epilogue staging fits in the pipeline buffers");
+constexpr int BM = 128, BN = 128, BK = 64, KMAX = 256, STAGES = 3, THREADS = 512;
+constexpr int A_ELEMS = BM * KMAX;       // bf16: 128 rows x 32 chunks of 16 B (resident)
+constexpr int B_STAGE = BK * 2 * BN;     // 64 k-rows x 32 chunks of 16 B
+constexpr int C_LD = BN + 8;             // epilogue staging row (bf16), padded against conflicts
+constexpr int SMEM_BYTES = (A_ELEMS + STAGES * B_STAGE + BM * C_LD) * 2;
+static_assert(SMEM_BYTES <= 227 * 1024, "fits one CTA per SM");
 
 __device__ __forceinline__ float swiglu7_f(float g, float u) {
   const float gc = fminf(g, 7.0f);
@@ -67,77 +69,86 @@ __device__ __forceinline__ void mma_bf16(float (&c)[4], const std::uint32_t (&a)
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// Swizzled element offsets of 16-byte chunks: A rows hold 8 chunks, B rows 16 (two halves of 8).
-__device__ __forceinline__ int a_off(int row, int chunk) { return row * BK + ((chunk ^ (row & 7)) << 3); }
+// Swizzled element offsets of 16-byte chunks (XOR on the low 3 bits of the chunk index, so
+// 8 consecutive rows of one logical chunk hit 8 different bank groups).
+__device__ __forceinline__ int a_off(int row, int chunk) { return row * KMAX + ((chunk ^ (row & 7)) << 3); }
 __device__ __forceinline__ int b_off(int k, int chunk) { return k * 2 * BN + ((chunk ^ (k & 7)) << 3); }
 
-__global__ void __launch_bounds__(THREADS, 2)
+__global__ void __launch_bounds__(THREADS, 1)
     gate_up_swiglu_kernel(const bf16* __restrict__ xs, const bf16* __restrict__ w13,
-                          bf16* __restrict__ act, const ExpertTile* __restrict__ tiles, int n_tiles_n,
-                          int d, int inter) {
+                          bf16* __restrict__ act, const ExpertTile* __restrict__ tiles, int d,
+                          int inter) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
   bf16* As = reinterpret_cast<bf16*>(smem_raw);
-  bf16* Bs = As + STAGES * A_STAGE;
+  bf16* Bs = As + A_ELEMS;
+  bf16* Cs = Bs + STAGES * B_STAGE;
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int warp_m = warp >> 1, warp_n = warp & 1;
-  const ExpertTile tile = tiles[blockIdx.x / n_tiles_n];
-  const int n0 = (blockIdx.x % n_tiles_n) * BN;  // first act column of this CTA
+  const int warp_m = warp >> 2, warp_n = warp & 3;
+  const ExpertTile tile = tiles[blockIdx.x];
   const std::int64_t two_i = 2 * std::int64_t(inter);
   const bf16* xa = xs + tile.row0 * d;
   const bf16* wb = w13 + std::int64_t(tile.expert) * d * two_i;
-  const int k_tiles = (d + BK - 1) / BK;
+  const int k_tiles = (d + BK - 1) / BK, n_tiles = (inter + BN - 1) / BN;
+  const int iters = k_tiles * n_tiles;
 
-  // Producer: 2 A chunks and 4 B chunks per thread and stage (A: 128 x 8, B: 64 x 16 chunks).
-  auto load_stage = [&](int stage, int kt) {
-    bf16* as = As + stage * A_STAGE;
-    bf16* bs = Bs + stage * B_STAGE;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const int id = tid + i * THREADS, row = id >> 3, chunk = id & 7;
-      const int k = kt * BK + chunk * 8;
+  // The row tile's input: 128 rows x (8 chunks per k step), loaded once with the first stage.
+  auto load_a = [&] {
+    const int chunks = k_tiles * 8;
+    for (int id = tid; id < BM * chunks; id += THREADS) {
+      const int row = id / chunks, chunk = id % chunks, k = chunk * 8;
       const bool ok = row < tile.valid && k < d;
-      cp_async16(as + a_off(row, chunk), ok ? xa + std::int64_t(row) * d + k : xs, ok ? 16 : 0);
+      cp_async16(As + a_off(row, chunk), ok ? xa + std::int64_t(row) * d + k : xs, ok ? 16 : 0);
     }
+  };
+  // W13 rows [kt*BK, +BK) of column block n: 64 x 32 chunks, 4 per thread.
+  auto load_b = [&](int it) {
+    if (it >= iters) return;
+    const int n0 = (it / k_tiles) * BN, kt = it % k_tiles;
+    bf16* bs = Bs + (it % STAGES) * B_STAGE;
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      const int id = tid + i * THREADS, kr = id >> 4, chunk = id & 15;
+      const int id = tid + i * THREADS, kr = id >> 5, chunk = id & 31;
       const int k = kt * BK + kr;
-      const int col = n0 + (chunk & 7) * 8;            // act column of the chunk
-      const std::int64_t wcol = (chunk < 8 ? 0 : inter) + col;  // gate or up column of W13
+      const int col = n0 + (chunk & 15) * 8;                    // act column of the chunk
+      const std::int64_t wcol = (chunk < 16 ? 0 : inter) + col;  // its gate or up column
       const bool ok = k < d && col < inter;
       cp_async16(bs + b_off(kr, chunk), ok ? wb + std::int64_t(k) * two_i + wcol : w13, ok ? 16 : 0);
     }
   };
 
   float acc[2][8][4];  // [m16 tile][n8 tile: 0-3 gate, 4-7 up][fragment]
+  auto zero = [&] {
 #pragma unroll
-  for (int i = 0; i < 2; ++i)
+    for (int i = 0; i < 2; ++i)
 #pragma unroll
-    for (int j = 0; j < 8; ++j)
+      for (int j = 0; j < 8; ++j)
 #pragma unroll
-      for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
+        for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
+  };
+  zero();
 
+  load_a();
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < k_tiles) load_stage(s, s);
+    load_b(s);
     cp_async_commit();
   }
   const int q = lane >> 3, i8 = lane & 7;  // ldmatrix: matrix of this lane's address, row in it
-  for (int kt = 0; kt < k_tiles; ++kt) {
+  for (int it = 0; it < iters; ++it) {
     cp_async_wait<STAGES - 2>();
     __syncthreads();
-    if (kt + STAGES - 1 < k_tiles) load_stage((kt + STAGES - 1) % STAGES, kt + STAGES - 1);
+    load_b(it + STAGES - 1);
     cp_async_commit();
-    const bf16* as = As + (kt % STAGES) * A_STAGE;
-    const bf16* bs = Bs + (kt % STAGES) * B_STAGE;
+    const int kt = it % k_tiles;
+    const bf16* bs = Bs + (it % STAGES) * B_STAGE;
 #pragma unroll
     for (int kk = 0; kk < BK / 16; ++kk) {
       std::uint32_t a[2][4];
 #pragma unroll
       for (int mt = 0; mt < 2; ++mt) {
         const int row = warp_m * 32 + mt * 16 + (q & 1) * 8 + i8;
-        ldmatrix_x4(a[mt], as + a_off(row, kk * 2 + (q >> 1)));
+        ldmatrix_x4(a[mt], As + a_off(row, kt * 8 + kk * 2 + (q >> 1)));
       }
 #pragma unroll
       for (int half = 0; half < 2; ++half) {  // 0: gate columns, 1: up columns
@@ -145,7 +156,7 @@ __global__ void __launch_bounds__(THREADS, 2)
         for (int np = 0; np < 2; ++np) {      // pairs of n8 tiles
           std::uint32_t b[4];
           const int kr = kk * 16 + (q & 1) * 8 + i8;
-          const int chunk = half * 8 + warp_n * 4 + np * 2 + (q >> 1);
+          const int chunk = half * 16 + warp_n * 4 + np * 2 + (q >> 1);
           ldmatrix_x4_trans(b, bs + b_off(kr, chunk));
 #pragma unroll
           for (int mt = 0; mt < 2; ++mt) {
@@ -155,39 +166,42 @@ __global__ void __launch_bounds__(THREADS, 2)
         }
       }
     }
+    if (kt == k_tiles - 1) {
+      // Epilogue of column block n: SwiGLU7 on the fp32 accumulators, staged as bf16, then
+      // written as 16-byte chunks of the valid rows and columns. The next loop-top barrier
+      // orders these reads before the next block's staging writes.
+      const int n0 = (it / k_tiles) * BN;
+#pragma unroll
+      for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int row = warp_m * 32 + mt * 16 + (lane >> 2) + h * 8;
+            const int col = warp_n * 32 + nt * 8 + (lane & 3) * 2;
+            const float v0 = swiglu7_f(acc[mt][nt][2 * h], acc[mt][nt + 4][2 * h]);
+            const float v1 = swiglu7_f(acc[mt][nt][2 * h + 1], acc[mt][nt + 4][2 * h + 1]);
+            *reinterpret_cast<__nv_bfloat162*>(Cs + row * C_LD + col) = __floats2bfloat162_rn(v0, v1);
+          }
+      zero();
+      __syncthreads();
+#pragma unroll
+      for (int i = 0; i < (BM * BN / 8) / THREADS; ++i) {
+        const int id = tid + i * THREADS, row = id >> 4, chunk = id & 15;
+        const int col = n0 + chunk * 8;
+        if (row < tile.valid && col < inter)
+          *reinterpret_cast<uint4*>(act + (tile.row0 + row) * std::int64_t(inter) + col) =
+              *reinterpret_cast<const uint4*>(Cs + row * C_LD + chunk * 8);
+      }
+    }
   }
   cp_async_wait<0>();
-  __syncthreads();  // the pipeline buffers become the epilogue's staging tile
-
-  // Epilogue: SwiGLU7 on the fp32 accumulators, staged in shared memory as bf16, then written
-  // as 16-byte rows chunks of the valid rows and columns.
-  bf16* cs = As;
-#pragma unroll
-  for (int mt = 0; mt < 2; ++mt)
-#pragma unroll
-    for (int nt = 0; nt < 4; ++nt)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int row = warp_m * 32 + mt * 16 + (lane >> 2) + h * 8;
-        const int col = warp_n * 32 + nt * 8 + (lane & 3) * 2;
-        const float v0 = swiglu7_f(acc[mt][nt][2 * h], acc[mt][nt + 4][2 * h]);
-        const float v1 = swiglu7_f(acc[mt][nt][2 * h + 1], acc[mt][nt + 4][2 * h + 1]);
-        *reinterpret_cast<__nv_bfloat162*>(cs + row * C_LD + col) = __floats2bfloat162_rn(v0, v1);
-      }
-  __syncthreads();
-#pragma unroll
-  for (int i = 0; i < (BM * BN / 8) / THREADS; ++i) {
-    const int id = tid + i * THREADS, row = id >> 3, chunk = id & 7;
-    const int col = n0 + chunk * 8;
-    if (row < tile.valid && col < inter)
-      *reinterpret_cast<uint4*>(act + (tile.row0 + row) * std::int64_t(inter) + col) =
-          *reinterpret_cast<const uint4*>(cs + row * C_LD + chunk * 8);
-  }
 }
 
 }  // namespace
 
 std::int64_t gate_up_swiglu_tile_rows() { return BM; }
+std::int64_t gate_up_swiglu_max_d() { return KMAX; }
 
 void gate_up_swiglu(const bf16* xs, const bf16* w13, bf16* act, const ExpertTile* tiles,
                     std::int64_t n_tiles, std::int64_t d, std::int64_t inter, cudaStream_t s) {
@@ -198,11 +212,10 @@ void gate_up_swiglu(const bf16* xs, const bf16* w13, bf16* act, const ExpertTile
     return true;
   }();
   (void)configured;
-  const std::int64_t n_tiles_n = (inter + BN - 1) / BN;
-  const std::int64_t blocks = n_tiles * n_tiles_n;
-  LB_CHECK(blocks < (std::int64_t{1} << 31), "too many expert tiles for one launch");
-  gate_up_swiglu_kernel<<<static_cast<unsigned>(blocks), THREADS, SMEM_BYTES, s>>>(
-      xs, w13, act, tiles, static_cast<int>(n_tiles_n), static_cast<int>(d), static_cast<int>(inter));
+  LB_CHECK(d <= KMAX && d % 8 == 0 && inter % 8 == 0, "fused gate/up kernel: d_head <= 256, d and I multiples of 8");
+  LB_CHECK(n_tiles < (std::int64_t{1} << 31), "too many expert tiles for one launch");
+  gate_up_swiglu_kernel<<<static_cast<unsigned>(n_tiles), THREADS, SMEM_BYTES, s>>>(
+      xs, w13, act, tiles, static_cast<int>(d), static_cast<int>(inter));
   LB_CUDA_CHECK_LAUNCH();
 }
 
