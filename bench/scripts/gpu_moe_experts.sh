@@ -3,12 +3,13 @@
 # tolerance, metadata reuse), the SP2 profile at the released geometry per mode, and a per-kernel
 # time breakdown of one rank's expert path under Nsight Compute (one rank carries the same
 # 540k routed assignments as an SP2 rank: 7500 tokens x 12 heads x top-6).
-# usage: bench/scripts/gpu_moe_experts.sh [MODE...]   (default: fused bucketed)
+# usage: [NP=2] bench/scripts/gpu_moe_experts.sh [MODE...]   (default: fused bucketed; NP=1 runs the
+# profile as one rank with the same per-rank expert work)
 set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
 MODES=("$@"); [ ${#MODES[@]} -gt 0 ] || MODES=(fused bucketed)
 lb_build layerbench-moe test_moe_mpi || exit 1
-MPI=(mpirun -np 2 --bind-to none "${MPIRUN_ENV[@]}")
+MPI=(mpirun -np "${NP:-2}" --bind-to none "${MPIRUN_ENV[@]}")
 for m in "${MODES[@]}"; do
   timeout 120 "${MPI[@]}" "$B/tests/moe/test_moe_mpi" --gpu --expert-gemm="$m" > "$OUT/gpu-tests-$m.log" 2>&1
   echo "gpu tests $m rc=$?"; grep -E "PASSED|FAILED" "$OUT/gpu-tests-$m.log" | sort | uniq -c
