@@ -50,15 +50,18 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
-__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* p) {
+__device__ __forceinline__ void cp_async16_s(std::uint32_t dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
+}
+__device__ __forceinline__ void ldsm_x4(std::uint32_t (&r)[4], std::uint32_t addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(p)));
+               : "r"(addr));
 }
-__device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], const void* p) {
+__device__ __forceinline__ void ldsm_x4_trans(std::uint32_t (&r)[4], std::uint32_t addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(p)));
+               : "r"(addr));
 }
 __device__ __forceinline__ void mma_bf16(float (&c)[4], const std::uint32_t (&a)[4],
                                          std::uint32_t b0, std::uint32_t b1) {
@@ -90,7 +93,6 @@ __global__ void __launch_bounds__(THREADS, 1)
   const bf16* xa = xs + tile.row0 * d;
   const bf16* wb = w13 + std::int64_t(tile.expert) * d * two_i;
   const int k_tiles = (d + BK - 1) / BK, n_tiles = (inter + BN - 1) / BN;
-  const int iters = k_tiles * n_tiles;
 
   // The row tile's input: 128 rows x (8 chunks per k step), loaded once with the first stage.
   auto load_a = [&] {
@@ -101,19 +103,22 @@ __global__ void __launch_bounds__(THREADS, 1)
       cp_async16(As + a_off(row, chunk), ok ? xa + std::int64_t(row) * d + k : xs, ok ? 16 : 0);
     }
   };
-  // W13 rows [kt*BK, +BK) of column block n: 64 x 32 chunks, 4 per thread.
-  auto load_b = [&](int it) {
-    if (it >= iters) return;
-    const int n0 = (it / k_tiles) * BN, kt = it % k_tiles;
-    bf16* bs = Bs + (it % STAGES) * B_STAGE;
+  // W13 rows [kt*BK, +BK) of column block n: 64 x 32 chunks, 4 per thread. A thread always
+  // moves the same chunk column (tid & 31) of k-rows tid/32 + 16 i, so its swizzled shared
+  // offsets are fixed and only the global offset moves with (n, kt).
+  const int b_chunk = tid & 31, b_row = tid >> 5;
+  const int b_col = (b_chunk & 15) * 8;                                       // within the block
+  const bf16* b_src = wb + std::int64_t(b_row) * two_i + (b_chunk < 16 ? 0 : inter) + b_col;
+  const std::uint32_t b_dst = smem_addr(Bs) + 2u * static_cast<std::uint32_t>(b_off(b_row, b_chunk));
+  auto load_b = [&](int n, int kt, int stage) {
+    const int n0 = n * BN, k0 = kt * BK;
+    const bool col_ok = n0 + b_col < inter;
+    const bf16* src = b_src + std::int64_t(k0) * two_i + n0;
+    const std::uint32_t dst = b_dst + static_cast<std::uint32_t>(stage * B_STAGE * 2);
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      const int id = tid + i * THREADS, kr = id >> 5, chunk = id & 31;
-      const int k = kt * BK + kr;
-      const int col = n0 + (chunk & 15) * 8;                    // act column of the chunk
-      const std::int64_t wcol = (chunk < 16 ? 0 : inter) + col;  // its gate or up column
-      const bool ok = k < d && col < inter;
-      cp_async16(bs + b_off(kr, chunk), ok ? wb + std::int64_t(k) * two_i + wcol : w13, ok ? 16 : 0);
+      const bool ok = col_ok && k0 + b_row + 16 * i < d;
+      cp_async16_s(dst + i * 16 * 2 * BN * 2, ok ? src + std::int64_t(16 * i) * two_i : w13, ok ? 16 : 0);
     }
   };
 
@@ -128,49 +133,72 @@ __global__ void __launch_bounds__(THREADS, 1)
   };
   zero();
 
+  // ldmatrix addresses: lane -> (matrix q, row i8 in it); row & 7 == i8 for every address, so
+  // the swizzle of each (m16 tile, k16 step) and (n8 pair, k16 step) is a per-thread constant.
+  const int q = lane >> 3, i8 = lane & 7;
+  std::uint32_t a_addr[2][BK / 16];
+#pragma unroll
+  for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; ++kk)
+      a_addr[mt][kk] = smem_addr(As) + 2u * static_cast<std::uint32_t>(
+                                           a_off(warp_m * 32 + mt * 16 + (q & 1) * 8 + i8, kk * 2 + (q >> 1)));
+  std::uint32_t b_addr[4];  // [half * 2 + np] at kk = 0; kk adds 16 k-rows
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+#pragma unroll
+    for (int np = 0; np < 2; ++np)
+      b_addr[h * 2 + np] = smem_addr(Bs) + 2u * static_cast<std::uint32_t>(
+                                               b_off((q & 1) * 8 + i8, h * 16 + warp_n * 4 + np * 2 + (q >> 1)));
+
   load_a();
+  // Prefetch cursor (n, kt) runs STAGES - 1 steps ahead of the compute cursor.
+  int pf_n = 0, pf_kt = 0;
+  auto advance = [&](int& n, int& kt) {
+    if (++kt == k_tiles) { kt = 0; ++n; }
+  };
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
-    load_b(s);
+    if (pf_n < n_tiles) load_b(pf_n, pf_kt, s);
     cp_async_commit();
+    advance(pf_n, pf_kt);
   }
-  const int q = lane >> 3, i8 = lane & 7;  // ldmatrix: matrix of this lane's address, row in it
-  for (int it = 0; it < iters; ++it) {
-    cp_async_wait<STAGES - 2>();
-    __syncthreads();
-    load_b(it + STAGES - 1);
-    cp_async_commit();
-    const int kt = it % k_tiles;
-    const bf16* bs = Bs + (it % STAGES) * B_STAGE;
+  int stage = 0, pf_stage = STAGES - 1;
+  for (int n = 0; n < n_tiles; ++n) {
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      cp_async_wait<STAGES - 2>();
+      __syncthreads();
+      if (pf_n < n_tiles) load_b(pf_n, pf_kt, pf_stage);
+      cp_async_commit();
+      advance(pf_n, pf_kt);
+      pf_stage = pf_stage == STAGES - 1 ? 0 : pf_stage + 1;
+      const std::uint32_t a_k = static_cast<std::uint32_t>(kt * BK * 2);   // bytes along a row
+      const std::uint32_t b_s = static_cast<std::uint32_t>(stage * B_STAGE * 2);
 #pragma unroll
-    for (int kk = 0; kk < BK / 16; ++kk) {
-      std::uint32_t a[2][4];
+      for (int kk = 0; kk < BK / 16; ++kk) {
+        std::uint32_t a[2][4];
+        // kt * 64 elements = 8 whole chunks: the XOR swizzle (low 3 chunk bits) is unaffected.
+        ldsm_x4(a[0], a_addr[0][kk] + a_k);
+        ldsm_x4(a[1], a_addr[1][kk] + a_k);
 #pragma unroll
-      for (int mt = 0; mt < 2; ++mt) {
-        const int row = warp_m * 32 + mt * 16 + (q & 1) * 8 + i8;
-        ldmatrix_x4(a[mt], As + a_off(row, kt * 8 + kk * 2 + (q >> 1)));
-      }
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {  // 0: gate columns, 1: up columns
-#pragma unroll
-        for (int np = 0; np < 2; ++np) {      // pairs of n8 tiles
+        for (int hn = 0; hn < 4; ++hn) {
           std::uint32_t b[4];
-          const int kr = kk * 16 + (q & 1) * 8 + i8;
-          const int chunk = half * 16 + warp_n * 4 + np * 2 + (q >> 1);
-          ldmatrix_x4_trans(b, bs + b_off(kr, chunk));
+          ldsm_x4_trans(b, b_addr[hn] + b_s + static_cast<std::uint32_t>(kk * 16 * 2 * BN * 2));
+          const int t = (hn >> 1) * 4 + (hn & 1) * 2;  // gate tiles 0-3, up tiles 4-7
 #pragma unroll
           for (int mt = 0; mt < 2; ++mt) {
-            mma_bf16(acc[mt][half * 4 + np * 2], a[mt], b[0], b[1]);
-            mma_bf16(acc[mt][half * 4 + np * 2 + 1], a[mt], b[2], b[3]);
+            mma_bf16(acc[mt][t], a[mt], b[0], b[1]);
+            mma_bf16(acc[mt][t + 1], a[mt], b[2], b[3]);
           }
         }
       }
+      stage = stage == STAGES - 1 ? 0 : stage + 1;
     }
-    if (kt == k_tiles - 1) {
+    {
       // Epilogue of column block n: SwiGLU7 on the fp32 accumulators, staged as bf16, then
       // written as 16-byte chunks of the valid rows and columns. The next loop-top barrier
       // orders these reads before the next block's staging writes.
-      const int n0 = (it / k_tiles) * BN;
+      const int n0 = n * BN;
 #pragma unroll
       for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
