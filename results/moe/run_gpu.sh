@@ -5,7 +5,7 @@ set -u
 OUT=${1:?out dir}; MODE=${2:-quick}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-B=/tmp/lb-moe-build
+B=${BUILD_DIR:-/tmp/lb-build}
 LOG=$OUT/log.txt
 cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DLAYERBENCH_ENABLE_TESTING=ON -DLAYERBENCH_CUDA=ON > $OUT/build.txt 2>&1 || { tail -30 $OUT/build.txt; exit 1; }
 cmake --build $B -j32 --target layerbench-moe test_moe_mpi >> $OUT/build.txt 2>&1 || { grep -E "error" $OUT/build.txt | head -30; exit 1; }
