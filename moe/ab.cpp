@@ -119,7 +119,7 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c,
     md += fmt::format("| 95% CI of the mean (bootstrap) | [{:+.4f}, {:+.4f}] ms |\n",
                       an.bootstrap.mean.percentile.low, an.bootstrap.mean.percentile.high);
     md += fmt::format("| Wilcoxon signed-rank | z = {:.2f}, p = {:.3g} |\n", an.wilcoxon.z, wp);
-    md += fmt::format("| sign test | {}/{} pairs faster, p = {:.3g} |\n", an.sign.positive, an.sign.n, an.sign.p);
+    md += fmt::format("| sign test | reuse faster in {}/{} pairs, p = {:.3g} |\n", an.sign.positive, an.sign.n, an.sign.p);
     md += fmt::format("| predicted (saving/layer x {}) | {:+.4f} ms, measured/predicted = {:.2f} (mean), {:.2f} (median) |\n",
                       L, predicted, an.predicted ? an.predicted->ratio_mean : 0.0,
                       an.predicted ? an.predicted->ratio_median : 0.0);

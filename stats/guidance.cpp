@@ -32,14 +32,15 @@ std::vector<std::string> reading_guidance(const PairedAnalysis& a) {
   const bool boot_excludes_zero = !std::isnan(boot.low) && !boot.contains(0.0);
   const std::string direction =
       a.delta.median > 0 ? "the candidate is lower (faster, for times)" : "the candidate is higher (slower, for times)";
-  const std::string tests = fmt::format("Wilcoxon p={}, sign test {}/{} p={}", p_text(w_p),
+  const std::string tests = fmt::format("Wilcoxon p={}, sign test: candidate {} in {}/{} pairs, p={}", p_text(w_p),
+                                        a.delta.median > 0 ? "lower" : "higher",
                                         a.delta.median > 0 ? a.sign.positive : a.sign.negative, a.sign.n,
                                         p_text(a.sign.p));
   const int level = static_cast<int>(std::lround(100 * (1 - alpha)));
 
   if (min_p_signed_rank(a.wilcoxon.n_nonzero) >= alpha) {
     g.push_back(fmt::format("Too few pairs: with {} non-zero deltas no two-sided rank test can reach p < {}; "
-                            "need >= {} pairs.", a.wilcoxon.n_nonzero, alpha, min_pairs_for_alpha(alpha)));
+                            "need >= {} pairs.", a.wilcoxon.n_nonzero, fmt::format("{:.3g}", alpha), min_pairs_for_alpha(alpha)));
   }
   if (t_sig && rank_sig && (boot_excludes_zero || std::isnan(boot.low))) {
     g.push_back(fmt::format("All tests agree: {} by {} ({}) on average; t p={}, {}; {}% CI of the mean [{}, {}].",
@@ -78,7 +79,7 @@ std::vector<std::string> reading_guidance(const PairedAnalysis& a) {
       } catch (const std::invalid_argument&) {
       }
     }
-    g.push_back(fmt::format("Inconclusive at alpha={}: no test is significant (t p={}, {}){}.", alpha,
+    g.push_back(fmt::format("Inconclusive at alpha={:.3g}: no test is significant (t p={}, {}){}.", alpha,
                             p_text(a.t.p), tests, plan));
   } else if (t_sig && rank_sig) {
     g.push_back(fmt::format("Significant ({}; t p={}), {}.", tests, p_text(a.t.p), direction));

@@ -67,7 +67,7 @@ StudyDiagnostics diagnose(const Study& study, const stats::PairedAnalysis& a) {
   }
   if (d.plan) {
     d.notes.push_back(fmt::format("Inconclusive: to resolve the observed mean delta {:+.4g} (sd {:.4g}) with power "
-                                  "0.8 at alpha={} a plan needs {} pairs.",
+                                  "0.8 at alpha={:.3g} a plan needs {} pairs.",
                                   a.delta.mean, a.delta.sd, alpha, d.plan->recommended));
   }
   if (d.output_checked) {

@@ -61,6 +61,7 @@ if variants:
     print("| op | bytes | place | nccl-tests | " + " | ".join(f"{n} median / agg" for n, _ in vs) + " |")
     print("|---|---:|---|---:|" + "---:|" * len(vs))
     excess = {}
+    diffs = {}
     for nt_name, op in names.items():
         f = out / f"nccl-tests-small-{nt_name}.txt"
         if not f.exists():
@@ -78,9 +79,12 @@ if variants:
                         cells.append(f"{m['time_us']:.2f} / {m['agg_time_us']:.2f}")
                         k = (n, op)
                         excess[k] = max(excess.get(k, -99.0), m["agg_time_us"] - float(t))
+                        diffs.setdefault(k, []).append(m["agg_time_us"] - float(t))
                     else:
                         cells.append("-")
                 print(f"| {op} | {size} | {place} | {float(t):.2f} | " + " | ".join(cells) + " |")
     print()
     for (n, op), e in sorted(excess.items()):
-        print(f"- {n}: {op}, largest aggregate-time excess over nccl-tests at 8 B-64 KB: {e:+.2f} us")
+        dd = diffs[(n, op)]
+        print(f"- {n}: {op}, aggregate time minus nccl-tests over {len(dd)} size/place points at 8 B-32 KB: "
+              f"mean {sum(dd) / len(dd):+.2f} us, largest {e:+.2f} us")
