@@ -8,11 +8,9 @@
 //   W13  (E, d, 2I)       per expert, [gate | up] columns (cuBLAS's column-major (2I, d))
 //   act  (rows, I)
 // One CTA per row tile (BM = 128 rows of one expert): the tile's whole (128, d <= 256) input
-// stays in shared memory while the CTA walks every BN = 64 act-column block (128 W13 columns:
-// 64 gate + 64 up), streaming W13 in BK = 64 steps through a 3-stage cp.async pipeline; each
-// column block ends in the SwiGLU7 epilogue, stored straight from the registers. 8 warps as
-// 4 (M) x 2 (N), warp tile 32 x (32 + 32); two CTAs per SM, so one's epilogue overlaps the
-// other's main loop.
+// stays in shared memory while the CTA walks every BN = 128 act-column block (256 W13 columns:
+// 128 gate + 128 up), streaming W13 in BK = 64 steps through a 3-stage cp.async pipeline; each
+// column block ends in the SwiGLU7 epilogue. 16 warps as 4 (M) x 4 (N), warp tile 32 x (32 + 32).
 // d <= 256 and I, d multiples of 8: chunks of 8 bf16 outside the matrix are zero-filled and
 // outputs outside it are not stored.
 #include "collectives/error.hpp"
@@ -24,16 +22,17 @@ namespace layerbench::moe::cuda {
 
 namespace {
 
-constexpr int BM = 128, BN = 64, BK = 64, KMAX = 256, STAGES = 3, THREADS = 256;
+constexpr int BM = 128, BN = 128, BK = 64, KMAX = 256, STAGES = 3, THREADS = 512;
 constexpr int A_ELEMS = BM * KMAX;       // bf16: 128 rows x 32 chunks of 16 B (resident)
-constexpr int B_STAGE = BK * 2 * BN;     // 64 k-rows x 16 chunks of 16 B (8 gate, 8 up)
-constexpr int SMEM_BYTES = (A_ELEMS + STAGES * B_STAGE) * 2;
-static_assert(2 * (SMEM_BYTES + 1024) <= 228 * 1024, "two CTAs per SM");
+constexpr int B_STAGE = BK * 2 * BN;     // 64 k-rows x 32 chunks of 16 B
+constexpr int C_LD = BN + 8;             // epilogue staging row (bf16), padded against conflicts
+constexpr int SMEM_BYTES = (A_ELEMS + STAGES * B_STAGE + BM * C_LD) * 2;
+static_assert(SMEM_BYTES <= 227 * 1024, "fits one CTA per SM");
 
 __device__ __forceinline__ float swiglu7_f(float g, float u) {
   const float gc = fminf(g, 7.0f);
   const float uc = fminf(fmaxf(u, -7.0f), 7.0f);
-  return gc * __fdividef(1.0f, 1.0f + __expf(-1.702f * gc)) * (uc + 1.0f);
+  return gc * (1.0f / (1.0f + __expf(-1.702f * gc))) * (uc + 1.0f);
 }
 
 __device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
@@ -78,16 +77,17 @@ __device__ __forceinline__ void mma_bf16(float (&c)[4], const std::uint32_t (&a)
 __device__ __forceinline__ int a_off(int row, int chunk) { return row * KMAX + ((chunk ^ (row & 7)) << 3); }
 __device__ __forceinline__ int b_off(int k, int chunk) { return k * 2 * BN + ((chunk ^ (k & 7)) << 3); }
 
-__global__ void __launch_bounds__(THREADS, 2)
+__global__ void __launch_bounds__(THREADS, 1)
     gate_up_swiglu_kernel(const bf16* __restrict__ xs, const bf16* __restrict__ w13,
                           bf16* __restrict__ act, const ExpertTile* __restrict__ tiles, int d,
                           int inter) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
   bf16* As = reinterpret_cast<bf16*>(smem_raw);
   bf16* Bs = As + A_ELEMS;
+  bf16* Cs = Bs + STAGES * B_STAGE;
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int warp_m = warp >> 1, warp_n = warp & 1;
+  const int warp_m = warp >> 2, warp_n = warp & 3;
   const ExpertTile tile = tiles[blockIdx.x];
   const std::int64_t two_i = 2 * std::int64_t(inter);
   const bf16* xa = xs + tile.row0 * d;
@@ -103,14 +103,12 @@ __global__ void __launch_bounds__(THREADS, 2)
       cp_async16(As + a_off(row, chunk), ok ? xa + std::int64_t(row) * d + k : xs, ok ? 16 : 0);
     }
   };
-  // W13 rows [kt*BK, +BK) of column block n: 64 x 16 chunks, 4 per thread. A thread always
-  // moves the same chunk column (tid & 15) of k-rows tid/16 + 16 i, so its swizzled shared
+  // W13 rows [kt*BK, +BK) of column block n: 64 x 32 chunks, 4 per thread. A thread always
+  // moves the same chunk column (tid & 31) of k-rows tid/32 + 16 i, so its swizzled shared
   // offsets are fixed and only the global offset moves with (n, kt).
-  constexpr int HALF = BN / 8;  // chunks per half (gate | up) of a B row
-  static_assert(THREADS == 16 * 2 * HALF, "16 k-rows of B per pass");
-  const int b_chunk = tid % (2 * HALF), b_row = tid / (2 * HALF);
-  const int b_col = (b_chunk % HALF) * 8;                                      // within the block
-  const bf16* b_src = wb + std::int64_t(b_row) * two_i + (b_chunk < HALF ? 0 : inter) + b_col;
+  const int b_chunk = tid & 31, b_row = tid >> 5;
+  const int b_col = (b_chunk & 15) * 8;                                       // within the block
+  const bf16* b_src = wb + std::int64_t(b_row) * two_i + (b_chunk < 16 ? 0 : inter) + b_col;
   const std::uint32_t b_dst = smem_addr(Bs) + 2u * static_cast<std::uint32_t>(b_off(b_row, b_chunk));
   auto load_b = [&](int n, int kt, int stage) {
     const int n0 = n * BN, k0 = kt * BK;
@@ -151,7 +149,7 @@ __global__ void __launch_bounds__(THREADS, 2)
 #pragma unroll
     for (int np = 0; np < 2; ++np)
       b_addr[h * 2 + np] = smem_addr(Bs) + 2u * static_cast<std::uint32_t>(
-                                               b_off((q & 1) * 8 + i8, h * HALF + warp_n * 4 + np * 2 + (q >> 1)));
+                                               b_off((q & 1) * 8 + i8, h * 16 + warp_n * 4 + np * 2 + (q >> 1)));
 
   load_a();
   // Prefetch cursor (n, kt) runs STAGES - 1 steps ahead of the compute cursor.
@@ -196,26 +194,34 @@ __global__ void __launch_bounds__(THREADS, 2)
       }
       stage = stage == STAGES - 1 ? 0 : stage + 1;
     }
-    // Epilogue of column block n: SwiGLU7 on the fp32 accumulators, bf16 pairs stored straight
-    // to the valid rows and columns (a warp's four n8 tiles cover 64 contiguous bytes of a row).
-    const int n0 = n * BN;
+    {
+      // Epilogue of column block n: SwiGLU7 on the fp32 accumulators, staged as bf16, then
+      // written as 16-byte chunks of the valid rows and columns. The next loop-top barrier
+      // orders these reads before the next block's staging writes.
+      const int n0 = n * BN;
 #pragma unroll
-    for (int mt = 0; mt < 2; ++mt)
+      for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int row = warp_m * 32 + mt * 16 + (lane >> 2) + h * 8;
-        if (row >= tile.valid) continue;
-        bf16* out = act + (tile.row0 + row) * std::int64_t(inter);
+        for (int nt = 0; nt < 4; ++nt)
 #pragma unroll
-        for (int nt = 0; nt < 4; ++nt) {
-          const int col = n0 + warp_n * 32 + nt * 8 + (lane & 3) * 2;  // even; I is a multiple of 8
-          if (col >= inter) continue;
-          const float v0 = swiglu7_f(acc[mt][nt][2 * h], acc[mt][nt + 4][2 * h]);
-          const float v1 = swiglu7_f(acc[mt][nt][2 * h + 1], acc[mt][nt + 4][2 * h + 1]);
-          *reinterpret_cast<__nv_bfloat162*>(out + col) = __floats2bfloat162_rn(v0, v1);
-        }
+          for (int h = 0; h < 2; ++h) {
+            const int row = warp_m * 32 + mt * 16 + (lane >> 2) + h * 8;
+            const int col = warp_n * 32 + nt * 8 + (lane & 3) * 2;
+            const float v0 = swiglu7_f(acc[mt][nt][2 * h], acc[mt][nt + 4][2 * h]);
+            const float v1 = swiglu7_f(acc[mt][nt][2 * h + 1], acc[mt][nt + 4][2 * h + 1]);
+            *reinterpret_cast<__nv_bfloat162*>(Cs + row * C_LD + col) = __floats2bfloat162_rn(v0, v1);
+          }
+      zero();
+      __syncthreads();
+#pragma unroll
+      for (int i = 0; i < (BM * BN / 8) / THREADS; ++i) {
+        const int id = tid + i * THREADS, row = id >> 4, chunk = id & 15;
+        const int col = n0 + chunk * 8;
+        if (row < tile.valid && col < inter)
+          *reinterpret_cast<uint4*>(act + (tile.row0 + row) * std::int64_t(inter) + col) =
+              *reinterpret_cast<const uint4*>(Cs + row * C_LD + chunk * 8);
       }
-    zero();
+    }
   }
   cp_async_wait<0>();
 }
@@ -231,8 +237,6 @@ void gate_up_swiglu(const bf16* xs, const bf16* w13, bf16* act, const ExpertTile
   static const bool configured = [] {
     LB_CUDA_CHECK(cudaFuncSetAttribute(gate_up_swiglu_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        SMEM_BYTES));
-    LB_CUDA_CHECK(cudaFuncSetAttribute(gate_up_swiglu_kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                       cudaSharedmemCarveoutMaxShared));
     return true;
   }();
   (void)configured;
