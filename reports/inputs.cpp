@@ -178,6 +178,7 @@ ResultFile result_file_from_json(const nlohmann::json& doc, const std::string& p
       } else {
         throw std::runtime_error(fmt::format("{}: component '{}' has neither samples_ms nor median_ms", path, name));
       }
+      if (c.contains("in_layer") && c["in_layer"].is_boolean()) comp.in_layer = c["in_layer"].get<bool>();
       f.components.push_back(std::move(comp));
     }
   }

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@ struct Component {
   std::string name;
   std::vector<double> samples_ms;
   double median_ms = 0, min_ms = 0, max_ms = 0;
+  std::optional<bool> in_layer;  // the file's own "in_layer" flag, when it has one
 };
 
 struct ResultFile {

@@ -54,10 +54,12 @@ bool is_comm_component(const std::string& name) {
          name.find("all_gather") != std::string::npos || name.find("dispatch") != std::string::npos;
 }
 
-// Multi-layer stacks (the A/B's L-layer figures) and reference kernels are not parts of one
-// layer: they get no share, and stay out of the share chart.
-bool is_per_layer_component(const std::string& name) {
-  return name.rfind("stack_", 0) != 0 && name.find("reference") == std::string::npos;
+// A component the file marks "in_layer": false (a probe or a collective timed on its own), a
+// multi-layer stack (the A/B's L-layer figures) or a reference kernel is not a part of one layer:
+// it gets no share, and stays out of the share chart.
+bool is_per_layer_component(const Component& c) {
+  if (c.in_layer) return *c.in_layer;
+  return c.name.rfind("stack_", 0) != 0 && c.name.find("reference") == std::string::npos;
 }
 
 Section component_profile(const ResultFile& file) {
@@ -98,7 +100,7 @@ Section component_profile(const ResultFile& file) {
   chart.horizontal = true;
   for (const auto& c : parts) {
     const double share = layer_ms > 0 ? c.median_ms / layer_ms : stats::nan_value;
-    const bool per_layer = is_per_layer_component(c.name);
+    const bool per_layer = is_per_layer_component(c);
     t.add_row({c.name, fmt_fixed(c.median_ms, 3), fmt_fixed(c.min_ms, 3), fmt_fixed(c.max_ms, 3),
                per_layer ? fmt_percent(share) : std::string("—")});
     if (!per_layer) continue;

@@ -48,6 +48,9 @@ TEST(ReportMarkdown, ComponentProfileHasShareOfLayer) {
   EXPECT_TRUE(std::regex_search(md, std::regex(R"(\| expert_compute \| 16\.\d{3} \| [\d.]+ \| [\d.]+ \| 70\.\d% \|)")));
   EXPECT_LT(md.find("| expert_compute"), md.find("| shared_expert"));
   EXPECT_LT(md.find("| shared_expert"), md.find("| sequence_size_exchange"));
+  // Components the file marks "in_layer": false get no share.
+  EXPECT_TRUE(std::regex_search(md, std::regex(R"(\| branches_serialized \| 19\.\d{3} \| [\d.]+ \| [\d.]+ \| — \|)")));
+  EXPECT_TRUE(std::regex_search(md, std::regex(R"(\| sequence_size_exchange \| 0\.\d{3} \| [\d.]+ \| [\d.]+ \| — \|)")));
 }
 
 TEST(ReportMarkdown, CollectiveSweepRowsAndLinkShare) {
