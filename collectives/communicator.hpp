@@ -108,7 +108,8 @@ class Communicator {
 std::unique_ptr<Communicator> make_mpi_communicator(MPI_Comm comm, std::shared_ptr<Device> device);
 // Communicator-creation settings of the CUDA backend (ncclConfig_t fields; defaults = NCCL's).
 struct NcclSettings {
-  // config.nvlinkCentricSched (NCCL >= 2.28; nccl-tests sets it). Ignored by older NCCL.
+  // config.nvlinkCentricSched (NCCL >= 2.28; nccl-tests sets it; NCCL applies it as a launch
+  // attribute on compute capability >= 10.0 only). Older NCCL: UsageError.
   bool nvlink_centric_sched = false;
 };
 // CUDA backend: NCCL communicator over the ranks of `comm` (duplicated for control).

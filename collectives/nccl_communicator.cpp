@@ -175,7 +175,9 @@ std::unique_ptr<Communicator> make_nccl_communicator(MPI_Comm comm, std::shared_
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
   if (settings.nvlink_centric_sched) config.nvlinkCentricSched = 1;
 #else
-  (void)settings;
+  if (settings.nvlink_centric_sched)
+    throw UsageError("--nvlink-centric-sched needs NCCL >= 2.28 (this build has " +
+                     std::to_string(NCCL_MAJOR) + "." + std::to_string(NCCL_MINOR) + ")");
 #endif
   LB_NCCL_CHECK(ncclCommInitRankConfig(&nc, size, id, rank, &config));
   return std::make_unique<NcclCommunicator>(dup, std::move(device), nc);

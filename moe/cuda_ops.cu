@@ -43,8 +43,8 @@ class CudaOps final : public Ops {
   DType act() const override { return DType::bf16; }
   std::string describe() const override {
     return grouped_  ? "cuda bf16, cuBLAS grouped-batched expert GEMM"
-           : fused_  ? "cuda bf16, fused gate/up GEMM + SwiGLU7 (one launch, exact 128-row tiles); "
-                       "cuBLAS batched down GEMMs over load buckets"
+           : fused_  ? "cuda bf16, fused gate/up GEMM + SwiGLU7 (one launch, exact 128-row tiles; cuBLAS "
+                       "and a SwiGLU7 pass when d_head > 256); cuBLAS batched down GEMMs over load buckets"
            : bucketed_ ? "cuda bf16, cuBLAS batched expert GEMMs over load buckets"
                        : "cuda bf16, cuBLAS strided-batched expert GEMM over capacity slots";
   }

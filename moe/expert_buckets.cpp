@@ -12,8 +12,8 @@ ExpertBuckets plan_expert_buckets(std::span<const int> counts) {
   std::stable_sort(p.order.begin(), p.order.end(), [&](int a, int b) { return counts[a] > counts[b]; });
   for (std::size_t i = 0; i < p.order.size();) {
     const std::int64_t cap = (std::int64_t{counts[p.order[i]]} + 7) / 8 * 8;
-    // The first expert always joins (a count below 8 is below 3/4 of its own rounded-up
-    // capacity); the rest join while they fill at least 3/4 of a slot.
+    // The expert that sets the capacity always joins (do-while); the rest join while they fill
+    // at least 3/4 of a slot.
     std::size_t j = i;
     do {
       p.base[p.order[j]] = p.rows;

@@ -20,9 +20,11 @@ struct ExpertBuckets {
   std::int64_t rows = 0;             // rows of all slots together
 };
 
-// A bucket takes experts while their count is at least 3/4 of its capacity, so at most a
-// third of a bucket's rows are padding (plus the rounding to 8), against the ~3x of one
-// capacity for all experts under skewed routing. Slots are disjoint and hold their expert.
+// A bucket opens with its largest expert (capacity = that count rounded up to 8) and takes
+// the next experts while their count is at least 3/4 of the capacity: padding is at most a
+// quarter of a joining expert's slot (a third of its live rows), and at most 7 rows for the
+// expert that opened the bucket; one capacity for all experts pads ~3x under skewed routing.
+// Slots are disjoint and hold their expert.
 ExpertBuckets plan_expert_buckets(std::span<const int> counts);
 
 }  // namespace layerbench::moe

@@ -234,13 +234,17 @@ std::int64_t gate_up_swiglu_max_d() { return KMAX; }
 void gate_up_swiglu(const bf16* xs, const bf16* w13, bf16* act, const ExpertTile* tiles,
                     std::int64_t n_tiles, std::int64_t d, std::int64_t inter, cudaStream_t s) {
   if (n_tiles == 0) return;
-  static const bool configured = [] {
+  // The shared-memory opt-in is per device: set it once for each device this process uses.
+  static bool configured[64] = {};
+  int dev = 0;
+  LB_CUDA_CHECK(cudaGetDevice(&dev));
+  if (dev < 0 || dev >= 64 || !configured[dev]) {
     LB_CUDA_CHECK(cudaFuncSetAttribute(gate_up_swiglu_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        SMEM_BYTES));
-    return true;
-  }();
-  (void)configured;
-  LB_CHECK(d <= KMAX && d % 8 == 0 && inter % 8 == 0, "fused gate/up kernel: d_head <= 256, d and I multiples of 8");
+    if (dev >= 0 && dev < 64) configured[dev] = true;
+  }
+  LB_CHECK(d > 0 && d <= KMAX && d % 8 == 0 && inter > 0 && inter % 8 == 0,
+           "fused gate/up kernel: 0 < d_head <= 256, d and I multiples of 8");
   LB_CHECK(n_tiles < (std::int64_t{1} << 31), "too many expert tiles for one launch");
   gate_up_swiglu_kernel<<<static_cast<unsigned>(n_tiles), THREADS, SMEM_BYTES, s>>>(
       xs, w13, act, tiles, static_cast<int>(d), static_cast<int>(inter));

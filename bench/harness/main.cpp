@@ -99,6 +99,8 @@ int mpi_main_impl(int argc, char** argv, const BinaryInfo& info,
   std::unique_ptr<Communicator> world;
   try {
     const Backend backend = resolve_backend(parse_backend(common().backend), env);
+    if (backend == Backend::host && common().nvlink_centric_sched)
+      throw UsageError("--nvlink-centric-sched configures the NCCL communicator: it needs --backend cuda");
     world = make_world(backend, env, NcclSettings{common().nvlink_centric_sched});
     set_wait_timeout(world->device(), common().timeout_s);
     Context ctx{env, *world, info.name, all_args, gb_args};

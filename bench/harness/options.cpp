@@ -24,7 +24,8 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
       ->capture_default_str();
   app.add_option("--seed", o.seed, "seed for inputs and weights")->capture_default_str();
   app.add_flag("--nvlink-centric-sched", o.nvlink_centric_sched,
-               "cuda: create the NCCL communicator with config.nvlinkCentricSched = 1 (NCCL >= 2.28, as nccl-tests does)");
+               "cuda: create the NCCL communicator with config.nvlinkCentricSched = 1, as nccl-tests does "
+               "(needs NCCL >= 2.28; NCCL applies it on compute capability 10.0 and newer, a no-op on Hopper)");
 }
 
 void validate_common(const CommonOptions& o) {

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # A fault on one rank must end every rank with a non-zero exit, within seconds, never a hang.
-# usage: fault_test.sh MPIEXEC COLL_BINARY KIND   (KIND: wrong | throw | usage)
+# usage: fault_test.sh MPIEXEC COLL_BINARY KIND   (KIND: wrong | throw | usage | cudaflag)
 set -u
 mpiexec=$1 bin=$2 kind=$3
 case $kind in
   wrong) args=(--backend host --ops all_gather -b 1K -e 4K --iterations 2 --warmup 1 --inject-fault 1:wrong) ;;
   throw) args=(--backend host --ops all_to_all -b 1K -e 4K --iterations 2 --warmup 1 --inject-fault 1:throw) ;;
   usage) args=(--backend host --iterations -3) ;;
+  cudaflag) args=(--backend host --nvlink-centric-sched --ops all_reduce -b 8 -e 8) ;;
   *) echo "unknown kind $kind"; exit 2 ;;
 esac
 start=$(date +%s)
@@ -22,5 +23,6 @@ case $kind in
   wrong) echo "$out" | grep -q "wrong" || { echo "FAIL: no data-check message"; exit 1; } ;;
   throw) echo "$out" | grep -q "injected fault" || { echo "FAIL: no fault message"; exit 1; } ;;
   usage) [ "$rc" -eq 2 ] && echo "$out" | grep -q -- "--iterations must be >= 1" || { echo "FAIL: want exit 2 + message"; exit 1; } ;;
+  cudaflag) [ "$rc" -eq 2 ] && echo "$out" | grep -q -- "it needs --backend cuda" || { echo "FAIL: want exit 2 + message"; exit 1; } ;;
 esac
 echo PASS

@@ -10,10 +10,13 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 using namespace layerbench;
 using namespace layerbench::moe;
@@ -169,18 +172,19 @@ TEST_F(MoeDistributed, ReusedSplitSizesPerformNoScalarExchange) {
 }
 
 // The cuda layer against the CPU implementation (fp32) at one rank, same seeds: the expert
-// path's kernels, the dense GEMMs and the routing at a geometry with whole 128-row expert tiles,
-// row and column tails (d_head 256, intermediate 192 + 40 columns, ~150 rows per expert).
-// Runs on every rank independently (one-rank groups).
+// path's kernels, the dense GEMMs and the routing at geometries with whole 128-row expert tiles,
+// row tails (~150 rows per expert), column tails (intermediate 232 = 3 x 64 + 40) and a K tail
+// (d_head 200). Runs on every rank independently (one-rank groups).
 TEST_F(MoeDistributed, GpuLayerMatchesTheCpuImplementation) {
   if (!g_env->gpu) GTEST_SKIP() << "the cuda layer is checked with --gpu";
   Communicator& w = *g_env->world;
   auto gpu = w.split(w.rank(), 0);
   auto cpu = make_mpi_communicator(MPI_COMM_SELF, std::shared_ptr<Device>(make_host_device()));
-  for (const std::int64_t inter : {192, 232}) {
+  const std::pair<std::int64_t, std::int64_t> shapes[] = {{512, 192}, {512, 232}, {400, 192}};
+  for (const auto& [hidden, inter] : shapes) {
     RunConfig c;
-    c.geo.hidden = 512;
-    c.geo.heads = 2;  // d_head 256
+    c.geo.hidden = hidden;
+    c.geo.heads = 2;  // d_head 256, 256, 200
     c.geo.experts = 4;
     c.geo.topk = 2;
     c.geo.intermediate = inter;
@@ -204,22 +208,28 @@ TEST_F(MoeDistributed, GpuLayerMatchesTheCpuImplementation) {
     for (float v : want) scale = std::max(scale, std::fabs(double(v)));
     ASSERT_GT(scale, 0.0);
     // bf16 activations can flip a near-tied top-k choice against the fp32 CPU path, which
-    // changes that token's row legitimately: allow 1% of the rows, every other row must match.
+    // changes that token's row legitimately: at most 1% of the rows may be off by more than 2%
+    // of max |cpu|, and the typical (median) row must agree to 1%, so a systematic error in
+    // any kernel fails even when it stays under the per-row bound.
     const auto H = static_cast<std::size_t>(c.geo.hidden);
+    const std::size_t rows = got.size() / H;
     std::size_t bad = 0;
-    double worst_good = 0;
-    for (std::size_t r = 0; r < got.size() / H; ++r) {
+    std::vector<double> row_err(rows);
+    for (std::size_t r = 0; r < rows; ++r) {
       double e = 0;
       for (std::size_t i = r * H; i < (r + 1) * H; ++i)
         e = std::max(e, std::isfinite(got[i]) ? std::fabs(double(got[i]) - want[i]) : INFINITY);
+      row_err[r] = e;
       if (e > 2e-2 * scale) ++bad;
-      else worst_good = std::max(worst_good, e);
     }
-    EXPECT_LE(bad, got.size() / H / 100) << "intermediate " << inter << ": rows off the CPU result";
-    EXPECT_LE(worst_good, 2e-2 * scale);
+    std::nth_element(row_err.begin(), row_err.begin() + rows / 2, row_err.end());
+    const double median_err = row_err[rows / 2];
+    EXPECT_LE(bad, rows / 100) << "hidden " << hidden << ", intermediate " << inter << ": rows off the CPU result";
+    EXPECT_LE(median_err, 1e-2 * scale) << "hidden " << hidden << ", intermediate " << inter;
     if (w.rank() == 0)
-      std::printf("[ gpu vs cpu ] intermediate %lld: %zu of %zu rows off, worst other row %.3g (|cpu|max %.3g)\n",
-                  static_cast<long long>(inter), bad, got.size() / H, worst_good, scale);
+      std::printf("[ gpu vs cpu ] d_head %lld, intermediate %lld: %zu of %zu rows off by > 2%%, median row %.3g "
+                  "(|cpu|max %.3g)\n",
+                  static_cast<long long>(hidden / 2), static_cast<long long>(inter), bad, rows, median_err, scale);
   }
 }
 
