@@ -182,6 +182,31 @@ ResultFile result_file_from_json(const nlohmann::json& doc, const std::string& p
       f.components.push_back(std::move(comp));
     }
   }
+  // An embedded paired study: "ab": {"base_ms": [...], "candidate_ms": [...], ...}.
+  if (doc.contains("ab") && doc["ab"].is_object() && doc["ab"].contains("base_ms") &&
+      doc["ab"].contains("candidate_ms")) {
+    const auto& ab = doc["ab"];
+    PairedStudy st;
+    st.path = path;
+    try {
+      st.base = ab["base_ms"].get<std::vector<double>>();
+      st.candidate = ab["candidate_ms"].get<std::vector<double>>();
+    } catch (const std::exception& e) {
+      throw std::runtime_error(fmt::format("{}: ab: {}", path, e.what()));
+    }
+    if (st.base.size() != st.candidate.size())
+      throw std::runtime_error(fmt::format("{}: ab: {} base and {} candidate samples", path, st.base.size(),
+                                           st.candidate.size()));
+    for (std::size_t i = 0; i < st.base.size(); ++i) st.pair_ids.push_back(static_cast<long long>(i));
+    st.unit = "ms";
+    const std::string what = ab.value("study", std::string("A/B"));
+    st.metric = ab.contains("layers")
+                    ? fmt::format("{} A/B, {}-layer stack time", what, ab["layers"].get<long long>())
+                    : what + " A/B time";
+    st.header = {{"base", ab.value("base", std::string("base"))},
+                 {"candidate", ab.value("candidate", std::string("candidate"))}};
+    if (st.base.size() >= 2) f.study = std::move(st);
+  }
   return f;
 }
 

@@ -21,15 +21,6 @@ struct Component {
   std::optional<bool> in_layer;  // the file's own "in_layer" flag, when it has one
 };
 
-struct ResultFile {
-  std::string path;
-  std::string binary;                 // e.g. "layerbench-coll"
-  nlohmann::json context = nlohmann::json::object();
-  nlohmann::json config = nlohmann::json::object();
-  std::vector<Measurement> results;
-  std::vector<Component> components;  // file order
-};
-
 struct PairedStudy {
   std::string path;
   std::string metric;                 // name of the measured quantity, e.g. "time_ms"
@@ -38,6 +29,18 @@ struct PairedStudy {
   std::vector<double> base, candidate;  // kept by position: base[i] and candidate[i] are pair i
   nlohmann::json header = nlohmann::json::object();
 };
+
+struct ResultFile {
+  std::string path;
+  std::string binary;                 // e.g. "layerbench-coll"
+  nlohmann::json context = nlohmann::json::object();
+  nlohmann::json config = nlohmann::json::object();
+  std::vector<Measurement> results;
+  std::vector<Component> components;  // file order
+  // An in-process A/B the binary ran (layerbench-moe --ab: "ab" with base_ms / candidate_ms).
+  std::optional<PairedStudy> study;
+};
+
 
 // Parses the whole file; throws on unreadable or truncated JSON.
 nlohmann::json read_json_file(const std::string& path);

@@ -51,9 +51,11 @@ Report build_report(const std::vector<std::string>& paths, const stats::PairedOp
   for (const auto& path : paths) {
     switch (sniff_input(path)) {
       case InputKind::layerbench_json: {
-        auto secs = result_sections(load_result_file(path));
+        const ResultFile file = load_result_file(path);
+        auto secs = result_sections(file);
         if (secs.empty()) throw std::runtime_error(path + ": no results to report");
         for (auto& s : secs) r.sections.push_back(std::move(s));
+        if (file.study) r.sections.push_back(paired_study(*file.study, options));
         break;
       }
       case InputKind::study_jsonl:

@@ -38,6 +38,10 @@ Section paired_study(const PairedStudy& study, const stats::PairedOptions& optio
       "Source: `{}`. {} interleaved pairs; delta = base − candidate, so a positive delta means the candidate is "
       "smaller (faster, for times). Percentages are of the base mean.",
       study.path, a.n);
+  if (study.header.contains("base") && study.header["base"].is_string() && study.header.contains("candidate") &&
+      study.header["candidate"].is_string())
+    s.intro += fmt::format(" Base: {}; candidate: {}.", study.header["base"].get<std::string>(),
+                           study.header["candidate"].get<std::string>());
 
   Table arms;
   arms.title = "Arms";

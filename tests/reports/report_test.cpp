@@ -53,6 +53,15 @@ TEST(ReportMarkdown, ComponentProfileHasShareOfLayer) {
   EXPECT_TRUE(std::regex_search(md, std::regex(R"(\| sequence_size_exchange \| 0\.\d{3} \| [\d.]+ \| [\d.]+ \| — \|)")));
 }
 
+TEST(ReportMarkdown, EmbeddedAbStudyBecomesAPairedStudySection) {
+  const auto md = lr::render_markdown(full_report());
+  const auto at = md.find("## Paired study — metadata A/B, 36-layer stack time");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_NE(md.find("Base: per-layer sequence-size exchange; candidate: reused split sizes.", at), std::string::npos);
+  // Every candidate sample is below its base: 8 of 8 pairs faster.
+  EXPECT_NE(md.find("| sign test | 8/8 pairs faster", at), std::string::npos);
+}
+
 TEST(ReportMarkdown, CollectiveSweepRowsAndLinkShare) {
   const auto md = lr::render_markdown(full_report());
   EXPECT_NE(md.find("| op | size | bytes | dtype | placement | time us | algbw GB/s | busbw GB/s | busbw % of link | #wrong |"),
@@ -131,7 +140,7 @@ TEST(ReportStudy, BadInputNamesFileAndLine) {
 
 TEST(ReportCsv, OneFilePerTableWithHeaders) {
   const auto csvs = lr::render_csvs(full_report());
-  ASSERT_EQ(csvs.size(), 7u);  // profile, sweep, topology, 2 x (arms, delta)
+  ASSERT_EQ(csvs.size(), 9u);  // profile, sweep, topology, 3 x (arms, delta): the MoE A/B and 2 studies
   std::set<std::string> names;
   for (const auto& c : csvs) {
     names.insert(c.name);
@@ -143,7 +152,9 @@ TEST(ReportCsv, OneFilePerTableWithHeaders) {
             "op,size,bytes,dtype,placement,time us,algbw GB/s,busbw GB/s,busbw % of link,#wrong");
   EXPECT_EQ(count(sweep.text, "\n"), 37u);
   // Cells with commas are quoted (the CI cells "[lo, hi]").
-  const auto& delta = *std::find_if(csvs.begin(), csvs.end(), [](const auto& c) { return c.name.find("delta") != std::string::npos; });
+  const auto& delta = *std::find_if(csvs.begin(), csvs.end(), [](const auto& c) {
+    return c.name.rfind("paired-study-wall-paired-delta", 0) == 0;
+  });
   EXPECT_TRUE(std::regex_search(delta.text, std::regex(R"(95% CI of the mean \(t\),"\[[-+][\d.]+, [-+][\d.]+\] s")")));
 }
 
@@ -171,7 +182,7 @@ TEST(ReportHtml, SelfContainedAndEveryPlotLabelled) {
     EXPECT_TRUE(std::regex_search(svg, std::regex(R"(class="axis-label"[^>]*>[^<]+\([^)<]+\)</text>)"))) << svg.substr(0, 300);
     EXPECT_GE(count(svg, "class=\"legend-label\""), 1u);
   }
-  EXPECT_EQ(plots, 7u);  // share bars, busbw, comm vs kernel, 2 x (per-pair series, delta distribution)
+  EXPECT_EQ(plots, 9u);  // share bars, busbw, comm vs kernel, 3 x (per-pair series, delta distribution)
   EXPECT_NE(html.find(">message size (bytes)</text>"), std::string::npos);
   EXPECT_NE(html.find(">busbw (GB/s)</text>"), std::string::npos);
   EXPECT_NE(html.find(">link ceiling 450 GB/s</text>"), std::string::npos);
@@ -185,7 +196,7 @@ TEST(ReportFiles, WritesMarkdownHtmlAndCsvs) {
   const auto dir = std::filesystem::temp_directory_path() / "lb_report_test_out";
   std::filesystem::remove_all(dir);
   const auto written = lr::write_report(full_report(), dir.string());
-  EXPECT_EQ(written.size(), 9u);
+  EXPECT_EQ(written.size(), 11u);
   EXPECT_TRUE(std::filesystem::exists(dir / "report.md"));
   EXPECT_TRUE(std::filesystem::exists(dir / "report.html"));
   std::filesystem::remove_all(dir);
