@@ -84,7 +84,17 @@ if variants:
                         cells.append("-")
                 print(f"| {op} | {size} | {place} | {float(t):.2f} | " + " | ".join(cells) + " |")
     print()
+    # One-sided 95% t quantiles, df = 1..30 (beyond: the normal 1.645).
+    t95 = [6.314, 2.920, 2.353, 2.132, 2.015, 1.943, 1.895, 1.860, 1.833, 1.812, 1.796, 1.782, 1.771, 1.761,
+           1.753, 1.746, 1.740, 1.734, 1.729, 1.725, 1.721, 1.717, 1.714, 1.711, 1.708, 1.706, 1.703, 1.701,
+           1.699, 1.697]
     for (n, op), e in sorted(excess.items()):
         dd = diffs[(n, op)]
+        mean = sum(dd) / len(dd)
+        bound = ""
+        if len(dd) > 1:
+            sd = (sum((x - mean) ** 2 for x in dd) / (len(dd) - 1)) ** 0.5
+            q = t95[len(dd) - 2] if len(dd) - 1 <= len(t95) else 1.645
+            bound = f", one-sided 95% upper bound of the mean {mean + q * sd / len(dd) ** 0.5:+.2f} us"
         print(f"- {n}: {op}, aggregate time minus nccl-tests over {len(dd)} size/place points at 8 B-32 KB: "
-              f"mean {sum(dd) / len(dd):+.2f} us, largest {e:+.2f} us")
+              f"mean {mean:+.2f} us{bound}, largest {e:+.2f} us")
