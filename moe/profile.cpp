@@ -3,6 +3,7 @@
 #include "moe/profile.hpp"
 
 #include "collectives/error.hpp"
+#include "moe/expert_check.hpp"
 #include "moe/init.hpp"
 #include "moe/report.hpp"
 
@@ -163,6 +164,18 @@ int run(harness::Context& ctx, const RunConfig& c) {
     load = {{"local_experts", counts.size()}, {"assignments", tot}, {"mean_per_expert", mean},
             {"min_per_expert", mn}, {"max_per_expert_all_ranks", agg[0]},
             {"max_over_mean_all_ranks", agg[1]}};
+  }
+
+  // The expert path at this geometry against a sampled CPU reference (the route() and experts()
+  // of the load measurement above are complete): 16 (token, head) pairs per rank.
+  if (!c.skip_check) {
+    ExpertCheck ec;
+    if (p.heads_valid > 0)
+      ec = check_routed_experts(dev, layer.routed_args(), layer.ops().act(), c.common.seed, 16);
+    double bad = ec.ok() ? 0.0 : 1.0;
+    world.control_max(std::span<double>(&bad, 1));
+    checks["expert_reference"] = ec.to_json();
+    if (bad != 0.0) throw Error("moe expert reference check failed (on this or another rank): " + ec.to_json().dump());
   }
 
   add("pre_norm", [&](Stream st) { layer.pre_norm(x.data(), st); }, Clock::device, true);

@@ -4,6 +4,7 @@
 // exchange bit for bit.
 #include "collectives/communicator.hpp"
 #include "collectives/error.hpp"
+#include "moe/expert_check.hpp"
 #include "moe/layer.hpp"
 #include "moe/profile.hpp"
 
@@ -169,6 +170,37 @@ TEST_F(MoeDistributed, ReusedSplitSizesPerformNoScalarExchange) {
   EXPECT_EQ(diff, 0.0) << "reused vs per-layer exchange must be bit-identical";
   (void)b;
   (void)b2;
+}
+
+// The sampled expert reference the profile runs before timing: it passes on the layer's own
+// output and fails when the expert output is wrong.
+TEST_F(MoeDistributed, ExpertReferenceCheckCatchesACorruptOutput) {
+  Communicator& w = *g_env->world;
+  auto solo = w.split(w.rank(), 0);
+  RunConfig c = small_config("sp");
+  c.tokens = 4;
+  c.split_sizes = {4};
+  auto l = make_layer(c, *solo, 77);
+  auto& dev = solo->device();
+  const Stream s = dev.compute_stream();
+  Buffer x = l->make_activation(), y = l->make_activation();
+  l->fill_input(x.data(), 77, s);
+  l->forward(x.data(), y.data(), std::span<const std::int64_t>(l->plan().splits), s);
+  l->route(s);
+  l->experts(s);
+  dev.synchronize(s);
+  const RoutedArgs r = l->routed_args();
+  const auto good = check_routed_experts(dev, r, l->ops().act(), 5, 64);
+  EXPECT_GT(good.sampled, 0);
+  EXPECT_TRUE(good.ok()) << good.to_json().dump();
+  // Zero the expert output: every compared row is then off.
+  const std::size_t n = static_cast<std::size_t>(r.tokens * r.heads_local * r.d);
+  const std::size_t bytes = n * static_cast<std::size_t>(l->act_bytes());
+  std::vector<std::uint8_t> zeros(bytes, 0);
+  dev.copy_from_host(r.y, zeros.data(), bytes, s);
+  dev.synchronize(s);
+  const auto bad = check_routed_experts(dev, r, l->ops().act(), 5, 64);
+  EXPECT_FALSE(bad.ok()) << bad.to_json().dump();
 }
 
 // The cuda layer against the CPU implementation (fp32) at one rank, same seeds: the expert
