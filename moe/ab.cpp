@@ -44,7 +44,6 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c,
   }
   std::vector<double> base, cand;
   std::vector<std::string> order;
-  const auto before = w.scalar_exchange_count();
   std::uint64_t base_exchanges = 0, cand_exchanges = 0;
   for (int i = 0; i < c.pairs; ++i) {
     const bool base_first = i % 2 == 0;
@@ -57,7 +56,6 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c,
     }
     order.push_back(base_first ? "AB" : "BA");
   }
-  (void)before;
   // The exchanges reuse removes per stack, priced at the exchange's own isolated cost (scalar
   // all_gather + host read on an idle device). An estimate, not a bound: inside a stack the
   // host read also drains the GPU queue, which the isolated figure leaves out.

@@ -1,10 +1,11 @@
 #pragma once
 // Sampled reference of the routed experts at the layer's own geometry: for a few (token, head)
-// pairs it recomputes the routing (fp64 logits) and the expert outputs on the CPU from the
+// pairs it recomputes the routing and the expert outputs on the CPU (fp32) from the
 // backend's own input row and the chosen experts' weights (only those are downloaded), and
 // compares them with the backend's output rows. This checks the timed expert path (padded,
 // bucketed or fused GEMMs, permutation, SwiGLU7, combine) at the real shape before timing,
-// which the small-geometry tests cannot. Pure host code over the Device interface.
+// which the small-geometry tests cannot. The CPU math is the host backend's own (route_row,
+// add_expert_row in moe/ops.hpp). Pure host code over the Device interface.
 #include "collectives/device.hpp"
 #include "moe/ops.hpp"
 

@@ -17,6 +17,46 @@ float swiglu7(float g, float u) {
   return gc * (1.0f / (1.0f + std::exp(-1.702f * gc))) * (uc + 1.0f);
 }
 
+float route_row(const float* x, const float* gate, const float* bias, std::int64_t experts, std::int64_t d,
+                std::int64_t topk, float scale, std::span<float> score, std::span<std::int32_t> order,
+                std::int32_t* idx, float* prob) {
+  for (std::int64_t e = 0; e < experts; ++e) {
+    const float* g = gate + e * d;
+    float logit = 0;
+    for (std::int64_t q = 0; q < d; ++q) logit += x[q] * g[q];
+    score[static_cast<std::size_t>(e)] = 1.0f / (1.0f + std::exp(-logit));
+  }
+  // Selection on score + bias; ties go to the lower expert id (the CUDA path agrees).
+  const auto sel = [&](std::int32_t e) { return score[static_cast<std::size_t>(e)] + bias[e]; };
+  std::iota(order.begin(), order.end(), 0);
+  std::partial_sort(order.begin(), order.begin() + topk, order.end(), [&](std::int32_t a, std::int32_t b) {
+    const float va = sel(a), vb = sel(b);
+    return va > vb || (va == vb && a < b);
+  });
+  float l1 = 0;
+  for (std::int64_t j = 0; j < topk; ++j) l1 += std::fabs(score[static_cast<std::size_t>(order[j])]);
+  const float norm = scale / std::max(l1, 1e-12f);
+  for (std::int64_t j = 0; j < topk; ++j) {
+    idx[j] = order[static_cast<std::size_t>(j)];
+    prob[j] = score[static_cast<std::size_t>(order[j])] * norm;
+  }
+  float best_unselected = -INFINITY;
+  for (std::int64_t j = topk; j < experts; ++j) best_unselected = std::max(best_unselected, sel(order[j]));
+  return sel(order[static_cast<std::size_t>(topk - 1)]) - best_unselected;
+}
+
+void add_expert_row(const float* x, const float* w13, const float* w_down, std::int64_t d, std::int64_t inter,
+                    float p, float* acc, std::span<float> gu, std::span<float> act, std::span<float> out) {
+  std::fill(gu.begin(), gu.end(), 0.0f);
+  for (std::int64_t q = 0; q < d; ++q)
+    for (std::int64_t c = 0; c < 2 * inter; ++c) gu[c] += x[q] * w13[q * 2 * inter + c];
+  for (std::int64_t c = 0; c < inter; ++c) act[c] = swiglu7(gu[c], gu[inter + c]);
+  std::fill(out.begin(), out.end(), 0.0f);
+  for (std::int64_t c = 0; c < inter; ++c)
+    for (std::int64_t q = 0; q < d; ++q) out[q] += act[c] * w_down[c * d + q];
+  for (std::int64_t q = 0; q < d; ++q) acc[q] += p * out[q];
+}
+
 namespace {
 
 class HostOps final : public Ops {
@@ -99,29 +139,9 @@ class HostOps final : public Ops {
     std::vector<std::int32_t> order(static_cast<std::size_t>(r.experts));
     for (std::int64_t t = 0; t < r.tokens; ++t)
       for (std::int64_t h = 0; h < r.heads_valid; ++h) {
-        const float* xv = x + (t * r.heads_local + h) * r.d;
-        for (std::int64_t e = 0; e < r.experts; ++e) {
-          const float* g = r.gate + (h * r.experts + e) * r.d;
-          float logit = 0;
-          for (std::int64_t q = 0; q < r.d; ++q) logit += xv[q] * g[q];
-          score[static_cast<std::size_t>(e)] = 1.0f / (1.0f + std::exp(-logit));
-        }
-        // Selection on score + bias; ties go to the lower expert id (the CUDA path agrees).
-        std::iota(order.begin(), order.end(), 0);
-        const float* bias = r.bias + h * r.experts;
-        std::partial_sort(order.begin(), order.begin() + r.topk, order.end(),
-                          [&](std::int32_t a, std::int32_t b) {
-                            const float va = score[a] + bias[a], vb = score[b] + bias[b];
-                            return va > vb || (va == vb && a < b);
-                          });
-        float l1 = 0;
-        for (std::int64_t j = 0; j < r.topk; ++j) l1 += std::fabs(score[order[j]]);
-        const float norm = r.scale / std::max(l1, 1e-12f);
-        for (std::int64_t j = 0; j < r.topk; ++j) {
-          const auto a = static_cast<std::size_t>((t * r.heads_valid + h) * r.topk + j);
-          idx_[a] = order[static_cast<std::size_t>(j)];
-          prob_[a] = score[order[j]] * norm;
-        }
+        const auto a = static_cast<std::size_t>((t * r.heads_valid + h) * r.topk);
+        (void)route_row(x + (t * r.heads_local + h) * r.d, r.gate + h * r.experts * r.d, r.bias + h * r.experts,
+                        r.experts, r.d, r.topk, r.scale, score, order, idx_.data() + a, prob_.data() + a);
       }
   }
 
@@ -131,26 +151,17 @@ class HostOps final : public Ops {
     const auto* wd = static_cast<const float*>(r.w_down);
     auto* y = static_cast<float*>(r.y);
     std::vector<float> gu(static_cast<std::size_t>(2 * r.inter)), act(static_cast<std::size_t>(r.inter)),
-        acc(static_cast<std::size_t>(r.d));
+        out(static_cast<std::size_t>(r.d));
     for (std::int64_t t = 0; t < r.tokens; ++t)
       for (std::int64_t h = 0; h < r.heads_valid; ++h) {
-        const float* xv = x + (t * r.heads_local + h) * r.d;
-        std::fill(acc.begin(), acc.end(), 0.0f);
+        float* acc = y + (t * r.heads_local + h) * r.d;
+        std::fill(acc, acc + r.d, 0.0f);
         for (std::int64_t j = 0; j < r.topk; ++j) {  // fixed k order: deterministic
           const auto a = static_cast<std::size_t>((t * r.heads_valid + h) * r.topk + j);
           const std::int64_t e = h * r.experts + idx_[a];
-          const float* w = w13 + e * r.d * 2 * r.inter;  // (d, 2I)
-          std::fill(gu.begin(), gu.end(), 0.0f);
-          for (std::int64_t q = 0; q < r.d; ++q)
-            for (std::int64_t c = 0; c < 2 * r.inter; ++c) gu[c] += xv[q] * w[q * 2 * r.inter + c];
-          for (std::int64_t c = 0; c < r.inter; ++c) act[c] = swiglu7(gu[c], gu[r.inter + c]);
-          const float* dw = wd + e * r.inter * r.d;  // (I, d)
-          std::vector<float> out(static_cast<std::size_t>(r.d), 0.0f);
-          for (std::int64_t c = 0; c < r.inter; ++c)
-            for (std::int64_t q = 0; q < r.d; ++q) out[q] += act[c] * dw[c * r.d + q];
-          for (std::int64_t q = 0; q < r.d; ++q) acc[q] += prob_[a] * out[q];
+          add_expert_row(x + (t * r.heads_local + h) * r.d, w13 + e * r.d * 2 * r.inter, wd + e * r.inter * r.d,
+                         r.d, r.inter, prob_[a], acc, gu, act, out);
         }
-        std::copy(acc.begin(), acc.end(), y + (t * r.heads_local + h) * r.d);
       }
   }
 

@@ -74,4 +74,18 @@ std::unique_ptr<Ops> make_cuda_ops(Device& dev, const std::string& expert_gemm);
 // SwiGLU7 on one (gate, up) pair, fp32: min(g,7) * sigmoid(1.702 min(g,7)) * (clamp(u,-7,7)+1).
 float swiglu7(float g, float u);
 
+// The host reference of one (token, head), fp32, shared by HostOps and the profile's sampled
+// expert check (moe/expert_check.cpp).
+// Routing: score_e = sigmoid(x . gate_e); the k largest score + bias are selected (ties to the
+// lower id); prob_j = score * scale / sum |score| over the selection. Returns the selection
+// margin: (score + bias) of the k-th choice minus the best unselected one (+inf when k == E).
+// `score` and `order` are workspaces of E entries.
+float route_row(const float* x, const float* gate /*(E, d)*/, const float* bias /*(E)*/, std::int64_t experts,
+                std::int64_t d, std::int64_t topk, float scale, std::span<float> score, std::span<std::int32_t> order,
+                std::int32_t* idx, float* prob);
+// acc (d) += p * (swiglu7(x W13) W_down) of one expert: w13 (d, 2I), w_down (I, d). `gu` (2I),
+// `act` (I) and `out` (d) are workspaces.
+void add_expert_row(const float* x, const float* w13, const float* w_down, std::int64_t d, std::int64_t inter,
+                    float p, float* acc, std::span<float> gu, std::span<float> act, std::span<float> out);
+
 }  // namespace layerbench::moe
