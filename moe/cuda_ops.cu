@@ -27,8 +27,9 @@ class CudaOps final : public Ops {
   CudaOps(Device& dev, std::string mode)
       : dev_(dev),
         grouped_(mode == "grouped"),
-        bucketed_(mode == "bucketed" || mode == "fused" || mode == "auto"),
-        fused_(mode == "fused") {
+        bucketed_(mode == "bucketed" || mode == "fused" || mode == "fused-mma" || mode == "auto"),
+        fused_(mode == "fused" || mode == "fused-mma"),
+        force_mma_(mode == "fused-mma") {
     LB_CUBLAS_CHECK(cublasCreate(&blas_));
     LB_CUDA_CHECK(cudaMallocHost(&host_counts_, sizeof(int) * kMaxExperts));
     LB_CUDA_CHECK(cudaMallocHost(&host_base_, sizeof(std::int64_t) * kMaxExperts));
@@ -43,8 +44,9 @@ class CudaOps final : public Ops {
   DType act() const override { return DType::bf16; }
   std::string describe() const override {
     return grouped_  ? "cuda bf16, cuBLAS grouped-batched expert GEMM"
-           : fused_  ? "cuda bf16, fused gate/up GEMM + SwiGLU7 (one launch, exact 128-row tiles; cuBLAS "
-                       "and a SwiGLU7 pass when d_head > 256); cuBLAS batched down GEMMs over load buckets"
+           : fused_  ? std::string("cuda bf16, fused gate/up GEMM + SwiGLU7 (one launch, exact 128-row tiles, ") +
+                           (force_mma_ ? "mma.sync kernel" : "wgmma kernel on compute capability 9.0, mma.sync elsewhere") +
+                           "; cuBLAS and a SwiGLU7 pass when d_head > 256); cuBLAS batched down GEMMs over load buckets"
            : bucketed_ ? "cuda bf16, cuBLAS batched expert GEMMs over load buckets"
                        : "cuda bf16, cuBLAS strided-batched expert GEMM over capacity slots";
   }
@@ -146,6 +148,8 @@ class CudaOps final : public Ops {
     ensure(xs_, rows * d * 2);       // (rows, d)    expert-major inputs
     // The fused gate/up kernel keeps a (128, d) input tile in shared memory: d <= 256.
     fuse_now_ = fused_ && d <= cuda::gate_up_swiglu_max_d();
+    sm90_now_ = fuse_now_ && !force_mma_ && cuda::gate_up_swiglu_sm90_supported(d, I);
+    if (sm90_now_) prepare_w13k(r, st);
     if (!fuse_now_) ensure(h13_, rows * 2 * I * 2);  // (rows, 2I)   [gate | up]
     ensure(act_, rows * I * 2);      // (rows, I)
     ensure(yd_, rows * d * 2);       // (rows, d)
@@ -178,6 +182,8 @@ class CudaOps final : public Ops {
     cuda::combine(yd_.as<bf16>(), inv_.as<int>(), prob_.as<float>(), static_cast<bf16*>(r.y), T,
                   r.heads_local, hv, k, d, st);
   }
+
+  void weights_changed() override { w13k_src_ = nullptr; }
 
   std::vector<std::int64_t> expert_counts(const RoutedArgs& r) override {
     experts(r, dev_.compute_stream());
@@ -242,7 +248,11 @@ class CudaOps final : public Ops {
     const float alpha = 1.0f, beta = 0.0f;
     if (fuse_now_) {
       // Gate/up GEMM and SwiGLU7 in one launch over exact 128-row tiles of every expert.
-      cuda::gate_up_swiglu(xs_.as<bf16>(), w13, act_.as<bf16>(), tiles_.as<cuda::ExpertTile>(), n_tiles_, d, I, st);
+      if (sm90_now_)
+        cuda::gate_up_swiglu_sm90(xs_.as<bf16>(), w13k_.as<bf16>(), act_.as<bf16>(), tiles_.as<cuda::ExpertTile>(),
+                                  n_tiles_, d, I, st);
+      else
+        cuda::gate_up_swiglu(xs_.as<bf16>(), w13, act_.as<bf16>(), tiles_.as<cuda::ExpertTile>(), n_tiles_, d, I, st);
     } else {
       for (const auto& bk : plan_.buckets) {
         const int n = static_cast<int>(bk.cap), cnt = static_cast<int>(bk.count);
@@ -260,6 +270,20 @@ class CudaOps final : public Ops {
                                           CUDA_R_16BF, int(I), &beta, dp + 5 * ne + bk.first, CUDA_R_16BF,
                                           int(d), cnt, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     }
+  }
+
+  // The Hopper kernel's K-major copy of W13 (cuda_kernels.cuh), made once per weight set: on the
+  // first experts() call after the weights were filled (weights_changed()) or moved. Weights
+  // are constant while a layer runs, as in inference, so the copy is not part of the timed work.
+  void prepare_w13k(const RoutedArgs& r, cudaStream_t st) {
+    const std::int64_t G = r.heads_valid * r.experts;
+    if (w13k_src_ == r.w13 && w13k_key_[0] == G && w13k_key_[1] == r.d && w13k_key_[2] == r.inter) return;
+    ensure(w13k_, cuda::w13_kmajor_elems(G, r.d, r.inter) * 2);
+    cuda::prepare_w13_kmajor(static_cast<const bf16*>(r.w13), w13k_.as<bf16>(), G, r.d, r.inter, st);
+    w13k_src_ = r.w13;
+    w13k_key_[0] = G;
+    w13k_key_[1] = r.d;
+    w13k_key_[2] = r.inter;
   }
 
   // Tile list of the fused gate/up kernel: ceil(count / 128) row tiles per non-empty expert,
@@ -338,7 +362,9 @@ class CudaOps final : public Ops {
   }
 
   Device& dev_;
-  bool grouped_, bucketed_, fused_, fuse_now_ = false;
+  bool grouped_, bucketed_, fused_, force_mma_, fuse_now_ = false, sm90_now_ = false;
+  const void* w13k_src_ = nullptr;
+  std::int64_t w13k_key_[3] = {};
   cuda::ExpertTile* host_tiles_ = nullptr;
   std::int64_t host_tiles_cap_ = 0, n_tiles_ = 0;
   std::int64_t* host_base_ = nullptr;
@@ -350,7 +376,7 @@ class CudaOps final : public Ops {
   RoutedArgs routed_;
   std::vector<int> last_counts_;
   Buffer xf_, logits_, idx_, prob_, vals_, keys_sorted_, vals_sorted_, counts_, offsets_, inv_,
-      cub_tmp_, xs_, h13_, act_, yd_, dev_ptrs_, base_, tiles_;
+      cub_tmp_, xs_, h13_, act_, yd_, dev_ptrs_, base_, tiles_, w13k_;
 };
 
 }  // namespace

@@ -132,6 +132,7 @@ void MoeLayer::fill_weights(std::uint64_t seed, Stream s) {
     o.fill(f2, act_, Il, seed, kModalityFc2, H, Il, I, m * H, tp ? t * Il : 0,
            uniform_scale_for(I), s);
   }
+  o.weights_changed();
 }
 
 void MoeLayer::a2a_counts(std::span<const std::int64_t> splits) {

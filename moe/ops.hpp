@@ -63,12 +63,15 @@ class Ops {
   virtual void route(const RoutedArgs& r, Stream s) = 0;
   // Experts for the last route(): gate/up GEMMs, SwiGLU7, down GEMM, fixed-order combine into y.
   virtual void experts(const RoutedArgs& r, Stream s) = 0;
+  // The expert weights behind RoutedArgs were (re)written: drop any derived copy of them.
+  virtual void weights_changed() {}
   // Assignments per local expert of the last route() (host copy; may synchronise).
   virtual std::vector<std::int64_t> expert_counts(const RoutedArgs& r) = 0;
 };
 
 std::unique_ptr<Ops> make_host_ops();
-// expert_gemm: "auto" (= "bucketed") | "bucketed" | "fused" | "padded" | "grouped". Throws without CUDA.
+// expert_gemm: "auto" (= "bucketed") | "bucketed" | "fused" | "fused-mma" | "padded" | "grouped".
+// Throws without CUDA.
 std::unique_ptr<Ops> make_cuda_ops(Device& dev, const std::string& expert_gemm);
 
 // SwiGLU7 on one (gate, up) pair, fp32: min(g,7) * sigmoid(1.702 min(g,7)) * (clamp(u,-7,7)+1).

@@ -8,7 +8,9 @@
 set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
 MODES=("$@"); [ ${#MODES[@]} -gt 0 ] || MODES=(fused bucketed)
-lb_build layerbench-moe test_moe_mpi || exit 1
+lb_build layerbench-moe test_moe_mpi test_expert_gemm_gpu || exit 1
+timeout 120 "$B/tests/moe/test_expert_gemm_gpu" > "$OUT/expert-gemm-kernels.log" 2>&1
+echo "fused kernels vs cpu rc=$?"; grep -E "max_abs_err|got|OK|FAILED|SKIPPED" "$OUT/expert-gemm-kernels.log"
 MPI=(mpirun -np "${NP:-2}" --bind-to none "${MPIRUN_ENV[@]}")
 for m in "${MODES[@]}"; do
   timeout 120 "${MPI[@]}" "$B/tests/moe/test_moe_mpi" --gpu --expert-gemm="$m" > "$OUT/gpu-tests-$m.log" 2>&1
