@@ -50,13 +50,17 @@ void gate_up_swiglu(const bf16* xs, const bf16* w13, bf16* act, const ExpertTile
 // Hopper (sm_90a, wgmma) version of gate_up_swiglu (moe/expert_gemm_sm90.cu). It reads W13 in
 // a K-major, block-interleaved copy (E, 2 Ip, dp) made once per weight set by
 // prepare_w13_kmajor (w13_kmajor_elems bf16 elements). supported(): a compute capability 9.0
-// device and 0 < d <= 256, d and I multiples of 8.
+// device and 64 <= d <= 256, d and I multiples of 8. xs has `rows` rows (TMA bounds); W13k
+// holds `experts` experts.
 bool gate_up_swiglu_sm90_supported(std::int64_t d, std::int64_t inter);
 std::int64_t w13_kmajor_elems(std::int64_t experts, std::int64_t d, std::int64_t inter);
 void prepare_w13_kmajor(const bf16* w13, bf16* w13k, std::int64_t experts, std::int64_t d, std::int64_t inter,
                         cudaStream_t s);
-void gate_up_swiglu_sm90(const bf16* xs, const bf16* w13k, bf16* act, const ExpertTile* tiles,
-                         std::int64_t n_tiles, std::int64_t d, std::int64_t inter, cudaStream_t s);
+// study_no_epilogue: skip the SwiGLU7 epilogue and every store (output undefined): times the
+// MMA pipeline alone (layerbench-moe-kernels).
+void gate_up_swiglu_sm90(const bf16* xs, std::int64_t rows, const bf16* w13k, std::int64_t experts, bf16* act,
+                         const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter,
+                         cudaStream_t s, bool study_no_epilogue = false);
 // y (T, hl, d) for heads < hv: sum_j prob[a_j] * yd[inv[a_j]] in j order, fp32.
 void combine(const bf16* yd, const int* inv, const float* prob, bf16* y, std::int64_t tokens,
              std::int64_t hl, std::int64_t hv, std::int64_t k, std::int64_t d, cudaStream_t s);

@@ -249,8 +249,8 @@ class CudaOps final : public Ops {
     if (fuse_now_) {
       // Gate/up GEMM and SwiGLU7 in one launch over exact 128-row tiles of every expert.
       if (sm90_now_)
-        cuda::gate_up_swiglu_sm90(xs_.as<bf16>(), w13k_.as<bf16>(), act_.as<bf16>(), tiles_.as<cuda::ExpertTile>(),
-                                  n_tiles_, d, I, st);
+        cuda::gate_up_swiglu_sm90(xs_.as<bf16>(), rows, w13k_.as<bf16>(), r.heads_valid * r.experts, act_.as<bf16>(),
+                                  tiles_.as<cuda::ExpertTile>(), n_tiles_, d, I, st);
       else
         cuda::gate_up_swiglu(xs_.as<bf16>(), w13, act_.as<bf16>(), tiles_.as<cuda::ExpertTile>(), n_tiles_, d, I, st);
     } else {

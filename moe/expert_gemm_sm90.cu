@@ -10,28 +10,36 @@
 // and rows [128j + 64, 128j + 128) the matching up columns. One wgmma N = 128 block then holds
 // a gate column and its up column in the same thread's accumulators.
 //
-// CTA: one 128-row tile of one expert, 2 warpgroups (rows 0-63, 64-127), 256 threads.
-//   A  (128, dp)  resident in shared memory for the whole CTA: dp/64 slabs of (128, 64)
-//   B  (128, 64)  per step = (act column block j, k slab); STAGES-deep cp.async ring, prefetch
-//                 distance STAGES - 2 (a buffer is rewritten two steps after its last reader)
-//   acc           two (64, 128) fp32 accumulator sets per warpgroup: block j's MMAs run on the
-//                 tensor cores while the SwiGLU7 epilogue of block j - 1 runs on the others
-// Shared-memory tiles use the 128-byte swizzle of wgmma's K-major canonical layout: 16-byte
-// chunk c of row r sits at chunk c ^ (r & 7) of that row's 128 bytes; atoms of 8 rows (1024 B)
-// are 1024-byte aligned.
+// CTA: one 128-row tile of one expert; 3 warpgroups. Warpgroup 0 produces: one thread issues
+// TMA (bulk tensor) copies. Warpgroups 1 and 2 consume: rows 0-63 and 64-127 of the tile.
+//   A  (128, dp)  resident in shared memory for the whole CTA: dp/64 slabs of (128, 64), one TMA
+//                 box each (rows past the matrix and k >= d arrive as zeros)
+//   B  (128, 64)  per step = (act column block j, k slab): a STAGES-deep ring of TMA boxes with
+//                 full / empty mbarriers (a stage is refilled once both consumers released it)
+//   acc           two (64, 128) fp32 accumulator sets per consumer: block j accumulates in one
+//                 while the SwiGLU7 epilogue of block j - 1 reads the other; consumer 1 runs a
+//                 block behind consumer 0, so one's epilogue overlaps the other's MMAs
+// Shared-memory tiles use the 128-byte swizzle of wgmma's K-major canonical layout (the TMA
+// SWIZZLE_128B pattern): 16-byte chunk c of row r sits at chunk c ^ (r & 7) of that row's 128
+// bytes; atoms of 8 rows (1024 B) are 1024-byte aligned.
 #include "collectives/error.hpp"
 #include "moe/cuda_kernels.cuh"
 
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
 #include <cstdint>
+#include <string>
 
 namespace layerbench::moe::cuda {
 
 namespace {
 
-constexpr int BM = 128, BNH = 64, BN = 2 * BNH, BK = 64, KMAX = 256, STAGES = 8, THREADS = 256;
+constexpr int BM = 128, BNH = 64, BN = 2 * BNH, BK = 64, KMAX = 256, STAGES = 8, THREADS = 384;
 constexpr int A_SLAB = BM * BK * 2;   // bytes
 constexpr int B_STAGE = BN * BK * 2;  // bytes
-constexpr int SMEM_BYTES = (KMAX / BK) * A_SLAB + STAGES * B_STAGE + 1024;  // + alignment slack
+// A slabs, B ring, 2 * STAGES + 1 mbarriers, alignment slack.
+constexpr int SMEM_BYTES = (KMAX / BK) * A_SLAB + STAGES * B_STAGE + (2 * STAGES + 1) * 8 + 1024;
 static_assert(SMEM_BYTES <= 227 * 1024, "one CTA per SM");
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -41,22 +49,12 @@ static_assert(SMEM_BYTES <= 227 * 1024, "one CTA per SM");
 __device__ __forceinline__ float swiglu7_f(float g, float u) {
   const float gc = fminf(g, 7.0f);
   const float uc = fminf(fmaxf(u, -7.0f), 7.0f);
-  return gc * (1.0f / (1.0f + __expf(-1.702f * gc))) * (uc + 1.0f);
+  float r;  // approximate reciprocal (MUFU.RCP, 1 ulp; 1 / inf = 0): no IEEE slow path in the epilogue
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(1.0f + __expf(-1.702f * gc)));
+  return gc * r * (uc + 1.0f);
 }
 
 #ifdef LB_WGMMA
-__device__ __forceinline__ void cp_async16(std::uint32_t dst, const void* src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-// Generic-proxy writes (cp.async) made visible to the async proxy that wgmma reads through.
-__device__ __forceinline__ void fence_proxy_async() {
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 template <int N>
@@ -99,32 +97,49 @@ __device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], std::uint64_t d
       : "l"(da), "l"(db), "r"(scale_d));
 }
 
-struct Ctx {
-  std::uint32_t a_base, b_base;  // 1024-aligned shared addresses
-  const bf16* xa;                // the tile's first input row
-  const bf16* wk;                // the expert's W13k (2 Ip, dp)
-  bf16* out;                     // the tile's first act row
-  int d, dp, inter, kslabs, valid, wg, tid;
-};
-
-// B tile of step s = (column block s / kslabs, k slab s % kslabs): 128 W13k rows x 64 k,
-// 4 chunks of 16 B per thread; a thread's rows share r & 7, so its swizzle is fixed.
-__device__ __forceinline__ void load_b(const Ctx& c, int s) {
-  const int j = s / c.kslabs, ks = s - j * c.kslabs;
-  const int ch = c.tid & 7, r0 = c.tid >> 3;
-  const bf16* src = c.wk + (std::int64_t(j) * BN + r0) * c.dp + ks * BK + ch * 8;
-  const std::uint32_t dst = c.b_base + static_cast<std::uint32_t>((s % STAGES) * B_STAGE + r0 * 128 +
-                                                                  ((ch ^ (r0 & 7)) << 4));
-#pragma unroll
-  for (int i = 0; i < 4; ++i) cp_async16(dst + i * 32 * 128, src + std::int64_t(32 * i) * c.dp, 16);
+// --- mbarrier and TMA (bulk tensor copy) primitives -------------------------------------------
+__device__ __forceinline__ void mbar_init(std::uint32_t bar, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(std::uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive_expect_tx(std::uint32_t bar, int bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(std::uint32_t bar, int parity) {
+  std::uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+// 2-D tile (box) of a tensor map into shared memory; completion is signalled on `bar`.
+__device__ __forceinline__ void tma_load_2d(std::uint32_t dst, const CUtensorMap* map, int c0, int c1,
+                                            std::uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+          dst),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
 }
 
-// SwiGLU7 of column block j from one accumulator set: thread (warp w, lane l) of warpgroup g
+struct Ctx {
+  std::uint32_t a_base, b_base;  // 1024-aligned shared addresses
+  std::uint32_t full, empty;     // mbarrier arrays (STAGES each)
+  bf16* out;                     // the tile's first act row
+  int inter, valid, g, tid;      // g: consumer warpgroup (rows 64g .. 64g + 63); tid within it
+};
+
+// SwiGLU7 of column block j from one accumulator set: thread (warp w, lane l) of consumer g
 // holds rows 64g + 16w + l/4 (+8) and, per n8 group q, columns 8q + 2(l%4) + {0,1}; gate
 // groups q < 8 pair with up groups q + 8 (registers i and i + 32).
 __device__ __forceinline__ void epilogue(const Ctx& c, const float (&acc)[64], int j) {
-  const int lane = c.tid & 31, w = (c.tid >> 5) & 3;
-  const int row0 = c.wg * 64 + w * 16 + (lane >> 2);
+  const int lane = c.tid & 31, w = c.tid >> 5;
+  const int row0 = c.g * 64 + w * 16 + (lane >> 2);
   const int col0 = j * BNH + (lane & 3) * 2;
 #pragma unroll
   for (int i = 0; i < 32; i += 2) {
@@ -137,35 +152,34 @@ __device__ __forceinline__ void epilogue(const Ctx& c, const float (&acc)[64], i
   }
 }
 
-// One column block: KS steps of 4 wgmma k16 MMAs into `acc`, one wgmma group in flight across
-// steps. With EPI, the previous block's epilogue runs from `prev` after the first step: ptxas
-// keeps the wgmma pipeline only when accumulators are read after a wait_group 0, so that step
-// drains (the other steps overlap their successor's issue, barrier and loads).
-template <int KS, bool EPI>
-__device__ __forceinline__ void column_block(const Ctx& c, float (&acc)[64], int j, float (&prev)[64],
-                                             int total_steps) {
+// One column block of one consumer: KS steps of 4 wgmma k16 MMAs into `acc`, one wgmma group
+// kept in flight; a stage is released (empty barrier) once its MMAs are complete. With EPI the
+// previous block's epilogue runs from `prev` after the first step: ptxas keeps the wgmma
+// pipeline only when accumulators are read after a wait_group 0, so that step drains; the
+// other consumer's MMAs keep the tensor cores busy meanwhile (the consumers run a block apart).
+template <int KS, bool EPI, int MODE>
+__device__ __forceinline__ void column_block(const Ctx& c, float (&acc)[64], int j, float (&prev)[64]) {
 #pragma unroll
   for (int ks = 0; ks < KS; ++ks) {
-    const int s = j * KS + ks;
-    cp_async_wait<STAGES - 3>();  // step s's group (and the A tile) landed for this thread
-    fence_proxy_async();
-    __syncthreads();              // ... for every thread; and step s - 2's MMAs are done in both warpgroups
-    if (s + STAGES - 2 < total_steps) load_b(c, s + STAGES - 2);
-    cp_async_commit();
+    const int s = j * KS + ks, stage = s % STAGES;
+    mbar_wait(c.full + 8 * stage, (s / STAGES) & 1);
     fence_acc(acc);
     wgmma_fence();
-    const std::uint64_t da = desc_sw128(c.a_base + ks * A_SLAB + c.wg * 64 * 128);
-    const std::uint64_t db = desc_sw128(c.b_base + (s % STAGES) * B_STAGE);
+    const std::uint64_t da = desc_sw128(c.a_base + ks * A_SLAB + c.g * 64 * 128);
+    const std::uint64_t db = desc_sw128(c.b_base + stage * B_STAGE);
 #pragma unroll
     for (int kk = 0; kk < BK / 16; ++kk)  // +32 bytes along K = +2 in the descriptor's address field
       wgmma_m64n128k16(acc, da + 2 * kk, db + 2 * kk, ks > 0 || kk > 0);
     wgmma_commit();
     if (EPI && ks == 0) {
       wgmma_wait<0>();
-      fence_acc(prev);
-      epilogue(c, prev, j - 1);
     } else {
-      wgmma_wait<1>();  // step s - 1 complete
+      wgmma_wait<1>();
+    }
+    if (s > 0) mbar_arrive(c.empty + 8 * ((s - 1) % STAGES));  // step s - 1's MMAs are complete
+    if (EPI && ks == 0) {
+      fence_acc(prev);
+      if (MODE == 0) epilogue(c, prev, j - 1);
     }
   }
 }
@@ -173,79 +187,85 @@ __device__ __forceinline__ void column_block(const Ctx& c, float (&acc)[64], int
 #endif  // LB_WGMMA
 
 // Declared identically for the host and device passes; the body exists only for sm_90a.
-template <int KS>
+// Warpgroup 0 is the producer (one thread issues every TMA copy); warpgroups 1 and 2 consume.
+// MODE 0: the kernel; MODE 1: no epilogue (nothing stored; a timing study of the MMA pipeline).
+template <int KS, int MODE>
 __global__ void __launch_bounds__(THREADS, 1)
-    gate_up_swiglu_sm90_kernel(const bf16* __restrict__ xs, const bf16* __restrict__ w13k,
-                               bf16* __restrict__ act, const ExpertTile* __restrict__ tiles, int d,
-                               int inter) {
+    gate_up_swiglu_sm90_kernel(const __grid_constant__ CUtensorMap xmap, const __grid_constant__ CUtensorMap wmap,
+                               bf16* __restrict__ act, const ExpertTile* __restrict__ tiles, int inter, int wrows) {
 #ifdef LB_WGMMA
   extern __shared__ unsigned char smem_raw[];
   const std::uint32_t raw = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_raw));
   const std::uint32_t a_base = (raw + 1023u) & ~1023u;
+  const std::uint32_t b_base = a_base + KMAX / BK * A_SLAB;
+  const std::uint32_t full = b_base + STAGES * B_STAGE, empty = full + 8 * STAGES, a_full = empty + 8 * STAGES;
   const ExpertTile tile = tiles[blockIdx.x];
-  const int dp = (d + BK - 1) / BK * BK, ip = (inter + BNH - 1) / BNH * BNH;
+  const int nb = (inter + BNH - 1) / BNH, total = nb * KS;
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < STAGES; ++i) {
+      mbar_init(full + 8 * i, 1);
+      mbar_init(empty + 8 * i, 2 * 128);
+    }
+    mbar_init(a_full, 1);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  const int wg = threadIdx.x >> 7;
+  if (wg == 0) {
+    // Registers move to the consumers (two accumulator sets each): 40 + 2 x 232 per thread
+    // of a warpgroup fits the SM's 64K.
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+    if (threadIdx.x == 0) {
+      // A tile (128 rows x KS slabs of 64 k); rows past the matrix and k >= d arrive as zeros.
+      mbar_arrive_expect_tx(a_full, KS * A_SLAB);
+      for (int ks = 0; ks < KS; ++ks)
+        tma_load_2d(a_base + ks * A_SLAB, &xmap, ks * BK, static_cast<int>(tile.row0), a_full);
+      const int wrow0 = tile.expert * wrows;
+      for (int s = 0; s < total; ++s) {
+        const int stage = s % STAGES, j = s / KS, ks = s - j * KS;
+        if (s >= STAGES) mbar_wait(empty + 8 * stage, ((s / STAGES) - 1) & 1);
+        mbar_arrive_expect_tx(full + 8 * stage, B_STAGE);
+        tma_load_2d(b_base + stage * B_STAGE, &wmap, ks * BK, wrow0 + j * BN, full + 8 * stage);
+      }
+    }
+    return;
+  }
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
   Ctx c;
   c.a_base = a_base;
-  c.b_base = a_base + (KMAX / BK) * A_SLAB;
-  c.xa = xs + tile.row0 * d;
-  c.wk = w13k + std::int64_t(tile.expert) * 2 * ip * dp;
+  c.b_base = b_base;
+  c.full = full;
+  c.empty = empty;
   c.out = act + tile.row0 * inter;
-  c.d = d;
-  c.dp = dp;
   c.inter = inter;
-  c.kslabs = KS;
   c.valid = tile.valid;
-  c.tid = threadIdx.x;
-  c.wg = threadIdx.x >> 7;
-  const int nb = ip / BNH, total = nb * KS;
-
-  // A tile: (128, dp) as kslabs slabs of (128, 64); rows past the tile and k >= d read as zero.
-  for (int id = c.tid; id < BM * 8 * c.kslabs; id += THREADS) {
-    const int slab = id >> 10, row = (id >> 3) & 127, ch = id & 7, k = slab * BK + ch * 8;
-    const bool ok = row < c.valid && k < d;
-    cp_async16(c.a_base + slab * A_SLAB + row * 128 + ((ch ^ (row & 7)) << 4),
-               ok ? c.xa + std::int64_t(row) * d + k : xs, ok ? 16 : 0);
-  }
-  for (int s = 0; s < STAGES - 2; ++s) {  // the A tile travels in the first group
-    if (s < total) load_b(c, s);
-    cp_async_commit();
-  }
+  c.g = wg - 1;
+  c.tid = threadIdx.x & 127;
+  mbar_wait(a_full, 0);
+  // Consumer 1 starts once consumer 0 has issued its first column block (named barrier 1):
+  // the two then run about a block apart, so one's epilogue overlaps the other's MMAs.
+  if (c.g == 1) asm volatile("bar.sync 1, 256;\n" ::: "memory");
   // No zero fill: the first MMA of every block overwrites (scale_d = 0), and writing the
   // registers here would make ptxas serialise the wgmma pipeline.
   float acc0[64], acc1[64];
-  column_block<KS, false>(c, acc0, 0, acc1, total);
+  column_block<KS, false, MODE>(c, acc0, 0, acc1);
+  if (c.g == 0) asm volatile("bar.arrive 1, 256;\n" ::: "memory");
   for (int j = 1; j < nb; j += 2) {
-    column_block<KS, true>(c, acc1, j, acc0, total);
-    if (j + 1 < nb) column_block<KS, true>(c, acc0, j + 1, acc1, total);
+    column_block<KS, true, MODE>(c, acc1, j, acc0);
+    if (j + 1 < nb) column_block<KS, true, MODE>(c, acc0, j + 1, acc1);
   }
   wgmma_wait<0>();
   fence_acc(acc0);
   fence_acc(acc1);
-  if ((nb - 1) % 2 == 0)
-    epilogue(c, acc0, nb - 1);
-  else
-    epilogue(c, acc1, nb - 1);
-  cp_async_wait<0>();
+  if (MODE == 0) {
+    if ((nb - 1) % 2 == 0)
+      epilogue(c, acc0, nb - 1);
+    else
+      epilogue(c, acc1, nb - 1);
+  }
 #else
   __trap();  // never launched: the launcher requires a compute capability 9.0 device
 #endif
-}
-
-template <int KS>
-void launch_sm90(const bf16* xs, const bf16* w13k, bf16* act, const ExpertTile* tiles, std::int64_t n_tiles,
-                 int d, int inter, cudaStream_t s) {
-  // The shared-memory opt-in is per device and per instantiation.
-  static bool configured[64] = {};
-  int dev = 0;
-  LB_CUDA_CHECK(cudaGetDevice(&dev));
-  if (dev < 0 || dev >= 64 || !configured[dev]) {
-    LB_CUDA_CHECK(cudaFuncSetAttribute(gate_up_swiglu_sm90_kernel<KS>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       SMEM_BYTES));
-    if (dev >= 0 && dev < 64) configured[dev] = true;
-  }
-  gate_up_swiglu_sm90_kernel<KS><<<static_cast<unsigned>(n_tiles), THREADS, SMEM_BYTES, s>>>(xs, w13k, act, tiles,
-                                                                                            d, inter);
-  LB_CUDA_CHECK_LAUNCH();
 }
 
 // W13 (E, d, 2I) [gate | up] -> W13k (E, 2 Ip, dp), see the file comment.
@@ -266,6 +286,46 @@ __global__ void prepare_w13_kmajor_kernel(const bf16* __restrict__ w13, bf16* __
   }
 }
 
+// cuTensorMapEncodeTiled through the runtime's driver entry point (no link against libcuda,
+// so binaries still start on machines without a driver).
+CUtensorMap encode_2d(const void* base, std::uint64_t inner, std::uint64_t outer, std::uint32_t box_inner,
+                      std::uint32_t box_outer) {
+  static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    LB_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q));
+    LB_CHECK(fn != nullptr && q == cudaDriverEntryPointSuccess, "cuTensorMapEncodeTiled is not available");
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  CUtensorMap m{};
+  const cuuint64_t dims[2] = {inner, outer};
+  const cuuint64_t strides[1] = {inner * 2};  // bytes between rows
+  const cuuint32_t box[2] = {box_inner, box_outer};
+  const cuuint32_t estr[2] = {1, 1};
+  const CUresult r = encode(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(base), dims, strides, box, estr,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  LB_CHECK(r == CUDA_SUCCESS, "cuTensorMapEncodeTiled failed (error " + std::to_string(static_cast<int>(r)) + ")");
+  return m;
+}
+
+template <int KS, int MODE>
+void launch_sm90(const CUtensorMap& xmap, const CUtensorMap& wmap, bf16* act, const ExpertTile* tiles,
+                 std::int64_t n_tiles, int inter, int wrows, cudaStream_t s) {
+  // The shared-memory opt-in is per device and per instantiation.
+  static bool configured[64] = {};
+  int dev = 0;
+  LB_CUDA_CHECK(cudaGetDevice(&dev));
+  if (dev < 0 || dev >= 64 || !configured[dev]) {
+    LB_CUDA_CHECK(cudaFuncSetAttribute(gate_up_swiglu_sm90_kernel<KS, MODE>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       SMEM_BYTES));
+    if (dev >= 0 && dev < 64) configured[dev] = true;
+  }
+  gate_up_swiglu_sm90_kernel<KS, MODE><<<static_cast<unsigned>(n_tiles), THREADS, SMEM_BYTES, s>>>(
+      xmap, wmap, act, tiles, inter, wrows);
+  LB_CUDA_CHECK_LAUNCH();
+}
+
 }  // namespace
 
 bool gate_up_swiglu_sm90_supported(std::int64_t d, std::int64_t inter) {
@@ -274,7 +334,7 @@ bool gate_up_swiglu_sm90_supported(std::int64_t d, std::int64_t inter) {
   if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
       cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
     return false;
-  return major == 9 && minor == 0 && d > 0 && d <= KMAX && d % 8 == 0 && inter > 0 && inter % 8 == 0;
+  return major == 9 && minor == 0 && d >= BK && d <= KMAX && d % 8 == 0 && inter > 0 && inter % 8 == 0;
 }
 
 std::int64_t w13_kmajor_elems(std::int64_t experts, std::int64_t d, std::int64_t inter) {
@@ -291,18 +351,30 @@ void prepare_w13_kmajor(const bf16* w13, bf16* w13k, std::int64_t experts, std::
   LB_CUDA_CHECK_LAUNCH();
 }
 
-void gate_up_swiglu_sm90(const bf16* xs, const bf16* w13k, bf16* act, const ExpertTile* tiles,
-                         std::int64_t n_tiles, std::int64_t d, std::int64_t inter, cudaStream_t s) {
+void gate_up_swiglu_sm90(const bf16* xs, std::int64_t rows, const bf16* w13k, std::int64_t experts, bf16* act,
+                         const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter,
+                         cudaStream_t s, bool study_no_epilogue) {
   if (n_tiles == 0) return;
   LB_CHECK(gate_up_swiglu_sm90_supported(d, inter),
-           "Hopper gate/up kernel: needs a compute capability 9.0 device, 0 < d_head <= 256, d and I multiples of 8");
+           "Hopper gate/up kernel: needs a compute capability 9.0 device, 64 <= d_head <= 256, d and I multiples of 8");
   LB_CHECK(n_tiles < (std::int64_t{1} << 31), "too many expert tiles for one launch");
-  const int di = static_cast<int>(d), ii = static_cast<int>(inter);
-  switch ((d + BK - 1) / BK) {  // k slabs of 64
-    case 1: launch_sm90<1>(xs, w13k, act, tiles, n_tiles, di, ii, s); break;
-    case 2: launch_sm90<2>(xs, w13k, act, tiles, n_tiles, di, ii, s); break;
-    case 3: launch_sm90<3>(xs, w13k, act, tiles, n_tiles, di, ii, s); break;
-    default: launch_sm90<4>(xs, w13k, act, tiles, n_tiles, di, ii, s); break;
+  const std::int64_t dp = (d + BK - 1) / BK * BK, wrows = 2 * ((inter + BNH - 1) / BNH * BNH);
+  LB_CHECK(rows < (std::int64_t{1} << 31) && experts * wrows < (std::int64_t{1} << 31),
+           "Hopper gate/up kernel: TMA coordinates are 32-bit");
+  const CUtensorMap xmap = encode_2d(xs, static_cast<std::uint64_t>(d), static_cast<std::uint64_t>(rows), BK, BM);
+  const CUtensorMap wmap =
+      encode_2d(w13k, static_cast<std::uint64_t>(dp), static_cast<std::uint64_t>(experts * wrows), BK, BN);
+  const int ii = static_cast<int>(inter), wr = static_cast<int>(wrows);
+  if (study_no_epilogue) {
+    LB_CHECK(d > 3 * BK, "the no-epilogue study variant is built for d_head > 192 only");
+    launch_sm90<4, 1>(xmap, wmap, act, tiles, n_tiles, ii, wr, s);
+    return;
+  }
+  switch (dp / BK) {  // k slabs of 64
+    case 1: launch_sm90<1, 0>(xmap, wmap, act, tiles, n_tiles, ii, wr, s); break;
+    case 2: launch_sm90<2, 0>(xmap, wmap, act, tiles, n_tiles, ii, wr, s); break;
+    case 3: launch_sm90<3, 0>(xmap, wmap, act, tiles, n_tiles, ii, wr, s); break;
+    default: launch_sm90<4, 0>(xmap, wmap, act, tiles, n_tiles, ii, wr, s); break;
   }
 }
 

@@ -61,7 +61,7 @@ void check_kernel(const Case& cs, bool sm90) {
   if (sm90) {
     dwk = dev->alloc(static_cast<std::size_t>(cuda::w13_kmajor_elems(E, d, I)) * 2);
     cuda::prepare_w13_kmajor(w13, static_cast<cuda::bf16*>(dwk.data()), E, d, I, st);
-    cuda::gate_up_swiglu_sm90(xs, static_cast<const cuda::bf16*>(dwk.data()), act, tl, nt, d, I, st);
+    cuda::gate_up_swiglu_sm90(xs, rows, static_cast<const cuda::bf16*>(dwk.data()), E, act, tl, nt, d, I, st);
   } else {
     cuda::gate_up_swiglu(xs, w13, act, tl, nt, d, I, st);
   }
