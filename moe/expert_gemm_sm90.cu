@@ -10,8 +10,8 @@
 // and rows [128j + 64, 128j + 128) the matching up columns. One wgmma N = 128 block then holds
 // a gate column and its up column in the same thread's accumulators.
 //
-// CTA: one 128-row tile of one expert; 3 warpgroups. Warpgroup 0 produces: one thread issues
-// TMA (bulk tensor) copies. Warpgroups 1 and 2 consume: rows 0-63 and 64-127 of the tile.
+// CTA: one 128-row tile of one expert. Warpgroups 0 and 1 consume (rows 0-63 and 64-127 of
+// the tile); a ninth warp produces: one thread issues TMA (bulk tensor) copies.
 //   A  (128, dp)  resident in shared memory for the whole CTA: dp/64 slabs of (128, 64), one TMA
 //                 box each (rows past the matrix and k >= d arrive as zeros)
 //   B  (128, 64)  per step = (act column block j, k slab): a STAGES-deep ring of TMA boxes with
@@ -35,11 +35,14 @@ namespace layerbench::moe::cuda {
 
 namespace {
 
-constexpr int BM = 128, BNH = 64, BN = 2 * BNH, BK = 64, KMAX = 256, STAGES = 8, THREADS = 384;
+constexpr int BM = 128, BNH = 64, BN = 2 * BNH, BK = 64, KMAX = 256, STAGES = 8, THREADS = 288;
 constexpr int A_SLAB = BM * BK * 2;   // bytes
 constexpr int B_STAGE = BN * BK * 2;  // bytes
-// A slabs, B ring, 2 * STAGES + 1 mbarriers, alignment slack.
-constexpr int SMEM_BYTES = (KMAX / BK) * A_SLAB + STAGES * B_STAGE + (2 * STAGES + 1) * 8 + 1024;
+// Epilogue staging per consumer: 64 rows x 64 bf16 at a 72-element pitch (144 B): the
+// accumulator-fragment writes hit 32 distinct banks and each row reads back as 16-byte chunks.
+constexpr int C_PITCH = 72, C_BYTES = 64 * C_PITCH * 2;
+// A slabs, B ring, staging, 2 * STAGES + 1 mbarriers, alignment slack.
+constexpr int SMEM_BYTES = (KMAX / BK) * A_SLAB + STAGES * B_STAGE + 2 * C_BYTES + (2 * STAGES + 1) * 8 + 1024;
 static_assert(SMEM_BYTES <= 227 * 1024, "one CTA per SM");
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -129,6 +132,7 @@ __device__ __forceinline__ void tma_load_2d(std::uint32_t dst, const CUtensorMap
 
 struct Ctx {
   std::uint32_t a_base, b_base;  // 1024-aligned shared addresses
+  std::uint32_t c_base;          // this consumer's epilogue staging
   std::uint32_t full, empty;     // mbarrier arrays (STAGES each)
   bf16* out;                     // the tile's first act row
   int inter, valid, g, tid;      // g: consumer warpgroup (rows 64g .. 64g + 63); tid within it
@@ -136,18 +140,40 @@ struct Ctx {
 
 // SwiGLU7 of column block j from one accumulator set: thread (warp w, lane l) of consumer g
 // holds rows 64g + 16w + l/4 (+8) and, per n8 group q, columns 8q + 2(l%4) + {0,1}; gate
-// groups q < 8 pair with up groups q + 8 (registers i and i + 32).
+// groups q < 8 pair with up groups q + 8 (registers i and i + 32). The bf16 results are staged
+// in shared memory and stored as whole 128-byte row segments (16 bytes per thread); the
+// consumer's named barrier (2 + g) orders the staging against the previous block's reads.
+__device__ __forceinline__ void consumer_sync(int g) {  // immediate ids: ptxas then reserves only these
+  if (g == 0)
+    asm volatile("bar.sync 2, 128;\n" ::: "memory");
+  else
+    asm volatile("bar.sync 3, 128;\n" ::: "memory");
+}
+
 __device__ __forceinline__ void epilogue(const Ctx& c, const float (&acc)[64], int j) {
   const int lane = c.tid & 31, w = c.tid >> 5;
-  const int row0 = c.g * 64 + w * 16 + (lane >> 2);
-  const int col0 = j * BNH + (lane & 3) * 2;
+  const int r0 = w * 16 + (lane >> 2), c0 = (lane & 3) * 2;
+  consumer_sync(c.g);
 #pragma unroll
   for (int i = 0; i < 32; i += 2) {
-    const int row = row0 + ((i >> 1) & 1) * 8, col = col0 + (i >> 2) * 8;
-    if (row < c.valid && col < c.inter) {
-      const float v0 = swiglu7_f(acc[i], acc[i + 32]);
-      const float v1 = swiglu7_f(acc[i + 1], acc[i + 33]);
-      *reinterpret_cast<__nv_bfloat162*>(c.out + std::int64_t(row) * c.inter + col) = __floats2bfloat162_rn(v0, v1);
+    const int row = r0 + ((i >> 1) & 1) * 8, col = c0 + (i >> 2) * 8;
+    const __nv_bfloat162 v = __floats2bfloat162_rn(swiglu7_f(acc[i], acc[i + 32]), swiglu7_f(acc[i + 1], acc[i + 33]));
+    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(c.c_base + (row * C_PITCH + col) * 2),
+                 "r"(*reinterpret_cast<const std::uint32_t*>(&v))
+                 : "memory");
+  }
+  consumer_sync(c.g);
+#pragma unroll
+  for (int q = 0; q < 4; ++q) {  // 64 rows x 8 chunks of 16 B
+    const int id = c.tid + 128 * q, row = id >> 3, ch = id & 7;
+    const int grow = c.g * 64 + row, col = j * BNH + ch * 8;
+    if (grow < c.valid && col < c.inter) {
+      uint4 v;
+      asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                   : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                   : "r"(c.c_base + (row * C_PITCH + ch * 8) * 2)
+                   : "memory");
+      *reinterpret_cast<uint4*>(c.out + std::int64_t(grow) * c.inter + col) = v;
     }
   }
 }
@@ -187,10 +213,11 @@ __device__ __forceinline__ void column_block(const Ctx& c, float (&acc)[64], int
 #endif  // LB_WGMMA
 
 // Declared identically for the host and device passes; the body exists only for sm_90a.
-// Warpgroup 0 is the producer (one thread issues every TMA copy); warpgroups 1 and 2 consume.
+// Warpgroups 0 and 1 consume; warp 8 is the producer (one thread issues every TMA copy). With
+// 288 threads a thread may hold up to 224 registers (two accumulator sets + the epilogue).
 // MODE 0: the kernel; MODE 1: no epilogue (nothing stored; a timing study of the MMA pipeline).
 template <int KS, int MODE>
-__global__ void __launch_bounds__(THREADS, 1)
+__global__ void __maxnreg__(224)
     gate_up_swiglu_sm90_kernel(const __grid_constant__ CUtensorMap xmap, const __grid_constant__ CUtensorMap wmap,
                                bf16* __restrict__ act, const ExpertTile* __restrict__ tiles, int inter, int wrows) {
 #ifdef LB_WGMMA
@@ -198,7 +225,8 @@ __global__ void __launch_bounds__(THREADS, 1)
   const std::uint32_t raw = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_raw));
   const std::uint32_t a_base = (raw + 1023u) & ~1023u;
   const std::uint32_t b_base = a_base + KMAX / BK * A_SLAB;
-  const std::uint32_t full = b_base + STAGES * B_STAGE, empty = full + 8 * STAGES, a_full = empty + 8 * STAGES;
+  const std::uint32_t c_base = b_base + STAGES * B_STAGE;
+  const std::uint32_t full = c_base + 2 * C_BYTES, empty = full + 8 * STAGES, a_full = empty + 8 * STAGES;
   const ExpertTile tile = tiles[blockIdx.x];
   const int nb = (inter + BNH - 1) / BNH, total = nb * KS;
   if (threadIdx.x == 0) {
@@ -210,12 +238,9 @@ __global__ void __launch_bounds__(THREADS, 1)
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
-  const int wg = threadIdx.x >> 7;
-  if (wg == 0) {
-    // Registers move to the consumers (two accumulator sets each): 40 + 2 x 232 per thread
-    // of a warpgroup fits the SM's 64K.
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
-    if (threadIdx.x == 0) {
+  const int wg = threadIdx.x >> 7;  // 0, 1: consumers; 2: the producer warp
+  if (wg == 2) {
+    if (threadIdx.x == 256) {
       // A tile (128 rows x KS slabs of 64 k); rows past the matrix and k >= d arrive as zeros.
       mbar_arrive_expect_tx(a_full, KS * A_SLAB);
       for (int ks = 0; ks < KS; ++ks)
@@ -230,16 +255,16 @@ __global__ void __launch_bounds__(THREADS, 1)
     }
     return;
   }
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
   Ctx c;
   c.a_base = a_base;
   c.b_base = b_base;
+  c.c_base = c_base + wg * C_BYTES;
   c.full = full;
   c.empty = empty;
   c.out = act + tile.row0 * inter;
   c.inter = inter;
   c.valid = tile.valid;
-  c.g = wg - 1;
+  c.g = wg;
   c.tid = threadIdx.x & 127;
   mbar_wait(a_full, 0);
   // Consumer 1 starts once consumer 0 has issued its first column block (named barrier 1):
