@@ -16,9 +16,9 @@
 //                 box each (rows past the matrix and k >= d arrive as zeros)
 //   B  (128, 64)  per step = (act column block j, k slab): a STAGES-deep ring of TMA boxes with
 //                 full / empty mbarriers (a stage is refilled once both consumers released it)
-//   acc           two (64, 128) fp32 accumulator sets per consumer: block j accumulates in one
-//                 while the SwiGLU7 epilogue of block j - 1 reads the other; consumer 1 runs a
-//                 block behind consumer 0, so one's epilogue overlaps the other's MMAs
+//   acc           one (64, 128) fp32 accumulator set per consumer, emptied by the SwiGLU7
+//                 epilogue after each column block; consumer 1 runs a block behind consumer 0,
+//                 so one's epilogue overlaps the other's MMAs
 // Shared-memory tiles use the 128-byte swizzle of wgmma's K-major canonical layout (the TMA
 // SWIZZLE_128B pattern): 16-byte chunk c of row r sits at chunk c ^ (r & 7) of that row's 128
 // bytes; atoms of 8 rows (1024 B) are 1024-byte aligned.
@@ -179,12 +179,12 @@ __device__ __forceinline__ void epilogue(const Ctx& c, const float (&acc)[64], i
 }
 
 // One column block of one consumer: KS steps of 4 wgmma k16 MMAs into `acc`, one wgmma group
-// kept in flight; a stage is released (empty barrier) once its MMAs are complete. With EPI the
-// previous block's epilogue runs from `prev` after the first step: ptxas keeps the wgmma
-// pipeline only when accumulators are read after a wait_group 0, so that step drains; the
-// other consumer's MMAs keep the tensor cores busy meanwhile (the consumers run a block apart).
-template <int KS, bool EPI, int MODE>
-__device__ __forceinline__ void column_block(const Ctx& c, float (&acc)[64], int j, float (&prev)[64]) {
+// kept in flight between steps; a stage is released (empty barrier) once its MMAs are
+// complete. The block ends with wait_group 0 and the SwiGLU7 epilogue (ptxas keeps the wgmma
+// pipeline only when accumulators are read after a wait_group 0); the other consumer's MMAs
+// keep the tensor cores busy meanwhile (the consumers run a block apart).
+template <int KS, int MODE>
+__device__ __forceinline__ void column_block(const Ctx& c, float (&acc)[64], int j, bool release_partner = false) {
 #pragma unroll
   for (int ks = 0; ks < KS; ++ks) {
     const int s = j * KS + ks, stage = s % STAGES;
@@ -197,27 +197,30 @@ __device__ __forceinline__ void column_block(const Ctx& c, float (&acc)[64], int
     for (int kk = 0; kk < BK / 16; ++kk)  // +32 bytes along K = +2 in the descriptor's address field
       wgmma_m64n128k16(acc, da + 2 * kk, db + 2 * kk, ks > 0 || kk > 0);
     wgmma_commit();
-    if (EPI && ks == 0) {
-      wgmma_wait<0>();
-    } else {
+    if (ks + 1 < KS) {
       wgmma_wait<1>();
-    }
-    if (s > 0) mbar_arrive(c.empty + 8 * ((s - 1) % STAGES));  // step s - 1's MMAs are complete
-    if (EPI && ks == 0) {
-      fence_acc(prev);
-      if (MODE == 0) epilogue(c, prev, j - 1);
+      if (ks > 0) mbar_arrive(c.empty + 8 * ((s - 1) % STAGES));  // step s - 1's MMAs are complete
+    } else {
+      wgmma_wait<0>();
+      if (ks > 0) mbar_arrive(c.empty + 8 * ((s - 1) % STAGES));
+      mbar_arrive(c.empty + 8 * stage);
     }
   }
+  fence_acc(acc);
+  // Consumer 0 lets consumer 1 start once its first block's MMAs are done (named barrier 1):
+  // consumer 1's MMAs then overlap consumer 0's epilogue, and the two stay about half a
+  // block-period apart.
+  if (release_partner) asm volatile("bar.arrive 1, 256;\n" ::: "memory");
+  if (MODE == 0) epilogue(c, acc, j);
 }
 
 #endif  // LB_WGMMA
 
 // Declared identically for the host and device passes; the body exists only for sm_90a.
-// Warpgroups 0 and 1 consume; warp 8 is the producer (one thread issues every TMA copy). With
-// 288 threads a thread may hold up to 224 registers (two accumulator sets + the epilogue).
+// Warpgroups 0 and 1 consume; warp 8 is the producer (one thread issues every TMA copy).
 // MODE 0: the kernel; MODE 1: no epilogue (nothing stored; a timing study of the MMA pipeline).
 template <int KS, int MODE>
-__global__ void __maxnreg__(224)
+__global__ void __launch_bounds__(THREADS, 1)
     gate_up_swiglu_sm90_kernel(const __grid_constant__ CUtensorMap xmap, const __grid_constant__ CUtensorMap wmap,
                                bf16* __restrict__ act, const ExpertTile* __restrict__ tiles, int inter, int wrows) {
 #ifdef LB_WGMMA
@@ -267,27 +270,12 @@ __global__ void __maxnreg__(224)
   c.g = wg;
   c.tid = threadIdx.x & 127;
   mbar_wait(a_full, 0);
-  // Consumer 1 starts once consumer 0 has issued its first column block (named barrier 1):
-  // the two then run about a block apart, so one's epilogue overlaps the other's MMAs.
-  if (c.g == 1) asm volatile("bar.sync 1, 256;\n" ::: "memory");
+  if (c.g == 1) asm volatile("bar.sync 1, 256;\n" ::: "memory");  // see column_block
   // No zero fill: the first MMA of every block overwrites (scale_d = 0), and writing the
   // registers here would make ptxas serialise the wgmma pipeline.
-  float acc0[64], acc1[64];
-  column_block<KS, false, MODE>(c, acc0, 0, acc1);
-  if (c.g == 0) asm volatile("bar.arrive 1, 256;\n" ::: "memory");
-  for (int j = 1; j < nb; j += 2) {
-    column_block<KS, true, MODE>(c, acc1, j, acc0);
-    if (j + 1 < nb) column_block<KS, true, MODE>(c, acc0, j + 1, acc1);
-  }
-  wgmma_wait<0>();
-  fence_acc(acc0);
-  fence_acc(acc1);
-  if (MODE == 0) {
-    if ((nb - 1) % 2 == 0)
-      epilogue(c, acc0, nb - 1);
-    else
-      epilogue(c, acc1, nb - 1);
-  }
+  float acc[64];
+  column_block<KS, MODE>(c, acc, 0, c.g == 0);
+  for (int j = 1; j < nb; ++j) column_block<KS, MODE>(c, acc, j);
 #else
   __trap();  // never launched: the launcher requires a compute capability 9.0 device
 #endif
