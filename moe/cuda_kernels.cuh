@@ -56,11 +56,19 @@ bool gate_up_swiglu_sm90_supported(std::int64_t d, std::int64_t inter);
 std::int64_t w13_kmajor_elems(std::int64_t experts, std::int64_t d, std::int64_t inter);
 void prepare_w13_kmajor(const bf16* w13, bf16* w13k, std::int64_t experts, std::int64_t d, std::int64_t inter,
                         cudaStream_t s);
-// study_no_epilogue: skip the SwiGLU7 epilogue and every store (output undefined): times the
-// MMA pipeline alone (layerbench-moe-kernels).
 void gate_up_swiglu_sm90(const bf16* xs, std::int64_t rows, const bf16* w13k, std::int64_t experts, bf16* act,
                          const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter,
-                         cudaStream_t s, bool study_no_epilogue = false);
+                         cudaStream_t s);
+// Hopper (sm_90a, wgmma) down projection yd (rows, d) = act (rows, I) W_down[e] for every tile
+// (moe/expert_down_sm90.cu). It reads W_down in a K-major copy (E, 256, Ip) made once per
+// weight set by prepare_wdown_kmajor (wdown_kmajor_elems bf16 elements). supported(): a compute
+// capability 9.0 device, 0 < d <= 256, I >= 64, d and I multiples of 8.
+bool down_sm90_supported(std::int64_t d, std::int64_t inter);
+std::int64_t wdown_kmajor_elems(std::int64_t experts, std::int64_t inter);
+void prepare_wdown_kmajor(const bf16* wd, bf16* wdk, std::int64_t experts, std::int64_t d, std::int64_t inter,
+                          cudaStream_t s);
+void down_sm90(const bf16* act, std::int64_t rows, const bf16* wdk, std::int64_t experts, bf16* yd,
+               const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter, cudaStream_t s);
 // y (T, hl, d) for heads < hv: sum_j prob[a_j] * yd[inv[a_j]] in j order, fp32.
 void combine(const bf16* yd, const int* inv, const float* prob, bf16* y, std::int64_t tokens,
              std::int64_t hl, std::int64_t hv, std::int64_t k, std::int64_t d, cudaStream_t s);

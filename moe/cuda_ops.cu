@@ -27,8 +27,11 @@ class CudaOps final : public Ops {
   CudaOps(Device& dev, std::string mode)
       : dev_(dev),
         grouped_(mode == "grouped"),
-        bucketed_(mode == "bucketed" || mode == "fused" || mode == "fused-mma" || mode == "auto"),
-        fused_(mode == "fused" || mode == "fused-mma"),
+        bucketed_(mode == "bucketed" || mode == "fused" || mode == "fused-gateup" || mode == "fused-mma" ||
+                  mode == "auto"),
+        auto_(mode == "auto"),
+        fused_(mode == "fused" || mode == "fused-gateup" || mode == "fused-mma"),
+        own_down_(mode == "fused" || mode == "auto"),
         force_mma_(mode == "fused-mma") {
     LB_CUBLAS_CHECK(cublasCreate(&blas_));
     LB_CUDA_CHECK(cudaMallocHost(&host_counts_, sizeof(int) * kMaxExperts));
@@ -42,11 +45,13 @@ class CudaOps final : public Ops {
     if (host_tiles_) cudaFreeHost(host_tiles_);
   }
   DType act() const override { return DType::bf16; }
+  // The expert path of the last experts() call (it depends on the device and d_head), else
+  // the mode's.
   std::string describe() const override {
-    return grouped_  ? "cuda bf16, cuBLAS grouped-batched expert GEMM"
-           : fused_  ? std::string("cuda bf16, fused gate/up GEMM + SwiGLU7 (one launch, exact 128-row tiles, ") +
-                           (force_mma_ ? "mma.sync kernel" : "wgmma kernel on compute capability 9.0, mma.sync elsewhere") +
-                           "; cuBLAS and a SwiGLU7 pass when d_head > 256); cuBLAS batched down GEMMs over load buckets"
+    if (!last_path_.empty()) return "cuda bf16, experts: " + last_path_;
+    return grouped_    ? "cuda bf16, cuBLAS grouped-batched expert GEMM"
+           : auto_     ? "cuda bf16, experts: Hopper kernels on compute capability 9.0 (else cuBLAS buckets)"
+           : fused_    ? "cuda bf16, experts: fused gate/up GEMM + SwiGLU7 kernel"
            : bucketed_ ? "cuda bf16, cuBLAS batched expert GEMMs over load buckets"
                        : "cuda bf16, cuBLAS strided-batched expert GEMM over capacity slots";
   }
@@ -146,10 +151,20 @@ class CudaOps final : public Ops {
     }
     const std::int64_t rows = grouped_ ? A : bucketed_ ? plan_buckets(G) : G * cap;
     ensure(xs_, rows * d * 2);       // (rows, d)    expert-major inputs
-    // The fused gate/up kernel keeps a (128, d) input tile in shared memory: d <= 256.
-    fuse_now_ = fused_ && d <= cuda::gate_up_swiglu_max_d();
-    sm90_now_ = fuse_now_ && !force_mma_ && cuda::gate_up_swiglu_sm90_supported(d, I);
+    // The fused gate/up kernels keep a (128, d) input tile in shared memory: d <= 256. `auto`
+    // takes the Hopper kernels where they apply and cuBLAS buckets elsewhere.
+    const bool sm90_gate_up = cuda::gate_up_swiglu_sm90_supported(d, I);
+    fuse_now_ = (fused_ || (auto_ && sm90_gate_up)) && d <= cuda::gate_up_swiglu_max_d();
+    sm90_now_ = fuse_now_ && !force_mma_ && sm90_gate_up;
+    down_now_ = sm90_now_ && own_down_ && cuda::down_sm90_supported(d, I);
     if (sm90_now_) prepare_w13k(r, st);
+    if (down_now_) prepare_wdk(r, st);
+    last_path_ = !bucketed_   ? std::string()
+                 : !fuse_now_ ? "cuBLAS batched gate/up and down GEMMs over load buckets, SwiGLU7 pass"
+                              : std::string(sm90_now_ ? "wgmma (sm_90a) " : "mma.sync ") +
+                                    "fused gate/up GEMM + SwiGLU7 over 128-row expert tiles; " +
+                                    (down_now_ ? "wgmma (sm_90a) down GEMM over the same tiles"
+                                               : "cuBLAS batched down GEMMs over load buckets");
     if (!fuse_now_) ensure(h13_, rows * 2 * I * 2);  // (rows, 2I)   [gate | up]
     ensure(act_, rows * I * 2);      // (rows, I)
     ensure(yd_, rows * d * 2);       // (rows, d)
@@ -183,7 +198,10 @@ class CudaOps final : public Ops {
                   r.heads_local, hv, k, d, st);
   }
 
-  void weights_changed() override { w13k_src_ = nullptr; }
+  void weights_changed() override {
+    w13k_src_ = nullptr;
+    wdk_src_ = nullptr;
+  }
 
   std::vector<std::int64_t> expert_counts(const RoutedArgs& r) override {
     experts(r, dev_.compute_stream());
@@ -230,6 +248,15 @@ class CudaOps final : public Ops {
     const std::size_t ne = order.size();
     if (ne == 0) return;
     if (fuse_now_) upload_tiles(st);
+    const std::int64_t G = r.heads_valid * r.experts;
+    if (down_now_) {
+      // Both GEMMs in our Hopper kernels, one launch each over the 128-row expert tiles.
+      cuda::gate_up_swiglu_sm90(xs_.as<bf16>(), rows, w13k_.as<bf16>(), G, act_.as<bf16>(),
+                                tiles_.as<cuda::ExpertTile>(), n_tiles_, d, I, st);
+      cuda::down_sm90(act_.as<bf16>(), rows, wdk_.as<bf16>(), G, yd_.as<bf16>(), tiles_.as<cuda::ExpertTile>(),
+                      n_tiles_, d, I, st);
+      return;
+    }
     const std::size_t nptr = ne * 6;
     auto** hp = pointer_tables(nptr);
     const auto* w13 = static_cast<const bf16*>(r.w13);
@@ -249,7 +276,7 @@ class CudaOps final : public Ops {
     if (fuse_now_) {
       // Gate/up GEMM and SwiGLU7 in one launch over exact 128-row tiles of every expert.
       if (sm90_now_)
-        cuda::gate_up_swiglu_sm90(xs_.as<bf16>(), rows, w13k_.as<bf16>(), r.heads_valid * r.experts, act_.as<bf16>(),
+        cuda::gate_up_swiglu_sm90(xs_.as<bf16>(), rows, w13k_.as<bf16>(), G, act_.as<bf16>(),
                                   tiles_.as<cuda::ExpertTile>(), n_tiles_, d, I, st);
       else
         cuda::gate_up_swiglu(xs_.as<bf16>(), w13, act_.as<bf16>(), tiles_.as<cuda::ExpertTile>(), n_tiles_, d, I, st);
@@ -284,6 +311,18 @@ class CudaOps final : public Ops {
     w13k_key_[0] = G;
     w13k_key_[1] = r.d;
     w13k_key_[2] = r.inter;
+  }
+
+  // The Hopper down kernel's K-major copy of W_down, made like the W13 copy above.
+  void prepare_wdk(const RoutedArgs& r, cudaStream_t st) {
+    const std::int64_t G = r.heads_valid * r.experts;
+    if (wdk_src_ == r.w_down && wdk_key_[0] == G && wdk_key_[1] == r.d && wdk_key_[2] == r.inter) return;
+    ensure(wdk_, cuda::wdown_kmajor_elems(G, r.inter) * 2);
+    cuda::prepare_wdown_kmajor(static_cast<const bf16*>(r.w_down), wdk_.as<bf16>(), G, r.d, r.inter, st);
+    wdk_src_ = r.w_down;
+    wdk_key_[0] = G;
+    wdk_key_[1] = r.d;
+    wdk_key_[2] = r.inter;
   }
 
   // Tile list of the fused gate/up kernel: ceil(count / 128) row tiles per non-empty expert,
@@ -362,9 +401,12 @@ class CudaOps final : public Ops {
   }
 
   Device& dev_;
-  bool grouped_, bucketed_, fused_, force_mma_, fuse_now_ = false, sm90_now_ = false;
+  bool grouped_, bucketed_, auto_, fused_, own_down_, force_mma_, fuse_now_ = false, sm90_now_ = false,
+                                                                   down_now_ = false;
+  std::string last_path_;
   const void* w13k_src_ = nullptr;
-  std::int64_t w13k_key_[3] = {};
+  const void* wdk_src_ = nullptr;
+  std::int64_t w13k_key_[3] = {}, wdk_key_[3] = {};
   cuda::ExpertTile* host_tiles_ = nullptr;
   std::int64_t host_tiles_cap_ = 0, n_tiles_ = 0;
   std::int64_t* host_base_ = nullptr;
@@ -376,7 +418,7 @@ class CudaOps final : public Ops {
   RoutedArgs routed_;
   std::vector<int> last_counts_;
   Buffer xf_, logits_, idx_, prob_, vals_, keys_sorted_, vals_sorted_, counts_, offsets_, inv_,
-      cub_tmp_, xs_, h13_, act_, yd_, dev_ptrs_, base_, tiles_, w13k_;
+      cub_tmp_, xs_, h13_, act_, yd_, dev_ptrs_, base_, tiles_, w13k_, wdk_;
 };
 
 }  // namespace

@@ -24,16 +24,15 @@
 // bytes; atoms of 8 rows (1024 B) are 1024-byte aligned.
 #include "collectives/error.hpp"
 #include "moe/cuda_kernels.cuh"
-
-#include <cuda.h>
-#include <cudaTypedefs.h>
+#include "moe/sm90.cuh"
 
 #include <cstdint>
-#include <string>
 
 namespace layerbench::moe::cuda {
 
 namespace {
+
+using namespace sm90;
 
 constexpr int BM = 128, BNH = 64, BN = 2 * BNH, BK = 64, KMAX = 256, STAGES = 8, THREADS = 288;
 constexpr int A_SLAB = BM * BK * 2;   // bytes
@@ -45,9 +44,6 @@ constexpr int C_PITCH = 72, C_BYTES = 64 * C_PITCH * 2;
 constexpr int SMEM_BYTES = (KMAX / BK) * A_SLAB + STAGES * B_STAGE + 2 * C_BYTES + (2 * STAGES + 1) * 8 + 1024;
 static_assert(SMEM_BYTES <= 227 * 1024, "one CTA per SM");
 
-#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define LB_WGMMA 1
-#endif
 
 __device__ __forceinline__ float swiglu7_f(float g, float u) {
   const float gc = fminf(g, 7.0f);
@@ -58,26 +54,6 @@ __device__ __forceinline__ float swiglu7_f(float g, float u) {
 }
 
 #ifdef LB_WGMMA
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void wgmma_wait() {
-  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
-// Keeps the compiler from moving accumulator accesses across the wgmma fences.
-__device__ __forceinline__ void fence_acc(float (&d)[64]) {
-#pragma unroll
-  for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(d[i])::"memory");
-}
-
-// Shared-memory matrix descriptor, K-major, 128-byte swizzle: start address >> 4 (bits 0-13),
-// leading byte offset unused for this layout (1), stride byte offset = 1024 B between 8-row
-// atoms (bits 32-45), swizzle mode 1 = 128 B (bits 62-63).
-__device__ __forceinline__ std::uint64_t desc_sw128(std::uint32_t saddr) {
-  return static_cast<std::uint64_t>((saddr & 0x3FFFF) >> 4) | (std::uint64_t{1} << 16) |
-         (std::uint64_t{1024 >> 4} << 32) | (std::uint64_t{1} << 62);
-}
-
 // D (64 x 128, fp32) (+)= A (64 x 16, smem) * B (128 x 16, smem)^T; scale_d = 0 overwrites D.
 __device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], std::uint64_t da, std::uint64_t db,
                                                  int scale_d) {
@@ -98,36 +74,6 @@ __device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], std::uint64_t d
         "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),
         "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
       : "l"(da), "l"(db), "r"(scale_d));
-}
-
-// --- mbarrier and TMA (bulk tensor copy) primitives -------------------------------------------
-__device__ __forceinline__ void mbar_init(std::uint32_t bar, int count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(std::uint32_t bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive_expect_tx(std::uint32_t bar, int bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(std::uint32_t bar, int parity) {
-  std::uint32_t done = 0;
-  do {
-    asm volatile(
-        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (!done);
-}
-// 2-D tile (box) of a tensor map into shared memory; completion is signalled on `bar`.
-__device__ __forceinline__ void tma_load_2d(std::uint32_t dst, const CUtensorMap* map, int c0, int c1,
-                                            std::uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
-          dst),
-      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
-      : "memory");
 }
 
 struct Ctx {
@@ -183,7 +129,7 @@ __device__ __forceinline__ void epilogue(const Ctx& c, const float (&acc)[64], i
 // complete. The block ends with wait_group 0 and the SwiGLU7 epilogue (ptxas keeps the wgmma
 // pipeline only when accumulators are read after a wait_group 0); the other consumer's MMAs
 // keep the tensor cores busy meanwhile (the consumers run a block apart).
-template <int KS, int MODE>
+template <int KS>
 __device__ __forceinline__ void column_block(const Ctx& c, float (&acc)[64], int j, bool release_partner = false) {
 #pragma unroll
   for (int ks = 0; ks < KS; ++ks) {
@@ -211,15 +157,14 @@ __device__ __forceinline__ void column_block(const Ctx& c, float (&acc)[64], int
   // consumer 1's MMAs then overlap consumer 0's epilogue, and the two stay about half a
   // block-period apart.
   if (release_partner) asm volatile("bar.arrive 1, 256;\n" ::: "memory");
-  if (MODE == 0) epilogue(c, acc, j);
+  epilogue(c, acc, j);
 }
 
 #endif  // LB_WGMMA
 
 // Declared identically for the host and device passes; the body exists only for sm_90a.
 // Warpgroups 0 and 1 consume; warp 8 is the producer (one thread issues every TMA copy).
-// MODE 0: the kernel; MODE 1: no epilogue (nothing stored; a timing study of the MMA pipeline).
-template <int KS, int MODE>
+template <int KS>
 __global__ void __launch_bounds__(THREADS, 1)
     gate_up_swiglu_sm90_kernel(const __grid_constant__ CUtensorMap xmap, const __grid_constant__ CUtensorMap wmap,
                                bf16* __restrict__ act, const ExpertTile* __restrict__ tiles, int inter, int wrows) {
@@ -274,8 +219,8 @@ __global__ void __launch_bounds__(THREADS, 1)
   // No zero fill: the first MMA of every block overwrites (scale_d = 0), and writing the
   // registers here would make ptxas serialise the wgmma pipeline.
   float acc[64];
-  column_block<KS, MODE>(c, acc, 0, c.g == 0);
-  for (int j = 1; j < nb; ++j) column_block<KS, MODE>(c, acc, j);
+  column_block<KS>(c, acc, 0, c.g == 0);
+  for (int j = 1; j < nb; ++j) column_block<KS>(c, acc, j);
 #else
   __trap();  // never launched: the launcher requires a compute capability 9.0 device
 #endif
@@ -299,30 +244,7 @@ __global__ void prepare_w13_kmajor_kernel(const bf16* __restrict__ w13, bf16* __
   }
 }
 
-// cuTensorMapEncodeTiled through the runtime's driver entry point (no link against libcuda,
-// so binaries still start on machines without a driver).
-CUtensorMap encode_2d(const void* base, std::uint64_t inner, std::uint64_t outer, std::uint32_t box_inner,
-                      std::uint32_t box_outer) {
-  static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    LB_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q));
-    LB_CHECK(fn != nullptr && q == cudaDriverEntryPointSuccess, "cuTensorMapEncodeTiled is not available");
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-  }();
-  CUtensorMap m{};
-  const cuuint64_t dims[2] = {inner, outer};
-  const cuuint64_t strides[1] = {inner * 2};  // bytes between rows
-  const cuuint32_t box[2] = {box_inner, box_outer};
-  const cuuint32_t estr[2] = {1, 1};
-  const CUresult r = encode(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(base), dims, strides, box, estr,
-                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  LB_CHECK(r == CUDA_SUCCESS, "cuTensorMapEncodeTiled failed (error " + std::to_string(static_cast<int>(r)) + ")");
-  return m;
-}
-
-template <int KS, int MODE>
+template <int KS>
 void launch_sm90(const CUtensorMap& xmap, const CUtensorMap& wmap, bf16* act, const ExpertTile* tiles,
                  std::int64_t n_tiles, int inter, int wrows, cudaStream_t s) {
   // The shared-memory opt-in is per device and per instantiation.
@@ -330,11 +252,11 @@ void launch_sm90(const CUtensorMap& xmap, const CUtensorMap& wmap, bf16* act, co
   int dev = 0;
   LB_CUDA_CHECK(cudaGetDevice(&dev));
   if (dev < 0 || dev >= 64 || !configured[dev]) {
-    LB_CUDA_CHECK(cudaFuncSetAttribute(gate_up_swiglu_sm90_kernel<KS, MODE>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    LB_CUDA_CHECK(cudaFuncSetAttribute(gate_up_swiglu_sm90_kernel<KS>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        SMEM_BYTES));
     if (dev >= 0 && dev < 64) configured[dev] = true;
   }
-  gate_up_swiglu_sm90_kernel<KS, MODE><<<static_cast<unsigned>(n_tiles), THREADS, SMEM_BYTES, s>>>(
+  gate_up_swiglu_sm90_kernel<KS><<<static_cast<unsigned>(n_tiles), THREADS, SMEM_BYTES, s>>>(
       xmap, wmap, act, tiles, inter, wrows);
   LB_CUDA_CHECK_LAUNCH();
 }
@@ -342,12 +264,7 @@ void launch_sm90(const CUtensorMap& xmap, const CUtensorMap& wmap, bf16* act, co
 }  // namespace
 
 bool gate_up_swiglu_sm90_supported(std::int64_t d, std::int64_t inter) {
-  int dev = 0, major = 0, minor = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) return false;
-  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
-    return false;
-  return major == 9 && minor == 0 && d >= BK && d <= KMAX && d % 8 == 0 && inter > 0 && inter % 8 == 0;
+  return sm90::device_is_sm90() && d >= BK && d <= KMAX && d % 8 == 0 && inter > 0 && inter % 8 == 0;
 }
 
 std::int64_t w13_kmajor_elems(std::int64_t experts, std::int64_t d, std::int64_t inter) {
@@ -366,7 +283,7 @@ void prepare_w13_kmajor(const bf16* w13, bf16* w13k, std::int64_t experts, std::
 
 void gate_up_swiglu_sm90(const bf16* xs, std::int64_t rows, const bf16* w13k, std::int64_t experts, bf16* act,
                          const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter,
-                         cudaStream_t s, bool study_no_epilogue) {
+                         cudaStream_t s) {
   if (n_tiles == 0) return;
   LB_CHECK(gate_up_swiglu_sm90_supported(d, inter),
            "Hopper gate/up kernel: needs a compute capability 9.0 device, 64 <= d_head <= 256, d and I multiples of 8");
@@ -374,20 +291,15 @@ void gate_up_swiglu_sm90(const bf16* xs, std::int64_t rows, const bf16* w13k, st
   const std::int64_t dp = (d + BK - 1) / BK * BK, wrows = 2 * ((inter + BNH - 1) / BNH * BNH);
   LB_CHECK(rows < (std::int64_t{1} << 31) && experts * wrows < (std::int64_t{1} << 31),
            "Hopper gate/up kernel: TMA coordinates are 32-bit");
-  const CUtensorMap xmap = encode_2d(xs, static_cast<std::uint64_t>(d), static_cast<std::uint64_t>(rows), BK, BM);
+  const CUtensorMap xmap = encode_tma_2d(xs, static_cast<std::uint64_t>(d), static_cast<std::uint64_t>(rows), BK, BM);
   const CUtensorMap wmap =
-      encode_2d(w13k, static_cast<std::uint64_t>(dp), static_cast<std::uint64_t>(experts * wrows), BK, BN);
+      encode_tma_2d(w13k, static_cast<std::uint64_t>(dp), static_cast<std::uint64_t>(experts * wrows), BK, BN);
   const int ii = static_cast<int>(inter), wr = static_cast<int>(wrows);
-  if (study_no_epilogue) {
-    LB_CHECK(d > 3 * BK, "the no-epilogue study variant is built for d_head > 192 only");
-    launch_sm90<4, 1>(xmap, wmap, act, tiles, n_tiles, ii, wr, s);
-    return;
-  }
   switch (dp / BK) {  // k slabs of 64
-    case 1: launch_sm90<1, 0>(xmap, wmap, act, tiles, n_tiles, ii, wr, s); break;
-    case 2: launch_sm90<2, 0>(xmap, wmap, act, tiles, n_tiles, ii, wr, s); break;
-    case 3: launch_sm90<3, 0>(xmap, wmap, act, tiles, n_tiles, ii, wr, s); break;
-    default: launch_sm90<4, 0>(xmap, wmap, act, tiles, n_tiles, ii, wr, s); break;
+    case 1: launch_sm90<1>(xmap, wmap, act, tiles, n_tiles, ii, wr, s); break;
+    case 2: launch_sm90<2>(xmap, wmap, act, tiles, n_tiles, ii, wr, s); break;
+    case 3: launch_sm90<3>(xmap, wmap, act, tiles, n_tiles, ii, wr, s); break;
+    default: launch_sm90<4>(xmap, wmap, act, tiles, n_tiles, ii, wr, s); break;
   }
 }
 

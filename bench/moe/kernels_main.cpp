@@ -1,7 +1,8 @@
 // layerbench-moe-kernels: the fused expert gate/up + SwiGLU7 kernels alone, one GPU, on a
 // synthetic load (experts with seeded random row counts around a mean), checked against each
 // other before timing. Prints median / min ms over the timed launches and the useful rate
-// (2 FLOP per MAC of the gate and up GEMMs over live rows; tile padding not counted).
+// (2 FLOP per MAC of the GEMM over live rows; tile padding not counted): the gate/up kernels
+// and, on Hopper, the down kernel.
 //   layerbench-moe-kernels [--experts 1536] [--mean-rows 352] [--d 256] [--inter 1280]
 #include "collectives/cuda_internal.hpp"
 #include "collectives/device.hpp"
@@ -104,6 +105,7 @@ int main(int argc, char** argv) {
   fmt::print("experts {}, rows {} (mean {}, spread {}), d {}, I {}, tiles {}, {:.3f} TFLOP per launch\n", experts,
              rows, mean_rows, spread, d, inter, nt, flop * 1e-12);
   fmt::print("| kernel | median ms | min ms | TFLOP/s (median) |\n|---|---:|---:|---:|\n");
+  double flop_scale = 1.0;  // the down GEMM has half the gate/up FLOPs
   auto time = [&](const char* name, const std::function<void()>& launch) {
     cudaEvent_t e0, e1;
     cudaEventCreate(&e0);
@@ -123,14 +125,24 @@ int main(int argc, char** argv) {
     cudaEventDestroy(e1);
     std::sort(ms.begin(), ms.end());
     const double med = ms[ms.size() / 2];
-    fmt::print("| {} | {:.4f} | {:.4f} | {:.1f} |\n", name, med, ms.front(), flop / (med * 1e-3) * 1e-12);
+    fmt::print("| {} | {:.4f} | {:.4f} | {:.1f} |\n", name, med, ms.front(), flop_scale * flop / (med * 1e-3) * 1e-12);
   };
   if (sm90) {
     time("wgmma (sm_90a)", [&] { cuda::gate_up_swiglu_sm90(xs, rows, w13k, experts, da.as<cuda::bf16>(), tl, nt, d, inter, st); });
-    if (d > 192)
-      time("wgmma, no epilogue (study)",
-           [&] { cuda::gate_up_swiglu_sm90(xs, rows, w13k, experts, da.as<cuda::bf16>(), tl, nt, d, inter, st, true); });
   }
   time("mma.sync", [&] { cuda::gate_up_swiglu(xs, w13, db.as<cuda::bf16>(), tl, nt, d, inter, st); });
+  if (cuda::down_sm90_supported(d, inter)) {
+    // The down GEMM over the same tiles: act (rows, I) x W_down (E, I, d).
+    Buffer dwd = dev->alloc(static_cast<std::size_t>(experts * inter * d) * 2);
+    Buffer dwdk = dev->alloc(static_cast<std::size_t>(cuda::wdown_kmajor_elems(experts, inter)) * 2);
+    Buffer dy = dev->alloc(static_cast<std::size_t>(rows * d) * 2);
+    cuda::fill(dwd.data(), true, d, 3, 4, experts * inter, d, d, 0, 0, 1.0f / std::sqrt(float(inter)), st);
+    cuda::prepare_wdown_kmajor(dwd.as<cuda::bf16>(), dwdk.as<cuda::bf16>(), experts, d, inter, st);
+    const double down_flop = 2.0 * static_cast<double>(live) * static_cast<double>(d) * static_cast<double>(inter);
+    flop_scale = down_flop / flop;
+    time("down GEMM, wgmma (sm_90a)", [&] {
+      cuda::down_sm90(da.as<cuda::bf16>(), rows, dwdk.as<cuda::bf16>(), experts, dy.as<cuda::bf16>(), tl, nt, d, inter, st);
+    });
+  }
   return 0;
 }

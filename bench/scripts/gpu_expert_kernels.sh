@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # Kernel study of the fused expert gate/up + SwiGLU7 path on one GPU: the kernels against the
 # CPU (test_expert_gemm_gpu), layerbench-moe-kernels at the SP2 per-rank load, an Nsight Compute
-# reading of the Hopper kernel (NCU=1), then the expert path in the profile per mode (one rank
+# reading of the Hopper kernels (NCU=1), then the expert path in the profile per mode (one rank
 # carrying an SP2 rank's 540k assignments).
-# usage: bench/scripts/gpu_expert_kernels.sh [MODE...]   (default: fused bucketed)
+# usage: bench/scripts/gpu_expert_kernels.sh [MODE...]   (default: auto fused-gateup bucketed)
 set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
-MODES=("$@"); [ ${#MODES[@]} -gt 0 ] || MODES=(fused bucketed)
+MODES=("$@"); [ ${#MODES[@]} -gt 0 ] || MODES=(auto fused-gateup bucketed)
 lb_build layerbench-moe layerbench-moe-kernels test_expert_gemm_gpu || exit 1
 timeout 120 "$B/tests/moe/test_expert_gemm_gpu" > "$OUT/expert-gemm-kernels.log" 2>&1
 echo "fused kernels vs cpu rc=$?"; grep -E "max_abs_err|got|OK|FAILED|SKIPPED" "$OUT/expert-gemm-kernels.log"
 timeout 120 "$B/bench/moe/layerbench-moe-kernels" 2>&1 | tee "$OUT/kernels.md"
 if [ "${NCU:-1}" = 1 ] && command -v ncu > /dev/null; then
-  timeout 180 ncu --clock-control none -k regex:gate_up_swiglu_sm90 -s 3 -c 1 --set full -o "$OUT/wgmma" \
+  timeout 180 ncu --clock-control none -k regex:"gate_up_swiglu_sm90|down_sm90" -s 3 -c 2 --set full -o "$OUT/wgmma" \
     "$B/bench/moe/layerbench-moe-kernels" --iterations 2 --warmup 1 > "$OUT/ncu-wgmma-run.txt" 2>&1
   echo "ncu rc=$?"
   ncu -i "$OUT/wgmma.ncu-rep" --page details > "$OUT/ncu-wgmma-details.txt" 2>&1

@@ -1,5 +1,5 @@
-// The fused expert gate/up GEMM + SwiGLU7 kernels (Hopper wgmma and mma.sync) against a CPU
-// fp32 computation from the same bf16 inputs, on tile lists with partial tiles, K and column
+// The expert kernels (fused gate/up GEMM + SwiGLU7: Hopper wgmma and mma.sync; Hopper down
+// GEMM) against a CPU fp32 computation from the same bf16 inputs, on tile lists with partial tiles, K and column
 // tails (d not a multiple of 64, I not a multiple of 64) and gaps between expert slots (the
 // bucketed layout): rows outside every tile must stay untouched.
 #include "collectives/cuda_internal.hpp"
@@ -111,6 +111,78 @@ void check_kernel(const Case& cs, bool sm90) {
   EXPECT_EQ(untouched_bad, 0);
 }
 
+// yd = act W_down[e] through the Hopper down kernel, against the CPU (fp32 from bf16 inputs).
+void check_down(const Case& cs) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  if (!cuda::down_sm90_supported(cs.d, cs.inter)) GTEST_SKIP() << "not a compute capability 9.0 device";
+  auto dev = make_cuda_device(0);
+  const std::int64_t d = cs.d, I = cs.inter, E = static_cast<std::int64_t>(cs.counts.size());
+  std::vector<std::int64_t> base(E);
+  std::int64_t rows = 0;
+  for (std::int64_t e = 0; e < E; ++e) {
+    base[e] = rows;
+    rows += cs.counts[e] + cs.gap;
+  }
+  std::vector<std::uint16_t> a(rows * I), w(E * I * d);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = float_to_bf16_bits(seeded_value(13, 1, i, 2.0f));
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = float_to_bf16_bits(seeded_value(13, 2, i, 1.0f / std::sqrt(float(I))));
+  std::vector<cuda::ExpertTile> tiles;
+  const std::int64_t tr = cuda::gate_up_swiglu_tile_rows();
+  for (std::int64_t e = 0; e < E; ++e)
+    for (std::int64_t r = 0; r < cs.counts[e]; r += tr)
+      tiles.push_back({base[e] + r, static_cast<int>(e), static_cast<int>(std::min<std::int64_t>(tr, cs.counts[e] - r))});
+  std::vector<std::uint8_t> tile_bytes(tiles.size() * sizeof(cuda::ExpertTile));
+  std::memcpy(tile_bytes.data(), tiles.data(), tile_bytes.size());
+  constexpr std::uint16_t kPoison = 0x7f7f;
+  Buffer da = dev->upload(a), dw = dev->upload(w), dt = dev->upload(tile_bytes);
+  Buffer dy = dev->upload(std::vector<std::uint16_t>(rows * d, kPoison));
+  Buffer dwk = dev->alloc(static_cast<std::size_t>(cuda::wdown_kmajor_elems(E, I)) * 2);
+  const auto st = detail::cuda_stream(dev->compute_stream());
+  cuda::prepare_wdown_kmajor(static_cast<const cuda::bf16*>(dw.data()), static_cast<cuda::bf16*>(dwk.data()), E, d, I, st);
+  cuda::down_sm90(static_cast<const cuda::bf16*>(da.data()), rows, static_cast<const cuda::bf16*>(dwk.data()), E,
+                  static_cast<cuda::bf16*>(dy.data()), static_cast<const cuda::ExpertTile*>(dt.data()),
+                  static_cast<std::int64_t>(tiles.size()), d, I, st);
+  const auto got = dev->download<std::uint16_t>(dy.data(), rows * d);
+  std::int64_t bad = 0, untouched_bad = 0;
+  double max_ref = 0, max_err = 0;
+  std::vector<float> ref(rows * d, 0.0f);
+  for (std::int64_t e = 0; e < E; ++e)
+    for (std::int64_t r = base[e]; r < base[e] + cs.counts[e]; ++r)
+      for (std::int64_t c = 0; c < d; ++c) {
+        float acc = 0;
+        for (std::int64_t k = 0; k < I; ++k)
+          acc += bf16_bits_to_float(a[r * I + k]) * bf16_bits_to_float(w[(e * I + k) * d + c]);
+        ref[r * d + c] = acc;
+        max_ref = std::max(max_ref, double(std::fabs(acc)));
+      }
+  for (std::int64_t e = 0; e < E; ++e)
+    for (std::int64_t r = base[e]; r < base[e] + cs.counts[e] + cs.gap; ++r) {
+      const bool live = r < base[e] + cs.counts[e];
+      for (std::int64_t c = 0; c < d; ++c) {
+        const std::uint16_t v = got[r * d + c];
+        if (!live) {
+          untouched_bad += v != kPoison;
+          continue;
+        }
+        const double err = std::fabs(double(bf16_bits_to_float(v)) - ref[r * d + c]);
+        max_err = std::max(max_err, err);
+        if (err > 1e-2 * std::fabs(ref[r * d + c]) + 2e-3 * max_ref) {
+          if (bad < 5)
+            std::printf("expert %lld row %lld col %lld: got %g want %g\n", static_cast<long long>(e),
+                        static_cast<long long>(r - base[e]), static_cast<long long>(c), bf16_bits_to_float(v),
+                        ref[r * d + c]);
+          ++bad;
+        }
+      }
+    }
+  std::printf("down wgmma d %lld I %lld: max_abs_err %.3g (max |ref| %.3g), %lld bad, %lld padding rows written\n",
+              static_cast<long long>(d), static_cast<long long>(I), max_err, max_ref, static_cast<long long>(bad),
+              static_cast<long long>(untouched_bad));
+  EXPECT_GT(max_ref, 0.1);
+  EXPECT_EQ(bad, 0);
+  EXPECT_EQ(untouched_bad, 0);
+}
+
 const Case kCases[] = {
     {256, 128, {200, 77, 133, 1}, 5},   // the released d_head; partial tiles; 1-row expert
     {200, 72, {129, 64, 3}, 8},         // K tail (d % 64 = 8) and column tail (I % 64 = 8)
@@ -119,6 +191,10 @@ const Case kCases[] = {
 
 TEST(ExpertGemmGpu, HopperKernelMatchesTheCpu) {
   for (const auto& c : kCases) check_kernel(c, true);
+}
+TEST(ExpertGemmGpu, HopperDownKernelMatchesTheCpu) {
+  for (const auto& c : kCases) check_down(c);
+  check_down({256, 1280, {130, 5}, 3});  // the released I: 20 k steps per tile
 }
 TEST(ExpertGemmGpu, MmaSyncKernelMatchesTheCpu) {
   for (const auto& c : kCases) check_kernel(c, false);

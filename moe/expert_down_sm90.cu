@@ -1,0 +1,206 @@
+// Hopper (sm_90a) expert down projection with warpgroup MMA (wgmma):
+//   yd[r, :] = act[r, :] . W_down[e]      (act (rows, I), W_down[e] (I, d), fp32 accumulation)
+// over the same 128-row expert tile list as the gate/up kernels (moe/expert_gemm_sm90.cu).
+//
+// Weights are read in a K-major copy prepared once per weight set (prepare_wdown_kmajor):
+// Wdk (E, 256, Ip) bf16, Ip = I rounded up to 64, rows n >= d and columns k >= I zero.
+//
+// Persistent CTAs (one per SM) walk the tile list with a stride of the grid; per tile the
+// (128, 256) output accumulates over I / 64 steps. Warpgroups 0 and 1 consume (rows 0-63 and
+// 64-127); a ninth warp produces: one thread issues the TMA copies of each step's
+//   A  (128, 64)  act rows (rows past the matrix and k >= I arrive as zeros)
+//   B  (256, 64)  Wdk rows of the tile's expert
+// into a STAGES-deep ring guarded by full / empty mbarriers; the producer runs ahead into the
+// next tile while the consumers store the last one. Shared-memory tiles use the 128-byte
+// swizzle (see moe/sm90.cuh).
+#include "collectives/error.hpp"
+#include "moe/cuda_kernels.cuh"
+#include "moe/sm90.cuh"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace layerbench::moe::cuda {
+
+namespace {
+
+using namespace sm90;
+
+constexpr int BM = 128, BN = 256, BK = 64, STAGES = 4, THREADS = 288;
+constexpr int A_STAGE = BM * BK * 2, B_STAGE = BN * BK * 2, STAGE_BYTES = A_STAGE + B_STAGE;  // bytes
+constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 2 * STAGES * 8 + 1024;  // ring, mbarriers, alignment slack
+static_assert(SMEM_BYTES <= 227 * 1024, "one CTA per SM");
+
+#ifdef LB_WGMMA
+// D (64 x 256, fp32) (+)= A (64 x 16, smem) * B (256 x 16, smem)^T; scale_d = 0 overwrites D.
+__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], std::uint64_t da, std::uint64_t db, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+      "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,"
+      "%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+      "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,"
+      "%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,"
+      "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,"
+      "%120,%121,%122,%123,%124,%125,%126,%127}, "
+      "%128, %129, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "l"(da), "l"(db), "r"(scale_d));
+}
+#endif  // LB_WGMMA
+
+__global__ void __launch_bounds__(THREADS, 1)
+    down_sm90_kernel(const __grid_constant__ CUtensorMap amap, const __grid_constant__ CUtensorMap wmap,
+                     bf16* __restrict__ yd, const ExpertTile* __restrict__ tiles, int n_tiles, int d, int ksteps) {
+#ifdef LB_WGMMA
+  extern __shared__ unsigned char smem_raw[];
+  const std::uint32_t raw = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_raw));
+  const std::uint32_t base = (raw + 1023u) & ~1023u;
+  const std::uint32_t full = base + STAGES * STAGE_BYTES, empty = full + 8 * STAGES;
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < STAGES; ++i) {
+      mbar_init(full + 8 * i, 1);
+      mbar_init(empty + 8 * i, 2 * 128);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  const int wg = threadIdx.x >> 7;  // 0, 1: consumers; 2: the producer warp
+  if (wg == 2) {
+    if (threadIdx.x == 256) {
+      int s = 0;
+      for (int t = blockIdx.x; t < n_tiles; t += gridDim.x) {
+        const ExpertTile tile = tiles[t];
+        for (int ks = 0; ks < ksteps; ++ks, ++s) {
+          const int stage = s % STAGES;
+          if (s >= STAGES) mbar_wait(empty + 8 * stage, ((s / STAGES) - 1) & 1);
+          const std::uint32_t dst = base + stage * STAGE_BYTES, bar = full + 8 * stage;
+          mbar_arrive_expect_tx(bar, STAGE_BYTES);
+          tma_load_2d(dst, &amap, ks * BK, static_cast<int>(tile.row0), bar);
+          tma_load_2d(dst + A_STAGE, &wmap, ks * BK, tile.expert * BN, bar);
+        }
+      }
+    }
+    return;
+  }
+  const int tid = threadIdx.x & 127, lane = tid & 31, w = tid >> 5;
+  float acc[128];
+  int s = 0;
+  for (int t = blockIdx.x; t < n_tiles; t += gridDim.x) {
+    const ExpertTile tile = tiles[t];
+    for (int ks = 0; ks < ksteps; ++ks, ++s) {
+      const int stage = s % STAGES;
+      mbar_wait(full + 8 * stage, (s / STAGES) & 1);
+      fence_acc(acc);
+      wgmma_fence();
+      const std::uint64_t da = desc_sw128(base + stage * STAGE_BYTES + wg * 64 * 128);
+      const std::uint64_t db = desc_sw128(base + stage * STAGE_BYTES + A_STAGE);
+#pragma unroll
+      for (int kk = 0; kk < BK / 16; ++kk)  // +32 bytes along K = +2 in the descriptor's address field
+        wgmma_m64n256k16(acc, da + 2 * kk, db + 2 * kk, ks > 0 || kk > 0);
+      wgmma_commit();
+      wgmma_wait<1>();
+      if (ks > 0) mbar_arrive(empty + 8 * ((s - 1) % STAGES));  // step s - 1's MMAs are complete
+    }
+    wgmma_wait<0>();
+    mbar_arrive(empty + 8 * ((s - 1) % STAGES));  // the tile's last step
+    fence_acc(acc);
+    {
+      // Thread (warp w, lane l) holds rows 64g + 16w + l/4 (+8) and, per n8 group q, columns
+      // 8q + 2(l%4) + {0,1}.
+      const int row0 = wg * 64 + w * 16 + (lane >> 2), col0 = (lane & 3) * 2;
+      bf16* out = yd + tile.row0 * d;
+#pragma unroll
+      for (int i = 0; i < 128; i += 2) {
+        const int row = row0 + ((i >> 1) & 1) * 8, col = col0 + (i >> 2) * 8;
+        if (row < tile.valid && col < d)
+          *reinterpret_cast<__nv_bfloat162*>(out + std::int64_t(row) * d + col) = __floats2bfloat162_rn(acc[i], acc[i + 1]);
+      }
+    }
+  }
+#else
+  __trap();  // never launched: the launcher requires a compute capability 9.0 device
+#endif
+}
+
+// W_down (E, I, d) -> Wdk (E, 256, Ip), see the file comment.
+__global__ void prepare_wdown_kmajor_kernel(const bf16* __restrict__ wd, bf16* __restrict__ wdk, std::int64_t experts,
+                                            int d, int inter) {
+  const int ip = (inter + BK - 1) / BK * BK;
+  const std::int64_t n = experts * BN * ip;
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    const int k = static_cast<int>(i % ip);
+    const int col = static_cast<int>((i / ip) % BN);
+    const std::int64_t e = i / (std::int64_t(ip) * BN);
+    wdk[i] = (k < inter && col < d) ? wd[(e * inter + k) * d + col] : __float2bfloat16_rn(0.0f);
+  }
+}
+
+void launch(const CUtensorMap& amap, const CUtensorMap& wmap, bf16* yd, const ExpertTile* tiles, int n_tiles, int d,
+            int ksteps, cudaStream_t s) {
+  static bool configured[64] = {};
+  static int sms[64] = {};
+  int dev = 0;
+  LB_CUDA_CHECK(cudaGetDevice(&dev));
+  LB_CHECK(dev >= 0 && dev < 64, "device index out of range");
+  if (!configured[dev]) {
+    LB_CUDA_CHECK(cudaFuncSetAttribute(down_sm90_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
+    LB_CUDA_CHECK(cudaDeviceGetAttribute(&sms[dev], cudaDevAttrMultiProcessorCount, dev));
+    configured[dev] = true;
+  }
+  const int grid = std::max(1, std::min(n_tiles, sms[dev]));
+  down_sm90_kernel<<<grid, THREADS, SMEM_BYTES, s>>>(amap, wmap, yd, tiles, n_tiles, d, ksteps);
+  LB_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+bool down_sm90_supported(std::int64_t d, std::int64_t inter) {
+  return sm90::device_is_sm90() && d > 0 && d <= BN && d % 8 == 0 && inter >= BK && inter % 8 == 0;
+}
+
+std::int64_t wdown_kmajor_elems(std::int64_t experts, std::int64_t inter) {
+  return experts * BN * ((inter + BK - 1) / BK * BK);
+}
+
+void prepare_wdown_kmajor(const bf16* wd, bf16* wdk, std::int64_t experts, std::int64_t d, std::int64_t inter,
+                          cudaStream_t s) {
+  LB_CHECK(d > 0 && d <= BN && inter > 0, "W_down K-major copy: 0 < d_head <= 256");
+  const std::int64_t n = wdown_kmajor_elems(experts, inter);
+  if (n == 0) return;
+  const int blocks = static_cast<int>(std::min<std::int64_t>((n + 255) / 256, 65535LL * 8));
+  prepare_wdown_kmajor_kernel<<<blocks, 256, 0, s>>>(wd, wdk, experts, static_cast<int>(d), static_cast<int>(inter));
+  LB_CUDA_CHECK_LAUNCH();
+}
+
+void down_sm90(const bf16* act, std::int64_t rows, const bf16* wdk, std::int64_t experts, bf16* yd,
+               const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter, cudaStream_t s) {
+  if (n_tiles == 0) return;
+  LB_CHECK(down_sm90_supported(d, inter),
+           "Hopper down kernel: needs a compute capability 9.0 device, 0 < d_head <= 256, I >= 64, d and I multiples of 8");
+  const std::int64_t ip = (inter + BK - 1) / BK * BK;
+  LB_CHECK(n_tiles < (std::int64_t{1} << 31) && rows < (std::int64_t{1} << 31) && experts * BN < (std::int64_t{1} << 31),
+           "Hopper down kernel: TMA coordinates and tile counts are 32-bit");
+  const CUtensorMap amap = encode_tma_2d(act, static_cast<std::uint64_t>(inter), static_cast<std::uint64_t>(rows), BK, BM);
+  const CUtensorMap wmap = encode_tma_2d(wdk, static_cast<std::uint64_t>(ip), static_cast<std::uint64_t>(experts * BN), BK, BN);
+  const int nt = static_cast<int>(n_tiles), di = static_cast<int>(d), ks = static_cast<int>(ip / BK);
+  launch(amap, wmap, yd, tiles, nt, di, ks, s);
+}
+
+}  // namespace layerbench::moe::cuda

@@ -1,0 +1,41 @@
+// Host side of the Hopper building blocks (moe/sm90.cuh).
+#include "collectives/error.hpp"
+#include "moe/sm90.cuh"
+
+#include <string>
+
+namespace layerbench::moe::cuda::sm90 {
+
+// cuTensorMapEncodeTiled through the runtime's driver entry point (no link against libcuda,
+// so binaries still start on machines without a driver).
+CUtensorMap encode_tma_2d(const void* base, std::uint64_t inner, std::uint64_t outer, std::uint32_t box_inner,
+                          std::uint32_t box_outer) {
+  static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    LB_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q));
+    LB_CHECK(fn != nullptr && q == cudaDriverEntryPointSuccess, "cuTensorMapEncodeTiled is not available");
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  CUtensorMap m{};
+  const cuuint64_t dims[2] = {inner, outer};
+  const cuuint64_t strides[1] = {inner * 2};  // bytes between rows
+  const cuuint32_t box[2] = {box_inner, box_outer};
+  const cuuint32_t estr[2] = {1, 1};
+  const CUresult r = encode(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(base), dims, strides, box, estr,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  LB_CHECK(r == CUDA_SUCCESS, "cuTensorMapEncodeTiled failed (error " + std::to_string(static_cast<int>(r)) + ")");
+  return m;
+}
+
+bool device_is_sm90() {
+  int dev = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return false;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
+    return false;
+  return major == 9 && minor == 0;
+}
+
+}  // namespace layerbench::moe::cuda::sm90

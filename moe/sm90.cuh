@@ -1,0 +1,80 @@
+#pragma once
+// Hopper (sm_90a) building blocks shared by the expert kernels (moe/expert_gemm_sm90.cu,
+// moe/expert_down_sm90.cu): warpgroup MMA fences, shared-memory matrix descriptors, mbarriers
+// and TMA (bulk tensor) copies. Device code exists only in the sm_90a pass (LB_WGMMA).
+#include "moe/cuda_kernels.cuh"
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <cstdint>
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define LB_WGMMA 1
+#endif
+
+namespace layerbench::moe::cuda::sm90 {
+
+// A 2-D bf16 tensor map (rows of `inner` elements, `outer` rows, dense) with (box_inner,
+// box_outer) boxes and the 128-byte swizzle; cuTensorMapEncodeTiled through the runtime's
+// driver entry point (no link against libcuda, so binaries still start without a driver).
+CUtensorMap encode_tma_2d(const void* base, std::uint64_t inner, std::uint64_t outer, std::uint32_t box_inner,
+                          std::uint32_t box_outer);
+// Compute capability 9.0 (the sm_90a kernels' only target).
+bool device_is_sm90();
+
+#ifdef LB_WGMMA
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// Keeps the compiler from moving accumulator accesses across the wgmma fences.
+template <int N>
+__device__ __forceinline__ void fence_acc(float (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// Shared-memory matrix descriptor, K-major, 128-byte swizzle: start address >> 4 (bits 0-13),
+// leading byte offset unused for this layout (1), stride byte offset = 1024 B between 8-row
+// atoms (bits 32-45), swizzle mode 1 = 128 B (bits 62-63).
+__device__ __forceinline__ std::uint64_t desc_sw128(std::uint32_t saddr) {
+  return static_cast<std::uint64_t>((saddr & 0x3FFFF) >> 4) | (std::uint64_t{1} << 16) |
+         (std::uint64_t{1024 >> 4} << 32) | (std::uint64_t{1} << 62);
+}
+
+// mbarriers and TMA.
+__device__ __forceinline__ void mbar_init(std::uint32_t bar, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(std::uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive_expect_tx(std::uint32_t bar, int bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(std::uint32_t bar, int parity) {
+  std::uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+// 2-D tile (box) of a tensor map into shared memory; completion is signalled on `bar`.
+__device__ __forceinline__ void tma_load_2d(std::uint32_t dst, const CUtensorMap* map, int c0, int c1,
+                                            std::uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+          dst),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
+}
+
+#endif  // LB_WGMMA
+
+}  // namespace layerbench::moe::cuda::sm90
