@@ -35,7 +35,7 @@ struct RunConfig {
   int moe_layers = 36;  // MoE layers per transformer forward (for the derived lines)
   std::string ab;       // "" or "metadata"
   int pairs = 31;
-  std::string expert_gemm = "auto";  // auto | fused | fused-gateup | fused-mma | bucketed | padded | grouped (cuda)
+  std::string expert_gemm = "auto";  // auto | fused | fused-down | fused-mma | bucketed | padded | grouped (cuda)
   std::int64_t dense_gemm_size = 0;  // 0 = 8192 on cuda, 256 on host
   bool skip_check = false;
 };

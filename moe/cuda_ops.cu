@@ -27,11 +27,11 @@ class CudaOps final : public Ops {
   CudaOps(Device& dev, std::string mode)
       : dev_(dev),
         grouped_(mode == "grouped"),
-        bucketed_(mode == "bucketed" || mode == "fused" || mode == "fused-gateup" || mode == "fused-mma" ||
+        bucketed_(mode == "bucketed" || mode == "fused" || mode == "fused-down" || mode == "fused-mma" ||
                   mode == "auto"),
         auto_(mode == "auto"),
-        fused_(mode == "fused" || mode == "fused-gateup" || mode == "fused-mma"),
-        own_down_(mode == "fused" || mode == "auto"),
+        fused_(mode == "fused" || mode == "fused-down" || mode == "fused-mma"),
+        own_down_(mode == "fused-down"),
         force_mma_(mode == "fused-mma") {
     LB_CUBLAS_CHECK(cublasCreate(&blas_));
     LB_CUDA_CHECK(cudaMallocHost(&host_counts_, sizeof(int) * kMaxExperts));

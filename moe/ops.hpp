@@ -70,8 +70,8 @@ class Ops {
 };
 
 std::unique_ptr<Ops> make_host_ops();
-// expert_gemm: "auto" (Hopper kernels on compute capability 9.0, else "bucketed") | "fused" |
-// "fused-gateup" | "fused-mma" | "bucketed" | "padded" | "grouped". Throws without CUDA.
+// expert_gemm: "auto" ("fused" on compute capability 9.0, else "bucketed") | "fused" |
+// "fused-down" | "fused-mma" | "bucketed" | "padded" | "grouped". Throws without CUDA.
 std::unique_ptr<Ops> make_cuda_ops(Device& dev, const std::string& expert_gemm);
 
 // SwiGLU7 on one (gate, up) pair, fp32: min(g,7) * sigmoid(1.702 min(g,7)) * (clamp(u,-7,7)+1).
