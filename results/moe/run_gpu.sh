@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds layerbench-moe and its tests on the GPU machine, runs the GPU correctness tests, then
-# the profiles. Usage: results/moe/run_gpu.sh OUT_DIR [quick|final]
+# the profiles. Usage: [EXPERT_GEMM=auto] [COMPARE="bucketed ..."] results/moe/run_gpu.sh OUT_DIR [quick|final]
 set -u
 OUT=${1:?out dir}; MODE=${2:-quick}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -26,5 +26,9 @@ else
   timeout 150 $MPI $B/bench/moe/layerbench-moe --layout sp --expert-gemm $G --iterations 30 --warmup 5 --ab metadata --pairs 31 --layers 36 --json $OUT/sp2.json --markdown $OUT/sp2.md >> $LOG 2>&1; echo "rc=$?" >> $LOG
   echo "== tp2 final" >> $LOG
   timeout 100 $MPI $B/bench/moe/layerbench-moe --layout tp --expert-gemm $G --iterations 30 --warmup 5 --json $OUT/tp2.json --markdown $OUT/tp2.md >> $LOG 2>&1; echo "rc=$?" >> $LOG
+  for m in ${COMPARE:-}; do  # other expert paths in the same session, for comparison
+    echo "== sp2 $m" >> $LOG
+    timeout 100 $MPI $B/bench/moe/layerbench-moe --layout sp --expert-gemm $m --iterations 20 --warmup 5 --json $OUT/sp2_$m.json >> $LOG 2>&1; echo "rc=$?" >> $LOG
+  done
 fi
 tail -c 9000 $LOG
