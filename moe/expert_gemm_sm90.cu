@@ -216,6 +216,16 @@ __global__ void __launch_bounds__(THREADS, 1)
   c.tid = threadIdx.x & 127;
   mbar_wait(a_full, 0);
   if (c.g == 1) asm volatile("bar.sync 1, 256;\n" ::: "memory");  // see column_block
+  if (c.g * 64 >= c.valid) {
+    // Every row of this consumer is padding (a tile with at most 64 live rows, e.g. an expert's
+    // last): no MMAs and no stores, only the stage hand-over; the other consumer then has the
+    // tensor cores to itself. Waiting on `full` keeps its releases in the right phase.
+    for (int s = 0; s < total; ++s) {
+      mbar_wait(full + 8 * (s % STAGES), (s / STAGES) & 1);
+      mbar_arrive(empty + 8 * (s % STAGES));
+    }
+    return;
+  }
   // No zero fill: the first MMA of every block overwrites (scale_d = 0), and writing the
   // registers here would make ptxas serialise the wgmma pipeline.
   float acc[64];
