@@ -81,7 +81,8 @@ struct Ctx {
   std::uint32_t c_base;          // this consumer's epilogue staging
   std::uint32_t full, empty;     // mbarrier arrays (STAGES each)
   bf16* out;                     // the tile's first act row
-  int inter, valid, g, tid;      // g: consumer warpgroup (rows 64g .. 64g + 63); tid within it
+  int inter, valid, g, tid;      // g: consumer warpgroup; tid within it
+  int rows0;                     // first tile row of this consumer: 64g, or 0 in a half tile
 };
 
 // SwiGLU7 of column block j from one accumulator set: thread (warp w, lane l) of consumer g
@@ -112,7 +113,7 @@ __device__ __forceinline__ void epilogue(const Ctx& c, const float (&acc)[64], i
 #pragma unroll
   for (int q = 0; q < 4; ++q) {  // 64 rows x 8 chunks of 16 B
     const int id = c.tid + 128 * q, row = id >> 3, ch = id & 7;
-    const int grow = c.g * 64 + row, col = j * BNH + ch * 8;
+    const int grow = c.rows0 + row, col = j * BNH + ch * 8;
     if (grow < c.valid && col < c.inter) {
       uint4 v;
       asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
@@ -137,7 +138,7 @@ __device__ __forceinline__ void column_block(const Ctx& c, float (&acc)[64], int
     mbar_wait(c.full + 8 * stage, (s / STAGES) & 1);
     fence_acc(acc);
     wgmma_fence();
-    const std::uint64_t da = desc_sw128(c.a_base + ks * A_SLAB + c.g * 64 * 128);
+    const std::uint64_t da = desc_sw128(c.a_base + ks * A_SLAB + c.rows0 * 128);
     const std::uint64_t db = desc_sw128(c.b_base + stage * B_STAGE);
 #pragma unroll
     for (int kk = 0; kk < BK / 16; ++kk)  // +32 bytes along K = +2 in the descriptor's address field
@@ -158,6 +159,18 @@ __device__ __forceinline__ void column_block(const Ctx& c, float (&acc)[64], int
   // block-period apart.
   if (release_partner) asm volatile("bar.arrive 1, 256;\n" ::: "memory");
   epilogue(c, acc, j);
+}
+
+// A column block computed by the other consumer: its stages are released as they arrive
+// (waiting on `full` keeps the releases in the right phase).
+template <int KS>
+__device__ __forceinline__ void pass_block(const Ctx& c, int j) {
+#pragma unroll
+  for (int ks = 0; ks < KS; ++ks) {
+    const int s = j * KS + ks, stage = s % STAGES;
+    mbar_wait(c.full + 8 * stage, (s / STAGES) & 1);
+    mbar_arrive(c.empty + 8 * stage);
+  }
 }
 
 #endif  // LB_WGMMA
@@ -213,22 +226,27 @@ __global__ void __launch_bounds__(THREADS, 1)
   c.inter = inter;
   c.valid = tile.valid;
   c.g = wg;
+  c.rows0 = 64 * wg;
   c.tid = threadIdx.x & 127;
   mbar_wait(a_full, 0);
   if (c.g == 1) asm volatile("bar.sync 1, 256;\n" ::: "memory");  // see column_block
-  if (c.g * 64 >= c.valid) {
-    // Every row of this consumer is padding (a tile with at most 64 live rows, e.g. an expert's
-    // last): no MMAs and no stores, only the stage hand-over; the other consumer then has the
-    // tensor cores to itself. Waiting on `full` keeps its releases in the right phase.
-    for (int s = 0; s < total; ++s) {
-      mbar_wait(full + 8 * (s % STAGES), (s / STAGES) & 1);
-      mbar_arrive(empty + 8 * (s % STAGES));
+  float acc[64];
+  if (c.valid <= 64) {
+    // Half tile (at most 64 live rows, e.g. an expert's last): both consumers take rows 0-63
+    // and split the column blocks, even to consumer 0 and odd to consumer 1; each hands the
+    // other's stages straight back. They still alternate MMAs and epilogues.
+    c.rows0 = 0;
+    int j = 0;
+    for (int mine = c.g; mine < nb; mine += 2) {
+      for (; j < mine; ++j) pass_block<KS>(c, j);
+      column_block<KS>(c, acc, mine, c.g == 0 && mine == 0);
+      ++j;
     }
+    for (; j < nb; ++j) pass_block<KS>(c, j);
     return;
   }
   // No zero fill: the first MMA of every block overwrites (scale_d = 0), and writing the
   // registers here would make ptxas serialise the wgmma pipeline.
-  float acc[64];
   column_block<KS>(c, acc, 0, c.g == 0);
   for (int j = 1; j < nb; ++j) column_block<KS>(c, acc, j);
 #else
