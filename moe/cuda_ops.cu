@@ -1,10 +1,17 @@
 // CUDA implementation of the MoE primitives: bf16 activations and weights; cuBLAS for the dense
-// GEMMs and the fp32 router; experts as (a) bucketed batched cuBLAS GEMMs (default: experts of
-// similar load share one batched call padded to the bucket's largest count), (b) the same with
-// the gate/up GEMM and SwiGLU7 fused in our own kernel (moe/expert_gemm.cu; correct, but on
-// H200 ~20% slower than cuBLAS + a separate SwiGLU7 pass), (c) a padded strided-batched GEMM
-// over one capacity for all experts, or (d) cuBLAS grouped-batched GEMM over exact counts.
-// Routing result, permutation and expert intermediates live in this object's workspace.
+// GEMMs and the fp32 router. Experts (--expert-gemm):
+//   fused     (auto on compute capability 9.0) our gate/up GEMM with SwiGLU7 in its epilogue
+//             over 128-row expert tiles, one launch (moe/expert_gemm_sm90.cu: TMA + wgmma on
+//             Hopper; moe/expert_gemm.cu: mma.sync elsewhere, or with fused-mma), then cuBLAS
+//             batched down GEMMs over load buckets;
+//   fused-down the same with our Hopper down kernel too (moe/expert_down_sm90.cu; memory-bound,
+//             measured no faster than cuBLAS, so opt-in);
+//   bucketed  (auto elsewhere) cuBLAS batched gate/up and down GEMMs over experts of similar
+//             load (one call per bucket, padded to its largest count) and a SwiGLU7 pass;
+//   padded    one strided-batched GEMM over a capacity for all experts;
+//   grouped   cuBLAS grouped-batched GEMM over exact counts.
+// Routing result, permutation, expert intermediates and the kernels' K-major weight copies
+// live in this object's workspace.
 #include "collectives/cuda_internal.hpp"
 #include "collectives/error.hpp"
 #include "moe/cuda_kernels.cuh"

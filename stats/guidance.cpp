@@ -43,10 +43,13 @@ std::vector<std::string> reading_guidance(const PairedAnalysis& a) {
                             "need >= {} pairs.", a.wilcoxon.n_nonzero, fmt::format("{:.3g}", alpha), min_pairs_for_alpha(alpha)));
   }
   if (t_sig && rank_sig && (boot_excludes_zero || std::isnan(boot.low))) {
-    g.push_back(fmt::format("All tests agree: {} by {} ({}) on average; t p={}, {}; {}% CI of the mean [{}, {}].",
+    // The size is a magnitude (the direction is in the words); the CI is of base - candidate.
+    g.push_back(fmt::format("All tests agree: {} by {} ({}) on average; t p={}, {}; {}% CI of the mean delta "
+                            "(base - candidate) [{}, {}].",
                             a.delta.mean > 0 ? "the candidate is lower" : "the candidate is higher",
-                            signed_text(a.delta.mean), pct_text(a.delta.mean_pct), p_text(a.t.p), tests, level,
-                            signed_text(a.t.ci.low), signed_text(a.t.ci.high)));
+                            fmt::format("{:.4g}", std::fabs(a.delta.mean)),
+                            std::isnan(a.delta.mean_pct) ? std::string("n/a") : fmt::format("{:.3g}%", std::fabs(a.delta.mean_pct)),
+                            p_text(a.t.p), tests, level, signed_text(a.t.ci.low), signed_text(a.t.ci.high)));
   } else if (rank_sig && !t_sig) {
     std::string why;
     if (!a.outliers.empty()) {
