@@ -1,6 +1,7 @@
 // CUDA implementation of the MoE primitives: bf16 activations and weights; cuBLAS for the dense
 // GEMMs and the fp32 router. Experts (--expert-gemm):
-//   fused     (auto on compute capability 9.0) our gate/up GEMM with SwiGLU7 in its epilogue
+//   fused     (auto on compute capability 9.0 when 64 <= d_head <= 256 and d, I are multiples
+//             of 8) our gate/up GEMM with SwiGLU7 in its epilogue
 //             over 128-row expert tiles, one launch (moe/expert_gemm_sm90.cu: TMA + wgmma on
 //             Hopper; moe/expert_gemm.cu: mma.sync elsewhere, or with fused-mma), then cuBLAS
 //             batched down GEMMs over load buckets;
@@ -45,6 +46,7 @@ class CudaOps final : public Ops {
     LB_CUDA_CHECK(cudaMallocHost(&host_base_, sizeof(std::int64_t) * kMaxExperts));
   }
   ~CudaOps() override {
+    cudaDeviceSynchronize();  // queued copies may still read the pinned tables freed below
     cublasDestroy(blas_);
     cudaFreeHost(host_counts_);
     cudaFreeHost(host_base_);
@@ -227,7 +229,8 @@ class CudaOps final : public Ops {
 
   // Pinned host table of `nptr` pointers (and its device twin) for batched/grouped GEMM calls.
   // Rewritten only after the previous call's copy finished: experts() synchronises the stream
-  // on the counts read-back before any table is rebuilt.
+  // on the counts read-back before any table is rebuilt. This holds while every experts() call
+  // of this object uses the same stream (the layer's compute stream).
   const void** pointer_tables(std::size_t nptr) {
     if (host_ptr_cap_ < nptr) {
       if (host_ptrs_) cudaFreeHost(host_ptrs_);
@@ -335,7 +338,7 @@ class CudaOps final : public Ops {
   // Tile list of the fused gate/up kernel: ceil(count / 128) row tiles per non-empty expert,
   // in bucket order (tiles of one expert are adjacent, so its weights are reused from L2).
   // The pinned table is rewritten only after the previous call's copy finished (experts()
-  // synchronises the stream on the counts read-back first).
+  // synchronises the stream on the counts read-back first; one stream per object, as above).
   void upload_tiles(cudaStream_t st) {
     const std::int64_t tr = cuda::gate_up_swiglu_tile_rows();
     std::int64_t n = 0;

@@ -6,7 +6,7 @@
 // Wdk (E, 256, Ip) bf16, Ip = I rounded up to 64, rows n >= d and columns k >= I zero.
 //
 // Persistent CTAs (one per SM) walk the tile list with a stride of the grid; per tile the
-// (128, 256) output accumulates over I / 64 steps. Warpgroups 0 and 1 consume (rows 0-63 and
+// (128, 256) output accumulates over Ip / 64 steps. Warpgroups 0 and 1 consume (rows 0-63 and
 // 64-127); a ninth warp produces: one thread issues the TMA copies of each step's
 //   A  (128, 64)  act rows (rows past the matrix and k >= I arrive as zeros)
 //   B  (256, 64)  Wdk rows of the tile's expert
@@ -194,6 +194,7 @@ void down_sm90(const bf16* act, std::int64_t rows, const bf16* wdk, std::int64_t
   if (n_tiles == 0) return;
   LB_CHECK(down_sm90_supported(d, inter),
            "Hopper down kernel: needs a compute capability 9.0 device, 0 < d_head <= 256, I >= 64, d and I multiples of 8");
+  LB_CHECK(gate_up_swiglu_tile_rows() == BM, "Hopper down kernel: tiles must have the shared 128-row size");
   const std::int64_t ip = (inter + BK - 1) / BK * BK;
   LB_CHECK(n_tiles < (std::int64_t{1} << 31) && rows < (std::int64_t{1} << 31) && experts * BN < (std::int64_t{1} << 31),
            "Hopper down kernel: TMA coordinates and tile counts are 32-bit");

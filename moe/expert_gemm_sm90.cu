@@ -11,14 +11,15 @@
 // a gate column and its up column in the same thread's accumulators.
 //
 // CTA: one 128-row tile of one expert. Warpgroups 0 and 1 consume (rows 0-63 and 64-127 of
-// the tile); a ninth warp produces: one thread issues TMA (bulk tensor) copies.
+// the tile; in a tile of at most 64 live rows both take rows 0-63 and split the column
+// blocks); a ninth warp produces: one thread issues TMA (bulk tensor) copies.
 //   A  (128, dp)  resident in shared memory for the whole CTA: dp/64 slabs of (128, 64), one TMA
 //                 box each (rows past the matrix and k >= d arrive as zeros)
 //   B  (128, 64)  per step = (act column block j, k slab): a STAGES-deep ring of TMA boxes with
 //                 full / empty mbarriers (a stage is refilled once both consumers released it)
 //   acc           one (64, 128) fp32 accumulator set per consumer, emptied by the SwiGLU7
-//                 epilogue after each column block; consumer 1 runs a block behind consumer 0,
-//                 so one's epilogue overlaps the other's MMAs
+//                 epilogue after each column block; consumer 1 starts when consumer 0's first
+//                 block of MMAs is done, so one's epilogue overlaps the other's MMAs
 // Shared-memory tiles use the 128-byte swizzle of wgmma's K-major canonical layout (the TMA
 // SWIZZLE_128B pattern): 16-byte chunk c of row r sits at chunk c ^ (r & 7) of that row's 128
 // bytes; atoms of 8 rows (1024 B) are 1024-byte aligned.
@@ -85,8 +86,8 @@ struct Ctx {
   int rows0;                     // first tile row of this consumer: 64g, or 0 in a half tile
 };
 
-// SwiGLU7 of column block j from one accumulator set: thread (warp w, lane l) of consumer g
-// holds rows 64g + 16w + l/4 (+8) and, per n8 group q, columns 8q + 2(l%4) + {0,1}; gate
+// SwiGLU7 of column block j from one accumulator set: thread (warp w, lane l) of a consumer
+// holds rows rows0 + 16w + l/4 (+8) and, per n8 group q, columns 8q + 2(l%4) + {0,1}; gate
 // groups q < 8 pair with up groups q + 8 (registers i and i + 32). The bf16 results are staged
 // in shared memory and stored as whole 128-byte row segments (16 bytes per thread); the
 // consumer's named barrier (2 + g) orders the staging against the previous block's reads.
@@ -316,6 +317,7 @@ void gate_up_swiglu_sm90(const bf16* xs, std::int64_t rows, const bf16* w13k, st
   LB_CHECK(gate_up_swiglu_sm90_supported(d, inter),
            "Hopper gate/up kernel: needs a compute capability 9.0 device, 64 <= d_head <= 256, d and I multiples of 8");
   LB_CHECK(n_tiles < (std::int64_t{1} << 31), "too many expert tiles for one launch");
+  LB_CHECK(gate_up_swiglu_tile_rows() == BM, "Hopper gate/up kernel: tiles must have the shared 128-row size");
   const std::int64_t dp = (d + BK - 1) / BK * BK, wrows = 2 * ((inter + BNH - 1) / BNH * BNH);
   LB_CHECK(rows < (std::int64_t{1} << 31) && experts * wrows < (std::int64_t{1} << 31),
            "Hopper gate/up kernel: TMA coordinates are 32-bit");

@@ -162,6 +162,8 @@ const Case kCases[] = {
     {256, 128, {200, 77, 133, 1}, 5},  // the released d_head; partial tiles; 1-row expert
     {200, 72, {129, 64, 3}, 8},        // K tail (d % 64 = 8) and column tail (I % 64 = 8)
     {64, 192, {300}, 0},               // one k slab, three column blocks
+    {128, 64, {0, 70, 0, 2}, 4},       // two k slabs, one column block, empty experts
+    {192, 136, {5}, 0},                // three k slabs, fewer rows than a tile in the matrix
 };
 
 TEST(ExpertGemmGpu, HopperKernelMatchesTheCpu) {
@@ -170,6 +172,8 @@ TEST(ExpertGemmGpu, HopperKernelMatchesTheCpu) {
 TEST(ExpertGemmGpu, HopperDownKernelMatchesTheCpu) {
   for (const auto& c : kCases) check_down(c);
   check_down({256, 1280, {130, 5}, 3});  // the released I: 20 k steps per tile
+  // More tiles than SMs: the persistent CTAs walk the list more than once.
+  check_down({64, 64, std::vector<int>(160, 130), 2});
 }
 TEST(ExpertGemmGpu, MmaSyncKernelMatchesTheCpu) {
   for (const auto& c : kCases) check_gate_up(c, false);
