@@ -13,12 +13,6 @@ int blocks_for(std::int64_t n) {
   return static_cast<int>(std::min<std::int64_t>((n + kThreads - 1) / kThreads, 65535LL * 8));
 }
 
-__device__ __forceinline__ float swiglu7_d(float g, float u) {
-  const float gc = fminf(g, 7.0f);
-  const float uc = fminf(fmaxf(u, -7.0f), 7.0f);
-  return gc * (1.0f / (1.0f + __expf(-1.702f * gc))) * (uc + 1.0f);
-}
-
 __global__ void fill_kernel(void* dst, bool is_bf16, std::int64_t ld, std::uint64_t seed,
                             std::uint32_t tensor, std::int64_t rows, std::int64_t cols,
                             std::int64_t full_cols, std::int64_t row0, std::int64_t col0,
@@ -64,7 +58,7 @@ __global__ void swiglu_packed_kernel(const bf16* in, bf16* out, std::int64_t m, 
        i += std::int64_t(gridDim.x) * blockDim.x) {
     const std::int64_t r = i / n, j = i % n;
     const __nv_bfloat162 gu = reinterpret_cast<const __nv_bfloat162*>(in + r * 2 * n)[j];
-    out[i] = __float2bfloat16_rn(swiglu7_d(__low2float(gu), __high2float(gu)));
+    out[i] = __float2bfloat16_rn(swiglu7_dev(__low2float(gu), __high2float(gu)));
   }
 }
 
@@ -82,7 +76,7 @@ __global__ void swiglu_split_kernel(const bf16* in, bf16* out, std::int64_t rows
     uint4 o4;
     bf16* o = reinterpret_cast<bf16*>(&o4);
 #pragma unroll
-    for (int q = 0; q < 8; ++q) o[q] = __float2bfloat16_rn(swiglu7_d(__bfloat162float(g[q]), __bfloat162float(u[q])));
+    for (int q = 0; q < 8; ++q) o[q] = __float2bfloat16_rn(swiglu7_dev(__bfloat162float(g[q]), __bfloat162float(u[q])));
     reinterpret_cast<uint4*>(out + r * inter)[v] = o4;
   }
 }
@@ -289,5 +283,6 @@ void combine(const bf16* yd, const int* inv, const float* prob, bf16* y, std::in
   combine_kernel<<<blocks_for(tokens * hv * d / 8), kThreads, 0, s>>>(yd, inv, prob, y, tokens, hl, hv, k, d);
   LB_CUDA_CHECK_LAUNCH();
 }
+
 
 }  // namespace layerbench::moe::cuda

@@ -1,14 +1,55 @@
 #pragma once
 // Launchers of the MoE CUDA kernels (cuda_kernels.cu). bf16 = __nv_bfloat16; shapes in the
 // comments are row-major; all launches go on `s` and check the launch.
+#include "collectives/error.hpp"
+#include "moe/expert_buckets.hpp"
+
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 namespace layerbench::moe::cuda {
 
 using bf16 = __nv_bfloat16;
+
+#ifdef __CUDACC__
+// SwiGLU7 on one (gate, up) pair in fp32, as moe::swiglu7 on the host:
+// min(g,7) * sigmoid(1.702 min(g,7)) * (clamp(u,-7,7) + 1).
+__device__ __forceinline__ float swiglu7_dev(float g, float u) {
+  const float gc = fminf(g, 7.0f);
+  const float uc = fminf(fmaxf(u, -7.0f), 7.0f);
+  return gc * (1.0f / (1.0f + __expf(-1.702f * gc))) * (uc + 1.0f);
+}
+// The same with an approximate reciprocal (MUFU.RCP, 1 ulp; 1 / inf = 0): no IEEE division slow
+// path, for the Hopper kernel's epilogue.
+__device__ __forceinline__ float swiglu7_dev_fast(float g, float u) {
+  const float gc = fminf(g, 7.0f);
+  const float uc = fminf(fmaxf(u, -7.0f), 7.0f);
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(1.0f + __expf(-1.702f * gc)));
+  return gc * r * (uc + 1.0f);
+}
+#endif
+
+// cudaFuncSetAttribute(kernel, MaxDynamicSharedMemorySize, bytes) once per (device, kernel):
+// the opt-in is per device, and launches with more than 48 KB need it. Inline, so the kernels
+// of both MoE libraries share one record.
+inline void ensure_max_dynamic_smem(const void* kernel, int bytes) {
+  static std::mutex m;
+  static std::vector<std::pair<int, const void*>> done;
+  int dev = 0;
+  LB_CUDA_CHECK(cudaGetDevice(&dev));
+  const std::lock_guard<std::mutex> lock(m);
+  const std::pair<int, const void*> key{dev, kernel};
+  if (std::find(done.begin(), done.end(), key) != done.end()) return;
+  LB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  done.push_back(key);
+}
 
 void fill(void* dst, bool is_bf16, std::int64_t ld, std::uint64_t seed, std::uint32_t tensor,
           std::int64_t rows, std::int64_t cols, std::int64_t full_cols, std::int64_t row0,
@@ -34,14 +75,9 @@ void histogram(const int* keys, int* counts, std::int64_t n, cudaStream_t s);
 void gather(const bf16* x, const int* keys, const int* vals, const int* offsets, bf16* xs,
             int* inv, std::int64_t n, std::int64_t hl, std::int64_t hv, std::int64_t k,
             std::int64_t d, std::int64_t cap, const std::int64_t* base, cudaStream_t s);
-// One row tile of one expert for the fused gate/up GEMM: rows [row0, row0 + valid) of xs.
-struct ExpertTile {
-  std::int64_t row0;
-  int expert;
-  int valid;
-};
-// Rows per ExpertTile (valid <= this), and the largest d the fused kernel takes.
-std::int64_t gate_up_swiglu_tile_rows();
+// Tiles of the expert kernels: moe::ExpertTile (moe/expert_buckets.hpp), kExpertTileRows rows.
+using moe::ExpertTile;
+// The largest d the fused gate/up kernels take.
 std::int64_t gate_up_swiglu_max_d();
 // act (rows, I) = swiglu7(xs W13[e][:, :I], xs W13[e][:, I:]) for every tile, fp32 accumulation,
 // one launch (moe/expert_gemm.cu). W13: (E, d, 2I) bf16; d and I multiples of 8.

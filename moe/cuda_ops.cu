@@ -208,8 +208,8 @@ class CudaOps final : public Ops {
   }
 
   void weights_changed() override {
-    w13k_src_ = nullptr;
-    wdk_src_ = nullptr;
+    w13k_.src = nullptr;
+    wdk_.src = nullptr;
   }
 
   std::vector<std::int64_t> expert_counts(const RoutedArgs& r) override {
@@ -261,9 +261,9 @@ class CudaOps final : public Ops {
     const std::int64_t G = r.heads_valid * r.experts;
     if (down_now_) {
       // Both GEMMs in our Hopper kernels, one launch each over the 128-row expert tiles.
-      cuda::gate_up_swiglu_sm90(xs_.as<bf16>(), rows, w13k_.as<bf16>(), G, act_.as<bf16>(),
+      cuda::gate_up_swiglu_sm90(xs_.as<bf16>(), rows, w13k_.buf.as<bf16>(), G, act_.as<bf16>(),
                                 tiles_.as<cuda::ExpertTile>(), n_tiles_, d, I, st);
-      cuda::down_sm90(act_.as<bf16>(), rows, wdk_.as<bf16>(), G, yd_.as<bf16>(), tiles_.as<cuda::ExpertTile>(),
+      cuda::down_sm90(act_.as<bf16>(), rows, wdk_.buf.as<bf16>(), G, yd_.as<bf16>(), tiles_.as<cuda::ExpertTile>(),
                       n_tiles_, d, I, st);
       return;
     }
@@ -286,7 +286,7 @@ class CudaOps final : public Ops {
     if (fuse_now_) {
       // Gate/up GEMM and SwiGLU7 in one launch over exact 128-row tiles of every expert.
       if (sm90_now_)
-        cuda::gate_up_swiglu_sm90(xs_.as<bf16>(), rows, w13k_.as<bf16>(), G, act_.as<bf16>(),
+        cuda::gate_up_swiglu_sm90(xs_.as<bf16>(), rows, w13k_.buf.as<bf16>(), G, act_.as<bf16>(),
                                   tiles_.as<cuda::ExpertTile>(), n_tiles_, d, I, st);
       else
         cuda::gate_up_swiglu(xs_.as<bf16>(), w13, act_.as<bf16>(), tiles_.as<cuda::ExpertTile>(), n_tiles_, d, I, st);
@@ -309,30 +309,33 @@ class CudaOps final : public Ops {
     }
   }
 
-  // The Hopper kernel's K-major copy of W13 (cuda_kernels.cuh), made once per weight set: on the
-  // first experts() call after the weights were filled (weights_changed()) or moved. Weights
-  // are constant while a layer runs, as in inference, so the copy is not part of the timed work.
-  void prepare_w13k(const RoutedArgs& r, cudaStream_t st) {
+  // A copy of expert weights in a kernel's own layout (the Hopper kernels' K-major copies,
+  // cuda_kernels.cuh), made on the first experts() call after the weights were filled
+  // (weights_changed()) or moved. Weights are constant while a layer runs, as in inference, so
+  // the copy is not part of the timed work.
+  struct DerivedWeights {
+    Buffer buf;
+    const void* src = nullptr;
+    std::int64_t key[3] = {};
+  };
+  template <class Make>
+  void derive(DerivedWeights& w, const void* src, const RoutedArgs& r, std::int64_t elems, Make make) {
     const std::int64_t G = r.heads_valid * r.experts;
-    if (w13k_src_ == r.w13 && w13k_key_[0] == G && w13k_key_[1] == r.d && w13k_key_[2] == r.inter) return;
-    ensure(w13k_, cuda::w13_kmajor_elems(G, r.d, r.inter) * 2);
-    cuda::prepare_w13_kmajor(static_cast<const bf16*>(r.w13), w13k_.as<bf16>(), G, r.d, r.inter, st);
-    w13k_src_ = r.w13;
-    w13k_key_[0] = G;
-    w13k_key_[1] = r.d;
-    w13k_key_[2] = r.inter;
+    if (w.src == src && w.key[0] == G && w.key[1] == r.d && w.key[2] == r.inter) return;
+    ensure(w.buf, elems * 2);
+    make(static_cast<const bf16*>(src), w.buf.as<bf16>(), G);
+    w.src = src;
+    w.key[0] = G;
+    w.key[1] = r.d;
+    w.key[2] = r.inter;
   }
-
-  // The Hopper down kernel's K-major copy of W_down, made like the W13 copy above.
+  void prepare_w13k(const RoutedArgs& r, cudaStream_t st) {
+    derive(w13k_, r.w13, r, cuda::w13_kmajor_elems(r.heads_valid * r.experts, r.d, r.inter),
+           [&](const bf16* w, bf16* out, std::int64_t G) { cuda::prepare_w13_kmajor(w, out, G, r.d, r.inter, st); });
+  }
   void prepare_wdk(const RoutedArgs& r, cudaStream_t st) {
-    const std::int64_t G = r.heads_valid * r.experts;
-    if (wdk_src_ == r.w_down && wdk_key_[0] == G && wdk_key_[1] == r.d && wdk_key_[2] == r.inter) return;
-    ensure(wdk_, cuda::wdown_kmajor_elems(G, r.inter) * 2);
-    cuda::prepare_wdown_kmajor(static_cast<const bf16*>(r.w_down), wdk_.as<bf16>(), G, r.d, r.inter, st);
-    wdk_src_ = r.w_down;
-    wdk_key_[0] = G;
-    wdk_key_[1] = r.d;
-    wdk_key_[2] = r.inter;
+    derive(wdk_, r.w_down, r, cuda::wdown_kmajor_elems(r.heads_valid * r.experts, r.inter),
+           [&](const bf16* w, bf16* out, std::int64_t G) { cuda::prepare_wdown_kmajor(w, out, G, r.d, r.inter, st); });
   }
 
   // Tile list of the fused gate/up kernel: ceil(count / 128) row tiles per non-empty expert,
@@ -340,19 +343,15 @@ class CudaOps final : public Ops {
   // The pinned table is rewritten only after the previous call's copy finished (experts()
   // synchronises the stream on the counts read-back first; one stream per object, as above).
   void upload_tiles(cudaStream_t st) {
-    const std::int64_t tr = cuda::gate_up_swiglu_tile_rows();
-    std::int64_t n = 0;
-    for (int e : plan_.order) n += (host_counts_[e] + tr - 1) / tr;
+    const std::span<const int> counts(host_counts_, plan_.base.size());
+    const std::int64_t n = expert_tile_count(counts, plan_.order);
     if (host_tiles_cap_ < n) {
       if (host_tiles_) cudaFreeHost(host_tiles_);
       LB_CUDA_CHECK(cudaMallocHost(&host_tiles_, static_cast<std::size_t>(n) * sizeof(cuda::ExpertTile)));
       host_tiles_cap_ = n;
     }
     ensure(tiles_, n * static_cast<std::int64_t>(sizeof(cuda::ExpertTile)));
-    std::int64_t t = 0;
-    for (int e : plan_.order)
-      for (std::int64_t r = 0; r < host_counts_[e]; r += tr)
-        host_tiles_[t++] = {host_base_[e] + r, e, static_cast<int>(std::min<std::int64_t>(tr, host_counts_[e] - r))};
+    fill_expert_tiles(counts, plan_.base, plan_.order, std::span<cuda::ExpertTile>(host_tiles_, static_cast<std::size_t>(n)));
     n_tiles_ = n;
     LB_CUDA_CHECK(cudaMemcpyAsync(tiles_.data(), host_tiles_, static_cast<std::size_t>(n) * sizeof(cuda::ExpertTile),
                                   cudaMemcpyHostToDevice, st));
@@ -414,9 +413,7 @@ class CudaOps final : public Ops {
   bool grouped_, bucketed_, auto_, fused_, own_down_, force_mma_, fuse_now_ = false, sm90_now_ = false,
                                                                    down_now_ = false;
   std::string last_path_;
-  const void* w13k_src_ = nullptr;
-  const void* wdk_src_ = nullptr;
-  std::int64_t w13k_key_[3] = {}, wdk_key_[3] = {};
+  DerivedWeights w13k_, wdk_;
   cuda::ExpertTile* host_tiles_ = nullptr;
   std::int64_t host_tiles_cap_ = 0, n_tiles_ = 0;
   std::int64_t* host_base_ = nullptr;
@@ -428,7 +425,7 @@ class CudaOps final : public Ops {
   RoutedArgs routed_;
   std::vector<int> last_counts_;
   Buffer xf_, logits_, idx_, prob_, vals_, keys_sorted_, vals_sorted_, counts_, offsets_, inv_,
-      cub_tmp_, xs_, h13_, act_, yd_, dev_ptrs_, base_, tiles_, w13k_, wdk_;
+      cub_tmp_, xs_, h13_, act_, yd_, dev_ptrs_, base_, tiles_;
 };
 
 }  // namespace

@@ -27,4 +27,18 @@ struct ExpertBuckets {
 // Slots are disjoint and hold their expert.
 ExpertBuckets plan_expert_buckets(std::span<const int> counts);
 
+// One row tile of one expert for the fused expert kernels: rows [row0, row0 + valid) of the
+// expert-major input, valid <= kExpertTileRows.
+inline constexpr std::int64_t kExpertTileRows = 128;
+struct ExpertTile {
+  std::int64_t row0;
+  int expert;
+  int valid;
+};
+// ceil(count / kExpertTileRows) tiles for each expert of `order`, in that order (an expert's
+// tiles adjacent), its rows starting at base[e]. expert_tile_count() sizes `out`.
+std::int64_t expert_tile_count(std::span<const int> counts, std::span<const int> order);
+void fill_expert_tiles(std::span<const int> counts, std::span<const std::int64_t> base, std::span<const int> order,
+                       std::span<ExpertTile> out);
+
 }  // namespace layerbench::moe

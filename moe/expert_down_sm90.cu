@@ -30,6 +30,7 @@ constexpr int BM = 128, BN = 256, BK = 64, STAGES = 4, THREADS = 288;
 constexpr int A_STAGE = BM * BK * 2, B_STAGE = BN * BK * 2, STAGE_BYTES = A_STAGE + B_STAGE;  // bytes
 constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 2 * STAGES * 8 + 1024;  // ring, mbarriers, alignment slack
 static_assert(SMEM_BYTES <= 227 * 1024, "one CTA per SM");
+static_assert(BM == kExpertTileRows, "one expert tile per CTA iteration");
 
 #ifdef LB_WGMMA
 // D (64 x 256, fp32) (+)= A (64 x 16, smem) * B (256 x 16, smem)^T; scale_d = 0 overwrites D.
@@ -154,17 +155,11 @@ __global__ void prepare_wdown_kmajor_kernel(const bf16* __restrict__ wd, bf16* _
 
 void launch(const CUtensorMap& amap, const CUtensorMap& wmap, bf16* yd, const ExpertTile* tiles, int n_tiles, int d,
             int ksteps, cudaStream_t s) {
-  static bool configured[64] = {};
-  static int sms[64] = {};
-  int dev = 0;
+  ensure_max_dynamic_smem(reinterpret_cast<const void*>(down_sm90_kernel), SMEM_BYTES);
+  int dev = 0, sms = 0;
   LB_CUDA_CHECK(cudaGetDevice(&dev));
-  LB_CHECK(dev >= 0 && dev < 64, "device index out of range");
-  if (!configured[dev]) {
-    LB_CUDA_CHECK(cudaFuncSetAttribute(down_sm90_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
-    LB_CUDA_CHECK(cudaDeviceGetAttribute(&sms[dev], cudaDevAttrMultiProcessorCount, dev));
-    configured[dev] = true;
-  }
-  const int grid = std::max(1, std::min(n_tiles, sms[dev]));
+  LB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  const int grid = std::max(1, std::min(n_tiles, sms));
   down_sm90_kernel<<<grid, THREADS, SMEM_BYTES, s>>>(amap, wmap, yd, tiles, n_tiles, d, ksteps);
   LB_CUDA_CHECK_LAUNCH();
 }
@@ -194,7 +189,6 @@ void down_sm90(const bf16* act, std::int64_t rows, const bf16* wdk, std::int64_t
   if (n_tiles == 0) return;
   LB_CHECK(down_sm90_supported(d, inter),
            "Hopper down kernel: needs a compute capability 9.0 device, 0 < d_head <= 256, I >= 64, d and I multiples of 8");
-  LB_CHECK(gate_up_swiglu_tile_rows() == BM, "Hopper down kernel: tiles must have the shared 128-row size");
   const std::int64_t ip = (inter + BK - 1) / BK * BK;
   LB_CHECK(n_tiles < (std::int64_t{1} << 31) && rows < (std::int64_t{1} << 31) && experts * BN < (std::int64_t{1} << 31),
            "Hopper down kernel: TMA coordinates and tile counts are 32-bit");

@@ -28,12 +28,7 @@ constexpr int B_STAGE = BK * 2 * BN;     // 64 k-rows x 32 chunks of 16 B
 constexpr int C_LD = BN + 8;             // epilogue staging row (bf16), padded against conflicts
 constexpr int SMEM_BYTES = (A_ELEMS + STAGES * B_STAGE + BM * C_LD) * 2;
 static_assert(SMEM_BYTES <= 227 * 1024, "fits one CTA per SM");
-
-__device__ __forceinline__ float swiglu7_f(float g, float u) {
-  const float gc = fminf(g, 7.0f);
-  const float uc = fminf(fmaxf(u, -7.0f), 7.0f);
-  return gc * (1.0f / (1.0f + __expf(-1.702f * gc))) * (uc + 1.0f);
-}
+static_assert(BM == kExpertTileRows, "one CTA per expert tile");
 
 __device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
@@ -207,8 +202,8 @@ __global__ void __launch_bounds__(THREADS, 1)
           for (int h = 0; h < 2; ++h) {
             const int row = warp_m * 32 + mt * 16 + (lane >> 2) + h * 8;
             const int col = warp_n * 32 + nt * 8 + (lane & 3) * 2;
-            const float v0 = swiglu7_f(acc[mt][nt][2 * h], acc[mt][nt + 4][2 * h]);
-            const float v1 = swiglu7_f(acc[mt][nt][2 * h + 1], acc[mt][nt + 4][2 * h + 1]);
+            const float v0 = swiglu7_dev(acc[mt][nt][2 * h], acc[mt][nt + 4][2 * h]);
+            const float v1 = swiglu7_dev(acc[mt][nt][2 * h + 1], acc[mt][nt + 4][2 * h + 1]);
             *reinterpret_cast<__nv_bfloat162*>(Cs + row * C_LD + col) = __floats2bfloat162_rn(v0, v1);
           }
       zero();
@@ -228,21 +223,12 @@ __global__ void __launch_bounds__(THREADS, 1)
 
 }  // namespace
 
-std::int64_t gate_up_swiglu_tile_rows() { return BM; }
 std::int64_t gate_up_swiglu_max_d() { return KMAX; }
 
 void gate_up_swiglu(const bf16* xs, const bf16* w13, bf16* act, const ExpertTile* tiles,
                     std::int64_t n_tiles, std::int64_t d, std::int64_t inter, cudaStream_t s) {
   if (n_tiles == 0) return;
-  // The shared-memory opt-in is per device: set it once for each device this process uses.
-  static bool configured[64] = {};
-  int dev = 0;
-  LB_CUDA_CHECK(cudaGetDevice(&dev));
-  if (dev < 0 || dev >= 64 || !configured[dev]) {
-    LB_CUDA_CHECK(cudaFuncSetAttribute(gate_up_swiglu_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       SMEM_BYTES));
-    if (dev >= 0 && dev < 64) configured[dev] = true;
-  }
+  ensure_max_dynamic_smem(reinterpret_cast<const void*>(gate_up_swiglu_kernel), SMEM_BYTES);
   LB_CHECK(d > 0 && d <= KMAX && d % 8 == 0 && inter > 0 && inter % 8 == 0,
            "fused gate/up kernel: 0 < d_head <= 256, d and I multiples of 8");
   LB_CHECK(n_tiles < (std::int64_t{1} << 31), "too many expert tiles for one launch");

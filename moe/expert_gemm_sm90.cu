@@ -44,15 +44,7 @@ constexpr int C_PITCH = 72, C_BYTES = 64 * C_PITCH * 2;
 // A slabs, B ring, staging, 2 * STAGES + 1 mbarriers, alignment slack.
 constexpr int SMEM_BYTES = (KMAX / BK) * A_SLAB + STAGES * B_STAGE + 2 * C_BYTES + (2 * STAGES + 1) * 8 + 1024;
 static_assert(SMEM_BYTES <= 227 * 1024, "one CTA per SM");
-
-
-__device__ __forceinline__ float swiglu7_f(float g, float u) {
-  const float gc = fminf(g, 7.0f);
-  const float uc = fminf(fmaxf(u, -7.0f), 7.0f);
-  float r;  // approximate reciprocal (MUFU.RCP, 1 ulp; 1 / inf = 0): no IEEE slow path in the epilogue
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(1.0f + __expf(-1.702f * gc)));
-  return gc * r * (uc + 1.0f);
-}
+static_assert(BM == kExpertTileRows, "one CTA per expert tile");
 
 #ifdef LB_WGMMA
 // D (64 x 128, fp32) (+)= A (64 x 16, smem) * B (128 x 16, smem)^T; scale_d = 0 overwrites D.
@@ -105,7 +97,7 @@ __device__ __forceinline__ void epilogue(const Ctx& c, const float (&acc)[64], i
 #pragma unroll
   for (int i = 0; i < 32; i += 2) {
     const int row = r0 + ((i >> 1) & 1) * 8, col = c0 + (i >> 2) * 8;
-    const __nv_bfloat162 v = __floats2bfloat162_rn(swiglu7_f(acc[i], acc[i + 32]), swiglu7_f(acc[i + 1], acc[i + 33]));
+    const __nv_bfloat162 v = __floats2bfloat162_rn(swiglu7_dev_fast(acc[i], acc[i + 32]), swiglu7_dev_fast(acc[i + 1], acc[i + 33]));
     asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(c.c_base + (row * C_PITCH + col) * 2),
                  "r"(*reinterpret_cast<const std::uint32_t*>(&v))
                  : "memory");
@@ -276,15 +268,7 @@ __global__ void prepare_w13_kmajor_kernel(const bf16* __restrict__ w13, bf16* __
 template <int KS>
 void launch_sm90(const CUtensorMap& xmap, const CUtensorMap& wmap, bf16* act, const ExpertTile* tiles,
                  std::int64_t n_tiles, int inter, int wrows, cudaStream_t s) {
-  // The shared-memory opt-in is per device and per instantiation.
-  static bool configured[64] = {};
-  int dev = 0;
-  LB_CUDA_CHECK(cudaGetDevice(&dev));
-  if (dev < 0 || dev >= 64 || !configured[dev]) {
-    LB_CUDA_CHECK(cudaFuncSetAttribute(gate_up_swiglu_sm90_kernel<KS>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       SMEM_BYTES));
-    if (dev >= 0 && dev < 64) configured[dev] = true;
-  }
+  ensure_max_dynamic_smem(reinterpret_cast<const void*>(gate_up_swiglu_sm90_kernel<KS>), SMEM_BYTES);
   gate_up_swiglu_sm90_kernel<KS><<<static_cast<unsigned>(n_tiles), THREADS, SMEM_BYTES, s>>>(
       xmap, wmap, act, tiles, inter, wrows);
   LB_CUDA_CHECK_LAUNCH();
@@ -317,7 +301,6 @@ void gate_up_swiglu_sm90(const bf16* xs, std::int64_t rows, const bf16* w13k, st
   LB_CHECK(gate_up_swiglu_sm90_supported(d, inter),
            "Hopper gate/up kernel: needs a compute capability 9.0 device, 64 <= d_head <= 256, d and I multiples of 8");
   LB_CHECK(n_tiles < (std::int64_t{1} << 31), "too many expert tiles for one launch");
-  LB_CHECK(gate_up_swiglu_tile_rows() == BM, "Hopper gate/up kernel: tiles must have the shared 128-row size");
   const std::int64_t dp = (d + BK - 1) / BK * BK, wrows = 2 * ((inter + BNH - 1) / BNH * BNH);
   LB_CHECK(rows < (std::int64_t{1} << 31) && experts * wrows < (std::int64_t{1} << 31),
            "Hopper gate/up kernel: TMA coordinates are 32-bit");

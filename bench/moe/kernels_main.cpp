@@ -9,6 +9,7 @@
 #include "collectives/types.hpp"
 #include "moe/cuda_kernels.cuh"
 #include "moe/init.hpp"
+#include "stats/summary.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -58,11 +59,10 @@ int main(int argc, char** argv) {
     rows += counts[e];
     live += counts[e];
   }
-  std::vector<cuda::ExpertTile> tiles;
-  const std::int64_t tr = cuda::gate_up_swiglu_tile_rows();
-  for (std::int64_t e = 0; e < experts; ++e)
-    for (std::int64_t r = 0; r < counts[e]; r += tr)
-      tiles.push_back({base[e] + r, static_cast<int>(e), static_cast<int>(std::min<std::int64_t>(tr, counts[e] - r))});
+  std::vector<int> order(experts);
+  for (std::int64_t e = 0; e < experts; ++e) order[e] = static_cast<int>(e);
+  std::vector<cuda::ExpertTile> tiles(static_cast<std::size_t>(expert_tile_count(counts, order)));
+  fill_expert_tiles(counts, base, order, tiles);
   std::vector<std::uint8_t> tile_bytes(tiles.size() * sizeof(cuda::ExpertTile));
   std::memcpy(tile_bytes.data(), tiles.data(), tile_bytes.size());
   Buffer dt = dev->upload(tile_bytes);
@@ -106,26 +106,20 @@ int main(int argc, char** argv) {
              rows, mean_rows, spread, d, inter, nt, flop * 1e-12);
   fmt::print("| kernel | median ms | min ms | TFLOP/s (median) |\n|---|---:|---:|---:|\n");
   double flop_scale = 1.0;  // the down GEMM has half the gate/up FLOPs
+  const Stream cs = dev->compute_stream();
+  auto timer = dev->make_timer();
   auto time = [&](const char* name, const std::function<void()>& launch) {
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
     for (int i = 0; i < warmup; ++i) launch();
     std::vector<double> ms;
     for (int i = 0; i < iterations; ++i) {
-      cudaEventRecord(e0, st);
+      timer->start(cs);
       launch();
-      cudaEventRecord(e1, st);
-      cudaEventSynchronize(e1);
-      float t = 0;
-      cudaEventElapsedTime(&t, e0, e1);
-      ms.push_back(t);
+      timer->stop(cs);
+      ms.push_back(timer->elapsed_ms());
     }
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    std::sort(ms.begin(), ms.end());
-    const double med = ms[ms.size() / 2];
-    fmt::print("| {} | {:.4f} | {:.4f} | {:.1f} |\n", name, med, ms.front(), flop_scale * flop / (med * 1e-3) * 1e-12);
+    const auto sum = stats::summarize(ms);
+    fmt::print("| {} | {:.4f} | {:.4f} | {:.1f} |\n", name, sum.median, sum.min,
+               flop_scale * flop / (sum.median * 1e-3) * 1e-12);
   };
   if (sm90) {
     time("wgmma (sm_90a)", [&] { cuda::gate_up_swiglu_sm90(xs, rows, w13k, experts, da.as<cuda::bf16>(), tl, nt, d, inter, st); });

@@ -6,6 +6,10 @@
 #include <random>
 #include <vector>
 
+using layerbench::moe::expert_tile_count;
+using layerbench::moe::ExpertTile;
+using layerbench::moe::fill_expert_tiles;
+using layerbench::moe::kExpertTileRows;
 using layerbench::moe::plan_expert_buckets;
 
 namespace {
@@ -76,4 +80,21 @@ TEST(ExpertBuckets, SkewedRoutingPadsFarLessThanOneCapacity) {
   const std::int64_t one_capacity = static_cast<std::int64_t>(counts.size()) * ((mx + 7) / 8 * 8);
   EXPECT_LT(static_cast<double>(p.rows), 1.4 * static_cast<double>(real));
   EXPECT_LT(p.rows * 2, one_capacity);
+}
+
+TEST(ExpertTiles, CoverEveryLiveRowOnceInTheGivenOrder) {
+  const std::vector<int> counts{0, 300, 5, 128};
+  const std::vector<std::int64_t> base{0, 8, 400, 512};
+  const std::vector<int> order{3, 1, 2};  // empty experts may be left out
+  std::vector<ExpertTile> tiles(static_cast<std::size_t>(expert_tile_count(counts, order)));
+  ASSERT_EQ(tiles.size(), 1u + 3u + 1u);
+  fill_expert_tiles(counts, base, order, tiles);
+  EXPECT_EQ(tiles[0].expert, 3);
+  EXPECT_EQ(tiles[0].row0, 512);
+  EXPECT_EQ(tiles[0].valid, 128);
+  EXPECT_EQ(tiles[1].row0, 8);
+  EXPECT_EQ(tiles[2].row0, 8 + kExpertTileRows);
+  EXPECT_EQ(tiles[3].valid, 300 - 2 * kExpertTileRows);
+  EXPECT_EQ(tiles[4].expert, 2);
+  EXPECT_EQ(tiles[4].valid, 5);
 }

@@ -47,11 +47,10 @@ Slots make_slots(const Case& cs) {
     s.base[e] = s.rows;
     s.rows += cs.counts[e] + cs.gap;
   }
-  std::vector<cuda::ExpertTile> tiles;
-  const std::int64_t tr = cuda::gate_up_swiglu_tile_rows();
-  for (std::int64_t e = E - 1; e >= 0; --e)
-    for (std::int64_t r = 0; r < cs.counts[e]; r += tr)
-      tiles.push_back({s.base[e] + r, static_cast<int>(e), static_cast<int>(std::min<std::int64_t>(tr, cs.counts[e] - r))});
+  std::vector<int> order(E);
+  for (std::int64_t e = 0; e < E; ++e) order[e] = static_cast<int>(E - 1 - e);
+  std::vector<cuda::ExpertTile> tiles(static_cast<std::size_t>(expert_tile_count(cs.counts, order)));
+  fill_expert_tiles(cs.counts, s.base, order, tiles);
   s.tile_bytes.resize(tiles.size() * sizeof(cuda::ExpertTile));
   std::memcpy(s.tile_bytes.data(), tiles.data(), s.tile_bytes.size());
   s.n_tiles = static_cast<std::int64_t>(tiles.size());
