@@ -14,6 +14,9 @@ namespace layerbench::ab {
 nlohmann::json analysis_json(const stats::PairedAnalysis& a, const stats::PairedOptions& o,
                              const StudyDiagnostics* diagnostics = nullptr,
                              const stats::SequentialResult* sequential = nullptr);
+// The prediction block: value +- E, measured - predicted and measured / predicted with their
+// intervals, the verdict.
+nlohmann::json prediction_json(const stats::PredictedResult& p);
 std::string analysis_text(const stats::PairedAnalysis& a, const stats::PairedOptions& o,
                           const StudyDiagnostics* diagnostics = nullptr,
                           const stats::SequentialResult* sequential = nullptr);
