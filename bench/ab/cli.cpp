@@ -13,7 +13,7 @@
 #include "bench/ab/diagnostics.hpp"
 #include "bench/ab/errors.hpp"
 #include "bench/ab/input.hpp"
-#include "bench/ab/report.hpp"
+#include "reports/paired.hpp"
 #include "bench/ab/runner.hpp"
 #include "stats/power.hpp"
 #include "stats/sequential.hpp"
@@ -114,9 +114,9 @@ int analyze(const std::vector<std::string>& files, const AnalysisFlags& flags) {
     } else {
       const auto a = stats::analyze_paired(input.base, input.candidate, options);
       switch (format_of(flags)) {
-        case OutputFormat::json: out = analysis_json(a, options).dump(2) + "\n"; break;
-        case OutputFormat::markdown: out = analysis_markdown(a, options); break;
-        case OutputFormat::text: out = analysis_text(a, options); break;
+        case OutputFormat::json: out = reports::paired_json(a, options).dump(2) + "\n"; break;
+        case OutputFormat::markdown: out = reports::paired_markdown(a, options); break;
+        case OutputFormat::text: out = reports::paired_text(a, options); break;
       }
     }
     if (files.size() > 1 && !flags.json) out = fmt::format("== {} ==\n{}\n", file, out);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace layerbench::ab {
 
 StudyDiagnostics diagnose(const Study& study, const stats::PairedAnalysis& a) {
@@ -77,6 +79,45 @@ StudyDiagnostics diagnose(const Study& study, const stats::PairedAnalysis& a) {
                                         d.identical_pairs, d.differing_pairs, d.missing_outputs));
   }
   return d;
+}
+
+namespace {
+nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+std::string sg(double v) { return std::isnan(v) ? "n/a" : fmt::format("{:+.5g}", v); }
+}  // namespace
+
+reports::PairedBlock diagnostics_block(const StudyDiagnostics& d) {
+  using nlohmann::json;
+  reports::PairedBlock b;
+  b.key = "diagnostics";
+  b.json = {
+      {"pairs_planned", d.num_pairs_planned},
+      {"pairs_completed", d.num_completed},
+      {"order", {{"base_first", d.num_ab}, {"candidate_first", d.num_ba},
+                 {"mean_delta_base_first", num(d.mean_delta_ab)},
+                 {"mean_delta_candidate_first", num(d.mean_delta_ba)},
+                 {"p", d.order_test ? num(d.order_test->p) : json(nullptr)}}},
+      {"drift", {{"base_rho", num(d.base_drift.rho)}, {"base_p", num(d.base_drift.p)},
+                 {"candidate_rho", num(d.candidate_drift.rho)}, {"candidate_p", num(d.candidate_drift.p)}}},
+      {"failed_runs", d.failed_runs},
+      {"excluded_pairs", d.excluded},
+      {"inconclusive", d.inconclusive},
+      {"plan", d.plan ? json{{"n_normal", d.plan->n_normal}, {"n_t", d.plan->n_t},
+                             {"n_exact", d.plan->n_exact}, {"recommended", d.plan->recommended}}
+                      : json(nullptr)},
+      {"output_check", d.output_checked ? json{{"identical_pairs", d.identical_pairs},
+                                               {"differing_pairs", d.differing_pairs},
+                                               {"missing", d.missing_outputs}}
+                                        : json(nullptr)},
+      {"notes", d.notes},
+  };
+  b.lines.push_back(fmt::format(
+      "Study: {} of {} pairs completed ({} base-first, {} candidate-first), {} failed runs, {} "
+      "excluded pairs; order effect: base-first mean delta {}, candidate-first {}{}.",
+      d.num_completed, d.num_pairs_planned, d.num_ab, d.num_ba, d.failed_runs, d.excluded.size(), sg(d.mean_delta_ab),
+      sg(d.mean_delta_ba), d.order_test ? fmt::format(" (Welch p={:.4g})", d.order_test->p) : ""));
+  b.notes = d.notes;
+  return b;
 }
 
 }  // namespace layerbench::ab

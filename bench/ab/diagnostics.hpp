@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bench/ab/study.hpp"
+#include "reports/paired.hpp"
 #include "stats/paired.hpp"
 #include "stats/power.hpp"
 
@@ -30,5 +31,8 @@ struct StudyDiagnostics {
 };
 
 StudyDiagnostics diagnose(const Study& study, const stats::PairedAnalysis& analysis);
+
+// The "diagnostics" block of the paired report (JSON, the study line, the notes).
+reports::PairedBlock diagnostics_block(const StudyDiagnostics& d);
 
 }  // namespace layerbench::ab

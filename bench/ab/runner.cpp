@@ -18,7 +18,8 @@
 #include "bench/ab/metric.hpp"
 #include "bench/ab/process.hpp"
 #include "bench/ab/progress.hpp"
-#include "bench/ab/report.hpp"
+#include "reports/inputs.hpp"
+#include "reports/paired.hpp"
 #include "bench/ab/telemetry.hpp"
 #include "collectives/telemetry.hpp"
 #include "stats/sequential.hpp"
@@ -169,17 +170,22 @@ std::string render_study(const Study& full, const stats::PairedOptions& options,
     tel = compare_telemetry(cb, cc, base, candidate, options);
     tel->status = study.config.telemetry_status;
   }
+  reports::PairedContext ctx;
+  ctx.metric = study.config.metric;
+  ctx.unit = ctx.metric == "wall" || ctx.metric == "user" ? "s" : reports::unit_of_metric(ctx.metric);
+  ctx.sequential = seq;
+  ctx.blocks.push_back(diagnostics_block(diagnostics));
   switch (format) {
     case OutputFormat::json: {
-      auto j = analysis_json(analysis, options, &diagnostics, seq);
+      auto j = reports::paired_json(analysis, options, ctx);
       if (tel) j["telemetry"] = telemetry_json(*tel);
       return j.dump(2) + "\n";
     }
     case OutputFormat::markdown:
-      return analysis_markdown(analysis, options, &diagnostics, seq) + (tel ? telemetry_text(*tel, true) : "");
+      return reports::paired_markdown(analysis, options, ctx) + (tel ? telemetry_text(*tel, true) : "");
     case OutputFormat::text: break;
   }
-  return analysis_text(analysis, options, &diagnostics, seq) + (tel ? telemetry_text(*tel, false) : "");
+  return reports::paired_text(analysis, options, ctx) + (tel ? telemetry_text(*tel, false) : "");
 }
 
 int run_study(const RunOptions& o) {

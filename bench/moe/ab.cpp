@@ -4,11 +4,15 @@
 #include "collectives/error.hpp"
 #include "bench/moe/profile.hpp"
 #include "bench/moe/report.hpp"
+#include "reports/paired.hpp"
+#include "reports/units.hpp"
+#include "stats/bootstrap.hpp"
 #include "stats/paired.hpp"
 
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 
 namespace layerbench::moe {
 
@@ -57,16 +61,12 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c,
     order.push_back(base_first ? "AB" : "BA");
   }
   // The exchanges reuse removes per stack, priced at the exchange's own isolated cost (scalar
-  // all_gather + host read on an idle device). An estimate, not a bound: inside a stack the
-  // host read also drains the GPU queue, which the isolated figure leaves out.
+  // all_gather + host read on an idle device), with the bootstrap interval of its median. An
+  // estimate, not a bound: inside a stack the host read also drains the GPU queue, which the
+  // isolated figure leaves out.
   const auto* ex = find(comps, "seq_size_exchange");
   const double saved_per_stack = double(base_exchanges - cand_exchanges) / c.pairs;
-  const double exchange_estimate = ex ? median_ms(*ex) * saved_per_stack : 0.0;
-
-  const auto* pe = find(comps, "moe_per_layer_exchange");
-  const auto* ru = find(comps, "moe_reused_split_sizes");
-  const double saving = pe && ru ? median_ms(*pe) - median_ms(*ru) : 0.0;
-  const double predicted = saving * L;
+  const ExchangeEstimate est = exchange_estimate(ex, saved_per_stack, c.confidence);
 
   AbResult r;
   r.json = {{"study", "metadata"},
@@ -79,63 +79,35 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c,
             {"candidate_ms", cand},
             {"scalar_exchanges_base_per_stack", double(base_exchanges) / c.pairs},
             {"scalar_exchanges_candidate_per_stack", double(cand_exchanges) / c.pairs},
-            {"predicted_delta_ms", predicted},
-            {"exchange_cost_estimate_ms", exchange_estimate}};
+            {"exchange_estimate", est.json}};
   std::string md = fmt::format(
       "\n### Metadata A/B: {}-layer stack, {} interleaved pairs (base = per-layer exchange, "
       "candidate = reused split sizes)\n\n",
       L, c.pairs);
   try {
     stats::PairedOptions o;
-    o.predicted = predicted;
+    o.confidence = c.confidence;
     o.resamples = 20000;
+    if (est.valid) {
+      o.predicted = est.value;
+      o.predicted_half_width = est.half_width;
+    }
     const auto an = stats::analyze_paired(base, cand, o);
-    const double wp = an.wilcoxon.p_exact ? *an.wilcoxon.p_exact : an.wilcoxon.p_normal;
-    r.json["analysis"] = {
-        {"n", an.n},
-        {"base_median_ms", an.base.median},
-        {"candidate_median_ms", an.candidate.median},
-        {"delta_mean_ms", an.delta.mean},
-        {"delta_median_ms", an.delta.median},
-        {"delta_trimmed_mean_ms", an.delta.trimmed_mean},
-        {"delta_mean_pct", an.delta.mean_pct},
-        {"delta_sd_ms", an.delta.sd},
-        {"delta_se_ms", an.delta.se},
-        {"t_ci_ms", {an.t.ci.low, an.t.ci.high}},
-        {"t_p", an.t.p},
-        {"bootstrap_mean_ci_ms", {an.bootstrap.mean.percentile.low, an.bootstrap.mean.percentile.high}},
-        {"wilcoxon_z", an.wilcoxon.z},
-        {"wilcoxon_p", wp},
-        {"sign_faster", an.sign.positive},
-        {"sign_n", an.sign.n},
-        {"sign_p", an.sign.p},
-        {"outliers", an.outliers.size()},
-        {"ratio_mean_to_predicted", an.predicted ? an.predicted->ratio_mean : 0.0},
-        {"ratio_median_to_predicted", an.predicted ? an.predicted->ratio_median : 0.0},
-        {"ratio_mean_to_exchange_estimate", exchange_estimate > 0 ? an.delta.mean / exchange_estimate : 0.0},
-        {"resolved", wp < 0.05 && an.sign.p < 0.05},
-        {"warnings", an.warnings},
-        {"guidance", an.guidance}};
-    md += "| statistic | value |\n|---|---|\n";
-    md += fmt::format("| base median / candidate median | {:.4f} / {:.4f} ms |\n", an.base.median, an.candidate.median);
-    md += fmt::format("| paired delta mean (base - candidate) | {:+.4f} ms ({:+.3f}%) |\n", an.delta.mean, an.delta.mean_pct);
-    md += fmt::format("| delta median / 10% trimmed mean | {:+.4f} / {:+.4f} ms |\n", an.delta.median, an.delta.trimmed_mean);
-    md += fmt::format("| sd / se | {:.4f} / {:.4f} ms |\n", an.delta.sd, an.delta.se);
-    md += fmt::format("| 95% CI of the mean (t) | [{:+.4f}, {:+.4f}] ms |\n", an.t.ci.low, an.t.ci.high);
-    md += fmt::format("| 95% CI of the mean (bootstrap) | [{:+.4f}, {:+.4f}] ms |\n",
-                      an.bootstrap.mean.percentile.low, an.bootstrap.mean.percentile.high);
-    md += fmt::format("| Wilcoxon signed-rank | z = {:.2f}, p = {:.3g} |\n", an.wilcoxon.z, wp);
-    md += fmt::format("| sign test | reuse faster in {}/{} pairs, p = {:.3g} |\n", an.sign.positive, an.sign.n, an.sign.p);
-    md += fmt::format("| predicted (saving/layer x {}) | {:+.4f} ms, measured/predicted = {:.2f} (mean), {:.2f} (median) |\n",
-                      L, predicted, an.predicted ? an.predicted->ratio_mean : 0.0,
-                      an.predicted ? an.predicted->ratio_median : 0.0);
-    if (exchange_estimate > 0)
-      md += fmt::format("| exchange cost x {:g} saved exchanges | {:+.4f} ms, measured mean / estimate = {:.2f} |\n",
-                        saved_per_stack, exchange_estimate, an.delta.mean / exchange_estimate);
-    md += fmt::format("| scalar exchanges per stack | base {}, candidate {} |\n",
-                      double(base_exchanges) / c.pairs, double(cand_exchanges) / c.pairs);
-    for (const auto& g : an.guidance) md += "\n- " + g;
-    md += "\n";
+    reports::PairedContext ctx;
+    ctx.metric = "stack_time_ms";
+    ctx.unit = "ms";
+    ctx.base_label = "per-layer exchange";
+    ctx.candidate_label = "reused split sizes";
+    reports::PairedBlock blk;
+    blk.key = "exchange_estimate";
+    blk.json = est.json;
+    if (est.valid)
+      blk.rows.emplace_back("prediction source", est.text);
+    blk.rows.emplace_back("scalar exchanges per stack", fmt::format("base {:g}, candidate {:g}", double(base_exchanges) / c.pairs,
+                                                                      double(cand_exchanges) / c.pairs));
+    ctx.blocks.push_back(std::move(blk));
+    r.json["analysis"] = reports::paired_json(an, o, ctx);
+    md += reports::paired_markdown(an, o, ctx);
   } catch (const std::exception& e) {
     // The deltas are still in the JSON; say why there is no analysis.
     r.json["analysis_error"] = e.what();
@@ -143,6 +115,38 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c,
   }
   r.markdown = md;
   return r;
+}
+
+ExchangeEstimate exchange_estimate(const reports::Measurement* ex, double exchanges, double confidence) {
+  ExchangeEstimate e;
+  e.exchanges = exchanges;
+  if (ex == nullptr || ex->samples_ms.size() < 2 || !(exchanges > 0)) {
+    e.json = {{"valid", false}, {"reason", ex == nullptr ? "no seq_size_exchange measurement" : "too few samples or no exchange saved"}};
+    return e;
+  }
+  stats::BootstrapOptions bo;
+  bo.confidence = confidence;
+  bo.resamples = 20000;
+  const auto bs = stats::bootstrap_mean_median(ex->samples_ms, bo);
+  e.valid = true;
+  e.cost_ms = bs.median.estimate;
+  e.cost_ci = bs.median.percentile;
+  e.value = e.cost_ms * exchanges;
+  e.ci = {e.cost_ci.low * exchanges, e.cost_ci.high * exchanges};
+  e.half_width = (e.ci.high - e.ci.low) / 2;
+  const int level = static_cast<int>(std::lround(100 * confidence));
+  e.text = fmt::format("exchange cost {} x {:g} exchanges saved = {}, {}% CI {} (bootstrap of the exchange's median)",
+                       reports::fmt_time(e.cost_ms), exchanges, reports::fmt_time(e.value), level,
+                       reports::fmt_interval(e.ci.low, e.ci.high, reports::Unit::ms));
+  e.json = {{"valid", true},
+            {"exchange_median_ms", e.cost_ms},
+            {"exchange_median_ci_ms", {e.cost_ci.low, e.cost_ci.high}},
+            {"exchanges_saved", exchanges},
+            {"estimate_ms", e.value},
+            {"estimate_ci_ms", {e.ci.low, e.ci.high}},
+            {"confidence", confidence},
+            {"method", "percentile bootstrap of the seq_size_exchange median, times the exchanges saved"}};
+  return e;
 }
 
 }  // namespace layerbench::moe

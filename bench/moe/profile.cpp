@@ -33,6 +33,7 @@ void add_flags(CLI::App& app, RunConfig& c) {
   app.add_option("--moe-layers", c.moe_layers, "MoE layers per forward (derived lines)");
   app.add_option("--ab", c.ab, "metadata: interleaved A/B, per-layer exchange vs reused splits");
   app.add_option("--pairs", c.pairs, "A/B pairs");
+  app.add_option("--confidence", c.confidence, "confidence level of every interval (alpha = 1 - confidence)");
   std::map<std::string, ExpertPath> paths;
   std::string help = "cuda expert path:";
   for (const auto& e : kExpertPaths) {

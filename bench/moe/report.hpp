@@ -5,6 +5,7 @@
 #include "bench/moe/run_config.hpp"
 #include "moe/layer.hpp"
 #include "reports/result.hpp"
+#include "stats/common.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -43,6 +44,17 @@ struct ProfileInputs {
 };
 
 double median_ms(const reports::Measurement& m);
+
+// What reusing the split sizes should save: the exchange's own median cost times the exchanges
+// saved, with the percentile-bootstrap interval of that median (at `confidence`).
+struct ExchangeEstimate {
+  bool valid = false;
+  double exchanges = 0, cost_ms = 0, value = 0, half_width = 0;
+  stats::Interval cost_ci, ci;
+  std::string text;
+  nlohmann::json json;
+};
+ExchangeEstimate exchange_estimate(const reports::Measurement* exchange, double exchanges, double confidence);
 
 // Interleaved stack A/B (base: per-layer exchange, candidate: reused split sizes), analysed
 // by the stats engine against the profile's prediction (saving per layer x layers).

@@ -36,6 +36,7 @@ void validate(const RunConfig& c) {
   if (c.layers < 1) throw UsageError("--layers must be at least 1");
   if (c.moe_layers < 1) throw UsageError("--moe-layers must be at least 1");
   if (!c.ab.empty() && c.ab != "metadata") throw UsageError("--ab accepts only 'metadata'");
+  if (!(c.confidence > 0.5 && c.confidence < 1)) throw UsageError("--confidence must be in (0.5, 1)");
   if (c.pairs < 2) throw UsageError("--pairs must be at least 2");
   if (c.dense_gemm_size < 0) throw UsageError("--dense-gemm-size must be >= 0");
 }

@@ -21,6 +21,7 @@ struct RunConfig {
   int moe_layers = 36;  // MoE layers per transformer forward (for the derived lines)
   std::string ab;       // "" or "metadata"
   int pairs = 31;
+  double confidence = 0.95;  // of every interval the profile and the A/B print (alpha = 1 - confidence)
   ExpertPath expert_gemm = ExpertPath::automatic;  // cuda; the flag offers the profile's paths
   std::int64_t dense_gemm_size = 0;  // 0 = 8192 on cuda, 256 on host
   bool skip_check = false;

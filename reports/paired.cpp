@@ -1,10 +1,10 @@
-#include "bench/ab/report.hpp"
+#include "reports/paired.hpp"
 
 #include <cmath>
 #include <fmt/format.h>
 #include <vector>
 
-namespace layerbench::ab {
+namespace layerbench::reports {
 namespace {
 
 using nlohmann::json;
@@ -16,6 +16,7 @@ json arm(const stats::Summary& s) {
   return {{"mean", s.mean}, {"median", s.median}, {"sd", s.sd}, {"min", s.min}, {"max", s.max}};
 }
 
+// Five significant digits: a non-zero value never prints as 0.
 std::string g(double v) { return std::isnan(v) ? "n/a" : fmt::format("{:.5g}", v); }
 std::string sg(double v) { return std::isnan(v) ? "n/a" : fmt::format("{:+.5g}", v); }
 std::string pct(double v) { return std::isnan(v) ? "n/a" : fmt::format("{:+.3f}%", v); }
@@ -113,19 +114,26 @@ std::string md_rows(const std::string& head, const Rows& rows) {
   return out;
 }
 
-std::vector<std::string> notes_of(const stats::PairedAnalysis& a, const StudyDiagnostics* d) {
+std::vector<std::string> notes_of(const stats::PairedAnalysis& a, const PairedContext& ctx) {
   std::vector<std::string> notes = a.guidance;
-  if (d) notes.insert(notes.end(), d->notes.begin(), d->notes.end());
+  for (const auto& b : ctx.blocks) notes.insert(notes.end(), b.notes.begin(), b.notes.end());
   return notes;
 }
 
-std::string study_line(const StudyDiagnostics& d) {
-  return fmt::format("Study: {} of {} pairs completed ({} base-first, {} candidate-first), {} failed runs, {} "
-                     "excluded pairs; order effect: base-first mean delta {}, candidate-first {}{}.",
-                     d.num_completed, d.num_pairs_planned, d.num_ab, d.num_ba, d.failed_runs, d.excluded.size(),
-                     sg(d.mean_delta_ab), sg(d.mean_delta_ba),
-                     d.order_test ? fmt::format(" (Welch p={})", pv(d.order_test->p)) : "");
+Rows block_rows(const PairedContext& ctx) {
+  Rows rows;
+  for (const auto& b : ctx.blocks) rows.insert(rows.end(), b.rows.begin(), b.rows.end());
+  return rows;
 }
+
+std::string block_lines(const PairedContext& ctx) {
+  std::string out;
+  for (const auto& b : ctx.blocks)
+    for (const auto& l : b.lines) out += "\n" + l + "\n";
+  return out;
+}
+
+std::string unit_suffix(const PairedContext& ctx) { return ctx.unit.empty() ? "" : " (" + ctx.unit + ")"; }
 
 std::vector<std::string> sequential_lines(const stats::SequentialResult* s) {
   if (!s) return {};
@@ -153,15 +161,37 @@ json sequential_json(const stats::SequentialResult& s) {
           {"note", stats::sequential_fixed_n_note()}};
 }
 
-json analysis_json(const stats::PairedAnalysis& a, const stats::PairedOptions& o, const StudyDiagnostics* d,
-                   const stats::SequentialResult* seq) {
+PairedVerdict paired_verdict(const stats::PairedAnalysis& a) {
+  const double wp = a.wilcoxon.p_exact ? *a.wilcoxon.p_exact : a.wilcoxon.p_normal;
+  const auto& ci = a.bootstrap.mean.percentile;
+  PairedVerdict v;
+  v.resolved = wp < a.alpha && std::isfinite(ci.low) && std::isfinite(ci.high) && (ci.low > 0 || ci.high < 0);
+  v.direction = v.resolved ? (a.delta.mean > 0 ? 1 : -1) : 0;
+  const int level = static_cast<int>(std::lround(100 * (1 - a.alpha)));
+  v.text = v.resolved ? fmt::format("resolved: the candidate is {} (the {}% bootstrap interval of the mean delta "
+                                    "excludes 0 and Wilcoxon p = {} < alpha = {:.3g})",
+                                    v.direction > 0 ? "lower" : "higher", level, pv(wp), a.alpha)
+                      : fmt::format("unresolved: the {}% bootstrap interval of the mean delta {} and Wilcoxon p = {} "
+                                    "(alpha = {:.3g})",
+                                    level, (ci.low > 0 || ci.high < 0) ? "excludes 0" : "contains 0", pv(wp), a.alpha);
+  return v;
+}
+
+json paired_json(const stats::PairedAnalysis& a, const stats::PairedOptions& o, const PairedContext& ctx) {
   const auto& b = a.bootstrap;
   json outliers = json::array();
   for (const auto& x : a.outliers) {
     outliers.push_back({{"index", x.index}, {"value", x.value}, {"kind", stats::to_string(x.side)},
                         {"severity", stats::to_string(x.severity)}});
   }
+  const PairedVerdict v = paired_verdict(a);
   json j = {
+      {"schema", kPairedSchema},
+      {"metric", ctx.metric},
+      {"unit", ctx.unit},
+      {"confidence", o.confidence},
+      {"alpha", a.alpha},
+      {"labels", {{"base", ctx.base_label}, {"candidate", ctx.candidate_label}}},
       {"n", a.n},
       {"base", arm(a.base)},
       {"candidate", arm(a.candidate)},
@@ -186,54 +216,37 @@ json analysis_json(const stats::PairedAnalysis& a, const stats::PairedOptions& o
        {{"base_rho", num(a.drift.base.rho)}, {"base_p", num(a.drift.base.p)}, {"delta_rho", num(a.drift.delta.rho)},
         {"delta_p", num(a.drift.delta.p)}}},
       {"predicted", a.predicted ? prediction_json(*a.predicted) : json(nullptr)},
+      {"verdict", {{"resolved", v.resolved}, {"direction", v.direction}, {"text", v.text}}},
       {"warnings", a.warnings},
       {"guidance", a.guidance},
   };
-  if (d) {
-    j["diagnostics"] = {
-        {"pairs_planned", d->num_pairs_planned},
-        {"pairs_completed", d->num_completed},
-        {"order", {{"base_first", d->num_ab}, {"candidate_first", d->num_ba},
-                   {"mean_delta_base_first", num(d->mean_delta_ab)},
-                   {"mean_delta_candidate_first", num(d->mean_delta_ba)},
-                   {"p", d->order_test ? num(d->order_test->p) : json(nullptr)}}},
-        {"drift", {{"base_rho", num(d->base_drift.rho)}, {"base_p", num(d->base_drift.p)},
-                   {"candidate_rho", num(d->candidate_drift.rho)}, {"candidate_p", num(d->candidate_drift.p)}}},
-        {"failed_runs", d->failed_runs},
-        {"excluded_pairs", d->excluded},
-        {"inconclusive", d->inconclusive},
-        {"plan", d->plan ? json{{"n_normal", d->plan->n_normal}, {"n_t", d->plan->n_t},
-                                {"n_exact", d->plan->n_exact}, {"recommended", d->plan->recommended}}
-                         : json(nullptr)},
-        {"output_check", d->output_checked ? json{{"identical_pairs", d->identical_pairs},
-                                                  {"differing_pairs", d->differing_pairs},
-                                                  {"missing", d->missing_outputs}}
-                                           : json(nullptr)},
-        {"notes", d->notes},
-    };
-  }
-  if (seq) j["sequential"] = sequential_json(*seq);
+  for (const auto& blk : ctx.blocks) j[blk.key] = blk.json;
+  if (ctx.sequential) j["sequential"] = sequential_json(*ctx.sequential);
   return j;
 }
 
-std::string analysis_text(const stats::PairedAnalysis& a, const stats::PairedOptions& o, const StudyDiagnostics* d,
-                          const stats::SequentialResult* seq) {
+std::string paired_text(const stats::PairedAnalysis& a, const stats::PairedOptions& o, const PairedContext& ctx) {
+  const auto* seq = ctx.sequential;
   std::string out = fmt::format("{:<10} {:>12} {:>12} {:>12} {:>12} {:>12}\n", "Arm", "median", "mean", "sd",
                                 "min", "max");
-  for (const auto& [name, s] : {std::pair{"base", a.base}, std::pair{"candidate", a.candidate}}) {
+  for (const auto& [name, s] : {std::pair{ctx.base_label, a.base}, std::pair{ctx.candidate_label, a.candidate}}) {
     out += fmt::format("{:<10} {:>12} {:>12} {:>12} {:>12} {:>12}\n", name, g(s.median), g(s.mean), g(s.sd),
                        g(s.min), g(s.max));
   }
-  out += fmt::format("\nPaired delta (base minus candidate; positive = candidate lower), n={}:\n", a.n);
+  out += fmt::format("\nPaired delta{} (base minus candidate; positive = candidate lower), n={}:\n", unit_suffix(ctx), a.n);
   out += text_rows(delta_rows(a, o));
-  out += "\nTests:\n" + text_rows(test_rows(a));
-  if (d) out += "\n" + study_line(*d) + "\n";
+  Rows tests = test_rows(a);
+  const Rows extra = block_rows(ctx);
+  tests.insert(tests.end(), extra.begin(), extra.end());
+  tests.emplace_back("verdict", paired_verdict(a).text);
+  out += "\nTests:\n" + text_rows(tests);
+  out += block_lines(ctx);
   if (seq) {
     out += "\nSequential:\n";
     for (const auto& s : sequential_lines(seq)) out += "  " + s + "\n";
   }
   out += "\nReading guidance:\n";
-  for (const auto& s : notes_of(a, d)) out += "  - " + s + "\n";
+  for (const auto& s : notes_of(a, ctx)) out += "  - " + s + "\n";
   if (!a.warnings.empty()) {
     out += "\nWarnings:\n";
     for (const auto& w : a.warnings) out += "  - " + w + "\n";
@@ -241,24 +254,28 @@ std::string analysis_text(const stats::PairedAnalysis& a, const stats::PairedOpt
   return out;
 }
 
-std::string analysis_markdown(const stats::PairedAnalysis& a, const stats::PairedOptions& o,
-                              const StudyDiagnostics* d, const stats::SequentialResult* seq) {
+std::string paired_markdown(const stats::PairedAnalysis& a, const stats::PairedOptions& o, const PairedContext& ctx) {
+  const auto* seq = ctx.sequential;
   std::string out = "| Arm | median | mean | sd | min | max |\n|---|---|---|---|---|---|\n";
-  for (const auto& [name, s] : {std::pair{"base", a.base}, std::pair{"candidate", a.candidate}}) {
+  for (const auto& [name, s] : {std::pair{ctx.base_label, a.base}, std::pair{ctx.candidate_label, a.candidate}}) {
     out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", name, g(s.median), g(s.mean), g(s.sd), g(s.min),
                        g(s.max));
   }
-  out += fmt::format("\nPaired delta (base minus candidate), n={}:\n\n", a.n);
+  out += fmt::format("\nPaired delta{} (base minus candidate), n={}:\n\n", unit_suffix(ctx), a.n);
   out += md_rows("Statistic", delta_rows(a, o));
-  out += "\n" + md_rows("Test", test_rows(a));
-  if (d) out += "\n" + study_line(*d) + "\n";
+  Rows tests = test_rows(a);
+  const Rows extra = block_rows(ctx);
+  tests.insert(tests.end(), extra.begin(), extra.end());
+  tests.emplace_back("verdict", paired_verdict(a).text);
+  out += "\n" + md_rows("Test", tests);
+  out += block_lines(ctx);
   if (seq) {
     out += "\n**Sequential:** " + sequential_lines(seq)[0] + "\n\n_" + sequential_lines(seq)[1] + "_\n";
   }
   out += "\n**How to read this:**\n\n";
-  for (const auto& s : notes_of(a, d)) out += "- " + s + "\n";
+  for (const auto& s : notes_of(a, ctx)) out += "- " + s + "\n";
   for (const auto& w : a.warnings) out += "- Warning: " + w + "\n";
   return out;
 }
 
-}  // namespace layerbench::ab
+}  // namespace layerbench::reports

@@ -1,0 +1,64 @@
+#pragma once
+// The one paired-analysis renderer: a stats::PairedAnalysis as JSON (schema layerbench-paired/1),
+// text or markdown, for every binary that compares two arms (layerbench-ab analyze / run,
+// layerbench-moe --ab, layerbench-report). The configured confidence and alpha are the
+// analysis' own (alpha = 1 - confidence); the verdict is derived once, here.
+// Optional blocks ride along: the prediction check (stats::PredictedResult), a sequential stop
+// (stats::SequentialResult), and any named block a caller attaches (PairedBlock: e.g. the
+// study diagnostics of layerbench-ab run, the exchange estimate of layerbench-moe).
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "stats/paired.hpp"
+#include "stats/sequential.hpp"
+
+namespace layerbench::reports {
+
+inline constexpr const char* kPairedSchema = "layerbench-paired/1";
+
+// A named block: its JSON goes under `key`; `rows` join the test table, `lines` follow the
+// tables, `notes` join the reading guidance.
+struct PairedBlock {
+  std::string key;
+  nlohmann::json json = nlohmann::json::object();
+  std::vector<std::pair<std::string, std::string>> rows;
+  std::vector<std::string> lines;
+  std::vector<std::string> notes;
+};
+
+struct PairedContext {
+  std::string metric = "value";  // the measured quantity, e.g. "time_ms"
+  std::string unit;              // unit of the arms and the deltas ("ms", "s", ...; "" unitless)
+  std::string base_label = "base", candidate_label = "candidate";
+  const stats::SequentialResult* sequential = nullptr;
+  std::vector<PairedBlock> blocks;
+};
+
+// Resolved when the bootstrap percentile interval of the mean delta excludes 0 and the Wilcoxon
+// signed-rank p (exact where available) is below alpha; otherwise "unresolved".
+struct PairedVerdict {
+  bool resolved = false;
+  int direction = 0;  // +1: candidate lower (positive delta), -1: candidate higher, 0: unresolved
+  std::string text;
+};
+PairedVerdict paired_verdict(const stats::PairedAnalysis& a);
+
+// NaN -> null. Keys: schema, metric, unit, confidence, alpha, n, base, candidate, delta, t_test,
+// t_ci, bootstrap, wilcoxon, sign_test, outliers, drift, predicted, verdict, warnings, guidance,
+// sequential (when given) and every block's key.
+nlohmann::json paired_json(const stats::PairedAnalysis& a, const stats::PairedOptions& o,
+                           const PairedContext& ctx = {});
+std::string paired_text(const stats::PairedAnalysis& a, const stats::PairedOptions& o,
+                        const PairedContext& ctx = {});
+std::string paired_markdown(const stats::PairedAnalysis& a, const stats::PairedOptions& o,
+                            const PairedContext& ctx = {});
+
+// The prediction block: value +- E, measured - predicted and measured / predicted with their
+// intervals, the verdict.
+nlohmann::json prediction_json(const stats::PredictedResult& p);
+// The "sequential" block: design, stop reason, pairs, interval (self-contained so that other
+// reports can attach it).
+nlohmann::json sequential_json(const stats::SequentialResult& s);
+
+}  // namespace layerbench::reports
