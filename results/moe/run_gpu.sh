@@ -2,6 +2,7 @@
 # Builds layerbench-moe and its tests on the GPU machine, runs the GPU correctness tests, then
 # the profiles. Usage: [EXPERT_GEMM=auto] [COMPARE="bucketed ..."] results/moe/run_gpu.sh OUT_DIR [quick|final]
 set -u
+source "$(dirname "$0")/../../bench/scripts/require_gpu.sh"
 OUT=${1:?out dir}; MODE=${2:-quick}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
