@@ -91,12 +91,13 @@ int analyze(const std::vector<std::string>& files, const AnalysisFlags& flags) {
     if (text_to_stdout(flags)) fmt::print("{}{}{}", heading, render(OutputFormat::text), files.size() > 1 ? "\n" : "");
     if (!flags.json.empty()) {
       auto j = nlohmann::json::parse(render(OutputFormat::json));
-      j["input"] = file;
+      if (files.size() > 1) j["input"] = file;
       all.push_back(std::move(j));
     }
     if (!flags.markdown.empty()) markdown += (files.size() > 1 ? fmt::format("#### {}\n\n", file) : "") + render(OutputFormat::markdown);
   }
-  // One input: its analysis object; several: an array of them (each names its input).
+  // One input: its analysis object (the same as `run` writes); several: an array of them, each
+  // naming its input.
   if (!flags.json.empty()) cli::write_output(flags.json, (all.size() == 1 ? all[0] : all).dump(2) + "\n");
   if (!flags.markdown.empty()) cli::write_output(flags.markdown, markdown);
   return 0;

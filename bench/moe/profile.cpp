@@ -2,6 +2,8 @@
 // persistent buffers (filled by a checked forward first), rank-max samples.
 #include "bench/moe/profile.hpp"
 
+#include "bench/cli/progress.hpp"
+
 #include "collectives/error.hpp"
 #include "moe/expert_check.hpp"
 #include "moe/init.hpp"
@@ -13,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 namespace layerbench::moe {
 
@@ -32,7 +35,7 @@ void add_flags(CLI::App& app, RunConfig& c) {
   app.add_option("--moe-layers", c.moe_layers, "MoE layers per forward (derived lines)");
   app.add_option("--ab", c.ab, "metadata: interleaved A/B, per-layer exchange vs reused splits");
   app.add_option("--pairs", c.pairs, "A/B pairs");
-  app.add_option("--expert-gemm", c.expert_gemm, "cuda expert path: auto (fused on compute capability 9.0, else bucketed), fused (our gate/up GEMM + SwiGLU7 kernel: wgmma on Hopper, mma.sync elsewhere; cuBLAS down GEMMs over load buckets), fused-down (also our Hopper down kernel), fused-mma (the mma.sync gate/up kernel), bucketed (cuBLAS over load buckets), padded or grouped");
+  harness::mark_cuda_only(app.add_option("--expert-gemm", c.expert_gemm, "cuda expert path: auto (fused on compute capability 9.0, else bucketed), fused (our gate/up GEMM + SwiGLU7 kernel: wgmma on Hopper, mma.sync elsewhere; cuBLAS down GEMMs over load buckets), fused-down (also our Hopper down kernel), fused-mma (the mma.sync gate/up kernel), bucketed (cuBLAS over load buckets), padded or grouped"));
   app.add_option("--dense-gemm-size", c.dense_gemm_size, "reference dense GEMM M=N=K (0: auto)");
   app.add_flag("--skip-check", c.skip_check, "skip the pre-timing consistency check");
 }
@@ -126,11 +129,16 @@ int run(harness::Context& ctx, const RunConfig& c) {
 
   harness::Runner runner(world, harness::timing_from(c.common));
   std::vector<ComponentResult> comps;
+  // Every component below, and the dense reference.
+  const std::size_t n_components = 13 + (sp ? 4 : 0) + (c.layers > 1 ? 2 : 0);
+  std::optional<cli::Progress> progress;
+  if (world.rank() == 0) progress.emplace("profile", n_components);
   auto add = [&](const std::string& name, const std::function<void(Stream)>& body, Clock clock,
                  bool in_layer, double flops = 0, double bytes = 0) {
     ComponentResult r;
     if (std::getenv("LB_MOE_TRACE")) std::fprintf(stderr, "[moe] %s\n", name.c_str());
     r.m = runner.time(name, body, clock);
+    if (progress) progress->step(name);
     r.m.group = c.layout;
     r.in_layer = in_layer;
     r.flops = flops;
@@ -234,6 +242,7 @@ int run(harness::Context& ctx, const RunConfig& c) {
     dense.m = runner.time("dense_gemm_reference", [&](Stream st) {
       layer.ops().linear(A.data(), g, B.data(), g, C.data(), g, g, g, g, false, st);
     });
+    if (progress) progress->step("dense_gemm_reference");
     dense.size = g;
     dense.flops = gemm_flops(static_cast<double>(g), static_cast<double>(g), static_cast<double>(g));
   }

