@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/ab/amount.hpp"
 #include "bench/ab/diagnostics.hpp"
 #include "bench/cli/app.hpp"
 #include "bench/cli/output_file.hpp"
@@ -17,6 +18,7 @@
 #include "bench/ab/report.hpp"
 #include "bench/ab/runner.hpp"
 #include "stats/power.hpp"
+#include "stats/sequential.hpp"
 
 namespace layerbench::ab {
 namespace {
@@ -26,7 +28,7 @@ struct AnalysisFlags {
   std::size_t resamples = 200000;
   std::uint64_t seed = stats::default_bootstrap_seed;
   double trim = 0.1;
-  std::optional<double> predicted;
+  std::optional<std::string> predicted;
   bool continuity = false;
   std::string zero_method = "wilcox";
   std::string json;      // FILE or '-'
@@ -38,11 +40,40 @@ void add_analysis_flags(CLI::App* cmd, AnalysisFlags& f) {
   cmd->add_option("--resamples", f.resamples, "bootstrap resamples (>= 1000)");
   cmd->add_option("--seed", f.seed, "bootstrap seed (fixed default: runs reproduce)");
   cmd->add_option("--trim", f.trim, "trimmed-mean proportion cut from each end, in [0, 0.5)");
-  cmd->add_option("--predicted", f.predicted, "predicted delta (base - candidate) to compare against");
+  cmd->add_option("--predicted", f.predicted, "predicted delta (base - candidate) to check, X or X+-E (also X±E): E is the half-width "
+                  "of the prediction's own interval at --confidence");
   cmd->add_flag("--continuity", f.continuity, "continuity correction of the Wilcoxon z");
   cmd->add_option("--zero-method", f.zero_method, "zeros in Wilcoxon: wilcox (drop), pratt or zsplit");
   cli::add_output_option(*cmd, "--json", f.json, "the analysis as JSON (schema layerbench-ab-analysis/1)");
   cli::add_output_option(*cmd, "--markdown", f.markdown, "the analysis as markdown tables for a pull request");
+}
+
+// "X", "X+-E", "X+/-E" or "X±E"; both finite, E >= 0.
+struct PredictionSpec {
+  double value = 0, half_width = 0;
+};
+PredictionSpec parse_prediction(const std::string& text) {
+  auto number = [&](const std::string& s) {
+    std::size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(s, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != s.size() || !std::isfinite(v)) {
+      throw InputError(fmt::format("--predicted {}: expected X or X+-E with finite numbers", text));
+    }
+    return v;
+  };
+  for (const std::string sep : {"\u00b1", "+/-", "+-"}) {
+    const auto at = text.find(sep, 1);
+    if (at == std::string::npos) continue;
+    PredictionSpec p{number(text.substr(0, at)), number(text.substr(at + sep.size()))};
+    if (p.half_width < 0) throw InputError(fmt::format("--predicted {}: E must be >= 0", text));
+    return p;
+  }
+  return {number(text), 0};
 }
 
 stats::PairedOptions to_options(const AnalysisFlags& f) {
@@ -51,14 +82,17 @@ stats::PairedOptions to_options(const AnalysisFlags& f) {
   }
   if (f.resamples < 1000) throw InputError(fmt::format("--resamples {}: must be at least 1000", f.resamples));
   if (!(f.trim >= 0 && f.trim < 0.5)) throw InputError(fmt::format("--trim {}: must be in [0, 0.5)", f.trim));
-  if (f.predicted && !std::isfinite(*f.predicted)) throw InputError("--predicted must be finite");
   if (f.json == "-" && f.markdown == "-") throw InputError("--json - and --markdown -: only one may go to standard output");
   stats::PairedOptions o;
   o.confidence = f.confidence;
   o.resamples = f.resamples;
   o.seed = f.seed;
   o.trim = f.trim;
-  o.predicted = f.predicted;
+  if (f.predicted) {
+    const auto p = parse_prediction(*f.predicted);
+    o.predicted = p.value;
+    o.predicted_half_width = p.half_width;
+  }
   o.continuity = f.continuity;
   try {
     o.zero_method = stats::parse_zero_method(f.zero_method);
@@ -179,7 +213,21 @@ int run_cli(int argc, char** argv) {
   auto* run_cmd = app.add_subcommand("run", "run an interleaved, resumable A/B study of two shell commands");
   run_cmd->add_option("--base", c.base, "base command (run through /bin/sh -c)")->required();
   run_cmd->add_option("--candidate", c.candidate, "candidate command")->required();
-  run_cmd->add_option("--pairs", c.pairs, "number of pairs")->required();
+  std::size_t max_pairs = 0;
+  bool sequential = false;
+  std::string equivalence;
+  double tune_pairs = 10;
+  auto* pairs_opt = run_cmd->add_option("--pairs", c.pairs, "number of pairs (fixed-n study)");
+  run_cmd->add_flag("--sequential", sequential,
+                    "stop as soon as an always-valid confidence sequence decides: it excludes 0 (effect), lies "
+                    "inside +-equivalence, or --max-pairs is reached");
+  auto* max_opt = run_cmd->add_option("--max-pairs", max_pairs, "cap of a --sequential study");
+  run_cmd->add_option("--equivalence", equivalence,
+                      "--sequential: stop when the interval lies inside +-E (5% of the base mean, or a number in "
+                      "the metric's unit)");
+  run_cmd->add_option("--tune-pairs", tune_pairs, "--sequential: pairs at which the interval is tightest")
+      ->capture_default_str();
+  pairs_opt->excludes(max_opt);
   run_cmd->add_option("--warmup", c.warmup, "unrecorded warm-up rounds of both arms");
   run_cmd->add_option("--order", c.order, "alternate (AB, BA, ...), fixed (AB) or random (seeded)");
   run_cmd->add_option("--metric", c.metric, "wall | user | regex:PATTERN | json:KEY");
@@ -190,6 +238,9 @@ int run_cli(int argc, char** argv) {
   run_cmd->add_option("--retries", c.retries, "retries of a pair whose run failed");
   run_cmd->add_option("--prepare", c.prepare, "command run before every run");
   run_cmd->add_option("--check-output", c.check_output, "file each run writes; reports whether the arms match");
+  run_cmd->add_option("--telemetry", c.telemetry, "gpu: sample GPU clocks, power, throttle reasons and memory (NVML) "
+                      "while each run is alive; per-run summaries in the JSONL, per-arm comparison in the report");
+  run_cmd->add_option("--telemetry-period", c.telemetry_period_ms, "telemetry sampling period in ms (default 20)");
   add_analysis_flags(run_cmd, run_flags);  // --seed also seeds --order random
 
   try {
@@ -206,6 +257,30 @@ int run_cli(int argc, char** argv) {
     run_opts.json = run_flags.json;
     run_opts.markdown = run_flags.markdown;
     c.seed = run_flags.seed;
+    if (sequential) {
+      if (max_pairs == 0) throw InputError("--sequential needs --max-pairs N (the cap)");
+      if (!(tune_pairs >= 1) || !std::isfinite(tune_pairs)) {
+        throw InputError(fmt::format("--tune-pairs {}: must be at least 1", tune_pairs));
+      }
+      stats::SequentialDesign d;
+      d.alpha = std::round((1 - run_opts.analysis.confidence) * 1e12) / 1e12;  // 0.05, not 0.050000000000000044
+      d.tune_pairs = tune_pairs;
+      d.tau = stats::tau_for_pairs(tune_pairs, d.alpha);
+      if (!equivalence.empty()) {
+        const auto e = parse_amount(equivalence, "--equivalence");
+        if (!(e.value > 0)) throw InputError(fmt::format("--equivalence {}: must be positive", equivalence));
+        d.equivalence = e.value;
+        d.equivalence_relative = e.relative;
+      }
+      d.max_pairs = max_pairs;
+      c.pairs = max_pairs;
+      c.sequential = d;
+    } else {
+      if (max_pairs != 0 || !equivalence.empty()) {
+        throw InputError("--max-pairs and --equivalence belong to --sequential studies");
+      }
+      if (c.pairs == 0 && !*pairs_opt) throw InputError("--pairs N is required (or --sequential --max-pairs N)");
+    }
     return run_study(run_opts);
   } catch (const InputError& e) {
     std::fprintf(stderr, "layerbench-ab: error: %s\n", e.what());

@@ -25,6 +25,25 @@ std::string resamples_text(std::size_t b) {
   return b % 1000 == 0 ? fmt::format("{}k", b / 1000) : fmt::format("{}", b);
 }
 
+}  // namespace
+
+json prediction_json(const stats::PredictedResult& p) {
+  const auto& c = p.check;
+  return {{"value", p.value},
+          {"half_width", c.half_width},
+          {"ratio_mean", num(p.ratio_mean)},
+          {"ratio_median", num(p.ratio_median)},
+          {"difference", num(c.difference)},
+          {"difference_ci", interval(c.difference_ci)},
+          {"ratio", num(c.ratio)},
+          {"ratio_ci", c.ratio_bounded ? interval(c.ratio_ci) : json(nullptr)},
+          {"ratio_ci_method", "fieller"},
+          {"holds", c.holds},
+          {"verdict", c.verdict}};
+}
+
+namespace {
+
 // Rows of (label, value) shared by the text and markdown renderers.
 using Rows = std::vector<std::pair<std::string, std::string>>;
 
@@ -66,9 +85,16 @@ Rows test_rows(const stats::PairedAnalysis& a) {
                     fmt::format("base rho={:+.3f} p={}; delta rho={:+.3f} p={}", a.drift.base.rho,
                                 pv(a.drift.base.p), a.drift.delta.rho, pv(a.drift.delta.p)));
   if (a.predicted) {
-    rows.emplace_back("predicted delta", fmt::format("{}: mean ratio {:.2f}x, median ratio {:.2f}x",
-                                                     sg(a.predicted->value), a.predicted->ratio_mean,
-                                                     a.predicted->ratio_median));
+    const auto& c = a.predicted->check;
+    const std::string pm = c.half_width > 0 ? fmt::format(" +- {}", g(c.half_width)) : "";
+    rows.emplace_back("predicted delta", sg(a.predicted->value) + pm);
+    rows.emplace_back("measured - predicted", fmt::format("{}, CI {}", sg(c.difference), ci(c.difference_ci)));
+    rows.emplace_back("measured / predicted (Fieller)",
+                      c.ratio_bounded ? fmt::format("{:.3f}x, CI [{:.3f}, {:.3f}]", c.ratio, c.ratio_ci.low,
+                                                    c.ratio_ci.high)
+                                      : fmt::format("{:.3f}x, CI unbounded", c.ratio));
+    rows.emplace_back("prediction verdict", c.holds ? "holds (the difference's CI contains 0)"
+                                                    : "fails (the difference's CI excludes 0)");
   }
   return rows;
 }
@@ -101,9 +127,34 @@ std::string study_line(const StudyDiagnostics& d) {
                      d.order_test ? fmt::format(" (Welch p={})", pv(d.order_test->p)) : "");
 }
 
+std::vector<std::string> sequential_lines(const stats::SequentialResult* s) {
+  if (!s) return {};
+  return {stats::sequential_summary(*s), stats::sequential_fixed_n_note()};
+}
+
 }  // namespace
 
-json analysis_json(const stats::PairedAnalysis& a, const stats::PairedOptions& o, const StudyDiagnostics* d) {
+json sequential_json(const stats::SequentialResult& s) {
+  const auto& d = s.design;
+  return {{"method", "scale-invariant normal-mixture confidence sequence (Lai 1976)"},
+          {"alpha", d.alpha},
+          {"tau", d.effective_tau()},
+          {"tune_pairs", d.tune_pairs},
+          {"max_pairs", d.max_pairs},
+          {"min_pairs", d.min_pairs},
+          {"equivalence", d.equivalence > 0 ? json(d.equivalence) : json(nullptr)},
+          {"equivalence_relative", d.equivalence_relative},
+          {"stop", stats::to_string(s.stop)},
+          {"pairs", s.pairs},
+          {"mean", num(s.mean)},
+          {"interval", interval(s.interval)},
+          {"margin", num(s.margin)},
+          {"summary", stats::sequential_summary(s)},
+          {"note", stats::sequential_fixed_n_note()}};
+}
+
+json analysis_json(const stats::PairedAnalysis& a, const stats::PairedOptions& o, const StudyDiagnostics* d,
+                   const stats::SequentialResult* seq) {
   const auto& b = a.bootstrap;
   json outliers = json::array();
   for (const auto& x : a.outliers) {
@@ -135,9 +186,7 @@ json analysis_json(const stats::PairedAnalysis& a, const stats::PairedOptions& o
       {"drift",
        {{"base_rho", num(a.drift.base.rho)}, {"base_p", num(a.drift.base.p)}, {"delta_rho", num(a.drift.delta.rho)},
         {"delta_p", num(a.drift.delta.p)}}},
-      {"predicted", a.predicted ? json{{"value", a.predicted->value}, {"ratio_mean", num(a.predicted->ratio_mean)},
-                                       {"ratio_median", num(a.predicted->ratio_median)}}
-                                : json(nullptr)},
+      {"predicted", a.predicted ? prediction_json(*a.predicted) : json(nullptr)},
       {"warnings", a.warnings},
       {"guidance", a.guidance},
   };
@@ -164,10 +213,12 @@ json analysis_json(const stats::PairedAnalysis& a, const stats::PairedOptions& o
         {"notes", d->notes},
     };
   }
+  if (seq) j["sequential"] = sequential_json(*seq);
   return j;
 }
 
-std::string analysis_text(const stats::PairedAnalysis& a, const stats::PairedOptions& o, const StudyDiagnostics* d) {
+std::string analysis_text(const stats::PairedAnalysis& a, const stats::PairedOptions& o, const StudyDiagnostics* d,
+                          const stats::SequentialResult* seq) {
   std::string out = fmt::format("{:<10} {:>12} {:>12} {:>12} {:>12} {:>12}\n", "Arm", "median", "mean", "sd",
                                 "min", "max");
   for (const auto& [name, s] : {std::pair{"base", a.base}, std::pair{"candidate", a.candidate}}) {
@@ -178,6 +229,10 @@ std::string analysis_text(const stats::PairedAnalysis& a, const stats::PairedOpt
   out += text_rows(delta_rows(a, o));
   out += "\nTests:\n" + text_rows(test_rows(a));
   if (d) out += "\n" + study_line(*d) + "\n";
+  if (seq) {
+    out += "\nSequential:\n";
+    for (const auto& s : sequential_lines(seq)) out += "  " + s + "\n";
+  }
   out += "\nReading guidance:\n";
   for (const auto& s : notes_of(a, d)) out += "  - " + s + "\n";
   if (!a.warnings.empty()) {
@@ -188,7 +243,7 @@ std::string analysis_text(const stats::PairedAnalysis& a, const stats::PairedOpt
 }
 
 std::string analysis_markdown(const stats::PairedAnalysis& a, const stats::PairedOptions& o,
-                              const StudyDiagnostics* d) {
+                              const StudyDiagnostics* d, const stats::SequentialResult* seq) {
   std::string out = "| Arm | median | mean | sd | min | max |\n|---|---|---|---|---|---|\n";
   for (const auto& [name, s] : {std::pair{"base", a.base}, std::pair{"candidate", a.candidate}}) {
     out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", name, g(s.median), g(s.mean), g(s.sd), g(s.min),
@@ -198,6 +253,9 @@ std::string analysis_markdown(const stats::PairedAnalysis& a, const stats::Paire
   out += md_rows("Statistic", delta_rows(a, o));
   out += "\n" + md_rows("Test", test_rows(a));
   if (d) out += "\n" + study_line(*d) + "\n";
+  if (seq) {
+    out += "\n**Sequential:** " + sequential_lines(seq)[0] + "\n\n_" + sequential_lines(seq)[1] + "_\n";
+  }
   out += "\n**How to read this:**\n\n";
   for (const auto& s : notes_of(a, d)) out += "- " + s + "\n";
   for (const auto& w : a.warnings) out += "- Warning: " + w + "\n";
