@@ -200,8 +200,10 @@ void write_partial_outputs(Context& ctx, const CommonOptions& o, nlohmann::json 
   doc["results"] = arr;
   doc["complete"] = false;
   doc["progress"] = {{"steps_done", steps_done}, {"steps_total", steps_total}};
-  if (!o.json.empty() && o.json != "-") cli::write_output(o.json, doc.dump(1) + "\n");
+  // CSV first: a run stopped between the two writes leaves a CSV with at least what the JSON's
+  // "progress" counts.
   if (!o.csv.empty() && o.csv != "-") cli::write_output(o.csv, reports::results_to_csv(results));
+  if (!o.json.empty() && o.json != "-") cli::write_output(o.json, doc.dump(1) + "\n");
 }
 
 void write_outputs(Context& ctx, const CommonOptions& o, const nlohmann::json& doc,
