@@ -1,5 +1,5 @@
 #pragma once
-// The one paired-analysis renderer: a stats::PairedAnalysis as JSON (schema layerbench-paired/1),
+// The one paired-analysis renderer: a stats::PairedAnalysis as JSON (schema layerbench-ab-analysis/1),
 // text or markdown, for every binary that compares two arms (layerbench-ab analyze / run,
 // layerbench-moe --ab, layerbench-report). The configured confidence and alpha are the
 // analysis' own (alpha = 1 - confidence); the verdict is derived once, here.
@@ -15,7 +15,7 @@
 
 namespace layerbench::reports {
 
-inline constexpr const char* kPairedSchema = "layerbench-paired/1";
+inline constexpr const char* kPairedSchema = "layerbench-ab-analysis/1";
 
 // A named block: its JSON goes under `key`; `rows` join the test table, `lines` follow the
 // tables, `notes` join the reading guidance.

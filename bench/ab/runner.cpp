@@ -1,4 +1,5 @@
 #include "bench/ab/runner.hpp"
+#include "bench/cli/output_file.hpp"
 
 #include <cerrno>
 #include <cstdio>
@@ -339,8 +340,10 @@ int run_study(const RunOptions& o) {
     if (g_stop) return exit_interrupted;
     throw InputError(fmt::format("{}: fewer than 2 completed pairs; nothing to analyse", o.out));
   }
-  std::fputs(render_study(saved, o.analysis, o.format).c_str(), stdout);
+  if (o.json != "-" && o.markdown != "-") std::fputs(render_study(saved, o.analysis, OutputFormat::text).c_str(), stdout);
   std::fflush(stdout);
+  if (!o.json.empty()) cli::write_output(o.json, render_study(saved, o.analysis, OutputFormat::json));
+  if (!o.markdown.empty()) cli::write_output(o.markdown, render_study(saved, o.analysis, OutputFormat::markdown));
   return g_stop ? exit_interrupted : 0;
 }
 
