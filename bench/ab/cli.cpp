@@ -15,6 +15,7 @@
 #include "bench/ab/input.hpp"
 #include "bench/ab/report.hpp"
 #include "bench/ab/runner.hpp"
+#include "bench/ab/study_report.hpp"
 #include "stats/power.hpp"
 #include "stats/sequential.hpp"
 
@@ -31,9 +32,13 @@ struct AnalysisFlags {
   std::string zero_method = "wilcox";
   bool json = false;
   bool markdown = false;
+  ExportPaths exports;
 };
 
 void add_analysis_flags(CLI::App* cmd, AnalysisFlags& f) {
+  cmd->add_option("--export-json", f.exports.json, "also write the analysis as JSON to FILE");
+  cmd->add_option("--export-markdown", f.exports.markdown, "also write the analysis as markdown to FILE");
+  cmd->add_option("--export-csv", f.exports.csv, "also write every recorded run (times, peak RSS, metrics) as CSV to FILE");
   cmd->add_option("--confidence", f.confidence, "confidence level of the intervals, in (0, 1)");
   cmd->add_option("--resamples", f.resamples, "bootstrap resamples (>= 1000)");
   cmd->add_option("--seed", f.seed, "bootstrap seed (fixed default: runs reproduce)");
@@ -111,7 +116,10 @@ int analyze(const std::vector<std::string>& files, const AnalysisFlags& flags) {
     std::string out;
     if (input.study) {
       out = render_study(*input.study, options, format_of(flags));
+      if (files.size() > 1 && flags.exports.any()) throw InputError("--export-*: give one study file");
+      write_exports(*input.study, options, flags.exports);
     } else {
+      if (flags.exports.any()) throw InputError(fmt::format("{}: --export-* needs a study JSONL", file));
       const auto a = stats::analyze_paired(input.base, input.candidate, options);
       switch (format_of(flags)) {
         case OutputFormat::json: out = analysis_json(a, options).dump(2) + "\n"; break;
@@ -126,7 +134,7 @@ int analyze(const std::vector<std::string>& files, const AnalysisFlags& flags) {
 }
 
 struct PlanFlags {
-  std::optional<double> sd, effect;
+  std::optional<std::string> sd, effect;  // a number in the metric's unit or a percentage of the base mean
   double alpha = 0.05, power = 0.8;
   std::string pilot;
   bool json = false;
@@ -134,17 +142,30 @@ struct PlanFlags {
 
 int plan(const PlanFlags& f) {
   double sd = 0, effect = 0;
+  Amount sd_in, effect_in;  // zero and absent unless given
+  if (f.sd) sd_in = parse_amount(*f.sd, "--sd");
+  if (f.effect) effect_in = parse_amount(*f.effect, "--effect");
+  bool pct = false;  // both given as percentages, no pilot: print them as such
   if (!f.pilot.empty()) {
     const auto input = load_pairs(f.pilot);
     std::vector<double> d;
     for (std::size_t i = 0; i < input.base.size(); ++i) d.push_back(input.base[i] - input.candidate[i]);
     const auto s = stats::summarize(d);
-    sd = f.sd.value_or(s.sd);
-    effect = f.effect.value_or(s.mean);
+    const double base_mean = stats::summarize(input.base).mean;  // what a percentage is of
+    auto value = [&](bool given, const Amount& a, double fallback) {
+      return !given ? fallback : a.relative ? a.value * std::fabs(base_mean) : a.value;
+    };
+    sd = value(f.sd.has_value(), sd_in, s.sd);
+    effect = value(f.effect.has_value(), effect_in, s.mean);
   } else {
     if (!f.sd || !f.effect) throw InputError("plan: give --sd and --effect, or --pilot FILE");
-    sd = *f.sd;
-    effect = *f.effect;
+    if (sd_in.relative != effect_in.relative) {
+      throw InputError("plan: give --sd and --effect both as percentages or both in the metric's unit (or a --pilot "
+                       "whose base mean the percentages are of)");
+    }
+    sd = sd_in.value;  // both relative: the plan depends on effect / sd only
+    effect = effect_in.value;
+    pct = sd_in.relative;
   }
   if (!(sd > 0) || !std::isfinite(sd)) throw InputError(fmt::format("--sd {}: must be positive", sd));
   if (effect == 0 || !std::isfinite(effect)) throw InputError(fmt::format("--effect {}: must be non-zero", effect));
@@ -162,8 +183,9 @@ int plan(const PlanFlags& f) {
                               {"n_exact", p.n_exact}, {"recommended", p.recommended}};
     fmt::print("{}\n", j.dump(2));
   } else {
-    fmt::print("Pairs needed to detect a delta of {:g} with sd {:g} (two-sided alpha={:g}, power={:g}):\n", effect, sd,
-               f.alpha, f.power);
+    fmt::print("Pairs needed to detect a delta of {} with sd {} (two-sided alpha={:g}, power={:g}):\n",
+               pct ? fmt::format("{:g}%", 100 * effect) : fmt::format("{:g}", effect),
+               pct ? fmt::format("{:g}%", 100 * sd) : fmt::format("{:g}", sd), f.alpha, f.power);
     fmt::print("  normal approximation   {:.3f}\n  t fixed point          {:.3f}\n  exact (noncentral t)   {:.3f}\n",
                p.n_normal, p.n_t, p.n_exact);
     fmt::print("  recommended            {} pairs (never fewer than {}: the smallest n at which a two-sided rank "
@@ -186,8 +208,9 @@ int run_cli(int argc, char** argv) {
 
   PlanFlags plan_flags;
   auto* plan_cmd = app.add_subcommand("plan", "pairs needed for a paired study");
-  plan_cmd->add_option("--sd", plan_flags.sd, "sd of the paired deltas");
-  plan_cmd->add_option("--effect", plan_flags.effect, "delta to detect");
+  plan_cmd->add_option("--sd", plan_flags.sd, "sd of the paired deltas (a number, or a percentage such as 1% of the "
+                       "base mean)");
+  plan_cmd->add_option("--effect", plan_flags.effect, "delta to detect (a number, or a percentage such as 3%)");
   plan_cmd->add_option("--alpha", plan_flags.alpha, "two-sided significance level");
   plan_cmd->add_option("--power", plan_flags.power, "power");
   plan_cmd->add_option("--pilot", plan_flags.pilot, "pilot study (CSV or JSONL) giving sd and, by default, the effect");
@@ -196,9 +219,13 @@ int run_cli(int argc, char** argv) {
   RunOptions run_opts;
   AnalysisFlags run_flags;
   auto& c = run_opts.config;
-  auto* run_cmd = app.add_subcommand("run", "run an interleaved, resumable A/B study of two shell commands");
+  auto* run_cmd = app.add_subcommand("run", "run an interleaved, resumable A/B study of two or more shell commands");
+  std::vector<std::string> candidates, metric_specs;
   run_cmd->add_option("--base", c.base, "base command (run through /bin/sh -c)")->required();
-  run_cmd->add_option("--candidate", c.candidate, "candidate command")->required();
+  run_cmd->add_option("--candidate", candidates,
+                      "candidate command; repeat for more arms, each compared against the base (Holm-adjusted)")
+      ->required();
+  run_cmd->add_option("--name", c.names, "display name of an arm, in order: base first, then each candidate (repeat)");
   std::size_t max_pairs = 0;
   bool sequential = false;
   std::string equivalence;
@@ -214,9 +241,13 @@ int run_cli(int argc, char** argv) {
   run_cmd->add_option("--tune-pairs", tune_pairs, "--sequential: pairs at which the interval is tightest")
       ->capture_default_str();
   pairs_opt->excludes(max_opt);
-  run_cmd->add_option("--warmup", c.warmup, "unrecorded warm-up rounds of both arms");
-  run_cmd->add_option("--order", c.order, "alternate (AB, BA, ...), fixed (AB) or random (seeded)");
-  run_cmd->add_option("--metric", c.metric, "wall | user | regex:PATTERN | json:KEY");
+  run_cmd->add_option("--warmup", c.warmup, "unrecorded warm-up rounds of every arm");
+  run_cmd->add_option("--order", c.order,
+                      "alternate (AB, BA, ...; more arms rotate), fixed (AB) or random (seeded)");
+  run_cmd->add_option("--metric", metric_specs,
+                      "[NAME[(UNIT)]=]SOURCE, repeatable (the first decides): wall, user, sys, peak_rss (KiB), "
+                      "[stdout:|stderr:|file:PATH:]regex:PATTERN or json:KEY (default: stdout and stderr), "
+                      "file:PATH (re-read after each run; a file the run did not rewrite is stale)");
   run_cmd->add_option("--out", run_opts.out, "study JSONL (appended and fsync'ed per run)");
   run_cmd->add_flag("--resume", run_opts.resume, "continue a study from its first incomplete pair");
   run_cmd->add_option("--timeout", c.timeout, "seconds before a run's process group is killed (0 = none)");
@@ -240,6 +271,13 @@ int run_cli(int argc, char** argv) {
     if (*plan_cmd) return plan(plan_flags);
     run_opts.analysis = to_options(run_flags);
     run_opts.format = format_of(run_flags);
+    run_opts.exports = run_flags.exports;
+    c.candidate = candidates.at(0);
+    c.more_candidates.assign(candidates.begin() + 1, candidates.end());
+    if (!metric_specs.empty()) {
+      c.metric = metric_specs.front();
+      c.metrics.assign(metric_specs.begin() + 1, metric_specs.end());
+    }
     c.seed = run_flags.seed;
     if (sequential) {
       if (max_pairs == 0) throw InputError("--sequential needs --max-pairs N (the cap)");

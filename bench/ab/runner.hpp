@@ -1,13 +1,12 @@
 #pragma once
-// `layerbench-ab run`: an interleaved, resumable A/B study of two shell commands.
+// `layerbench-ab run`: an interleaved, resumable A/B study of two or more shell commands.
 #include <string>
 
 #include "bench/ab/study.hpp"
+#include "bench/ab/study_report.hpp"
 #include "stats/paired.hpp"
 
 namespace layerbench::ab {
-
-enum class OutputFormat { text, json, markdown };
 
 struct RunOptions {
   StudyConfig config;
@@ -15,13 +14,11 @@ struct RunOptions {
   bool resume = false;
   stats::PairedOptions analysis;
   OutputFormat format = OutputFormat::text;
+  ExportPaths exports;
 };
 
 // Runs (or resumes) the study and prints the analysis on stdout. Returns the exit status:
 // 0, or 130 after Ctrl-C. Throws InputError for bad input (exit 2).
 int run_study(const RunOptions& options);
-
-// Analysis of a study file as printed by `run` at the end and by `analyze FILE.jsonl`.
-std::string render_study(const Study& study, const stats::PairedOptions& options, OutputFormat format);
 
 }  // namespace layerbench::ab
