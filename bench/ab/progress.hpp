@@ -1,6 +1,8 @@
 #pragma once
 // Progress on stderr: a redrawn bar with ETA and the running paired mean delta on a terminal,
 // one plain line per pair otherwise (logs, CI).
+#include "bench/cli/progress.hpp"
+
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
@@ -35,6 +37,6 @@ class Progress {
   long long run_shown_ = -1;  // last whole second (tty) or report step (otherwise) shown for the run
 };
 
-std::string format_duration(double seconds);
+using cli::format_duration;  // "42s", "3m07s", "2h05m"
 
 }  // namespace layerbench::ab

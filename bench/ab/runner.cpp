@@ -1,4 +1,5 @@
 #include "bench/ab/runner.hpp"
+#include "bench/cli/output_file.hpp"
 
 #include <cerrno>
 #include <cstdio>
@@ -359,9 +360,11 @@ int run_study(const RunOptions& o) {
     if (g_stop) return exit_interrupted;
     throw InputError(fmt::format("{}: fewer than 2 completed pairs; nothing to analyse", o.out));
   }
-  std::fputs(render_study(saved, o.analysis, o.format).c_str(), stdout);
+  if (o.json != "-" && o.markdown != "-" && o.csv != "-") std::fputs(render_study(saved, o.analysis, OutputFormat::text).c_str(), stdout);
   std::fflush(stdout);
-  write_exports(saved, o.analysis, o.exports);
+  if (!o.json.empty()) cli::write_output(o.json, render_study(saved, o.analysis, OutputFormat::json));
+  if (!o.markdown.empty()) cli::write_output(o.markdown, render_study(saved, o.analysis, OutputFormat::markdown));
+  if (!o.csv.empty()) cli::write_output(o.csv, runs_csv(saved));
   return g_stop ? exit_interrupted : 0;
 }
 

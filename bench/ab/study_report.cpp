@@ -113,20 +113,6 @@ std::string multiplicity_sentence(const std::vector<Comparison>& cs, std::size_t
                      cs.empty() ? 0.05 : cs.front().analysis.alpha);
 }
 
-void write_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error(fmt::format("{}: cannot write", path));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error(fmt::format("{}: cannot write ({})", path, std::strerror(errno)));
-  }
-}
-
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string q = "\"";
@@ -279,12 +265,6 @@ std::string runs_csv(const Study& study) {
     out += "\n";
   }
   return out;
-}
-
-void write_exports(const Study& study, const stats::PairedOptions& options, const ExportPaths& paths) {
-  if (!paths.json.empty()) write_atomically(paths.json, render_study(study, options, OutputFormat::json));
-  if (!paths.markdown.empty()) write_atomically(paths.markdown, render_study(study, options, OutputFormat::markdown));
-  if (!paths.csv.empty()) write_atomically(paths.csv, runs_csv(study));
 }
 
 }  // namespace layerbench::ab

@@ -1,8 +1,7 @@
 #pragma once
 // The analysis of a study file: the primary comparison (base against the first candidate on the
 // primary metric) with its diagnostics, sequential stop and telemetry; every other candidate and
-// metric against the base with Holm-adjusted p-values; and the export files (JSON, markdown, raw
-// per-run CSV).
+// metric against the base with Holm-adjusted p-values; and the raw per-run CSV.
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -31,14 +30,7 @@ std::vector<Comparison> compare_arms(const Study& study, const stats::PairedOpti
 // Analysis of a study file as printed by `run` at the end and by `analyze FILE.jsonl`.
 std::string render_study(const Study& study, const stats::PairedOptions& options, OutputFormat format);
 
-// Files written in one call; empty paths are skipped.
-struct ExportPaths {
-  std::string json, markdown, csv;
-  bool any() const { return !json.empty() || !markdown.empty() || !csv.empty(); }
-};
 // One row per recorded run: pair, attempt, arm, position, status, exit, times, peak RSS, metrics.
 std::string runs_csv(const Study& study);
-// Writes each file next to its final path and renames it into place. Throws std::runtime_error.
-void write_exports(const Study& study, const stats::PairedOptions& options, const ExportPaths& paths);
 
 }  // namespace layerbench::ab

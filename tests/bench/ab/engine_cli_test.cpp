@@ -24,7 +24,7 @@ TEST(EngineCli, MetricPrintedOnStderrLikePythonLogging) {
   const auto r = run_ab({"run", "--base", "echo 'INFO:root:generation time: 2.5 s' >&2", "--candidate",
                          "echo 'INFO:root:generation time: 2.0 s' >&2", "--pairs", "4", "--metric",
                          "gen(s)=regex:generation time: ([0-9.]+) s", "--out", (dir.path() / "s.jsonl").string(),
-                         "--json", "--resamples", "1000"});
+                         "--json", "-", "--resamples", "1000"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = json::parse(r.out);
   EXPECT_DOUBLE_EQ(j["delta"]["mean"].get<double>(), 0.5);
@@ -45,7 +45,7 @@ TEST(EngineCli, MetricWrittenToAFileIsReReadAndStaleFilesAreRejected) {
   const auto r = run_ab({"run", "--base", fmt::format("printf '{{\"latency_ms\": 12.5}}' > '{}'", file),
                          "--candidate", fmt::format("printf '{{\"latency_ms\": 11.0}}' > '{}'", file), "--pairs", "4",
                          "--metric", fmt::format("latency(ms)=file:{}:json:latency_ms", file), "--out",
-                         (dir.path() / "f.jsonl").string(), "--json", "--resamples", "1000"});
+                         (dir.path() / "f.jsonl").string(), "--json", "-", "--resamples", "1000"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_DOUBLE_EQ(json::parse(r.out)["delta"]["mean"].get<double>(), 1.5);
 
@@ -68,7 +68,7 @@ TEST(EngineCli, PeakRssIsRecordedForEveryRun) {
   // The candidate's shell holds a 32 MB string: its peak RSS is at least that much larger.
   const auto r = run_ab({"run", "--base", "true", "--candidate",
                          "x=$(head -c 32000000 /dev/zero | tr '\\000' a); echo ${#x} > /dev/null", "--pairs", "3",
-                         "--metric", "wall", "--metric", "peak_rss", "--out", out.string(), "--json", "--resamples",
+                         "--metric", "wall", "--metric", "peak_rss", "--out", out.string(), "--json", "-", "--resamples",
                          "1000"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto runs = records(out, "run");
@@ -92,11 +92,14 @@ TEST(EngineCli, ThreeExportFilesInOneCall) {
   TempDir dir;
   const auto jf = dir.path() / "r.json", mf = dir.path() / "r.md", cf = dir.path() / "r.csv";
   const auto r = run_ab({"run", "--base", "sleep 0.01; echo n=1", "--candidate", "sleep 0.02; echo n=2", "--pairs",
-                         "4", "--metric", "wall", "--metric", "count=regex:n=([0-9])", "--out", (dir.path() / "e.jsonl").string(), "--json",
-                         "--resamples", "1000", "--export-json", jf.string(), "--export-markdown", mf.string(),
-                         "--export-csv", cf.string()});
+                         "4", "--metric", "wall", "--metric", "count=regex:n=([0-9])", "--out",
+                         (dir.path() / "e.jsonl").string(), "--resamples", "1000", "--json", jf.string(), "--markdown",
+                         mf.string(), "--csv", cf.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(json::parse(read_text(jf)), json::parse(r.out));
+  EXPECT_NE(r.out.find("Paired delta"), std::string::npos);  // the text report still goes to stdout
+  const auto j = json::parse(read_text(jf));
+  EXPECT_EQ(j["n"], 4);
+  EXPECT_EQ(j["comparisons"].size(), 2u);  // wall and count
   const auto md = read_text(mf);
   EXPECT_NE(md.find("| Statistic | Value |"), std::string::npos) << md;
   EXPECT_NE(md.find("Every arm against the base"), std::string::npos);
@@ -112,12 +115,13 @@ TEST(EngineCli, ThreeExportFilesInOneCall) {
     for (std::size_t k : {8u, 11u}) EXPECT_GT(std::stod(cells[k]), 0.0) << lines[i];
     EXPECT_EQ(cells[12], cells[2] == "base" ? "1" : "2");
   }
-  // `analyze` writes the same exports from the study file.
-  const auto jf2 = dir.path() / "again.json";
-  const auto a = run_ab({"analyze", (dir.path() / "e.jsonl").string(), "--resamples", "1000", "--export-json",
-                         jf2.string()});
+  // `analyze` writes the same files from the study file.
+  const auto jf2 = dir.path() / "again.json", cf2 = dir.path() / "again.csv";
+  const auto a = run_ab({"analyze", (dir.path() / "e.jsonl").string(), "--resamples", "1000", "--json", jf2.string(),
+                         "--csv", cf2.string()});
   ASSERT_EQ(a.exit_code, 0) << a.err;
-  EXPECT_EQ(json::parse(read_text(jf2)), json::parse(read_text(jf)));
+  EXPECT_EQ(json::parse(read_text(jf2)), j);
+  EXPECT_EQ(read_text(cf2), read_text(cf));
 }
 
 TEST(EngineCli, ThreeArmStudyComparesEachCandidateWithTheBase) {
@@ -125,7 +129,7 @@ TEST(EngineCli, ThreeArmStudyComparesEachCandidateWithTheBase) {
   const auto out = dir.path() / "three.jsonl";
   const auto r = run_ab({"run", "--base", "echo t=10", "--candidate", "echo t=8", "--candidate", "echo t=10",
                          "--name", "main", "--name", "fast", "--name", "same", "--metric", "t(ms)=regex:t=([0-9]+)",
-                         "--pairs", "6", "--out", out.string(), "--json", "--resamples", "1000"});
+                         "--pairs", "6", "--out", out.string(), "--json", "-", "--resamples", "1000"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = json::parse(r.out);
   ASSERT_EQ(j["arms"].size(), 3u);
