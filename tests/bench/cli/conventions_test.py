@@ -7,7 +7,8 @@
     never a boolean --json / --markdown; every JSON written carries a schema;
   * CUDA-only flags on the host backend: exit 2 with one message.
 
-usage: conventions_test.py COLL MOE ATTN AB GATE REPORT DATA_DIR
+usage: conventions_test.py COLL MOE ATTN AB GATE REPORT DATA_DIR [DEVELOPER_BINARY...]
+(developer binaries: --version only)
 """
 import json
 import os
@@ -17,6 +18,7 @@ import sys
 import tempfile
 
 coll, moe, attn, ab, gate, report, data = sys.argv[1:8]
+developer = sys.argv[8:]
 binaries = {"layerbench-coll": coll, "layerbench-moe": moe, "layerbench-attn": attn, "layerbench-ab": ab,
             "layerbench-gate": gate, "layerbench-report": report}
 mpi_binaries = {"layerbench-coll", "layerbench-moe", "layerbench-attn"}
@@ -45,6 +47,11 @@ for name, exe in binaries.items():
     rc, out, err = run(exe, "--help")
     expect(rc == 0, f"{name} --help: rc {rc} {err[-300:]}")
     helps[name] = out
+for exe in developer:
+    name = os.path.basename(exe)
+    rc, out, err = run(exe, "--version")
+    expect(rc == 0 and re.match(rf"{name} \d+\.\d+\.\d+ \(git \S+\)\nbuilt with: CUDA ", out),
+           f"{name} --version: rc {rc}, {out!r} {err[-300:]!r}")
 for sub in ("analyze", "plan", "run"):
     rc, out, err = run(ab, sub, "--help")
     expect(rc == 0, f"layerbench-ab {sub} --help: rc {rc} {err[-300:]}")
