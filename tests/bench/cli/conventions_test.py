@@ -13,6 +13,7 @@ usage: conventions_test.py COLL MOE ATTN AB GATE REPORT DATA_DIR [DEVELOPER_BINA
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -124,6 +125,18 @@ for exe, args in [(coll, ["--graph"]), (coll, ["--comm-alloc", "--nvlink-centric
     rc, out, err = run(exe, "--backend", "host", *args, "-b", "8", "-e", "8")
     expect(rc == 2 and "only the CUDA backend uses" in err and err.count("\n") <= 2,
            f"{os.path.basename(exe)} {args} on host: rc {rc} {err!r}")
+
+# GPU-sized defaults on the host backend: a warning that names the flags that shrink them, before
+# any work (the run itself would take hours here, so it is stopped once the warning is read).
+for exe, args, flag in [(moe, [], "--tokens"), (attn, ["--topologies", "cp1"], "--seqs")]:
+    p = subprocess.Popen([exe, "--backend", "host", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True, start_new_session=True)
+    try:
+        line = p.stderr.readline()
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+    expect("GPU-sized" in line and flag in line, f"{os.path.basename(exe)} default geometry on host: {line!r}")
 
 if failures:
     print("FAILED:\n  " + "\n  ".join(failures))
