@@ -1,6 +1,7 @@
 // `--ab metadata`: an in-process interleaved A/B of an L-layer stack. Each pair times both arms
 // back to back (order alternating between pairs, so slow drift and order effects cancel),
 // host clock around the whole stack with a device sync, barrier-aligned, rank-max.
+#include "bench/cli/progress.hpp"
 #include "collectives/error.hpp"
 #include "bench/moe/profile.hpp"
 #include "bench/moe/report.hpp"
@@ -13,6 +14,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <optional>
 
 namespace layerbench::moe {
 
@@ -49,6 +51,8 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c,
   std::vector<double> base, cand;
   std::vector<std::string> order;
   std::uint64_t base_exchanges = 0, cand_exchanges = 0;
+  std::optional<cli::Progress> progress;
+  if (w.rank() == 0) progress.emplace("metadata A/B", static_cast<std::size_t>(c.pairs));
   for (int i = 0; i < c.pairs; ++i) {
     const bool base_first = i % 2 == 0;
     for (int k = 0; k < 2; ++k) {
@@ -59,6 +63,7 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c,
       (reuse ? cand : base).push_back(ms);
     }
     order.push_back(base_first ? "AB" : "BA");
+    if (progress) progress->step(fmt::format("pair {}", i));
   }
   // The exchanges reuse removes per stack, priced at the exchange's own isolated cost (scalar
   // all_gather + host read on an idle device), with the bootstrap interval of its median. An
