@@ -9,12 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "bench/ab/amount.hpp"
 #include "bench/ab/diagnostics.hpp"
 #include "bench/ab/errors.hpp"
 #include "bench/ab/input.hpp"
 #include "bench/ab/report.hpp"
 #include "bench/ab/runner.hpp"
 #include "stats/power.hpp"
+#include "stats/sequential.hpp"
 
 namespace layerbench::ab {
 namespace {
@@ -197,7 +199,21 @@ int run_cli(int argc, char** argv) {
   auto* run_cmd = app.add_subcommand("run", "run an interleaved, resumable A/B study of two shell commands");
   run_cmd->add_option("--base", c.base, "base command (run through /bin/sh -c)")->required();
   run_cmd->add_option("--candidate", c.candidate, "candidate command")->required();
-  run_cmd->add_option("--pairs", c.pairs, "number of pairs")->required();
+  std::size_t max_pairs = 0;
+  bool sequential = false;
+  std::string equivalence;
+  double tune_pairs = 10;
+  auto* pairs_opt = run_cmd->add_option("--pairs", c.pairs, "number of pairs (fixed-n study)");
+  run_cmd->add_flag("--sequential", sequential,
+                    "stop as soon as an always-valid confidence sequence decides: it excludes 0 (effect), lies "
+                    "inside +-equivalence, or --max-pairs is reached");
+  auto* max_opt = run_cmd->add_option("--max-pairs", max_pairs, "cap of a --sequential study");
+  run_cmd->add_option("--equivalence", equivalence,
+                      "--sequential: stop when the interval lies inside +-E (5% of the base mean, or a number in "
+                      "the metric's unit)");
+  run_cmd->add_option("--tune-pairs", tune_pairs, "--sequential: pairs at which the interval is tightest")
+      ->capture_default_str();
+  pairs_opt->excludes(max_opt);
   run_cmd->add_option("--warmup", c.warmup, "unrecorded warm-up rounds of both arms");
   run_cmd->add_option("--order", c.order, "alternate (AB, BA, ...), fixed (AB) or random (seeded)");
   run_cmd->add_option("--metric", c.metric, "wall | user | regex:PATTERN | json:KEY");
@@ -225,6 +241,30 @@ int run_cli(int argc, char** argv) {
     run_opts.analysis = to_options(run_flags);
     run_opts.format = format_of(run_flags);
     c.seed = run_flags.seed;
+    if (sequential) {
+      if (max_pairs == 0) throw InputError("--sequential needs --max-pairs N (the cap)");
+      if (!(tune_pairs >= 1) || !std::isfinite(tune_pairs)) {
+        throw InputError(fmt::format("--tune-pairs {}: must be at least 1", tune_pairs));
+      }
+      stats::SequentialDesign d;
+      d.alpha = std::round((1 - run_opts.analysis.confidence) * 1e12) / 1e12;  // 0.05, not 0.050000000000000044
+      d.tune_pairs = tune_pairs;
+      d.tau = stats::tau_for_pairs(tune_pairs, d.alpha);
+      if (!equivalence.empty()) {
+        const auto e = parse_amount(equivalence, "--equivalence");
+        if (!(e.value > 0)) throw InputError(fmt::format("--equivalence {}: must be positive", equivalence));
+        d.equivalence = e.value;
+        d.equivalence_relative = e.relative;
+      }
+      d.max_pairs = max_pairs;
+      c.pairs = max_pairs;
+      c.sequential = d;
+    } else {
+      if (max_pairs != 0 || !equivalence.empty()) {
+        throw InputError("--max-pairs and --equivalence belong to --sequential studies");
+      }
+      if (c.pairs == 0 && !*pairs_opt) throw InputError("--pairs N is required (or --sequential --max-pairs N)");
+    }
     return run_study(run_opts);
   } catch (const InputError& e) {
     std::fprintf(stderr, "layerbench-ab: error: %s\n", e.what());

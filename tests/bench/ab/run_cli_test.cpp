@@ -20,55 +20,14 @@
 using layerbench::ab::testing::read_lines;
 using layerbench::ab::testing::read_text;
 using layerbench::ab::testing::run_ab;
+using layerbench::ab::testing::records;
+using layerbench::ab::testing::spawn_ab;
 using layerbench::ab::testing::TempDir;
+using layerbench::ab::testing::wait_exit;
+using layerbench::ab::testing::wait_for_lines;
 using nlohmann::json;
 
 namespace {
-
-std::vector<json> records(const std::filesystem::path& p, const char* type) {
-  std::vector<json> out;
-  for (const auto& line : read_lines(p)) {
-    const auto j = json::parse(line);
-    if (j.at("type") == type) out.push_back(j);
-  }
-  return out;
-}
-
-// Starts layerbench-ab in the background with stdout/stderr to files; returns its pid.
-pid_t spawn_ab(const std::vector<std::string>& args, const std::filesystem::path& dir) {
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::chdir(dir.c_str());
-    const int out = ::open("bg.out", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int err = ::open("bg.err", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(out, STDOUT_FILENO);
-    ::dup2(err, STDERR_FILENO);
-    std::string binary = LAYERBENCH_AB_BINARY;
-    std::vector<std::string> copy = args;
-    std::vector<char*> argv{binary.data()};
-    for (auto& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(binary.c_str(), argv.data());
-    ::_exit(127);
-  }
-  return pid;
-}
-
-// Waits until the study has at least `lines` lines (or 60 s pass).
-void wait_for_lines(const std::filesystem::path& p, std::size_t lines) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (std::filesystem::exists(p) && read_lines(p).size() >= lines) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  FAIL() << "study never reached " << lines << " lines";
-}
-
-int wait_exit(pid_t pid) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 // A command that prints the next value of a fixed list on each call: a deterministic metric.
 std::string sequence_command(const std::filesystem::path& dir) {
