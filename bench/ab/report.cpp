@@ -162,6 +162,7 @@ json analysis_json(const stats::PairedAnalysis& a, const stats::PairedOptions& o
                         {"severity", stats::to_string(x.severity)}});
   }
   json j = {
+      {"schema", "layerbench-ab-analysis/1"},
       {"n", a.n},
       {"base", arm(a.base)},
       {"candidate", arm(a.candidate)},

@@ -4,6 +4,7 @@
 // (2 FLOP per MAC of the GEMM over live rows; tile padding not counted): the gate/up kernels
 // and, on Hopper, the down kernel (checked against an fp64 product of sampled rows first).
 //   layerbench-moe-kernels [--experts 1536] [--mean-rows 352] [--d 256] [--inter 1280]
+#include "bench/cli/app.hpp"
 #include "collectives/cuda_internal.hpp"
 #include "collectives/device.hpp"
 #include "collectives/types.hpp"
@@ -26,6 +27,7 @@ using namespace layerbench::moe;
 
 int main(int argc, char** argv) {
   CLI::App app{"layerbench-moe-kernels: the fused expert gate/up + SwiGLU7 kernels on one GPU"};
+  layerbench::cli::init_app(app, "layerbench-moe-kernels");
   std::int64_t experts = 1536, mean_rows = 352, d = 256, inter = 1280;
   int iterations = 30, warmup = 5;
   double spread = 0.3;

@@ -2,6 +2,8 @@
 // persistent buffers (filled by a checked forward first), rank-max samples.
 #include "bench/moe/profile.hpp"
 
+#include "bench/cli/progress.hpp"
+
 #include "collectives/error.hpp"
 #include "moe/expert_check.hpp"
 #include "moe/init.hpp"
@@ -15,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 
 namespace layerbench::moe {
 
@@ -44,9 +47,9 @@ void add_flags(CLI::App& app, RunConfig& c) {
   help += " the kernel-study variants are timed by layerbench-moe-kernels";
   std::vector<std::string> names;
   for (const auto& [name, path] : paths) names.push_back(name);
-  app.add_option_function<std::string>(
+  harness::mark_cuda_only(app.add_option_function<std::string>(
          "--expert-gemm", [&c, paths](const std::string& s) { c.expert_gemm = paths.at(s); }, help)
-      ->check(CLI::IsMember(names));
+      ->check(CLI::IsMember(names)));
   app.add_option("--dense-gemm-size", c.dense_gemm_size, "reference dense GEMM M=N=K (0: auto)");
   app.add_flag("--skip-check", c.skip_check, "skip the pre-timing consistency check");
   app.add_option("--what-if", c.what_if, "what-if (critical-path) profile of these components inside the --layers "
@@ -152,6 +155,10 @@ int run(harness::Context& ctx, const RunConfig& c) {
   std::string telemetry_status;
   const auto sampler = make_sampler(c, world, &telemetry_status);
   std::vector<ComponentResult> comps;
+  // Every component below, and the dense reference.
+  const std::size_t n_components = 13 + (sp ? 4 : 0) + (c.layers > 1 ? 2 : 0);
+  std::optional<cli::Progress> progress;
+  if (world.rank() == 0) progress.emplace("profile", n_components);
   auto add = [&](const std::string& name, const std::function<void(Stream)>& body, Clock clock,
                  bool in_layer, double flops = 0, double bytes = 0) {
     ComponentResult r;
@@ -159,6 +166,7 @@ int run(harness::Context& ctx, const RunConfig& c) {
     const double t0 = telemetry::Sampler::now();
     r.m = runner.time(name, body, clock);
     r.telemetry = window_covariates(world, sampler.get(), t0, telemetry::Sampler::now());
+    if (progress) progress->step(name);
     r.m.group = c.layout;
     r.in_layer = in_layer;
     r.flops = flops;
@@ -261,6 +269,7 @@ int run(harness::Context& ctx, const RunConfig& c) {
     dense.m = runner.time("dense_gemm_reference", [&](Stream st) {
       layer.ops().linear(A.data(), B.data(), C.data(), {.m = g, .n = g, .k = g, .lda = g, .ldw = g, .ldc = g}, false, st);
     });
+    if (progress) progress->step("dense_gemm_reference");
     dense.size = g;
     dense.flops = gemm_flops(static_cast<double>(g), static_cast<double>(g), static_cast<double>(g));
   }

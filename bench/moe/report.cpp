@@ -224,8 +224,8 @@ void finish_report(harness::Context& ctx, const harness::Runner& runner, Profile
                            {"seed", c.common.seed}};
   const auto doc = harness::make_document(ctx, runner, config, results, extra);
   if (ctx.is_root()) {
-    std::fputs(md.c_str(), stdout);
-    std::fflush(stdout);
+    std::fputs(md.c_str(), harness::text_stream(c.common));
+    std::fflush(harness::text_stream(c.common));
   }
   harness::write_outputs(ctx, c.common, doc, results, md);
 }

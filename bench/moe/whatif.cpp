@@ -1,5 +1,6 @@
 #include "bench/moe/whatif.hpp"
 
+#include "bench/cli/progress.hpp"
 #include "bench/moe/profile.hpp"
 #include "collectives/error.hpp"
 #include "stats/prediction.hpp"
@@ -97,6 +98,8 @@ std::vector<harness::WhatIfResult> run_what_ifs(MoeLayer& layer, const void* x, 
   o.levels_us = c.what_if_levels;
   o.rounds = c.what_if_rounds;
   const int L = c.layers;
+  std::optional<cli::Progress> bar;  // one step per what-if round
+  if (w.rank() == 0) bar.emplace("what-if", targets.size() * static_cast<std::size_t>(o.rounds));
   for (const auto& t : targets) {
     auto max_ms = [&](double ms) {
       w.control_max(std::span<double>(&ms, 1));
@@ -123,10 +126,12 @@ std::vector<harness::WhatIfResult> run_what_ifs(MoeLayer& layer, const void* x, 
     const auto* comp = find(comps, t.component);
     const std::vector<double> cost = comp ? comp->m.samples_ms : std::vector<double>{};
     auto progress = [&](int round, int rounds) {
-      if (w.rank() == 0) std::fprintf(stderr, "[moe] what-if %s: round %d/%d\n", t.name().c_str(), round + 1, rounds);
+      if (bar && round > 0) bar->step(fmt::format("{} round {}/{}", t.name(), round, rounds));
     };
     out.push_back(harness::run_what_if(o, t, L, c.moe_layers, cost, calibrate, stack, sampler, progress));
+    if (bar) bar->step(fmt::format("{} round {}/{}", t.name(), o.rounds, o.rounds));
   }
+  if (bar) bar->finish();
   layer.set_delay_hook(nullptr);
   return out;
 }

@@ -42,7 +42,7 @@ TEST(SequentialCli, RealDifferenceStopsEarlyWithTheRightSign) {
   for (int attempt = 0; attempt < 5; ++attempt) {
     std::filesystem::remove(out);
     const auto r = run_ab({"run", "--base", "sleep 0.03", "--candidate", "sleep 0.02", "--sequential", "--max-pairs",
-                           "60", "--out", out.string(), "--json", "--resamples", "2000"});
+                           "60", "--out", out.string(), "--json", "-", "--resamples", "2000"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     j = json::parse(r.out);
     if (j["sequential"]["stop"] == "effect") break;
@@ -59,7 +59,7 @@ TEST(SequentialCli, RealDifferenceStopsEarlyWithTheRightSign) {
   EXPECT_TRUE(header["sequential"].is_object());
 
   // The markdown carries the stop too, and `analyze` reads the same stop back from the file.
-  const auto md = run_ab({"analyze", out.string(), "--markdown", "--resamples", "2000"});
+  const auto md = run_ab({"analyze", out.string(), "--markdown", "-", "--resamples", "2000"});
   ASSERT_EQ(md.exit_code, 0) << md.err;
   EXPECT_NE(md.out.find(fmt::format("Sequential stop after {} pairs: effect", s["pairs"].get<int>())),
             std::string::npos) << md.out;
@@ -73,7 +73,7 @@ TEST(SequentialCli, AAStudyStopsOnEquivalence) {
   for (int attempt = 0; attempt < 3; ++attempt) {  // an A/A study errs (stops on "effect") <= 5% of the time
     std::filesystem::remove(out);
     const auto r = run_ab({"run", "--base", "sleep 0.05", "--candidate", "sleep 0.05", "--sequential",
-                           "--equivalence", "5%", "--max-pairs", "300", "--out", out.string(), "--json",
+                           "--equivalence", "5%", "--max-pairs", "300", "--out", out.string(), "--json", "-",
                            "--resamples", "2000"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     j = json::parse(r.out);
@@ -113,7 +113,7 @@ TEST(SequentialCli, KilledAndResumedStudyStopsWhereAnUninterruptedOneDoes) {
         "run", "--base", pair_value_command(dir.path(), "base.txt"), "--candidate",
         pair_value_command(dir.path(), "candidate.txt"), "--metric", "regex:value=([0-9.]+)",
         "--sequential", "--equivalence", "1%", "--max-pairs", "150", "--order", "random", "--seed", "5", "--out",
-        (dir.path() / study).string(), "--json", "--resamples", "2000"};
+        (dir.path() / study).string(), "--json", "-", "--resamples", "2000"};
   };
   const auto whole = run_ab(args_for("whole.jsonl"));
   ASSERT_EQ(whole.exit_code, 0) << whole.err;
