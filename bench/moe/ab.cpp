@@ -1,6 +1,7 @@
 // `--ab metadata`: an in-process interleaved A/B of an L-layer stack. Each pair times both arms
 // back to back (order alternating between pairs, so slow drift and order effects cancel),
 // host clock around the whole stack with a device sync, barrier-aligned, rank-max.
+#include "bench/cli/progress.hpp"
 #include "collectives/error.hpp"
 #include "bench/moe/profile.hpp"
 #include "bench/moe/report.hpp"
@@ -11,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <optional>
 
 namespace layerbench::moe {
 
@@ -51,6 +53,8 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::v
   std::vector<ab::RunCovariates> base_tel, cand_tel;
   std::vector<std::string> order;
   std::uint64_t base_exchanges = 0, cand_exchanges = 0;
+  std::optional<cli::Progress> progress;
+  if (w.rank() == 0) progress.emplace("metadata A/B", static_cast<std::size_t>(c.pairs));
   for (int i = 0; i < c.pairs; ++i) {
     const bool base_first = i % 2 == 0;
     for (int k = 0; k < 2; ++k) {
@@ -62,6 +66,7 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::v
       (reuse ? cand_tel : base_tel).push_back(last);
     }
     order.push_back(base_first ? "AB" : "BA");
+    if (progress) progress->step(fmt::format("pair {}", i));
   }
   // The prediction: the exchange's what-if (critical-path fraction x isolated cost x the
   // exchanges reuse removes per stack), with its interval. Beside it, for reference only, the
