@@ -4,11 +4,15 @@
 #include "collectives/error.hpp"
 #include "bench/moe/profile.hpp"
 #include "bench/moe/report.hpp"
+#include "reports/sequential.hpp"
+#include "stats/amount.hpp"
 #include "stats/paired.hpp"
+#include "stats/sequential.hpp"
 
 #include <fmt/format.h>
 
 #include <chrono>
+#include <optional>
 
 namespace layerbench::moe {
 
@@ -45,7 +49,16 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c,
   std::vector<double> base, cand;
   std::vector<std::string> order;
   std::uint64_t base_exchanges = 0, cand_exchanges = 0;
-  for (int i = 0; i < c.pairs; ++i) {
+  // --ab-sequential: every rank sees the same rank-max times, so every rank reaches the same stop.
+  std::optional<stats::SequentialResult> seq;
+  stats::SequentialDesign design;
+  design.max_pairs = static_cast<std::size_t>(c.pairs);
+  if (!c.ab_equivalence.empty()) {
+    const auto e = *stats::parse_amount(c.ab_equivalence);  // validated with the run configuration
+    design.equivalence = e.value;
+    design.equivalence_relative = e.relative;
+  }
+  for (int i = 0; i < c.pairs && !(seq && seq->stop != stats::SequentialStop::running); ++i) {
     const bool base_first = i % 2 == 0;
     for (int k = 0; k < 2; ++k) {
       const bool reuse = base_first ? k == 1 : k == 0;
@@ -55,12 +68,14 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c,
       (reuse ? cand : base).push_back(ms);
     }
     order.push_back(base_first ? "AB" : "BA");
+    if (c.ab_sequential) seq = stats::sequential_decision(base, cand, design);
   }
+  const int pairs = static_cast<int>(base.size());
   // The exchanges reuse removes per stack, priced at the exchange's own isolated cost (scalar
   // all_gather + host read on an idle device). An estimate, not a bound: inside a stack the
   // host read also drains the GPU queue, which the isolated figure leaves out.
   const auto* ex = find(comps, "seq_size_exchange");
-  const double saved_per_stack = double(base_exchanges - cand_exchanges) / c.pairs;
+  const double saved_per_stack = double(base_exchanges - cand_exchanges) / pairs;
   const double exchange_estimate = ex ? median_ms(*ex) * saved_per_stack : 0.0;
 
   const auto* pe = find(comps, "moe_per_layer_exchange");
@@ -71,20 +86,22 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c,
   AbResult r;
   r.json = {{"study", "metadata"},
             {"layers", L},
-            {"pairs", c.pairs},
+            {"pairs", pairs},
             {"base", "per-layer sequence-size exchange"},
             {"candidate", "reused split sizes"},
             {"order", order},
             {"base_ms", base},
             {"candidate_ms", cand},
-            {"scalar_exchanges_base_per_stack", double(base_exchanges) / c.pairs},
-            {"scalar_exchanges_candidate_per_stack", double(cand_exchanges) / c.pairs},
+            {"scalar_exchanges_base_per_stack", double(base_exchanges) / pairs},
+            {"scalar_exchanges_candidate_per_stack", double(cand_exchanges) / pairs},
             {"predicted_delta_ms", predicted},
             {"exchange_cost_estimate_ms", exchange_estimate}};
+  if (seq) r.json["sequential"] = reports::sequential_json(*seq);
   std::string md = fmt::format(
       "\n### Metadata A/B: {}-layer stack, {} interleaved pairs (base = per-layer exchange, "
       "candidate = reused split sizes)\n\n",
-      L, c.pairs);
+      L, pairs);
+  if (seq) md += stats::sequential_summary(*seq) + " " + stats::sequential_fixed_n_note() + "\n\n";
   try {
     stats::PairedOptions o;
     o.predicted = predicted;
@@ -133,7 +150,7 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c,
       md += fmt::format("| exchange cost x {:g} saved exchanges | {:+.4f} ms, measured mean / estimate = {:.2f} |\n",
                         saved_per_stack, exchange_estimate, an.delta.mean / exchange_estimate);
     md += fmt::format("| scalar exchanges per stack | base {}, candidate {} |\n",
-                      double(base_exchanges) / c.pairs, double(cand_exchanges) / c.pairs);
+                      double(base_exchanges) / pairs, double(cand_exchanges) / pairs);
     for (const auto& g : an.guidance) md += "\n- " + g;
     md += "\n";
   } catch (const std::exception& e) {
