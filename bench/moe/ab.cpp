@@ -1,6 +1,7 @@
 // `--ab metadata`: an in-process interleaved A/B of an L-layer stack. Each pair times both arms
 // back to back (order alternating between pairs, so slow drift and order effects cancel),
 // host clock around the whole stack with a device sync, barrier-aligned, rank-max.
+#include "bench/cli/progress.hpp"
 #include "collectives/error.hpp"
 #include "bench/moe/profile.hpp"
 #include "bench/moe/report.hpp"
@@ -58,6 +59,8 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c,
     design.equivalence = e.value;
     design.equivalence_relative = e.relative;
   }
+  std::optional<cli::Progress> progress;
+  if (w.rank() == 0) progress.emplace("metadata A/B", static_cast<std::size_t>(c.pairs));
   for (int i = 0; i < c.pairs && !(seq && seq->stop != stats::SequentialStop::running); ++i) {
     const bool base_first = i % 2 == 0;
     for (int k = 0; k < 2; ++k) {
@@ -68,6 +71,7 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c,
       (reuse ? cand : base).push_back(ms);
     }
     order.push_back(base_first ? "AB" : "BA");
+    if (progress) progress->step(fmt::format("pair {}", i));
     if (c.ab_sequential) seq = stats::sequential_decision(base, cand, design);
   }
   const int pairs = static_cast<int>(base.size());

@@ -52,7 +52,8 @@ void add_flags(CLI::App& app, RunConfig& c) {
   for (const auto& [name, path] : paths) names.push_back(name);
   harness::mark_cuda_only(app.add_option_function<std::string>(
          "--expert-gemm", [&c, paths](const std::string& s) { c.expert_gemm = paths.at(s); }, help)
-      ->check(CLI::IsMember(names)));
+      ->check(CLI::IsMember(names))
+      ->default_str("auto"));
   app.add_option("--dense-gemm-size", c.dense_gemm_size, "reference dense GEMM M=N=K (0: auto)");
   app.add_flag("--skip-check", c.skip_check, "skip the pre-timing consistency check");
 }
