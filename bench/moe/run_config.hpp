@@ -26,6 +26,14 @@ struct RunConfig {
   ExpertPath expert_gemm = ExpertPath::automatic;  // cuda; the flag offers the profile's paths
   std::int64_t dense_gemm_size = 0;  // 0 = 8192 on cuda, 256 on host
   bool skip_check = false;
+  // What-if profile: components to delay inside the --layers stack ("a,b@begin"), delay levels
+  // (microseconds per instance) and rounds.
+  std::string what_if;
+  std::vector<double> what_if_levels = {0, 10, 20, 40};
+  int what_if_rounds = 8;
+  std::string telemetry = "auto";     // auto (gpu on the cuda backend) | gpu | off
+  double telemetry_period_ms = 10;
+  double framework_exchange_ms = 0;   // a framework's exchange, measured elsewhere (0: not given)
 };
 
 // Checks that do not need the world size (UsageError).
