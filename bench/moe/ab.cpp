@@ -6,8 +6,11 @@
 #include "bench/moe/profile.hpp"
 #include "bench/moe/report.hpp"
 #include "bench/moe/whatif.hpp"
+#include "reports/sequential.hpp"
+#include "stats/amount.hpp"
 #include "stats/paired.hpp"
 #include "stats/prediction.hpp"
+#include "stats/sequential.hpp"
 
 #include <fmt/format.h>
 
@@ -53,9 +56,18 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::v
   std::vector<ab::RunCovariates> base_tel, cand_tel;
   std::vector<std::string> order;
   std::uint64_t base_exchanges = 0, cand_exchanges = 0;
+  // --ab-sequential: every rank sees the same rank-max times, so every rank reaches the same stop.
+  std::optional<stats::SequentialResult> seq;
+  stats::SequentialDesign design;
+  design.max_pairs = static_cast<std::size_t>(c.pairs);
+  if (!c.ab_equivalence.empty()) {
+    const auto e = *stats::parse_amount(c.ab_equivalence);  // validated with the run configuration
+    design.equivalence = e.value;
+    design.equivalence_relative = e.relative;
+  }
   std::optional<cli::Progress> progress;
   if (w.rank() == 0) progress.emplace("metadata A/B", static_cast<std::size_t>(c.pairs));
-  for (int i = 0; i < c.pairs; ++i) {
+  for (int i = 0; i < c.pairs && !(seq && seq->stop != stats::SequentialStop::running); ++i) {
     const bool base_first = i % 2 == 0;
     for (int k = 0; k < 2; ++k) {
       const bool reuse = base_first ? k == 1 : k == 0;
@@ -67,13 +79,15 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::v
     }
     order.push_back(base_first ? "AB" : "BA");
     if (progress) progress->step(fmt::format("pair {}", i));
+    if (c.ab_sequential) seq = stats::sequential_decision(base, cand, design);
   }
+  const int pairs = static_cast<int>(base.size());
   // The prediction: the exchange's what-if (critical-path fraction x isolated cost x the
   // exchanges reuse removes per stack), with its interval. Beside it, for reference only, the
   // two estimates earlier profiles printed (the exchange's full isolated cost, and the
   // difference of two separately timed MoE medians), neither of which knows the critical path.
   const auto* ex = find(comps, "seq_size_exchange");
-  const double saved_per_stack = double(base_exchanges - cand_exchanges) / c.pairs;
+  const double saved_per_stack = double(base_exchanges - cand_exchanges) / pairs;
   const double exchange_estimate = ex ? median_ms(*ex) * saved_per_stack : 0.0;
   const auto* pe = find(comps, "moe_per_layer_exchange");
   const auto* ru = find(comps, "moe_reused_split_sizes");
@@ -84,20 +98,22 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::v
   AbResult r;
   r.json = {{"study", "metadata"},
             {"layers", L},
-            {"pairs", c.pairs},
+            {"pairs", pairs},
             {"base", "per-layer sequence-size exchange"},
             {"candidate", "reused split sizes"},
             {"order", order},
             {"base_ms", base},
             {"candidate_ms", cand},
-            {"scalar_exchanges_base_per_stack", double(base_exchanges) / c.pairs},
-            {"scalar_exchanges_candidate_per_stack", double(cand_exchanges) / c.pairs},
+            {"scalar_exchanges_base_per_stack", double(base_exchanges) / pairs},
+            {"scalar_exchanges_candidate_per_stack", double(cand_exchanges) / pairs},
             {"exchange_cost_estimate_ms", exchange_estimate},
             {"median_difference_estimate_ms", median_difference}};
+  if (seq) r.json["sequential"] = reports::sequential_json(*seq);
   std::string md = fmt::format(
       "\n### Metadata A/B: {}-layer stack, {} interleaved pairs (base = per-layer exchange, "
       "candidate = reused split sizes)\n\n",
-      L, c.pairs);
+      L, pairs);
+  if (seq) md += stats::sequential_summary(*seq) + " " + stats::sequential_fixed_n_note() + "\n\n";
   try {
     stats::PairedOptions o;
     o.resamples = 20000;
@@ -141,7 +157,7 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::v
     md += fmt::format("| Wilcoxon signed-rank | z = {:.2f}, p = {:.3g} |\n", an.wilcoxon.z, wp);
     md += fmt::format("| sign test | reuse faster in {}/{} pairs, p = {:.3g} |\n", an.sign.positive, an.sign.n, an.sign.p);
     md += fmt::format("| scalar exchanges per stack | base {}, candidate {} |\n",
-                      double(base_exchanges) / c.pairs, double(cand_exchanges) / c.pairs);
+                      double(base_exchanges) / pairs, double(cand_exchanges) / pairs);
     // Every exchange what-if's prediction, checked against the measured delta.
     nlohmann::json pj = nlohmann::json::array();
     for (const auto& pr : preds) {

@@ -36,7 +36,11 @@ void add_flags(CLI::App& app, RunConfig& c) {
   app.add_option("--layers", c.layers, "stack depth for the stack figures and --ab");
   app.add_option("--moe-layers", c.moe_layers, "MoE layers per forward (derived lines)");
   app.add_option("--ab", c.ab, "metadata: interleaved A/B, per-layer exchange vs reused splits");
-  app.add_option("--pairs", c.pairs, "A/B pairs");
+  app.add_option("--pairs", c.pairs, "A/B pairs (the cap with --ab-sequential)");
+  app.add_flag("--ab-sequential", c.ab_sequential,
+               "stop the A/B at the first pair where an always-valid confidence sequence excludes 0 or lies inside "
+               "+-equivalence (alpha 0.05)");
+  app.add_option("--ab-equivalence", c.ab_equivalence, "--ab-sequential: equivalence margin, 1% of the base or ms");
   std::map<std::string, ExpertPath> paths;
   std::string help = "cuda expert path:";
   for (const auto& e : kExpertPaths) {

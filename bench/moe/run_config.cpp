@@ -2,6 +2,7 @@
 
 #include "bench/harness/whatif.hpp"
 #include "collectives/error.hpp"
+#include "stats/amount.hpp"
 
 #include <fmt/format.h>
 
@@ -40,6 +41,16 @@ void validate(const RunConfig& c) {
   if (c.moe_layers < 1) throw UsageError("--moe-layers must be at least 1");
   if (!c.ab.empty() && c.ab != "metadata") throw UsageError("--ab accepts only 'metadata'");
   if (c.pairs < 2) throw UsageError("--pairs must be at least 2");
+  if ((c.ab_sequential || !c.ab_equivalence.empty()) && c.ab.empty()) {
+    throw UsageError("--ab-sequential and --ab-equivalence need --ab metadata");
+  }
+  if (!c.ab_equivalence.empty()) {
+    if (!c.ab_sequential) throw UsageError("--ab-equivalence needs --ab-sequential");
+    const auto e = stats::parse_amount(c.ab_equivalence);
+    if (!e || !(e->value > 0)) {
+      throw UsageError(fmt::format("--ab-equivalence {}: expected a positive percentage (1%) or ms", c.ab_equivalence));
+    }
+  }
   if (c.dense_gemm_size < 0) throw UsageError("--dense-gemm-size must be >= 0");
   harness::WhatIfOptions w;
   w.levels_us = c.what_if_levels;
