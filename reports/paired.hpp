@@ -57,8 +57,4 @@ std::string paired_markdown(const stats::PairedAnalysis& a, const stats::PairedO
 // The prediction block: value +- E, measured - predicted and measured / predicted with their
 // intervals, the verdict.
 nlohmann::json prediction_json(const stats::PredictedResult& p);
-// The "sequential" block: design, stop reason, pairs, interval (self-contained so that other
-// reports can attach it).
-nlohmann::json sequential_json(const stats::SequentialResult& s);
-
 }  // namespace layerbench::reports

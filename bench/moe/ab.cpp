@@ -5,10 +5,15 @@
 #include "collectives/error.hpp"
 #include "bench/moe/profile.hpp"
 #include "bench/moe/report.hpp"
+#include "bench/moe/whatif.hpp"
 #include "reports/paired.hpp"
+#include "reports/sequential.hpp"
 #include "reports/units.hpp"
 #include "stats/bootstrap.hpp"
+#include "stats/amount.hpp"
 #include "stats/paired.hpp"
+#include "stats/prediction.hpp"
+#include "stats/sequential.hpp"
 
 #include <fmt/format.h>
 
@@ -26,22 +31,25 @@ const reports::Measurement* find(const std::vector<ComponentResult>& v, const st
 }
 }  // namespace
 
-AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c,
-                const std::vector<ComponentResult>& comps) {
+AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::vector<ComponentResult>& comps,
+                const std::vector<harness::WhatIfResult>& what_ifs, const telemetry::Sampler* sampler) {
   Communicator& w = layer.ep();
   auto& dev = w.device();
   const Stream s = dev.compute_stream();
   Buffer a = layer.make_activation(), b = layer.make_activation();
   const int L = c.layers;
+  ab::RunCovariates last;  // telemetry of the last timed stack
   auto once = [&](bool reuse) {
     dev.synchronize(s);
     w.control_barrier();
+    const double w0 = telemetry::Sampler::now();
     const auto t0 = std::chrono::steady_clock::now();
     dev.copy(a.data(), x, a.bytes(), s);
     run_stack(layer, a.data(), b.data(), L, reuse, s);
     dev.synchronize(s);
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     w.control_max(std::span<double>(&ms, 1));
+    last = window_covariates(w, sampler, w0, telemetry::Sampler::now());
     return ms;
   };
   for (int i = 0; i < std::max(1, c.common.warmup); ++i) {
@@ -49,11 +57,21 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c,
     once(true);
   }
   std::vector<double> base, cand;
+  std::vector<ab::RunCovariates> base_tel, cand_tel;
   std::vector<std::string> order;
   std::uint64_t base_exchanges = 0, cand_exchanges = 0;
+  // --ab-sequential: every rank sees the same rank-max times, so every rank reaches the same stop.
+  std::optional<stats::SequentialResult> seq;
+  stats::SequentialDesign design;
+  design.max_pairs = static_cast<std::size_t>(c.pairs);
+  if (!c.ab_equivalence.empty()) {
+    const auto e = *stats::parse_amount(c.ab_equivalence);  // validated with the run configuration
+    design.equivalence = e.value;
+    design.equivalence_relative = e.relative;
+  }
   std::optional<cli::Progress> progress;
   if (w.rank() == 0) progress.emplace("metadata A/B", static_cast<std::size_t>(c.pairs));
-  for (int i = 0; i < c.pairs; ++i) {
+  for (int i = 0; i < c.pairs && !(seq && seq->stop != stats::SequentialStop::running); ++i) {
     const bool base_first = i % 2 == 0;
     for (int k = 0; k < 2; ++k) {
       const bool reuse = base_first ? k == 1 : k == 0;
@@ -61,41 +79,52 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c,
       const double ms = once(reuse);
       (reuse ? cand_exchanges : base_exchanges) += w.scalar_exchange_count() - n0;
       (reuse ? cand : base).push_back(ms);
+      (reuse ? cand_tel : base_tel).push_back(last);
     }
     order.push_back(base_first ? "AB" : "BA");
     if (progress) progress->step(fmt::format("pair {}", i));
+    if (c.ab_sequential) seq = stats::sequential_decision(base, cand, design);
   }
-  // The exchanges reuse removes per stack, priced at the exchange's own isolated cost (scalar
-  // all_gather + host read on an idle device), with the bootstrap interval of its median. An
-  // estimate, not a bound: inside a stack the host read also drains the GPU queue, which the
-  // isolated figure leaves out.
+  const int pairs = static_cast<int>(base.size());
+  // The prediction: the exchange's what-if (critical-path fraction x isolated cost x the
+  // exchanges reuse removes per stack), with its interval. Beside it, for reference only, the
+  // two estimates earlier profiles printed (the exchange's full isolated cost, and the
+  // difference of two separately timed MoE medians), neither of which knows the critical path.
   const auto* ex = find(comps, "seq_size_exchange");
-  const double saved_per_stack = double(base_exchanges - cand_exchanges) / c.pairs;
+  const double saved_per_stack = double(base_exchanges - cand_exchanges) / pairs;
   const ExchangeEstimate est = exchange_estimate(ex, saved_per_stack, c.confidence);
+  const auto* pe = find(comps, "moe_per_layer_exchange");
+  const auto* ru = find(comps, "moe_reused_split_sizes");
+  const double median_difference = pe && ru ? (median_ms(*pe) - median_ms(*ru)) * L : 0.0;
+  const double confidence = c.confidence;
+  const auto preds = exchange_predictions(what_ifs, saved_per_stack, confidence);
 
   AbResult r;
   r.json = {{"study", "metadata"},
             {"layers", L},
-            {"pairs", c.pairs},
+            {"pairs", pairs},
             {"base", "per-layer sequence-size exchange"},
             {"candidate", "reused split sizes"},
             {"order", order},
             {"base_ms", base},
             {"candidate_ms", cand},
-            {"scalar_exchanges_base_per_stack", double(base_exchanges) / c.pairs},
-            {"scalar_exchanges_candidate_per_stack", double(cand_exchanges) / c.pairs},
-            {"exchange_estimate", est.json}};
+            {"scalar_exchanges_base_per_stack", double(base_exchanges) / pairs},
+            {"scalar_exchanges_candidate_per_stack", double(cand_exchanges) / pairs},
+            {"exchange_estimate", est.json},
+            {"median_difference_estimate_ms", median_difference}};
+  if (seq) r.json["sequential"] = reports::sequential_json(*seq);
   std::string md = fmt::format(
       "\n### Metadata A/B: {}-layer stack, {} interleaved pairs (base = per-layer exchange, "
       "candidate = reused split sizes)\n\n",
-      L, c.pairs);
+      L, pairs);
+  if (seq) md += stats::sequential_summary(*seq) + " " + stats::sequential_fixed_n_note() + "\n\n";
   try {
     stats::PairedOptions o;
-    o.confidence = c.confidence;
     o.resamples = 20000;
-    if (est.valid) {
-      o.predicted = est.value;
-      o.predicted_half_width = est.half_width;
+    o.confidence = confidence;
+    if (!preds.empty()) {
+      o.predicted = preds.front().value;
+      o.predicted_half_width = preds.front().half_width;
     }
     const auto an = stats::analyze_paired(base, cand, o);
     reports::PairedContext ctx;
@@ -103,16 +132,42 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c,
     ctx.unit = "ms";
     ctx.base_label = "per-layer exchange";
     ctx.candidate_label = "reused split sizes";
-    reports::PairedBlock blk;
-    blk.key = "exchange_estimate";
-    blk.json = est.json;
-    if (est.valid)
-      blk.rows.emplace_back("prediction source", est.text);
-    blk.rows.emplace_back("scalar exchanges per stack", fmt::format("base {:g}, candidate {:g}", double(base_exchanges) / c.pairs,
-                                                                      double(cand_exchanges) / c.pairs));
-    ctx.blocks.push_back(std::move(blk));
+    // Every exchange what-if's prediction, checked against the measured delta (the first one is
+    // also the analysis' own "predicted" block).
+    reports::PairedBlock pb;
+    pb.key = "predictions";
+    pb.json = nlohmann::json::array();
+    const int level = static_cast<int>(std::lround(100 * confidence));
+    for (const auto& pr : preds) {
+      const auto& bm = an.bootstrap.mean.percentile;
+      const auto chk = stats::check_prediction(an.delta.mean, bm, an.delta.se, static_cast<double>(an.n - 1),
+                                               pr.value, pr.half_width, confidence);
+      pb.json.push_back({{"source", pr.source}, {"predicted_ms", pr.value}, {"predicted_ci_ms", {pr.ci.low, pr.ci.high}},
+                         {"half_width_ms", pr.half_width}, {"difference_ms", chk.difference},
+                         {"difference_ci_ms", {chk.difference_ci.low, chk.difference_ci.high}}, {"ratio", chk.ratio},
+                         {"ratio_ci", chk.ratio_bounded ? nlohmann::json{chk.ratio_ci.low, chk.ratio_ci.high} : nlohmann::json()},
+                         {"holds", chk.holds}, {"verdict", chk.verdict}});
+      pb.rows.emplace_back(fmt::format("predicted ({}: fraction x cost x {:g} exchanges)", pr.source, saved_per_stack),
+                           fmt::format("{}, {}% CI {}", reports::fmt_quantity_signed(pr.value, reports::Unit::ms),
+                                       level, reports::fmt_interval(pr.ci.low, pr.ci.high, reports::Unit::ms)));
+      pb.rows.emplace_back(fmt::format("measured - predicted ({})", pr.source),
+                           fmt::format("{}, {}% CI {}: {}", reports::fmt_quantity_signed(chk.difference, reports::Unit::ms),
+                                       level, reports::fmt_interval(chk.difference_ci.low, chk.difference_ci.high, reports::Unit::ms),
+                                       chk.holds ? "holds" : "fails"));
+    }
+    if (preds.empty()) pb.rows.emplace_back("predicted", "no exchange what-if (layout without the exchange)");
+    if (est.valid) pb.rows.emplace_back("for reference: exchange cost x exchanges saved (ignores the critical path)", est.text);
+    pb.rows.emplace_back("for reference: difference of the MoE medians x layers (no interval; ignores the critical path)",
+                         reports::fmt_quantity_signed(median_difference, reports::Unit::ms));
+    pb.rows.emplace_back("scalar exchanges per stack", fmt::format("base {:g}, candidate {:g}", double(base_exchanges) / pairs,
+                                                                     double(cand_exchanges) / pairs));
+    r.json["predictions"] = pb.json;
+    ctx.blocks.push_back(std::move(pb));
     r.json["analysis"] = reports::paired_json(an, o, ctx);
     md += reports::paired_markdown(an, o, ctx);
+    const auto tel = ab::compare_telemetry(base_tel, cand_tel, base, cand, o);
+    r.json["telemetry"] = ab::telemetry_json(tel);
+    if (tel.present) md += ab::telemetry_text(tel, true, "ms");
   } catch (const std::exception& e) {
     // The deltas are still in the JSON; say why there is no analysis.
     r.json["analysis_error"] = e.what();
