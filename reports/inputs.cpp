@@ -146,8 +146,9 @@ bool is_gbench_json(const nlohmann::json& doc) {
 
 ResultFile result_file_from_json(const nlohmann::json& doc, const std::string& path) {
   if (!is_layerbench_json(doc)) throw std::runtime_error(path + ": not a layerbench result file (schema layerbench/N)");
-  if (doc["schema"] != kSchema)
-    throw std::runtime_error(fmt::format("{}: unsupported schema {} (expected {})", path, doc["schema"].dump(), kSchema));
+  if (doc["schema"] != kSchema && doc["schema"] != "layerbench/2")
+    throw std::runtime_error(fmt::format("{}: unsupported schema {} (expected {} or {})", path, doc["schema"].dump(),
+                                         kSchema, "layerbench/2"));
   ResultFile f;
   f.path = path;
   f.binary = doc.value("binary", std::string{});
@@ -333,7 +334,7 @@ InputKind sniff_input(const std::string& path) {
     if (is_layerbench_json(doc)) return InputKind::layerbench_json;
     if (is_gbench_json(doc)) return InputKind::gbench_json;
     if (doc.is_object() && doc.contains("pair") && doc.contains("arm")) return InputKind::study_jsonl;
-    return InputKind::unknown;
+    return InputKind::other_json;
   } catch (const nlohmann::json::parse_error&) {
   }
   // Not one JSON document: JSON Lines if the first line is a complete object.

@@ -61,7 +61,7 @@ PairedStudy parse_study_csv(const std::string& text, const std::string& path);
 // "time_ms" -> "ms", "latency_s" -> "s", "x_us" -> "us"; otherwise "".
 std::string unit_of_metric(const std::string& metric);
 
-enum class InputKind { layerbench_json, gbench_json, study_jsonl, study_csv, unknown };
+enum class InputKind { layerbench_json, gbench_json, study_jsonl, study_csv, other_json, unknown };
 // Decides by content (first non-blank character and, for JSON, its keys), not by extension.
 InputKind sniff_input(const std::string& path);
 

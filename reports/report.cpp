@@ -60,10 +60,24 @@ Report build_report(const std::vector<std::string>& paths, const stats::PairedOp
       }
       case InputKind::study_jsonl:
       case InputKind::study_csv: r.sections.push_back(paired_study(load_study(path), options)); break;
-      case InputKind::gbench_json:
-        throw std::runtime_error(path + ": Google Benchmark JSON is compared with layerbench-gate, not reported");
+      case InputKind::gbench_json: r.sections.push_back(gbench_section(read_json_file(path), path)); break;
+      case InputKind::other_json: {
+        // A JSON document of another tool (e.g. torch's side-by-side figures beside a run): said,
+        // not guessed at.
+        const std::string why = path + ": skipped: a JSON document that is neither layerbench JSON (schema layerbench/N), "
+                                       "Google Benchmark JSON nor a paired study";
+        r.skipped.push_back(why);
+        break;
+      }
       case InputKind::unknown: throw std::runtime_error(path + ": not a layerbench result file or paired study");
     }
+  }
+  if (r.sections.empty()) throw std::runtime_error("no input could be reported (" + std::to_string(r.skipped.size()) + " skipped)");
+  if (!r.skipped.empty()) {
+    Section s;
+    s.title = "Skipped inputs";
+    s.notes = r.skipped;
+    r.sections.push_back(std::move(s));
   }
   return r;
 }

@@ -11,6 +11,7 @@ namespace layerbench::reports {
 struct Report {
   std::string title = "layerbench report";
   std::vector<Section> sections;
+  std::vector<std::string> skipped;  // one sentence per input that was not reported, and why
 };
 
 // Builds a report from files of any supported kind (layerbench JSON, study JSONL or CSV).

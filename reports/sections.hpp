@@ -28,6 +28,9 @@ Section component_profile(const ResultFile& file);
 Section collective_sweep(const ResultFile& file);
 Section topology_comparison(const ResultFile& file);
 Section results_table(const ResultFile& file);
+// Google Benchmark JSON (layerbench's --benchmark_format=json, or any GB binary): one row per
+// benchmark run and aggregate, times in the file's own unit.
+Section gbench_section(const nlohmann::json& doc, const std::string& path);
 Section paired_study(const PairedStudy& study, const stats::PairedOptions& options = {});
 
 // Attention components that are communication (collectives) vs the attention kernel itself.

@@ -2,6 +2,7 @@
 #include "reports/sections.hpp"
 
 #include "reports/svg.hpp"
+#include "reports/units.hpp"
 #include "stats/summary.hpp"
 
 #include <fmt/format.h>
@@ -276,6 +277,42 @@ std::vector<Section> result_sections(const ResultFile& file) {
   else if (attn) out.push_back(topology_comparison(file));
   else if (!file.results.empty() && file.components.empty()) out.push_back(results_table(file));
   return out;
+}
+
+Section gbench_section(const nlohmann::json& doc, const std::string& path) {
+  Section s;
+  s.title = "Google Benchmark results";
+  const auto& ctx = doc.value("context", nlohmann::json::object());
+  s.intro = fmt::format("Source: `{}`{}.", path,
+                        ctx.contains("executable") && ctx["executable"].is_string()
+                            ? ", " + ctx["executable"].get<std::string>()
+                            : std::string());
+  Table t;
+  t.title = "Google Benchmark results";
+  t.headers = {"benchmark", "run", "real time", "cpu time", "iterations", "bytes/s"};
+  t.align = {Align::left, Align::left};
+  auto scale_of = [](const std::string& u) { return u == "ns" ? 1e-6 : u == "us" ? 1e-3 : u == "s" ? 1e3 : 1.0; };
+  for (const auto& b : doc["benchmarks"]) {
+    if (!b.is_object()) continue;
+    const std::string run = b.value("run_type", std::string("iteration")) == "aggregate"
+                                ? b.value("aggregate_name", std::string("aggregate"))
+                                : "repetition " + std::to_string(b.value("repetition_index", 0));
+    const std::string unit = b.value("time_unit", std::string("ns"));
+    const bool pct = b.value("aggregate_unit", std::string("time")) == "percentage";
+    auto time_cell = [&](const char* key) {
+      if (!b.contains(key) || !b[key].is_number()) return std::string("—");
+      const double v = b[key].get<double>();
+      return pct ? fmt_share(v) : fmt_time(v * scale_of(unit));
+    };
+    t.add_row({b.value("name", std::string("?")), run, time_cell("real_time"), time_cell("cpu_time"),
+               fmt::format("{}", b.value("iterations", 0)),
+               b.contains("bytes_per_second") && b["bytes_per_second"].is_number()
+                   ? fmt_quantity(b["bytes_per_second"].get<double>(), Unit::bytes_per_s)
+                   : std::string("—")});
+  }
+  if (t.rows.empty()) throw std::runtime_error(path + ": no benchmarks to report");
+  s.tables.push_back(std::move(t));
+  return s;
 }
 
 }  // namespace layerbench::reports

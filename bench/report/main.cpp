@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
       throw std::invalid_argument(fmt::format("--confidence {:g}: must be in [0.5, 0.999]", options.confidence));
     auto report = layerbench::reports::build_report(files, options);
     report.title = title;
+    for (const auto& why : report.skipped) fmt::print(stderr, "layerbench-report: {}\n", why);
     for (const auto& path : layerbench::reports::write_report(report, out_dir)) fmt::print("wrote {}\n", path);
     return 0;
   } catch (const std::exception& e) {
