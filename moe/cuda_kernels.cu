@@ -4,6 +4,8 @@
 #include "moe/cuda_kernels.cuh"
 #include "moe/init.hpp"
 
+#include <cub/block/block_scan.cuh>
+
 namespace layerbench::moe::cuda {
 
 namespace {
@@ -212,7 +214,45 @@ __global__ void combine_kernel(const bf16* yd, const int* inv, const float* prob
   }
 }
 
+// One block: tile counts per expert, a block-wide scan (carried over blocks of 1024 experts),
+// then every expert writes its own tiles; the rest of the list is padded with empty tiles.
+constexpr int kTileThreads = 1024;
+__global__ void build_tiles_kernel(const int* __restrict__ counts, const int* __restrict__ offsets,
+                                   ExpertTile* __restrict__ tiles, int* __restrict__ n_out, int experts, int max_tiles) {
+  using Scan = cub::BlockScan<int, kTileThreads>;
+  __shared__ typename Scan::TempStorage tmp;
+  constexpr int R = static_cast<int>(kExpertTileRows);
+  int carry = 0;
+  for (int e0 = 0; e0 < experts; e0 += kTileThreads) {
+    const int e = e0 + static_cast<int>(threadIdx.x);
+    const int c = e < experts ? counts[e] : 0;
+    const int nt = (c + R - 1) / R;
+    int first = 0, total = 0;
+    Scan(tmp).ExclusiveSum(nt, first, total);
+    first += carry;
+    const std::int64_t row0 = e < experts ? offsets[e] : 0;
+    for (int i = 0; i < nt && first + i < max_tiles; ++i)
+      tiles[first + i] = ExpertTile{row0 + std::int64_t(i) * R, e, min(R, c - i * R)};
+    carry += total;
+    __syncthreads();  // the scan's storage is reused
+  }
+  for (int i = carry + static_cast<int>(threadIdx.x); i < max_tiles; i += kTileThreads) tiles[i] = ExpertTile{0, 0, 0};
+  if (threadIdx.x == 0) *n_out = carry;
+}
+
 }  // namespace
+
+std::int64_t max_expert_tiles(std::int64_t assignments, std::int64_t experts) {
+  return assignments / kExpertTileRows + std::min(assignments, experts) + 1;
+}
+
+void build_expert_tiles(const int* counts, const int* offsets, ExpertTile* tiles, int* n_tiles, std::int64_t experts,
+                        std::int64_t max_tiles, cudaStream_t s) {
+  LB_CHECK(max_tiles < (std::int64_t{1} << 31) && experts < (std::int64_t{1} << 31), "too many expert tiles");
+  build_tiles_kernel<<<1, kTileThreads, 0, s>>>(counts, offsets, tiles, n_tiles, static_cast<int>(experts),
+                                                static_cast<int>(max_tiles));
+  LB_CUDA_CHECK_LAUNCH();
+}
 
 void fill(void* dst, bool is_bf16, std::int64_t ld, std::uint64_t seed, std::uint32_t tensor,
           std::int64_t rows, std::int64_t cols, std::int64_t full_cols, std::int64_t row0,

@@ -67,8 +67,11 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], std::uint64_t 
 
 __global__ void __launch_bounds__(THREADS, 1)
     down_sm90_kernel(const __grid_constant__ CUtensorMap amap, const __grid_constant__ CUtensorMap wmap,
-                     bf16* __restrict__ yd, const ExpertTile* __restrict__ tiles, int n_tiles, int d, int ksteps) {
+                     bf16* __restrict__ yd, const ExpertTile* __restrict__ tiles, int n_tiles, const int* __restrict__ n_live,
+                     int d, int ksteps) {
 #ifdef LB_WGMMA
+  // A device-built list holds its live count on the device (entries past it are empty).
+  if (n_live != nullptr) n_tiles = min(n_tiles, *n_live);
   extern __shared__ unsigned char smem_raw[];
   const std::uint32_t raw = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_raw));
   const std::uint32_t base = (raw + 1023u) & ~1023u;
@@ -153,14 +156,14 @@ __global__ void prepare_wdown_kmajor_kernel(const bf16* __restrict__ wd, bf16* _
   }
 }
 
-void launch(const CUtensorMap& amap, const CUtensorMap& wmap, bf16* yd, const ExpertTile* tiles, int n_tiles, int d,
-            int ksteps, cudaStream_t s) {
+void launch(const CUtensorMap& amap, const CUtensorMap& wmap, bf16* yd, const ExpertTile* tiles, int n_tiles,
+            const int* n_live, int d, int ksteps, cudaStream_t s) {
   ensure_max_dynamic_smem(reinterpret_cast<const void*>(down_sm90_kernel), SMEM_BYTES);
   int dev = 0, sms = 0;
   LB_CUDA_CHECK(cudaGetDevice(&dev));
   LB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   const int grid = std::max(1, std::min(n_tiles, sms));
-  down_sm90_kernel<<<grid, THREADS, SMEM_BYTES, s>>>(amap, wmap, yd, tiles, n_tiles, d, ksteps);
+  down_sm90_kernel<<<grid, THREADS, SMEM_BYTES, s>>>(amap, wmap, yd, tiles, n_tiles, n_live, d, ksteps);
   LB_CUDA_CHECK_LAUNCH();
 }
 
@@ -185,7 +188,8 @@ void prepare_wdown_kmajor(const bf16* wd, bf16* wdk, std::int64_t experts, std::
 }
 
 void down_sm90(const bf16* act, std::int64_t rows, const bf16* wdk, std::int64_t experts, bf16* yd,
-               const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter, cudaStream_t s) {
+               const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter, cudaStream_t s,
+               const int* n_live) {
   if (n_tiles == 0) return;
   LB_CHECK(down_sm90_supported(d, inter),
            "Hopper down kernel: needs a compute capability 9.0 device, 0 < d_head <= 256, I >= 64, d and I multiples of 8");
@@ -195,7 +199,7 @@ void down_sm90(const bf16* act, std::int64_t rows, const bf16* wdk, std::int64_t
   const CUtensorMap amap = encode_tma_2d(act, static_cast<std::uint64_t>(inter), static_cast<std::uint64_t>(rows), BK, BM);
   const CUtensorMap wmap = encode_tma_2d(wdk, static_cast<std::uint64_t>(ip), static_cast<std::uint64_t>(experts * BN), BK, BN);
   const int nt = static_cast<int>(n_tiles), di = static_cast<int>(d), ks = static_cast<int>(ip / BK);
-  launch(amap, wmap, yd, tiles, nt, di, ks, s);
+  launch(amap, wmap, yd, tiles, nt, n_live, di, ks, s);
 }
 
 }  // namespace layerbench::moe::cuda

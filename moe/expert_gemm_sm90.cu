@@ -182,6 +182,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   const std::uint32_t c_base = b_base + STAGES * B_STAGE;
   const std::uint32_t full = c_base + 2 * C_BYTES, empty = full + 8 * STAGES, a_full = empty + 8 * STAGES;
   const ExpertTile tile = tiles[blockIdx.x];
+  if (tile.valid <= 0) return;  // an empty entry of a device-built tile list
   const int nb = (inter + BNH - 1) / BNH, total = nb * KS;
   if (threadIdx.x == 0) {
     for (int i = 0; i < STAGES; ++i) {

@@ -67,10 +67,14 @@ class Ops {
   virtual void weights_changed() {}
   // Assignments per local expert of the last route() (host copy; may synchronise).
   virtual std::vector<std::int64_t> expert_counts(const RoutedArgs& r) = 0;
+  // Host synchronisations the primitives made so far (a counts read-back, a workspace growth):
+  // the difference over a layer is what keeps it from running ahead of the device (and out of
+  // a CUDA graph). The host backend runs synchronously and counts none.
+  virtual std::int64_t host_syncs() const { return 0; }
 };
 
 std::unique_ptr<Ops> make_host_ops();
-// expert_gemm: "auto" ("fused" on compute capability 9.0, else "bucketed") | "fused" |
+// expert_gemm: "auto" ("device" on compute capability 9.0, else "bucketed") | "device" | "fused" |
 // "fused-down" | "fused-mma" | "bucketed" | "padded" | "grouped". Throws without CUDA.
 std::unique_ptr<Ops> make_cuda_ops(Device& dev, const std::string& expert_gemm);
 

@@ -2,8 +2,11 @@
 // synthetic load (experts with seeded random row counts around a mean), checked against each
 // other before timing. Prints median / min ms over the timed launches and the useful rate
 // (2 FLOP per MAC of the GEMM over live rows; tile padding not counted): the gate/up kernels
-// and, on Hopper, the down kernel.
+// and, on Hopper, the down kernel. --router-tokens T adds the router at T tokens for each of
+// --router-heads: the fused router kernel and the unfused path (fp32 cuBLAS logits + top-k),
+// which must choose the same experts before either is timed.
 //   layerbench-moe-kernels [--experts 1536] [--mean-rows 352] [--d 256] [--inter 1280]
+//                          [--router-tokens 15000 --router-heads 12,6]
 #include "collectives/cuda_internal.hpp"
 #include "collectives/device.hpp"
 #include "collectives/types.hpp"
@@ -12,6 +15,7 @@
 #include "stats/summary.hpp"
 
 #include <CLI/CLI.hpp>
+#include <cublas_v2.h>
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -24,10 +28,74 @@
 using namespace layerbench;
 using namespace layerbench::moe;
 
+namespace {
+
+using TimeFn = std::function<void(const std::string&, double, const std::function<void()>&)>;
+
+// The router at T tokens x H heads (x bf16 (T, H, d), gate fp32 (H, 256, d), 256 experts,
+// top-6, scale 4.9): the fused kernel and the unfused path must pick the same expert sets on all
+// but near-tied (token, head) pairs (their logits round differently); then both are timed.
+bool time_router(Device& dev, std::int64_t T, std::int64_t H, std::int64_t d, const TimeFn& time) {
+  constexpr std::int64_t E = 256, K = 6;
+  const auto st = detail::cuda_stream(dev.compute_stream());
+  if (!cuda::fused_route_supported(E, d, K)) {
+    fmt::print("router: the fused kernel does not apply (d_head {} or the device)\n", d);
+    return true;
+  }
+  const std::int64_t A = T * H * K;
+  Buffer x = dev.alloc(static_cast<std::size_t>(T * H * d) * 2), gate = dev.alloc(static_cast<std::size_t>(H * E * d) * 4);
+  Buffer bias = dev.alloc(static_cast<std::size_t>(H * E) * 4);
+  cuda::fill(x.data(), true, d, 7, 1, T * H, d, d, 0, 0, 1.7f, st);
+  cuda::fill(gate.data(), false, d, 7, 2, H * E, d, d, 0, 0, 1.0f / std::sqrt(float(d)), st);
+  cuda::fill(bias.data(), false, E, 7, 3, H, E, E, 0, 0, 0.02f, st);
+  Buffer split = dev.alloc(static_cast<std::size_t>(cuda::router_gate_split_elems(H, d)) * 2);
+  Buffer xf = dev.alloc(static_cast<std::size_t>(T * H * d) * 4), logits = dev.alloc(static_cast<std::size_t>(H * T * E) * 4);
+  Buffer idx[2] = {dev.alloc(A * 4), dev.alloc(A * 4)}, prob = dev.alloc(A * 4), vals = dev.alloc(A * 4);
+  cublasHandle_t blas = nullptr;
+  LB_CUBLAS_CHECK(cublasCreate(&blas));
+  cuda::prepare_router_gate(gate.as<float>(), split.as<cuda::bf16>(), H, E, d, st);
+  auto fused = [&](int* out) {
+    cuda::fused_route(x.as<cuda::bf16>(), H, split.as<cuda::bf16>(), bias.as<float>(), out, prob.as<float>(),
+                      vals.as<int>(), T, H, E, d, K, 4.9f, st);
+  };
+  auto unfused = [&](int* out) {
+    cuda::route_sgemm(x.as<cuda::bf16>(), H, gate.as<float>(), bias.as<float>(), xf.as<float>(), logits.as<float>(), out,
+                      prob.as<float>(), vals.as<int>(), T, H, E, d, K, 4.9f, blas, st);
+  };
+  fused(idx[0].as<int>());
+  unfused(idx[1].as<int>());
+  const auto a = dev.download<int>(idx[0].data(), static_cast<std::size_t>(A));
+  const auto b = dev.download<int>(idx[1].data(), static_cast<std::size_t>(A));
+  std::int64_t differ = 0;
+  for (std::int64_t p = 0; p < T * H; ++p) {
+    std::vector<int> sa(a.begin() + p * K, a.begin() + (p + 1) * K), sb(b.begin() + p * K, b.begin() + (p + 1) * K);
+    std::sort(sa.begin(), sa.end());
+    std::sort(sb.begin(), sb.end());
+    differ += sa != sb;
+  }
+  fmt::print("router check, {} tokens x {} heads: fused and unfused expert sets differ on {} of {} pairs\n", T, H, differ,
+             T * H);
+  const double flops = 2.0 * static_cast<double>(T * H * E * d);
+  const bool ok = differ * 100 <= T * H;  // near ties only
+  if (ok) {
+    time("router " + std::to_string(T) + " x " + std::to_string(H) + ", fused kernel", flops, [&] { fused(idx[0].as<int>()); });
+    time("router " + std::to_string(T) + " x " + std::to_string(H) + ", fp32 cuBLAS + top-k", flops,
+         [&] { unfused(idx[1].as<int>()); });
+  } else {
+    fmt::print(stderr, "error: the routers disagree beyond near ties\n");
+  }
+  cublasDestroy(blas);
+  return ok;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"layerbench-moe-kernels: the fused expert gate/up + SwiGLU7 kernels on one GPU"};
   std::int64_t experts = 1536, mean_rows = 352, d = 256, inter = 1280;
   int iterations = 30, warmup = 5;
+  std::int64_t router_tokens = 0;
+  std::vector<std::int64_t> router_heads{12, 6};
   double spread = 0.3;
   app.add_option("--experts", experts, "experts (an SP2 rank of the released geometry: 6 heads x 256)")->check(CLI::PositiveNumber);
   app.add_option("--mean-rows", mean_rows, "mean rows per expert (7500 x 2 tokens x top-6 / 256)")->check(CLI::PositiveNumber);
@@ -36,7 +104,16 @@ int main(int argc, char** argv) {
   app.add_option("--inter", inter, "expert intermediate size I")->check(CLI::PositiveNumber);
   app.add_option("--iterations", iterations, "timed launches")->check(CLI::PositiveNumber);
   app.add_option("--warmup", warmup, "untimed launches first")->check(CLI::NonNegativeNumber);
+  app.add_option("--router-tokens", router_tokens, "also time the router at this many tokens (0: skip)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--router-heads", router_heads, "router: local heads per case (256 experts each, d_head = --d)")
+      ->delimiter(',');
   CLI11_PARSE(app, argc, argv);
+  for (auto h : router_heads)
+    if (h <= 0) {
+      fmt::print(stderr, "error: --router-heads must be positive\n");
+      return 2;
+    }
   if (d % 8 != 0 || inter % 8 != 0) {
     fmt::print(stderr, "error: --d and --inter must be multiples of 8\n");
     return 2;
@@ -105,10 +182,9 @@ int main(int argc, char** argv) {
   fmt::print("experts {}, rows {} (mean {}, spread {}), d {}, I {}, tiles {}, {:.3f} TFLOP per launch\n", experts,
              rows, mean_rows, spread, d, inter, nt, flop * 1e-12);
   fmt::print("| kernel | median ms | min ms | TFLOP/s (median) |\n|---|---:|---:|---:|\n");
-  double flop_scale = 1.0;  // the down GEMM has half the gate/up FLOPs
   const Stream cs = dev->compute_stream();
   auto timer = dev->make_timer();
-  auto time = [&](const char* name, const std::function<void()>& launch) {
+  auto time_flops = [&](const std::string& name, double flops, const std::function<void()>& launch) {
     for (int i = 0; i < warmup; ++i) launch();
     std::vector<double> ms;
     for (int i = 0; i < iterations; ++i) {
@@ -118,9 +194,10 @@ int main(int argc, char** argv) {
       ms.push_back(timer->elapsed_ms());
     }
     const auto sum = stats::summarize(ms);
-    fmt::print("| {} | {:.4f} | {:.4f} | {:.1f} |\n", name, sum.median, sum.min,
-               flop_scale * flop / (sum.median * 1e-3) * 1e-12);
+    fmt::print("| {} | {:.4f} | {:.4f} | {:.1f} |\n", name, sum.median, sum.min, flops / (sum.median * 1e-3) * 1e-12);
   };
+  double flop_scale = 1.0;  // the down GEMM has half the gate/up FLOPs
+  auto time = [&](const char* name, const std::function<void()>& launch) { time_flops(name, flop_scale * flop, launch); };
   if (sm90) {
     time("wgmma (sm_90a)", [&] { cuda::gate_up_swiglu_sm90(xs, rows, w13k, experts, da.as<cuda::bf16>(), tl, nt, d, inter, st); });
   }
@@ -138,5 +215,7 @@ int main(int argc, char** argv) {
       cuda::down_sm90(da.as<cuda::bf16>(), rows, dwdk.as<cuda::bf16>(), experts, dy.as<cuda::bf16>(), tl, nt, d, inter, st);
     });
   }
+  for (const auto h : router_heads)
+    if (router_tokens > 0 && !time_router(*dev, router_tokens, h, d, time_flops)) return 1;
   return 0;
 }

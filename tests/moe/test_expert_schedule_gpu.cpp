@@ -1,0 +1,133 @@
+// The device-side expert schedule: tiles built on the device from the counts
+// (build_expert_tiles) against the host's list (fill_expert_tiles, experts in id order, compact
+// rows), including more experts than one block's scan (the carry), empty experts, counts that
+// are multiples of the tile and the empty padding up to the launch bound; then the Hopper
+// gate/up and down kernels over the padded device list give bit-identical results to the same
+// kernels over the host's exact list.
+#include "collectives/cuda_internal.hpp"
+#include "collectives/device.hpp"
+#include "collectives/types.hpp"
+#include "moe/cuda_kernels.cuh"
+#include "moe/expert_buckets.hpp"
+#include "moe/init.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+namespace layerbench::moe {
+namespace {
+
+std::vector<int> seeded_counts(std::size_t n, std::uint32_t tensor, int max) {
+  std::vector<int> c(n);
+  for (std::size_t e = 0; e < n; ++e) {
+    const float u = seeded_value(17, tensor, e, 1.0f);  // [-1, 1)
+    c[e] = u < -0.6f ? 0 : static_cast<int>(std::lround((u + 1.0f) * 0.5f * static_cast<float>(max)));
+  }
+  return c;
+}
+
+struct DeviceList {
+  std::vector<ExpertTile> tiles;
+  int live = -1;
+  std::int64_t max_tiles = 0;
+};
+
+DeviceList build_on_device(Device& dev, const std::vector<int>& counts, Buffer& dtiles, Buffer& dlive) {
+  const auto G = static_cast<std::int64_t>(counts.size());
+  std::vector<int> off(counts.size());
+  std::exclusive_scan(counts.begin(), counts.end(), off.begin(), 0);
+  const std::int64_t A = std::accumulate(counts.begin(), counts.end(), std::int64_t{0});
+  DeviceList d;
+  d.max_tiles = cuda::max_expert_tiles(A, G);
+  Buffer dc = dev.upload(counts), doff = dev.upload(off);
+  dtiles = dev.upload(std::vector<std::uint8_t>(static_cast<std::size_t>(d.max_tiles) * sizeof(ExpertTile), 0xab));
+  dlive = dev.upload(std::vector<int>{-1});
+  cuda::build_expert_tiles(dc.as<int>(), doff.as<int>(), dtiles.as<ExpertTile>(), dlive.as<int>(), G, d.max_tiles,
+                           detail::cuda_stream(dev.compute_stream()));
+  const auto raw = dev.download<std::uint8_t>(dtiles.data(), static_cast<std::size_t>(d.max_tiles) * sizeof(ExpertTile));
+  d.tiles.resize(static_cast<std::size_t>(d.max_tiles));
+  std::memcpy(d.tiles.data(), raw.data(), raw.size());
+  d.live = dev.download<int>(dlive.data(), 1)[0];
+  return d;
+}
+
+std::vector<ExpertTile> host_list(const std::vector<int>& counts) {
+  std::vector<std::int64_t> base(counts.size());
+  std::exclusive_scan(counts.begin(), counts.end(), base.begin(), std::int64_t{0});
+  std::vector<int> order(counts.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::vector<ExpertTile> t(static_cast<std::size_t>(expert_tile_count(counts, order)));
+  fill_expert_tiles(counts, base, order, t);
+  return t;
+}
+
+TEST(ExpertScheduleGpu, DeviceTileListMatchesTheHostList) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  auto dev = make_cuda_device(0);
+  std::vector<std::vector<int>> cases = {seeded_counts(3072, 1, 704), seeded_counts(7, 2, 300), {128, 0, 256, 1, 0}};
+  cases.push_back(std::vector<int>(1500, 0));  // nothing routed
+  for (const auto& counts : cases) {
+    Buffer dt, dl;
+    const DeviceList d = build_on_device(*dev, counts, dt, dl);
+    const auto want = host_list(counts);
+    ASSERT_EQ(d.live, static_cast<int>(want.size())) << counts.size() << " experts";
+    ASSERT_LE(static_cast<std::int64_t>(want.size()), d.max_tiles);
+    std::int64_t bad = 0;
+    for (std::size_t i = 0; i < want.size(); ++i)
+      bad += d.tiles[i].row0 != want[i].row0 || d.tiles[i].expert != want[i].expert || d.tiles[i].valid != want[i].valid;
+    for (std::size_t i = want.size(); i < d.tiles.size(); ++i) bad += d.tiles[i].valid != 0;
+    EXPECT_EQ(bad, 0) << counts.size() << " experts, " << want.size() << " tiles of " << d.max_tiles;
+  }
+}
+
+TEST(ExpertScheduleGpu, KernelsOverThePaddedDeviceListMatchTheHostList) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  constexpr std::int64_t d = 256, I = 256;
+  if (!cuda::gate_up_swiglu_sm90_supported(d, I) || !cuda::down_sm90_supported(d, I))
+    GTEST_SKIP() << "not a compute capability 9.0 device";
+  auto dev = make_cuda_device(0);
+  const auto st = detail::cuda_stream(dev->compute_stream());
+  const auto counts = seeded_counts(40, 3, 300);
+  const auto E = static_cast<std::int64_t>(counts.size());
+  const std::int64_t rows = std::accumulate(counts.begin(), counts.end(), std::int64_t{0});
+  Buffer dt, dl;
+  const DeviceList dlist = build_on_device(*dev, counts, dt, dl);
+  const auto hl = host_list(counts);
+  std::vector<std::uint8_t> hbytes(hl.size() * sizeof(ExpertTile));
+  std::memcpy(hbytes.data(), hl.data(), hbytes.size());
+  Buffer ht = dev->upload(hbytes);
+  Buffer x = dev->alloc(static_cast<std::size_t>(rows * d) * 2), w13 = dev->alloc(static_cast<std::size_t>(E * d * 2 * I) * 2);
+  Buffer wd = dev->alloc(static_cast<std::size_t>(E * I * d) * 2);
+  cuda::fill(x.data(), true, d, 5, 1, rows, d, d, 0, 0, 1.5f, st);
+  cuda::fill(w13.data(), true, 2 * I, 5, 2, E * d, 2 * I, 2 * I, 0, 0, 0.06f, st);
+  cuda::fill(wd.data(), true, d, 5, 3, E * I, d, d, 0, 0, 0.06f, st);
+  Buffer w13k = dev->alloc(static_cast<std::size_t>(cuda::w13_kmajor_elems(E, d, I)) * 2);
+  Buffer wdk = dev->alloc(static_cast<std::size_t>(cuda::wdown_kmajor_elems(E, I)) * 2);
+  cuda::prepare_w13_kmajor(w13.as<cuda::bf16>(), w13k.as<cuda::bf16>(), E, d, I, st);
+  cuda::prepare_wdown_kmajor(wd.as<cuda::bf16>(), wdk.as<cuda::bf16>(), E, d, I, st);
+  std::vector<std::uint16_t> act[2], y[2];
+  for (int v = 0; v < 2; ++v) {
+    const auto* tl = v == 0 ? ht.as<ExpertTile>() : dt.as<ExpertTile>();
+    const std::int64_t n = v == 0 ? static_cast<std::int64_t>(hl.size()) : dlist.max_tiles;
+    Buffer a = dev->upload(std::vector<std::uint16_t>(static_cast<std::size_t>(rows * I), 0x7f7f));
+    Buffer o = dev->upload(std::vector<std::uint16_t>(static_cast<std::size_t>(rows * d), 0x7f7f));
+    cuda::gate_up_swiglu_sm90(x.as<cuda::bf16>(), rows, w13k.as<cuda::bf16>(), E, a.as<cuda::bf16>(), tl, n, d, I, st);
+    cuda::down_sm90(a.as<cuda::bf16>(), rows, wdk.as<cuda::bf16>(), E, o.as<cuda::bf16>(), tl, n, d, I, st,
+                    v == 0 ? nullptr : dl.as<int>());
+    act[v] = dev->download<std::uint16_t>(a.data(), static_cast<std::size_t>(rows * I));
+    y[v] = dev->download<std::uint16_t>(o.data(), static_cast<std::size_t>(rows * d));
+  }
+  std::int64_t poisoned = 0;
+  for (auto v : y[0]) poisoned += v == 0x7f7f;
+  EXPECT_EQ(poisoned, 0) << "every live row written";
+  EXPECT_TRUE(act[0] == act[1]) << "gate/up over the device list";
+  EXPECT_TRUE(y[0] == y[1]) << "down over the device list";
+}
+
+}  // namespace
+}  // namespace layerbench::moe
