@@ -8,7 +8,7 @@ set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
 MODES=("$@"); [ ${#MODES[@]} -gt 0 ] || MODES=(auto fused)
 lb_build || exit 1
-(cd "$B" && timeout 400 ctest -L gpu -E np2 --output-on-failure > "$OUT/ctest-gpu.log" 2>&1); echo "ctest -L gpu -E np2 rc=$?"
+(cd "$B" && timeout 240 ctest -L gpu -E np2 --output-on-failure > "$OUT/ctest-gpu.log" 2>&1); echo "ctest -L gpu -E np2 rc=$?"
 grep -E "tests passed|tests failed|Failed|\*\*\*" "$OUT/ctest-gpu.log" | head -20
 grep -E "^router T|compared" "$OUT/ctest-gpu.log" | head -5
 BUILD_DIR="$B" bash "$(dirname "$0")/gpu_moe_vs_torch.sh" > "$OUT/vs-torch.log" 2>&1; echo "vs torch rc=$?"
