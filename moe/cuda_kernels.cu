@@ -240,7 +240,19 @@ __global__ void build_tiles_kernel(const int* __restrict__ counts, const int* __
   if (threadIdx.x == 0) *n_out = carry;
 }
 
+__global__ void invert_permutation_kernel(const int* __restrict__ vals, int* __restrict__ inv, std::int64_t n) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x)
+    inv[vals[i]] = static_cast<int>(i);
+}
+
 }  // namespace
+
+void invert_permutation(const int* vals_sorted, int* inv, std::int64_t n, cudaStream_t s) {
+  if (n == 0) return;
+  invert_permutation_kernel<<<blocks_for(n), kThreads, 0, s>>>(vals_sorted, inv, n);
+  LB_CUDA_CHECK_LAUNCH();
+}
 
 std::int64_t max_expert_tiles(std::int64_t assignments, std::int64_t experts) {
   return assignments / kExpertTileRows + std::min(assignments, experts) + 1;

@@ -121,6 +121,15 @@ void prepare_w13_kmajor(const bf16* w13, bf16* w13k, std::int64_t experts, std::
 void gate_up_swiglu_sm90(const bf16* xs, std::int64_t rows, const bf16* w13k, std::int64_t experts, bf16* act,
                          const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter,
                          cudaStream_t s);
+// The same kernel reading its A rows straight from the token rows (no expert-major copy): tile
+// row r is sorted assignment row0 + r, vals_sorted[row0 + r] = (token * hv + head) * k + j, so
+// it is row token * hl + head of x (x_rows rows of d). The device-side schedule uses it.
+void gate_up_swiglu_sm90_gathered(const bf16* x, std::int64_t x_rows, const int* vals_sorted, std::int64_t hl,
+                                  std::int64_t hv, std::int64_t k, const bf16* w13k, std::int64_t experts, bf16* act,
+                                  const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter,
+                                  cudaStream_t s);
+// inv[vals_sorted[i]] = i for i < n: the sorted row of every assignment (for combine()).
+void invert_permutation(const int* vals_sorted, int* inv, std::int64_t n, cudaStream_t s);
 // Hopper (sm_90a, wgmma) down projection yd (rows, d) = act (rows, I) W_down[e] for every tile
 // (moe/expert_down_sm90.cu). It reads W_down in a K-major copy (E, 256, Ip) made once per
 // weight set by prepare_wdown_kmajor (wdown_kmajor_elems bf16 elements). supported(): a compute

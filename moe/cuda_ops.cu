@@ -250,9 +250,10 @@ class CudaOps final : public Ops {
     return ok;
   }
 
-  // 2'-4'. After the sort, counts and offsets: tiles built on the device from the counts, the
-  // compact expert-major gather, our gate/up + SwiGLU7 and down kernels over that list (launched
-  // over its upper bound; empty entries are skipped), the combine. Every shape the host needs
+  // 2'-4'. After the sort, counts and offsets: tiles built on the device from the counts, our
+  // gate/up + SwiGLU7 kernel reading its rows straight from x (no expert-major copy) and our
+  // down kernel over that list (launched over its upper bound; empty entries are skipped), the
+  // combine. Every shape the host needs
   // (rows = assignments, the tile bound) is known without the counts: no host read, so the
   // layer can be captured in a CUDA graph.
   void device_experts(const RoutedArgs& r, cudaStream_t st) {
@@ -260,19 +261,19 @@ class CudaOps final : public Ops {
     const std::int64_t A = T * hv * k, G = hv * r.experts, max_tiles = cuda::max_expert_tiles(A, G);
     ensure(tiles_, max_tiles * static_cast<std::int64_t>(sizeof(cuda::ExpertTile)));
     ensure(n_live_, 4);
-    ensure(xs_, A * d * 2);
     ensure(act_, A * I * 2);
     ensure(yd_, A * d * 2);
     prepare_w13k(r, st);
     prepare_wdk(r, st);
-    last_path_ = "device-side schedule (tiles built on the device, no host read); wgmma (sm_90a) fused gate/up GEMM "
-                 "+ SwiGLU7 and wgmma down GEMM over 128-row expert tiles";
+    last_path_ = "device-side schedule (tiles built on the device, no host read); wgmma (sm_90a) fused gather + "
+                 "gate/up GEMM + SwiGLU7 and wgmma down GEMM over 128-row expert tiles";
     cuda::build_expert_tiles(counts_.as<int>(), offsets_.as<int>(), tiles_.as<cuda::ExpertTile>(), n_live_.as<int>(), G,
                              max_tiles, st);
-    cuda::gather(static_cast<const bf16*>(r.x), keys_sorted_.as<int>(), vals_sorted_.as<int>(), offsets_.as<int>(),
-                 xs_.as<bf16>(), inv_.as<int>(), A, r.heads_local, hv, k, d, 0, nullptr, st);
+    cuda::invert_permutation(vals_sorted_.as<int>(), inv_.as<int>(), A, st);
     const auto* tl = tiles_.as<cuda::ExpertTile>();
-    cuda::gate_up_swiglu_sm90(xs_.as<bf16>(), A, w13k_.buf.as<bf16>(), G, act_.as<bf16>(), tl, max_tiles, d, I, st);
+    cuda::gate_up_swiglu_sm90_gathered(static_cast<const bf16*>(r.x), T * r.heads_local, vals_sorted_.as<int>(),
+                                       r.heads_local, hv, k, w13k_.buf.as<bf16>(), G, act_.as<bf16>(), tl, max_tiles, d,
+                                       I, st);
     cuda::down_sm90(act_.as<bf16>(), A, wdk_.buf.as<bf16>(), G, yd_.as<bf16>(), tl, max_tiles, d, I, st,
                     n_live_.as<int>());
     cuda::combine(yd_.as<bf16>(), inv_.as<int>(), prob_.as<float>(), static_cast<bf16*>(r.y), T, r.heads_local, hv, k,

@@ -168,12 +168,49 @@ __device__ __forceinline__ void pass_block(const Ctx& c, int j) {
 
 #endif  // LB_WGMMA
 
+// The A tile gathered straight from the token rows (the device-side schedule): row r of a
+// tile is assignment vals[row0 + r] = (token * hv + head) * k + j, i.e. row token * hl + head
+// of x (ld d). x == nullptr: A comes by TMA from the expert-major copy behind xmap.
+struct GatherA {
+  const bf16* x = nullptr;
+  const int* vals = nullptr;
+  int hl = 0, hv = 0, k = 0, d = 0;
+};
+
+#ifdef LB_WGMMA
+// The 256 consumer threads copy the (128, 64 KS) A tile of `tile` into the swizzled slabs with
+// 16-byte cp.async (thread t: row t / 2, every other 16-byte chunk; rows past the tile and
+// k >= d are zero-filled), wait for their own copies and make them visible to the async proxy
+// (wgmma reads them); each then arrives on the tile's mbarrier.
+template <int KS>
+__device__ __forceinline__ void gather_a_tile(const GatherA& g, const ExpertTile& tile, std::uint32_t a_base, int tid) {
+  constexpr int CHUNKS = KS * BK / 8;  // 16-byte chunks per row
+  const int r = tid >> 1;
+  const bool row_live = r < tile.valid;
+  std::int64_t off = 0;
+  if (row_live) {
+    const int a = __ldg(g.vals + tile.row0 + r), pair = a / g.k;
+    off = (std::int64_t(pair / g.hv) * g.hl + pair % g.hv) * g.d;
+  }
+#pragma unroll
+  for (int c = tid & 1; c < CHUNKS; c += 2) {
+    const bool live = row_live && c * 8 < g.d;
+    const bf16* src = live ? g.x + off + c * 8 : g.x;
+    const std::uint32_t dst = a_base + (c / 8) * A_SLAB + r * 128 + (((c % 8) ^ (r & 7)) << 4);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(live ? 16 : 0) : "memory");
+  }
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+#endif
+
 // Declared identically for the host and device passes; the body exists only for sm_90a.
 // Warpgroups 0 and 1 consume; warp 8 is the producer (one thread issues every TMA copy).
 template <int KS>
 __global__ void __launch_bounds__(THREADS, 1)
     gate_up_swiglu_sm90_kernel(const __grid_constant__ CUtensorMap xmap, const __grid_constant__ CUtensorMap wmap,
-                               bf16* __restrict__ act, const ExpertTile* __restrict__ tiles, int inter, int wrows) {
+                               bf16* __restrict__ act, const ExpertTile* __restrict__ tiles, int inter, int wrows,
+                               const GatherA gather) {
 #ifdef LB_WGMMA
   extern __shared__ unsigned char smem_raw[];
   const std::uint32_t raw = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_raw));
@@ -189,18 +226,20 @@ __global__ void __launch_bounds__(THREADS, 1)
       mbar_init(full + 8 * i, 1);
       mbar_init(empty + 8 * i, 2 * 128);
     }
-    mbar_init(a_full, 1);
+    mbar_init(a_full, gather.x ? 256 : 1);  // gathered: every consumer thread arrives
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
   const int wg = threadIdx.x >> 7;  // 0, 1: consumers; 2: the producer warp
   if (wg == 2) {
+    const int wrow0 = tile.expert * wrows;
     if (threadIdx.x == 256) {
-      // A tile (128 rows x KS slabs of 64 k); rows past the matrix and k >= d arrive as zeros.
-      mbar_arrive_expect_tx(a_full, KS * A_SLAB);
-      for (int ks = 0; ks < KS; ++ks)
-        tma_load_2d(a_base + ks * A_SLAB, &xmap, ks * BK, static_cast<int>(tile.row0), a_full);
-      const int wrow0 = tile.expert * wrows;
+      if (!gather.x) {
+        // A tile (128 rows x KS slabs of 64 k); rows past the matrix and k >= d arrive as zeros.
+        mbar_arrive_expect_tx(a_full, KS * A_SLAB);
+        for (int ks = 0; ks < KS; ++ks)
+          tma_load_2d(a_base + ks * A_SLAB, &xmap, ks * BK, static_cast<int>(tile.row0), a_full);
+      }
       for (int s = 0; s < total; ++s) {
         const int stage = s % STAGES, j = s / KS, ks = s - j * KS;
         if (s >= STAGES) mbar_wait(empty + 8 * stage, ((s / STAGES) - 1) & 1);
@@ -222,6 +261,10 @@ __global__ void __launch_bounds__(THREADS, 1)
   c.g = wg;
   c.rows0 = 64 * wg;
   c.tid = threadIdx.x & 127;
+  if (gather.x) {
+    gather_a_tile<KS>(gather, tile, a_base, threadIdx.x);
+    mbar_arrive(a_full);
+  }
   mbar_wait(a_full, 0);
   if (c.g == 1) asm volatile("bar.sync 1, 256;\n" ::: "memory");  // see column_block
   float acc[64];
@@ -268,10 +311,10 @@ __global__ void prepare_w13_kmajor_kernel(const bf16* __restrict__ w13, bf16* __
 
 template <int KS>
 void launch_sm90(const CUtensorMap& xmap, const CUtensorMap& wmap, bf16* act, const ExpertTile* tiles,
-                 std::int64_t n_tiles, int inter, int wrows, cudaStream_t s) {
+                 std::int64_t n_tiles, int inter, int wrows, const GatherA& g, cudaStream_t s) {
   ensure_max_dynamic_smem(reinterpret_cast<const void*>(gate_up_swiglu_sm90_kernel<KS>), SMEM_BYTES);
   gate_up_swiglu_sm90_kernel<KS><<<static_cast<unsigned>(n_tiles), THREADS, SMEM_BYTES, s>>>(
-      xmap, wmap, act, tiles, inter, wrows);
+      xmap, wmap, act, tiles, inter, wrows, g);
   LB_CUDA_CHECK_LAUNCH();
 }
 
@@ -295,9 +338,11 @@ void prepare_w13_kmajor(const bf16* w13, bf16* w13k, std::int64_t experts, std::
   LB_CUDA_CHECK_LAUNCH();
 }
 
-void gate_up_swiglu_sm90(const bf16* xs, std::int64_t rows, const bf16* w13k, std::int64_t experts, bf16* act,
-                         const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter,
-                         cudaStream_t s) {
+namespace {
+
+void gate_up_launch(const bf16* xs, std::int64_t rows, const bf16* w13k, std::int64_t experts, bf16* act,
+                    const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter, const GatherA& g,
+                    cudaStream_t s) {
   if (n_tiles == 0) return;
   LB_CHECK(gate_up_swiglu_sm90_supported(d, inter),
            "Hopper gate/up kernel: needs a compute capability 9.0 device, 64 <= d_head <= 256, d and I multiples of 8");
@@ -310,11 +355,28 @@ void gate_up_swiglu_sm90(const bf16* xs, std::int64_t rows, const bf16* w13k, st
       encode_tma_2d(w13k, static_cast<std::uint64_t>(dp), static_cast<std::uint64_t>(experts * wrows), BK, BN);
   const int ii = static_cast<int>(inter), wr = static_cast<int>(wrows);
   switch (dp / BK) {  // k slabs of 64
-    case 1: launch_sm90<1>(xmap, wmap, act, tiles, n_tiles, ii, wr, s); break;
-    case 2: launch_sm90<2>(xmap, wmap, act, tiles, n_tiles, ii, wr, s); break;
-    case 3: launch_sm90<3>(xmap, wmap, act, tiles, n_tiles, ii, wr, s); break;
-    default: launch_sm90<4>(xmap, wmap, act, tiles, n_tiles, ii, wr, s); break;
+    case 1: launch_sm90<1>(xmap, wmap, act, tiles, n_tiles, ii, wr, g, s); break;
+    case 2: launch_sm90<2>(xmap, wmap, act, tiles, n_tiles, ii, wr, g, s); break;
+    case 3: launch_sm90<3>(xmap, wmap, act, tiles, n_tiles, ii, wr, g, s); break;
+    default: launch_sm90<4>(xmap, wmap, act, tiles, n_tiles, ii, wr, g, s); break;
   }
+}
+
+}  // namespace
+
+void gate_up_swiglu_sm90(const bf16* xs, std::int64_t rows, const bf16* w13k, std::int64_t experts, bf16* act,
+                         const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter,
+                         cudaStream_t s) {
+  gate_up_launch(xs, rows, w13k, experts, act, tiles, n_tiles, d, inter, GatherA{}, s);
+}
+
+void gate_up_swiglu_sm90_gathered(const bf16* x, std::int64_t x_rows, const int* vals_sorted, std::int64_t hl,
+                                  std::int64_t hv, std::int64_t k, const bf16* w13k, std::int64_t experts, bf16* act,
+                                  const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter,
+                                  cudaStream_t s) {
+  LB_CHECK(x_rows * d < (std::int64_t{1} << 40), "gathered gate/up: x too large");
+  const GatherA g{x, vals_sorted, static_cast<int>(hl), static_cast<int>(hv), static_cast<int>(k), static_cast<int>(d)};
+  gate_up_launch(x, x_rows, w13k, experts, act, tiles, n_tiles, d, inter, g, s);
 }
 
 }  // namespace layerbench::moe::cuda

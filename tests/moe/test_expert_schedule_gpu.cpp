@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstring>
 #include <numeric>
+#include <utility>
 #include <vector>
 
 namespace layerbench::moe {
@@ -127,6 +128,68 @@ TEST(ExpertScheduleGpu, KernelsOverThePaddedDeviceListMatchTheHostList) {
   EXPECT_EQ(poisoned, 0) << "every live row written";
   EXPECT_TRUE(act[0] == act[1]) << "gate/up over the device list";
   EXPECT_TRUE(y[0] == y[1]) << "down over the device list";
+}
+
+// Assignments of T tokens x hv heads x k choices to hv * E experts (each head its own bank),
+// sorted stably by expert as the layer's radix sort does; then the gathered kernel against the
+// gather kernel + the copy-reading kernel, at d 256 and at d 200 (k tail zero-filled).
+void check_gathered(std::int64_t d, std::int64_t I) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  if (!cuda::gate_up_swiglu_sm90_supported(d, I)) GTEST_SKIP() << "not a compute capability 9.0 device";
+  auto dev = make_cuda_device(0);
+  const auto st = detail::cuda_stream(dev->compute_stream());
+  constexpr std::int64_t T = 300, hl = 3, hv = 2, k = 4, E = 16;
+  const std::int64_t A = T * hv * k, G = hv * E;
+  std::vector<std::pair<int, int>> kv(static_cast<std::size_t>(A));  // (expert, assignment)
+  for (std::int64_t a = 0; a < A; ++a) {
+    const std::int64_t h = (a / k) % hv;
+    const float u = seeded_value(19, 1, static_cast<std::uint64_t>(a), 1.0f);
+    kv[a] = {static_cast<int>(h * E + std::min<std::int64_t>(E - 1, static_cast<std::int64_t>((u + 1.0f) * 0.5f * E))),
+             static_cast<int>(a)};
+  }
+  std::stable_sort(kv.begin(), kv.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<int> keys(kv.size()), vals(kv.size()), counts(static_cast<std::size_t>(G), 0), off(counts.size());
+  for (std::size_t i = 0; i < kv.size(); ++i) {
+    keys[i] = kv[i].first;
+    vals[i] = kv[i].second;
+    ++counts[static_cast<std::size_t>(kv[i].first)];
+  }
+  std::exclusive_scan(counts.begin(), counts.end(), off.begin(), 0);
+  const auto tl = host_list(counts);
+  std::vector<std::uint8_t> tbytes(tl.size() * sizeof(ExpertTile));
+  std::memcpy(tbytes.data(), tl.data(), tbytes.size());
+  Buffer dt = dev->upload(tbytes), dk = dev->upload(keys), dv = dev->upload(vals), doff = dev->upload(off);
+  Buffer x = dev->alloc(static_cast<std::size_t>(T * hl * d) * 2), w13 = dev->alloc(static_cast<std::size_t>(G * d * 2 * I) * 2);
+  cuda::fill(x.data(), true, d, 6, 1, T * hl, d, d, 0, 0, 1.5f, st);
+  cuda::fill(w13.data(), true, 2 * I, 6, 2, G * d, 2 * I, 2 * I, 0, 0, 0.06f, st);
+  Buffer w13k = dev->alloc(static_cast<std::size_t>(cuda::w13_kmajor_elems(G, d, I)) * 2);
+  cuda::prepare_w13_kmajor(w13.as<cuda::bf16>(), w13k.as<cuda::bf16>(), G, d, I, st);
+  Buffer xs = dev->alloc(static_cast<std::size_t>(A * d) * 2);
+  Buffer inv[2] = {dev->alloc(static_cast<std::size_t>(A) * 4), dev->alloc(static_cast<std::size_t>(A) * 4)};
+  Buffer act[2] = {dev->upload(std::vector<std::uint16_t>(static_cast<std::size_t>(A * I), 0x7f7f)),
+                   dev->upload(std::vector<std::uint16_t>(static_cast<std::size_t>(A * I), 0x7f7f))};
+  const auto n = static_cast<std::int64_t>(tl.size());
+  cuda::gather(x.as<cuda::bf16>(), dk.as<int>(), dv.as<int>(), doff.as<int>(), xs.as<cuda::bf16>(), inv[0].as<int>(), A, hl,
+               hv, k, d, 0, nullptr, st);
+  cuda::gate_up_swiglu_sm90(xs.as<cuda::bf16>(), A, w13k.as<cuda::bf16>(), G, act[0].as<cuda::bf16>(), dt.as<ExpertTile>(),
+                            n, d, I, st);
+  cuda::invert_permutation(dv.as<int>(), inv[1].as<int>(), A, st);
+  cuda::gate_up_swiglu_sm90_gathered(x.as<cuda::bf16>(), T * hl, dv.as<int>(), hl, hv, k, w13k.as<cuda::bf16>(), G,
+                                     act[1].as<cuda::bf16>(), dt.as<ExpertTile>(), n, d, I, st);
+  const auto a0 = dev->download<std::uint16_t>(act[0].data(), static_cast<std::size_t>(A * I));
+  const auto a1 = dev->download<std::uint16_t>(act[1].data(), static_cast<std::size_t>(A * I));
+  std::int64_t poisoned = 0;
+  for (auto v : a1) poisoned += v == 0x7f7f;
+  EXPECT_EQ(poisoned, 0) << "d " << d;
+  EXPECT_TRUE(a0 == a1) << "d " << d << ": gathered gate/up differs from gather + copy";
+  EXPECT_TRUE(dev->download<int>(inv[0].data(), static_cast<std::size_t>(A)) ==
+              dev->download<int>(inv[1].data(), static_cast<std::size_t>(A)))
+      << "inverse permutation";
+}
+
+TEST(ExpertScheduleGpu, GatheredGateUpMatchesTheCopyPath) {
+  check_gathered(256, 192);
+  check_gathered(200, 72);
 }
 
 }  // namespace
