@@ -218,7 +218,8 @@ __global__ void combine_kernel(const bf16* yd, const int* inv, const float* prob
 // then every expert writes its own tiles; the rest of the list is padded with empty tiles.
 constexpr int kTileThreads = 1024;
 __global__ void build_tiles_kernel(const int* __restrict__ counts, const int* __restrict__ offsets,
-                                   ExpertTile* __restrict__ tiles, int* __restrict__ n_out, int experts, int max_tiles) {
+                                   ExpertTile* __restrict__ tiles, int* __restrict__ n_out, int experts, int max_tiles,
+                                   bool paired) {
   using Scan = cub::BlockScan<int, kTileThreads>;
   __shared__ typename Scan::TempStorage tmp;
   constexpr int R = static_cast<int>(kExpertTileRows);
@@ -226,13 +227,14 @@ __global__ void build_tiles_kernel(const int* __restrict__ counts, const int* __
   for (int e0 = 0; e0 < experts; e0 += kTileThreads) {
     const int e = e0 + static_cast<int>(threadIdx.x);
     const int c = e < experts ? counts[e] : 0;
-    const int nt = (c + R - 1) / R;
+    const int live = (c + R - 1) / R, nt = paired ? live + (live & 1) : live;
     int first = 0, total = 0;
     Scan(tmp).ExclusiveSum(nt, first, total);
     first += carry;
     const std::int64_t row0 = e < experts ? offsets[e] : 0;
     for (int i = 0; i < nt && first + i < max_tiles; ++i)
-      tiles[first + i] = ExpertTile{row0 + std::int64_t(i) * R, e, min(R, c - i * R)};
+      tiles[first + i] = i < live ? ExpertTile{row0 + std::int64_t(i) * R, e, min(R, c - i * R)}
+                                  : ExpertTile{row0 + std::int64_t(live - 1) * R, e, -min(R, c - (live - 1) * R)};
     carry += total;
     __syncthreads();  // the scan's storage is reused
   }
@@ -255,14 +257,15 @@ void invert_permutation(const int* vals_sorted, int* inv, std::int64_t n, cudaSt
 }
 
 std::int64_t max_expert_tiles(std::int64_t assignments, std::int64_t experts) {
-  return assignments / kExpertTileRows + std::min(assignments, experts) + 1;
+  // Every expert at most one partial tile, and one empty partner when paired; even.
+  return (assignments / kExpertTileRows + 2 * std::min(assignments, experts) + 2 + 1) / 2 * 2;
 }
 
 void build_expert_tiles(const int* counts, const int* offsets, ExpertTile* tiles, int* n_tiles, std::int64_t experts,
-                        std::int64_t max_tiles, cudaStream_t s) {
+                        std::int64_t max_tiles, bool paired, cudaStream_t s) {
   LB_CHECK(max_tiles < (std::int64_t{1} << 31) && experts < (std::int64_t{1} << 31), "too many expert tiles");
   build_tiles_kernel<<<1, kTileThreads, 0, s>>>(counts, offsets, tiles, n_tiles, static_cast<int>(experts),
-                                                static_cast<int>(max_tiles));
+                                                static_cast<int>(max_tiles), paired);
   LB_CUDA_CHECK_LAUNCH();
 }
 

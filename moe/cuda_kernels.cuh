@@ -100,9 +100,13 @@ using moe::ExpertTile;
 // from offsets[e]) built on the device from the counts, no host read. Experts in id order,
 // ceil(count / kExpertTileRows) tiles each; entries [*n_tiles, max_tiles) are empty (valid = 0),
 // which every tile-list kernel skips, so kernels launch over max_tiles without knowing the count.
+// paired: each expert's tiles are padded to an even number: after an odd last tile comes its
+// copy with valid negated (no rows of its own: the down kernel leaves it empty, the gate/up
+// kernel splits that tile's column blocks between the pair), so entries 2p and 2p + 1 always
+// belong to one expert.
 std::int64_t max_expert_tiles(std::int64_t assignments, std::int64_t experts);
 void build_expert_tiles(const int* counts, const int* offsets, ExpertTile* tiles, int* n_tiles, std::int64_t experts,
-                        std::int64_t max_tiles, cudaStream_t s);
+                        std::int64_t max_tiles, bool paired, cudaStream_t s);
 // The largest d the fused gate/up kernels take.
 std::int64_t gate_up_swiglu_max_d();
 // act (rows, I) = swiglu7(xs W13[e][:, :I], xs W13[e][:, I:]) for every tile, fp32 accumulation,
@@ -120,14 +124,16 @@ void prepare_w13_kmajor(const bf16* w13, bf16* w13k, std::int64_t experts, std::
                         cudaStream_t s);
 void gate_up_swiglu_sm90(const bf16* xs, std::int64_t rows, const bf16* w13k, std::int64_t experts, bf16* act,
                          const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter,
-                         cudaStream_t s);
+                         cudaStream_t s, bool paired = false);
 // The same kernel reading its A rows straight from the token rows (no expert-major copy): tile
 // row r is sorted assignment row0 + r, vals_sorted[row0 + r] = (token * hv + head) * k + j, so
 // it is row token * hl + head of x (x_rows rows of d). The device-side schedule uses it.
+// paired: a list from build_expert_tiles with paired, run in 2-CTA clusters: two tiles of one
+// expert share each weight stage (TMA multicast), a lone tile's column blocks are split.
 void gate_up_swiglu_sm90_gathered(const bf16* x, std::int64_t x_rows, const int* vals_sorted, std::int64_t hl,
                                   std::int64_t hv, std::int64_t k, const bf16* w13k, std::int64_t experts, bf16* act,
                                   const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter,
-                                  cudaStream_t s);
+                                  cudaStream_t s, bool paired = false);
 // inv[vals_sorted[i]] = i for i < n: the sorted row of every assignment (for combine()).
 void invert_permutation(const int* vals_sorted, int* inv, std::int64_t n, cudaStream_t s);
 // Hopper (sm_90a, wgmma) down projection yd (rows, d) = act (rows, I) W_down[e] for every tile
@@ -139,9 +145,11 @@ std::int64_t wdown_kmajor_elems(std::int64_t experts, std::int64_t inter);
 void prepare_wdown_kmajor(const bf16* wd, bf16* wdk, std::int64_t experts, std::int64_t d, std::int64_t inter,
                           cudaStream_t s);
 // n_live (device, optional): the live length of a device-built list (build_expert_tiles).
+// paired: the list is in pairs of one expert (build_expert_tiles with paired); the two CTAs of
+// a 2-CTA cluster take a pair and share its weight stream (TMA multicast).
 void down_sm90(const bf16* act, std::int64_t rows, const bf16* wdk, std::int64_t experts, bf16* yd,
                const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter, cudaStream_t s,
-               const int* n_live = nullptr);
+               const int* n_live = nullptr, bool paired = false);
 // y (T, hl, d) for heads < hv: sum_j prob[a_j] * yd[inv[a_j]] in j order, fp32.
 void combine(const bf16* yd, const int* inv, const float* prob, bf16* y, std::int64_t tokens,
              std::int64_t hl, std::int64_t hv, std::int64_t k, std::int64_t d, cudaStream_t s);

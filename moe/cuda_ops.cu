@@ -266,16 +266,17 @@ class CudaOps final : public Ops {
     prepare_w13k(r, st);
     prepare_wdk(r, st);
     last_path_ = "device-side schedule (tiles built on the device, no host read); wgmma (sm_90a) fused gather + "
-                 "gate/up GEMM + SwiGLU7 and wgmma down GEMM over 128-row expert tiles";
+                 "gate/up GEMM + SwiGLU7 and wgmma down GEMM over 128-row expert tiles, in 2-CTA clusters sharing each "
+                 "weight stream";
     cuda::build_expert_tiles(counts_.as<int>(), offsets_.as<int>(), tiles_.as<cuda::ExpertTile>(), n_live_.as<int>(), G,
-                             max_tiles, st);
+                             max_tiles, true, st);
     cuda::invert_permutation(vals_sorted_.as<int>(), inv_.as<int>(), A, st);
     const auto* tl = tiles_.as<cuda::ExpertTile>();
     cuda::gate_up_swiglu_sm90_gathered(static_cast<const bf16*>(r.x), T * r.heads_local, vals_sorted_.as<int>(),
                                        r.heads_local, hv, k, w13k_.buf.as<bf16>(), G, act_.as<bf16>(), tl, max_tiles, d,
-                                       I, st);
+                                       I, st, true);
     cuda::down_sm90(act_.as<bf16>(), A, wdk_.buf.as<bf16>(), G, yd_.as<bf16>(), tl, max_tiles, d, I, st,
-                    n_live_.as<int>());
+                    n_live_.as<int>(), true);
     cuda::combine(yd_.as<bf16>(), inv_.as<int>(), prob_.as<float>(), static_cast<bf16*>(r.y), T, r.heads_local, hv, k,
                   d, st);
   }

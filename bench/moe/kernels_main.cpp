@@ -198,8 +198,27 @@ int main(int argc, char** argv) {
   };
   double flop_scale = 1.0;  // the down GEMM has half the gate/up FLOPs
   auto time = [&](const char* name, const std::function<void()>& launch) { time_flops(name, flop_scale * flop, launch); };
+  // The device-built paired list of the device-side schedule (2-CTA clusters sharing each
+  // weight stage); its results must equal the unpaired kernels' bit for bit.
+  std::vector<int> offs(counts.size());
+  for (std::size_t e = 0; e < counts.size(); ++e) offs[e] = static_cast<int>(base[e]);
+  Buffer dcounts = dev->upload(counts), doffs = dev->upload(offs), dlive = dev->alloc(4);
+  const std::int64_t pn = cuda::max_expert_tiles(live, experts);
+  Buffer dpt = dev->alloc(static_cast<std::size_t>(pn) * sizeof(cuda::ExpertTile));
+  cuda::build_expert_tiles(dcounts.as<int>(), doffs.as<int>(), dpt.as<cuda::ExpertTile>(), dlive.as<int>(), experts, pn,
+                           true, st);
+  const auto* pt = dpt.as<cuda::ExpertTile>();
+  auto same = [&](const Buffer& x, const Buffer& y, std::size_t n, const char* what) {
+    const bool eq = dev->download<std::uint16_t>(x.data(), n) == dev->download<std::uint16_t>(y.data(), n);
+    if (!eq) fmt::print(stderr, "error: {}: the paired kernel differs from the unpaired one\n", what);
+    return eq;
+  };
   if (sm90) {
+    cuda::gate_up_swiglu_sm90(xs, rows, w13k, experts, db.as<cuda::bf16>(), pt, pn, d, inter, st, true);
+    if (!same(da, db, static_cast<std::size_t>(rows * inter), "gate/up")) return 1;
     time("wgmma (sm_90a)", [&] { cuda::gate_up_swiglu_sm90(xs, rows, w13k, experts, da.as<cuda::bf16>(), tl, nt, d, inter, st); });
+    time("wgmma (sm_90a), 2-CTA pairs",
+         [&] { cuda::gate_up_swiglu_sm90(xs, rows, w13k, experts, da.as<cuda::bf16>(), pt, pn, d, inter, st, true); });
   }
   time("mma.sync", [&] { cuda::gate_up_swiglu(xs, w13, db.as<cuda::bf16>(), tl, nt, d, inter, st); });
   if (cuda::down_sm90_supported(d, inter)) {
@@ -211,8 +230,17 @@ int main(int argc, char** argv) {
     cuda::prepare_wdown_kmajor(dwd.as<cuda::bf16>(), dwdk.as<cuda::bf16>(), experts, d, inter, st);
     const double down_flop = 2.0 * static_cast<double>(live) * static_cast<double>(d) * static_cast<double>(inter);
     flop_scale = down_flop / flop;
+    Buffer dy2 = dev->alloc(static_cast<std::size_t>(rows * d) * 2);
+    cuda::down_sm90(da.as<cuda::bf16>(), rows, dwdk.as<cuda::bf16>(), experts, dy.as<cuda::bf16>(), tl, nt, d, inter, st);
+    cuda::down_sm90(da.as<cuda::bf16>(), rows, dwdk.as<cuda::bf16>(), experts, dy2.as<cuda::bf16>(), pt, pn, d, inter, st,
+                    dlive.as<int>(), true);
+    if (!same(dy, dy2, static_cast<std::size_t>(rows * d), "down")) return 1;
     time("down GEMM, wgmma (sm_90a)", [&] {
       cuda::down_sm90(da.as<cuda::bf16>(), rows, dwdk.as<cuda::bf16>(), experts, dy.as<cuda::bf16>(), tl, nt, d, inter, st);
+    });
+    time("down GEMM, wgmma (sm_90a), 2-CTA pairs", [&] {
+      cuda::down_sm90(da.as<cuda::bf16>(), rows, dwdk.as<cuda::bf16>(), experts, dy2.as<cuda::bf16>(), pt, pn, d, inter, st,
+                      dlive.as<int>(), true);
     });
   }
   for (const auto h : router_heads)

@@ -140,9 +140,11 @@ def side_by_side(files, torch_results):
         if n.startswith("grouped_mm gate/up"):
             shape = n.split("gate/up ")[1]
             pairs.append((f"gate/up {shape}", f"wgmma (sm_90a) {shape}", r))
+            pairs.append((f"gate/up {shape}, 2-CTA pairs", f"wgmma (sm_90a), 2-CTA pairs {shape}", r))
         elif n.startswith("grouped_mm down"):
             shape = n.split("down ")[1]
             pairs.append((f"down {shape}", f"down GEMM, wgmma (sm_90a) {shape}", r))
+            pairs.append((f"down {shape}, 2-CTA pairs", f"down GEMM, wgmma (sm_90a), 2-CTA pairs {shape}", r))
         elif n.startswith("router"):
             shape = n.split(", ")[0]
             pairs.append((n.replace("router", "router vs torch", 1), f"{shape}, fused kernel", r))

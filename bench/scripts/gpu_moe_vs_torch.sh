@@ -7,8 +7,8 @@ set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
 lb_build layerbench-moe-kernels || exit 1
 K="$B/bench/moe/layerbench-moe-kernels"
-timeout 120 "$K" --experts 768 --mean-rows 352 --router-tokens 15000 --router-heads 12,6 2>&1 | tee "$OUT/ours-352.md"
-timeout 120 "$K" --experts 768 --mean-rows 703 2>&1 | tee "$OUT/ours-703.md"
+timeout 90 "$K" --experts 768 --mean-rows 352 --router-tokens 15000 --router-heads 12,6 2>&1 | tee "$OUT/ours-352.md"
+timeout 60 "$K" --experts 768 --mean-rows 703 2>&1 | tee "$OUT/ours-703.md"
 extra=(); [ "${NO_COMPILE:-0}" = 1 ] && extra=(--no-compile)
 PYTHONUNBUFFERED=1 timeout 300 python3 bench/moe/torch_moe.py --experts 768 --mean-rows 352,703 \
   --router-tokens 15000 --router-heads 12,6 --json "$OUT/torch-moe.json" "${extra[@]}" \

@@ -38,7 +38,7 @@ struct DeviceList {
   std::int64_t max_tiles = 0;
 };
 
-DeviceList build_on_device(Device& dev, const std::vector<int>& counts, Buffer& dtiles, Buffer& dlive) {
+DeviceList build_on_device(Device& dev, const std::vector<int>& counts, Buffer& dtiles, Buffer& dlive, bool paired) {
   const auto G = static_cast<std::int64_t>(counts.size());
   std::vector<int> off(counts.size());
   std::exclusive_scan(counts.begin(), counts.end(), off.begin(), 0);
@@ -49,7 +49,7 @@ DeviceList build_on_device(Device& dev, const std::vector<int>& counts, Buffer& 
   dtiles = dev.upload(std::vector<std::uint8_t>(static_cast<std::size_t>(d.max_tiles) * sizeof(ExpertTile), 0xab));
   dlive = dev.upload(std::vector<int>{-1});
   cuda::build_expert_tiles(dc.as<int>(), doff.as<int>(), dtiles.as<ExpertTile>(), dlive.as<int>(), G, d.max_tiles,
-                           detail::cuda_stream(dev.compute_stream()));
+                           paired, detail::cuda_stream(dev.compute_stream()));
   const auto raw = dev.download<std::uint8_t>(dtiles.data(), static_cast<std::size_t>(d.max_tiles) * sizeof(ExpertTile));
   d.tiles.resize(static_cast<std::size_t>(d.max_tiles));
   std::memcpy(d.tiles.data(), raw.data(), raw.size());
@@ -57,14 +57,23 @@ DeviceList build_on_device(Device& dev, const std::vector<int>& counts, Buffer& 
   return d;
 }
 
-std::vector<ExpertTile> host_list(const std::vector<int>& counts) {
+// The host's list (experts in id order, compact rows); paired: after every expert's odd last
+// tile, its copy with valid negated.
+std::vector<ExpertTile> host_list(const std::vector<int>& counts, bool paired = false) {
   std::vector<std::int64_t> base(counts.size());
   std::exclusive_scan(counts.begin(), counts.end(), base.begin(), std::int64_t{0});
   std::vector<int> order(counts.size());
   std::iota(order.begin(), order.end(), 0);
   std::vector<ExpertTile> t(static_cast<std::size_t>(expert_tile_count(counts, order)));
   fill_expert_tiles(counts, base, order, t);
-  return t;
+  if (!paired) return t;
+  std::vector<ExpertTile> p;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    p.push_back(t[i]);
+    const bool last_of_expert = i + 1 == t.size() || t[i + 1].expert != t[i].expert;
+    if (last_of_expert && (p.size() % 2 == 1)) p.push_back(ExpertTile{t[i].row0, t[i].expert, -t[i].valid});
+  }
+  return p;
 }
 
 TEST(ExpertScheduleGpu, DeviceTileListMatchesTheHostList) {
@@ -72,32 +81,35 @@ TEST(ExpertScheduleGpu, DeviceTileListMatchesTheHostList) {
   auto dev = make_cuda_device(0);
   std::vector<std::vector<int>> cases = {seeded_counts(3072, 1, 704), seeded_counts(7, 2, 300), {128, 0, 256, 1, 0}};
   cases.push_back(std::vector<int>(1500, 0));  // nothing routed
-  for (const auto& counts : cases) {
+  for (const auto& counts : cases)
+    for (const bool paired : {false, true}) {
     Buffer dt, dl;
-    const DeviceList d = build_on_device(*dev, counts, dt, dl);
-    const auto want = host_list(counts);
+    const DeviceList d = build_on_device(*dev, counts, dt, dl, paired);
+    const auto want = host_list(counts, paired);
     ASSERT_EQ(d.live, static_cast<int>(want.size())) << counts.size() << " experts";
     ASSERT_LE(static_cast<std::int64_t>(want.size()), d.max_tiles);
     std::int64_t bad = 0;
     for (std::size_t i = 0; i < want.size(); ++i)
       bad += d.tiles[i].row0 != want[i].row0 || d.tiles[i].expert != want[i].expert || d.tiles[i].valid != want[i].valid;
     for (std::size_t i = want.size(); i < d.tiles.size(); ++i) bad += d.tiles[i].valid != 0;
-    EXPECT_EQ(bad, 0) << counts.size() << " experts, " << want.size() << " tiles of " << d.max_tiles;
-  }
+    EXPECT_EQ(bad, 0) << counts.size() << " experts, " << want.size() << " tiles of " << d.max_tiles
+                      << (paired ? ", paired" : "");
+    EXPECT_EQ(d.max_tiles % 2, 0);
+    }
 }
 
-TEST(ExpertScheduleGpu, KernelsOverThePaddedDeviceListMatchTheHostList) {
+void check_kernels_over_device_list(std::size_t experts, int max_rows) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
   constexpr std::int64_t d = 256, I = 256;
   if (!cuda::gate_up_swiglu_sm90_supported(d, I) || !cuda::down_sm90_supported(d, I))
     GTEST_SKIP() << "not a compute capability 9.0 device";
   auto dev = make_cuda_device(0);
   const auto st = detail::cuda_stream(dev->compute_stream());
-  const auto counts = seeded_counts(40, 3, 300);
+  const auto counts = seeded_counts(experts, 3, max_rows);
   const auto E = static_cast<std::int64_t>(counts.size());
   const std::int64_t rows = std::accumulate(counts.begin(), counts.end(), std::int64_t{0});
   Buffer dt, dl;
-  const DeviceList dlist = build_on_device(*dev, counts, dt, dl);
+  const DeviceList dlist = build_on_device(*dev, counts, dt, dl, true);
   const auto hl = host_list(counts);
   std::vector<std::uint8_t> hbytes(hl.size() * sizeof(ExpertTile));
   std::memcpy(hbytes.data(), hl.data(), hbytes.size());
@@ -119,7 +131,7 @@ TEST(ExpertScheduleGpu, KernelsOverThePaddedDeviceListMatchTheHostList) {
     Buffer o = dev->upload(std::vector<std::uint16_t>(static_cast<std::size_t>(rows * d), 0x7f7f));
     cuda::gate_up_swiglu_sm90(x.as<cuda::bf16>(), rows, w13k.as<cuda::bf16>(), E, a.as<cuda::bf16>(), tl, n, d, I, st);
     cuda::down_sm90(a.as<cuda::bf16>(), rows, wdk.as<cuda::bf16>(), E, o.as<cuda::bf16>(), tl, n, d, I, st,
-                    v == 0 ? nullptr : dl.as<int>());
+                    v == 0 ? nullptr : dl.as<int>(), v == 1);
     act[v] = dev->download<std::uint16_t>(a.data(), static_cast<std::size_t>(rows * I));
     y[v] = dev->download<std::uint16_t>(o.data(), static_cast<std::size_t>(rows * d));
   }
@@ -127,7 +139,12 @@ TEST(ExpertScheduleGpu, KernelsOverThePaddedDeviceListMatchTheHostList) {
   for (auto v : y[0]) poisoned += v == 0x7f7f;
   EXPECT_EQ(poisoned, 0) << "every live row written";
   EXPECT_TRUE(act[0] == act[1]) << "gate/up over the device list";
-  EXPECT_TRUE(y[0] == y[1]) << "down over the device list";
+  EXPECT_TRUE(y[0] == y[1]) << "down over the device list, " << experts << " experts";
+}
+
+TEST(ExpertScheduleGpu, KernelsOverThePaddedDeviceListMatchTheHostList) {
+  check_kernels_over_device_list(40, 300);
+  check_kernels_over_device_list(300, 420);  // more pairs than co-resident clusters: the loop wraps
 }
 
 // Assignments of T tokens x hv heads x k choices to hv * E experts (each head its own bank),
@@ -138,7 +155,7 @@ void check_gathered(std::int64_t d, std::int64_t I) {
   if (!cuda::gate_up_swiglu_sm90_supported(d, I)) GTEST_SKIP() << "not a compute capability 9.0 device";
   auto dev = make_cuda_device(0);
   const auto st = detail::cuda_stream(dev->compute_stream());
-  constexpr std::int64_t T = 300, hl = 3, hv = 2, k = 4, E = 16;
+  constexpr std::int64_t T = 700, hl = 3, hv = 2, k = 4, E = 8;  // ~350 rows per expert: pairs and lone tiles
   const std::int64_t A = T * hv * k, G = hv * E;
   std::vector<std::pair<int, int>> kv(static_cast<std::size_t>(A));  // (expert, assignment)
   for (std::int64_t a = 0; a < A; ++a) {
@@ -166,7 +183,8 @@ void check_gathered(std::int64_t d, std::int64_t I) {
   cuda::prepare_w13_kmajor(w13.as<cuda::bf16>(), w13k.as<cuda::bf16>(), G, d, I, st);
   Buffer xs = dev->alloc(static_cast<std::size_t>(A * d) * 2);
   Buffer inv[2] = {dev->alloc(static_cast<std::size_t>(A) * 4), dev->alloc(static_cast<std::size_t>(A) * 4)};
-  Buffer act[2] = {dev->upload(std::vector<std::uint16_t>(static_cast<std::size_t>(A * I), 0x7f7f)),
+  Buffer act[3] = {dev->upload(std::vector<std::uint16_t>(static_cast<std::size_t>(A * I), 0x7f7f)),
+                   dev->upload(std::vector<std::uint16_t>(static_cast<std::size_t>(A * I), 0x7f7f)),
                    dev->upload(std::vector<std::uint16_t>(static_cast<std::size_t>(A * I), 0x7f7f))};
   const auto n = static_cast<std::int64_t>(tl.size());
   cuda::gather(x.as<cuda::bf16>(), dk.as<int>(), dv.as<int>(), doff.as<int>(), xs.as<cuda::bf16>(), inv[0].as<int>(), A, hl,
@@ -176,8 +194,18 @@ void check_gathered(std::int64_t d, std::int64_t I) {
   cuda::invert_permutation(dv.as<int>(), inv[1].as<int>(), A, st);
   cuda::gate_up_swiglu_sm90_gathered(x.as<cuda::bf16>(), T * hl, dv.as<int>(), hl, hv, k, w13k.as<cuda::bf16>(), G,
                                      act[1].as<cuda::bf16>(), dt.as<ExpertTile>(), n, d, I, st);
+  // Paired (2-CTA clusters): pairs of tiles sharing each weight stage, lone tiles split by columns.
+  const auto pl = host_list(counts, true);
+  std::vector<std::uint8_t> pbytes(pl.size() * sizeof(ExpertTile));
+  std::memcpy(pbytes.data(), pl.data(), pbytes.size());
+  Buffer dp = dev->upload(pbytes);
+  cuda::gate_up_swiglu_sm90_gathered(x.as<cuda::bf16>(), T * hl, dv.as<int>(), hl, hv, k, w13k.as<cuda::bf16>(), G,
+                                     act[2].as<cuda::bf16>(), dp.as<ExpertTile>(), static_cast<std::int64_t>(pl.size()),
+                                     d, I, st, true);
   const auto a0 = dev->download<std::uint16_t>(act[0].data(), static_cast<std::size_t>(A * I));
   const auto a1 = dev->download<std::uint16_t>(act[1].data(), static_cast<std::size_t>(A * I));
+  const auto a2 = dev->download<std::uint16_t>(act[2].data(), static_cast<std::size_t>(A * I));
+  EXPECT_TRUE(a0 == a2) << "d " << d << ": paired gathered gate/up differs from gather + copy";
   std::int64_t poisoned = 0;
   for (auto v : a1) poisoned += v == 0x7f7f;
   EXPECT_EQ(poisoned, 0) << "d " << d;
@@ -190,6 +218,7 @@ void check_gathered(std::int64_t d, std::int64_t I) {
 TEST(ExpertScheduleGpu, GatheredGateUpMatchesTheCopyPath) {
   check_gathered(256, 192);
   check_gathered(200, 72);
+  check_gathered(128, 64);  // one column block: a lone tile stays with the first CTA of its pair
 }
 
 }  // namespace
