@@ -41,8 +41,9 @@ class CudaOps final : public Ops {
         fused_(mode == "fused" || mode == "fused-down" || mode == "fused-mma"),
         own_down_(mode == "fused-down"),
         force_mma_(mode == "fused-mma"),
-        device_(mode == "device"),
-        auto_device_(mode == "auto") {
+        device_(mode == "device" || mode == "device-pairs"),
+        auto_device_(mode == "auto"),
+        pairs_(mode == "device-pairs") {
     LB_CUBLAS_CHECK(cublasCreate(&blas_));
     LB_CUDA_CHECK(cudaMallocHost(&host_counts_, sizeof(int) * kMaxExperts));
     LB_CUDA_CHECK(cudaMallocHost(&host_base_, sizeof(std::int64_t) * kMaxExperts));
@@ -265,18 +266,18 @@ class CudaOps final : public Ops {
     ensure(yd_, A * d * 2);
     prepare_w13k(r, st);
     prepare_wdk(r, st);
-    last_path_ = "device-side schedule (tiles built on the device, no host read); wgmma (sm_90a) fused gather + "
-                 "gate/up GEMM + SwiGLU7 and wgmma down GEMM over 128-row expert tiles, in 2-CTA clusters sharing each "
-                 "weight stream";
+    last_path_ = std::string("device-side schedule (tiles built on the device, no host read); wgmma (sm_90a) fused ") +
+                 "gather + gate/up GEMM + SwiGLU7 and wgmma down GEMM over 128-row expert tiles" +
+                 (pairs_ ? ", in 2-CTA clusters sharing each weight stage" : "");
     cuda::build_expert_tiles(counts_.as<int>(), offsets_.as<int>(), tiles_.as<cuda::ExpertTile>(), n_live_.as<int>(), G,
-                             max_tiles, true, st);
+                             max_tiles, pairs_, st);
     cuda::invert_permutation(vals_sorted_.as<int>(), inv_.as<int>(), A, st);
     const auto* tl = tiles_.as<cuda::ExpertTile>();
     cuda::gate_up_swiglu_sm90_gathered(static_cast<const bf16*>(r.x), T * r.heads_local, vals_sorted_.as<int>(),
                                        r.heads_local, hv, k, w13k_.buf.as<bf16>(), G, act_.as<bf16>(), tl, max_tiles, d,
-                                       I, st, true);
+                                       I, st, pairs_);
     cuda::down_sm90(act_.as<bf16>(), A, wdk_.buf.as<bf16>(), G, yd_.as<bf16>(), tl, max_tiles, d, I, st,
-                    n_live_.as<int>(), true);
+                    n_live_.as<int>(), pairs_);
     cuda::combine(yd_.as<bf16>(), inv_.as<int>(), prob_.as<float>(), static_cast<bf16*>(r.y), T, r.heads_local, hv, k,
                   d, st);
   }
@@ -468,7 +469,7 @@ class CudaOps final : public Ops {
   }
 
   Device& dev_;
-  bool grouped_, bucketed_, auto_, fused_, own_down_, force_mma_, device_, auto_device_, fuse_now_ = false,
+  bool grouped_, bucketed_, auto_, fused_, own_down_, force_mma_, device_, auto_device_, pairs_, fuse_now_ = false,
                                                                                       sm90_now_ = false, down_now_ = false;
   std::int64_t host_syncs_ = 0;
   std::string last_path_;

@@ -74,7 +74,7 @@ class Ops {
 };
 
 std::unique_ptr<Ops> make_host_ops();
-// expert_gemm: "auto" ("device" on compute capability 9.0, else "bucketed") | "device" | "fused" |
+// expert_gemm: "auto" ("device" on compute capability 9.0, else "bucketed") | "device" | "device-pairs" | "fused" |
 // "fused-down" | "fused-mma" | "bucketed" | "padded" | "grouped". Throws without CUDA.
 std::unique_ptr<Ops> make_cuda_ops(Device& dev, const std::string& expert_gemm);
 

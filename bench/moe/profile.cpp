@@ -32,7 +32,7 @@ void add_flags(CLI::App& app, RunConfig& c) {
   app.add_option("--moe-layers", c.moe_layers, "MoE layers per forward (derived lines)");
   app.add_option("--ab", c.ab, "metadata: interleaved A/B, per-layer exchange vs reused splits");
   app.add_option("--pairs", c.pairs, "A/B pairs");
-  app.add_option("--expert-gemm", c.expert_gemm, "cuda expert path: auto (device on compute capability 9.0, else bucketed), device (device-side schedule: tiles built on the device, our Hopper gate/up and down kernels, no host synchronisation), fused (our gate/up GEMM + SwiGLU7 kernel: wgmma on Hopper, mma.sync elsewhere; cuBLAS down GEMMs over load buckets), fused-down (also our Hopper down kernel), fused-mma (the mma.sync gate/up kernel), bucketed (cuBLAS over load buckets), padded or grouped");
+  app.add_option("--expert-gemm", c.expert_gemm, "cuda expert path: auto (device on compute capability 9.0, else bucketed), device (device-side schedule: tiles built on the device, our Hopper gate/up and down kernels, no host synchronisation), device-pairs (the same in 2-CTA clusters sharing each weight stage), fused (our gate/up GEMM + SwiGLU7 kernel: wgmma on Hopper, mma.sync elsewhere; cuBLAS down GEMMs over load buckets), fused-down (also our Hopper down kernel), fused-mma (the mma.sync gate/up kernel), bucketed (cuBLAS over load buckets), padded or grouped");
   app.add_option("--dense-gemm-size", c.dense_gemm_size, "reference dense GEMM M=N=K (0: auto)");
   app.add_flag("--skip-check", c.skip_check, "skip the pre-timing consistency check");
   app.add_flag("--graph", c.graph, "also time the layer and the --layers stack captured as CUDA graphs (needs an expert path with no host synchronisation, e.g. device)");

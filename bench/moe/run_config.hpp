@@ -20,7 +20,7 @@ struct RunConfig {
   int moe_layers = 36;  // MoE layers per transformer forward (for the derived lines)
   std::string ab;       // "" or "metadata"
   int pairs = 31;
-  std::string expert_gemm = "auto";  // auto | device | fused | fused-down | fused-mma | bucketed | padded | grouped (cuda)
+  std::string expert_gemm = "auto";  // auto | device | device-pairs | fused | fused-down | fused-mma | bucketed | padded | grouped (cuda)
   std::int64_t dense_gemm_size = 0;  // 0 = 8192 on cuda, 256 on host
   bool skip_check = false;
   bool graph = false;  // also time the layer and the stack replayed as CUDA graphs
