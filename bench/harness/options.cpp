@@ -1,11 +1,14 @@
 #include "bench/harness/options.hpp"
 
+#include "bench/cli/app.hpp"
 #include "collectives/error.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <vector>
 
 namespace layerbench::harness {
 
@@ -15,17 +18,33 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
   app.add_option("--warmup", o.warmup, "untimed iterations before timing")->capture_default_str();
   app.add_option("--iterations", o.iterations, "timed iterations (the same on every rank)")
       ->capture_default_str();
-  app.add_option("--json", o.json, "write layerbench JSON (config, provenance, every sample)");
-  app.add_option("--csv", o.csv, "write one CSV row per measurement");
-  app.add_option("--markdown", o.markdown, "write PR-ready markdown tables");
+  cli::add_output_option(app, "--json", o.json, "layerbench JSON (config, context, every sample)");
+  cli::add_output_option(app, "--csv", o.csv, "one CSV row per measurement");
+  cli::add_output_option(app, "--markdown", o.markdown, "PR-ready markdown tables");
   app.add_option("--align", o.align, "barrier: align ranks before each iteration; none: free-running")
       ->capture_default_str();
   app.add_option("--timeout", o.timeout_s, "seconds a host wait may take before the job is aborted")
       ->capture_default_str();
   app.add_option("--seed", o.seed, "seed for inputs and weights")->capture_default_str();
-  app.add_flag("--nvlink-centric-sched", o.nvlink_centric_sched,
+  mark_cuda_only(app.add_flag("--nvlink-centric-sched", o.nvlink_centric_sched,
                "cuda: create the NCCL communicator with config.nvlinkCentricSched = 1, as nccl-tests does "
-               "(needs NCCL >= 2.28; NCCL applies it on compute capability 10.0 and newer, a no-op on Hopper)");
+               "(needs NCCL >= 2.28; NCCL applies it on compute capability 10.0 and newer, a no-op on Hopper)"));
+}
+
+namespace {
+constexpr const char* kCudaGroup = "CUDA backend only";
+}
+
+CLI::Option* mark_cuda_only(CLI::Option* opt) { return opt->group(kCudaGroup); }
+
+void reject_cuda_only_flags(const CLI::App& app) {
+  std::vector<std::string> given;
+  for (const CLI::Option* opt : app.get_options([](const CLI::Option* x) { return x->get_group() == kCudaGroup; }))
+    if (opt->count() > 0) given.push_back(opt->get_name());
+  if (given.empty()) return;
+  const char* it = given.size() == 1 ? "it" : "them";
+  throw UsageError(fmt::format("{}: only the CUDA backend uses {}; the host backend would ignore {} (drop {} or run "
+                               "with --backend cuda)", fmt::join(given, ", "), it, it, it));
 }
 
 void validate_common(const CommonOptions& o) {
@@ -36,7 +55,7 @@ void validate_common(const CommonOptions& o) {
   if (o.align != "barrier" && o.align != "none")
     throw UsageError(fmt::format("--align: expected barrier or none (got '{}')", o.align));
   for (const auto* path : {&o.json, &o.csv, &o.markdown}) {
-    if (path->empty()) continue;
+    if (path->empty() || *path == "-") continue;
     // Fail at start-up, not after the whole run, when an output cannot be written.
     std::filesystem::path dir = std::filesystem::path(*path).parent_path();
     if (dir.empty()) dir = ".";

@@ -5,10 +5,10 @@
 # the layer and the stack also replayed as CUDA graphs; prints the figures the issue tracks.
 # NCU=1 adds a per-kernel time listing (Nsight Compute, clocks and caches left alone) of the
 # first layer forward at 15000 tokens with the first mode.
-# usage: bench/scripts/gpu_moe_limit.sh [MODE...]   (default: auto device-pairs fused)
+# usage: bench/scripts/gpu_moe_limit.sh [MODE...]   (default: auto fused)
 set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
-MODES=("$@"); [ ${#MODES[@]} -gt 0 ] || MODES=(auto device-pairs fused)
+MODES=("$@"); [ ${#MODES[@]} -gt 0 ] || MODES=(auto fused)
 lb_build || exit 1
 (cd "$B" && timeout 240 ctest -L gpu -E np2 --timeout 90 --output-on-failure > "$OUT/ctest-gpu.log" 2>&1)
 echo "ctest -L gpu -E np2 rc=$?"

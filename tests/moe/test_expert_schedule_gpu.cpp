@@ -116,9 +116,9 @@ void check_kernels_over_device_list(std::size_t experts, int max_rows) {
   Buffer ht = dev->upload(hbytes);
   Buffer x = dev->alloc(static_cast<std::size_t>(rows * d) * 2), w13 = dev->alloc(static_cast<std::size_t>(E * d * 2 * I) * 2);
   Buffer wd = dev->alloc(static_cast<std::size_t>(E * I * d) * 2);
-  cuda::fill(x.data(), true, d, 5, 1, rows, d, d, 0, 0, 1.5f, st);
-  cuda::fill(w13.data(), true, 2 * I, 5, 2, E * d, 2 * I, 2 * I, 0, 0, 0.06f, st);
-  cuda::fill(wd.data(), true, d, 5, 3, E * I, d, d, 0, 0, 0.06f, st);
+  cuda::fill(x.data(), true, {.seed = 5, .tensor = 1, .scale = 1.5f, .rows = rows, .cols = d, .full_cols = d, .ld = d}, st);
+  cuda::fill(w13.data(), true, {.seed = 5, .tensor = 2, .scale = 0.06f, .rows = E * d, .cols = 2 * I, .full_cols = 2 * I, .ld = 2 * I}, st);
+  cuda::fill(wd.data(), true, {.seed = 5, .tensor = 3, .scale = 0.06f, .rows = E * I, .cols = d, .full_cols = d, .ld = d}, st);
   Buffer w13k = dev->alloc(static_cast<std::size_t>(cuda::w13_kmajor_elems(E, d, I)) * 2);
   Buffer wdk = dev->alloc(static_cast<std::size_t>(cuda::wdown_kmajor_elems(E, I)) * 2);
   cuda::prepare_w13_kmajor(w13.as<cuda::bf16>(), w13k.as<cuda::bf16>(), E, d, I, st);
@@ -177,8 +177,8 @@ void check_gathered(std::int64_t d, std::int64_t I) {
   std::memcpy(tbytes.data(), tl.data(), tbytes.size());
   Buffer dt = dev->upload(tbytes), dk = dev->upload(keys), dv = dev->upload(vals), doff = dev->upload(off);
   Buffer x = dev->alloc(static_cast<std::size_t>(T * hl * d) * 2), w13 = dev->alloc(static_cast<std::size_t>(G * d * 2 * I) * 2);
-  cuda::fill(x.data(), true, d, 6, 1, T * hl, d, d, 0, 0, 1.5f, st);
-  cuda::fill(w13.data(), true, 2 * I, 6, 2, G * d, 2 * I, 2 * I, 0, 0, 0.06f, st);
+  cuda::fill(x.data(), true, {.seed = 6, .tensor = 1, .scale = 1.5f, .rows = T * hl, .cols = d, .full_cols = d, .ld = d}, st);
+  cuda::fill(w13.data(), true, {.seed = 6, .tensor = 2, .scale = 0.06f, .rows = G * d, .cols = 2 * I, .full_cols = 2 * I, .ld = 2 * I}, st);
   Buffer w13k = dev->alloc(static_cast<std::size_t>(cuda::w13_kmajor_elems(G, d, I)) * 2);
   cuda::prepare_w13_kmajor(w13.as<cuda::bf16>(), w13k.as<cuda::bf16>(), G, d, I, st);
   Buffer xs = dev->alloc(static_cast<std::size_t>(A * d) * 2);
