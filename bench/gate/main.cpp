@@ -1,6 +1,7 @@
 // layerbench-gate (--pairs FILE | --baseline B --candidate C) [--threshold 2%] [--alpha 0.05] [--metric KEY]
 //                 [--higher-is-better] [--markdown FILE] [--json FILE]   ('-' = standard output)
-// Exit codes: 0 pass (no regression), 1 regression, 2 bad input or usage.
+//                 [--sequential [--equivalence E] [--max-pairs N]]
+// Exit codes: 0 pass (no regression), 1 regression, 2 bad input or usage, 3 (--sequential) undecided.
 #include "bench/cli/app.hpp"
 #include "bench/cli/output_file.hpp"
 #include "bench/gate/gate.hpp"
@@ -12,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -19,7 +21,8 @@ namespace lg = layerbench::gate;
 
 namespace {
 
-lg::GateReport run_paired(const std::string& path, const std::string& metric, const lg::GateOptions& o) {
+lg::GateReport run_paired(const std::string& path, const std::string& metric, const lg::GateOptions& o,
+                          const std::optional<layerbench::stats::SequentialDesign>& sequential) {
   const auto study = layerbench::reports::load_study(path, metric);
   lg::GateReport r;
   r.paired = true;
@@ -27,7 +30,8 @@ lg::GateReport run_paired(const std::string& path, const std::string& metric, co
   r.metric = study.metric.empty() ? "value" : study.metric;
   r.unit = study.unit;
   r.options = o;
-  r.findings.push_back(lg::gate_paired(r.metric, study.base, study.candidate, o));
+  r.findings.push_back(sequential ? lg::gate_sequential(r.metric, study.base, study.candidate, o, *sequential)
+                                  : lg::gate_paired(r.metric, study.base, study.candidate, o));
   return r;
 }
 
@@ -73,6 +77,16 @@ int main(int argc, char** argv) {
   layerbench::cli::add_output_option(app, "--markdown", markdown, "the verdict table as markdown (PR comment)");
   layerbench::cli::add_output_option(app, "--json", json, "the verdicts as JSON (schema layerbench-gate/1)");
   app.add_option("--resamples", o.resamples, "bootstrap resamples")->check(CLI::Range(1000, 10000000));
+  bool sequential = false;
+  std::string equivalence_text;
+  std::size_t max_pairs = 0;
+  double tune_pairs = 10;
+  app.add_flag("--sequential", sequential,
+               "paired: the always-valid sequential rule (run it after every pair; exit 3 = undecided, add pairs)");
+  app.add_option("--equivalence", equivalence_text, "--sequential: no-change margin (default: the threshold)");
+  app.add_option("--max-pairs", max_pairs, "--sequential: cap; undecided at the cap is inconclusive (0 = none)");
+  app.add_option("--tune-pairs", tune_pairs, "--sequential: pairs at which the interval is tightest")
+      ->capture_default_str();
   app.add_option("--seed", o.seed, "bootstrap seed");
   try {
     app.parse(argc, argv);
@@ -91,7 +105,22 @@ int main(int argc, char** argv) {
       throw std::invalid_argument("give either --pairs FILE or both --baseline and --candidate");
     if (!paired && (baseline.empty() || candidate.empty()))
       throw std::invalid_argument("--baseline and --candidate go together");
-    const auto report = paired ? run_paired(pairs, metric, o) : run_unpaired(baseline, candidate, metric, o);
+    std::optional<layerbench::stats::SequentialDesign> design;
+    if (sequential) {
+      if (!paired) throw std::invalid_argument("--sequential needs a paired study (--pairs FILE)");
+      if (!(tune_pairs >= 1)) throw std::invalid_argument(fmt::format("--tune-pairs {:g}: must be at least 1", tune_pairs));
+      design.emplace();
+      design->alpha = o.alpha;
+      design->tune_pairs = tune_pairs;
+      design->max_pairs = max_pairs;
+      design->equivalence = equivalence_text.empty() ? o.threshold : lg::parse_threshold(equivalence_text);
+      design->equivalence_relative = true;
+      design->effect_margin = o.threshold;  // stop once the change is wholly beyond the threshold
+    } else if (!equivalence_text.empty() || max_pairs != 0) {
+      throw std::invalid_argument("--equivalence and --max-pairs belong to --sequential");
+    }
+    const auto report =
+        paired ? run_paired(pairs, metric, o, design) : run_unpaired(baseline, candidate, metric, o);
     // The text verdict goes to standard output unless a file flag claimed it with '-'.
     if (json != "-" && markdown != "-") fmt::print("{}", lg::render_text(report));
     if (!json.empty()) layerbench::cli::write_output(json, lg::to_json(report).dump(2) + "\n");
