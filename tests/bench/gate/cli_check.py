@@ -134,6 +134,17 @@ def main():
     rc, _, err = run("--pairs", p("same.csv"), "--max-pairs", "9")
     expect(rc == 2 and "--sequential" in err, f"--max-pairs without --sequential: rc {rc} {err}")
 
+    # A study of three arms (layerbench-ab run with two --candidate): gated as base against the first.
+    with open(p("three.jsonl"), "w") as f:
+        f.write(json.dumps({"type": "study", "version": 1, "base": "b", "candidate": "c", "more_candidates": ["d"],
+                            "pairs": 8, "metric": "wall"}) + "\n")
+        for i in range(8):
+            for pos, (arm, v) in enumerate((("base", 1.0), ("candidate", 1.2), ("candidate2", 0.5))):
+                f.write(json.dumps({"type": "run", "pair": i, "attempt": 0, "arm": arm, "position": pos,
+                                    "metric": v * (1 + 0.001 * math.sin(i + pos)), "status": "ok"}) + "\n")
+    rc, out, err = run("--pairs", p("three.jsonl"))
+    expect(rc == 1 and "regressed" in out, f"three-arm study, first candidate 20% slower: rc {rc} {out} {err}")
+
     for f in failures:
         print("FAIL:", f)
     print("PASS" if not failures else f"{len(failures)} failure(s)")
