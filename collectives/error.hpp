@@ -3,6 +3,8 @@
 // that throws layerbench::Error with rank, host, call text and source location. The macros
 // expand at the call site, so this header needs none of the CUDA headers; the translation unit
 // that uses LB_CUDA_CHECK includes <cuda_runtime.h> itself.
+#include "common/usage.hpp"
+
 #include <source_location>
 #include <stdexcept>
 #include <string>
@@ -16,11 +18,7 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Bad user input: a clear message and exit code 2 on every rank.
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+// Bad user input (common/usage.hpp's UsageError): a clear message and exit code 2 on every rank.
 
 // "rank 3 on host-a" once the process identity is known, "rank ?" before.
 std::string rank_tag();

@@ -14,6 +14,7 @@
 #include "bench/ab/input.hpp"
 #include "bench/ab/report.hpp"
 #include "bench/ab/runner.hpp"
+#include "common/cli.hpp"
 #include "stats/power.hpp"
 
 namespace layerbench::ab {
@@ -31,12 +32,20 @@ struct AnalysisFlags {
   bool markdown = false;
 };
 
+// Bounds: the bootstrap keeps one statistic per resample, and a study longer than this is a typo.
+constexpr std::size_t kMaxResamples = 10'000'000;
+constexpr std::size_t kMaxPairs = 10'000'000;
+constexpr std::size_t kMaxWarmup = 1'000'000;
+constexpr std::size_t kMaxRetries = 1000;
+constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600.0;  // 1e12 s would overflow the clock
+
 void add_analysis_flags(CLI::App* cmd, AnalysisFlags& f) {
-  cmd->add_option("--confidence", f.confidence, "confidence level of the intervals, in (0, 1)");
-  cmd->add_option("--resamples", f.resamples, "bootstrap resamples (>= 1000)");
-  cmd->add_option("--seed", f.seed, "bootstrap seed (fixed default: runs reproduce)");
-  cmd->add_option("--trim", f.trim, "trimmed-mean proportion cut from each end, in [0, 0.5)");
-  cmd->add_option("--predicted", f.predicted, "predicted delta (base - candidate) to compare against");
+  using num::RealRange;
+  cli::add_real(*cmd, "--confidence", f.confidence, "confidence level of the intervals, in (0, 1)", RealRange::open(0, 1));
+  cli::add_int(*cmd, "--resamples", f.resamples, "bootstrap resamples", std::size_t{1000}, kMaxResamples);
+  cli::add_int(*cmd, "--seed", f.seed, "bootstrap seed (fixed default: runs reproduce)");
+  cli::add_real(*cmd, "--trim", f.trim, "trimmed-mean proportion cut from each end, in [0, 0.5)", {0, 0.5, false, true});
+  cli::add_real(*cmd, "--predicted", f.predicted, "predicted delta (base - candidate) to compare against", RealRange{});
   cmd->add_flag("--continuity", f.continuity, "continuity correction of the Wilcoxon z");
   cmd->add_option("--zero-method", f.zero_method, "zeros in Wilcoxon: wilcox (drop), pratt or zsplit");
   cmd->add_flag("--json", f.json, "print one JSON object");
@@ -152,10 +161,10 @@ int run_cli(int argc, char** argv) {
 
   PlanFlags plan_flags;
   auto* plan_cmd = app.add_subcommand("plan", "pairs needed for a paired study");
-  plan_cmd->add_option("--sd", plan_flags.sd, "sd of the paired deltas");
-  plan_cmd->add_option("--effect", plan_flags.effect, "delta to detect");
-  plan_cmd->add_option("--alpha", plan_flags.alpha, "two-sided significance level");
-  plan_cmd->add_option("--power", plan_flags.power, "power");
+  cli::add_real(*plan_cmd, "--sd", plan_flags.sd, "sd of the paired deltas", num::RealRange::positive());
+  cli::add_real(*plan_cmd, "--effect", plan_flags.effect, "delta to detect", num::RealRange{});
+  cli::add_real(*plan_cmd, "--alpha", plan_flags.alpha, "two-sided significance level", num::RealRange::open(0, 1));
+  cli::add_real(*plan_cmd, "--power", plan_flags.power, "power", num::RealRange::open(0, 1));
   plan_cmd->add_option("--pilot", plan_flags.pilot, "pilot study (CSV or JSONL) giving sd and, by default, the effect");
   plan_cmd->add_flag("--json", plan_flags.json, "print JSON");
 
@@ -165,14 +174,15 @@ int run_cli(int argc, char** argv) {
   auto* run_cmd = app.add_subcommand("run", "run an interleaved, resumable A/B study of two shell commands");
   run_cmd->add_option("--base", c.base, "base command (run through /bin/sh -c)")->required();
   run_cmd->add_option("--candidate", c.candidate, "candidate command")->required();
-  run_cmd->add_option("--pairs", c.pairs, "number of pairs")->required();
-  run_cmd->add_option("--warmup", c.warmup, "unrecorded warm-up rounds of both arms");
+  cli::add_int(*run_cmd, "--pairs", c.pairs, "number of pairs", std::size_t{1}, kMaxPairs)->required();
+  cli::add_int(*run_cmd, "--warmup", c.warmup, "unrecorded warm-up rounds of both arms", std::size_t{0}, kMaxWarmup);
   run_cmd->add_option("--order", c.order, "alternate (AB, BA, ...), fixed (AB) or random (seeded)");
   run_cmd->add_option("--metric", c.metric, "wall | user | regex:PATTERN | json:KEY");
   run_cmd->add_option("--out", run_opts.out, "study JSONL (appended and fsync'ed per run)");
   run_cmd->add_flag("--resume", run_opts.resume, "continue a study from its first incomplete pair");
-  run_cmd->add_option("--timeout", c.timeout, "seconds before a run's process group is killed (0 = none)");
-  run_cmd->add_option("--retries", c.retries, "retries of a pair whose run failed");
+  cli::add_real(*run_cmd, "--timeout", c.timeout, "seconds before a run's process group is killed (0 = none)",
+                num::RealRange::non_negative(kMaxTimeoutSeconds));
+  cli::add_int(*run_cmd, "--retries", c.retries, "retries of a pair whose run failed", std::size_t{0}, kMaxRetries);
   run_cmd->add_option("--prepare", c.prepare, "command run before every run");
   run_cmd->add_option("--check-output", c.check_output, "file each run writes; reports whether the arms match");
   add_analysis_flags(run_cmd, run_flags);  // --seed also seeds --order random

@@ -4,13 +4,14 @@
 #include "bench/gate/gate.hpp"
 #include "bench/gate/inputs.hpp"
 #include "bench/gate/output.hpp"
+#include "common/cli.hpp"
+#include "common/output_file.hpp"
 #include "reports/inputs.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <fstream>
 #include <stdexcept>
 #include <string>
 
@@ -64,14 +65,16 @@ int main(int argc, char** argv) {
   app.add_option("--baseline", baseline, "baseline result file (layerbench JSON or Google Benchmark JSON)");
   app.add_option("--candidate", candidate, "candidate result file (same kind as --baseline)");
   app.add_option("--threshold", threshold_text, "relevance threshold: a percentage (2%) or a fraction (0.02)");
-  app.add_option("--alpha", o.alpha, "significance level")->check(CLI::Range(1e-6, 0.5));
+  layerbench::cli::add_real(app, "--alpha", o.alpha, "significance level",
+                            layerbench::num::RealRange::closed(1e-6, 0.5));
   app.add_option("--metric", metric,
                  "Google Benchmark field (real_time, cpu_time, a counter) or the study metric; layerbench JSON: samples_ms");
   app.add_flag("--higher-is-better", o.higher_is_better, "a larger value is better (bandwidth, throughput)");
   app.add_option("--markdown", markdown, "also write the verdict table as markdown (PR comment) to FILE");
   app.add_flag("--json", json, "print the verdicts as JSON instead of a text table");
-  app.add_option("--resamples", o.resamples, "bootstrap resamples")->check(CLI::Range(1000, 10000000));
-  app.add_option("--seed", o.seed, "bootstrap seed");
+  layerbench::cli::add_int(app, "--resamples", o.resamples, "bootstrap resamples", std::size_t{1000},
+                           std::size_t{10000000});
+  layerbench::cli::add_int(app, "--seed", o.seed, "bootstrap seed");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -85,14 +88,11 @@ int main(int argc, char** argv) {
       throw std::invalid_argument("give either --pairs FILE or both --baseline and --candidate");
     if (!paired && (baseline.empty() || candidate.empty()))
       throw std::invalid_argument("--baseline and --candidate go together");
+    if (!markdown.empty()) layerbench::check_output_path(markdown, "--markdown");  // before any work
     const auto report = paired ? run_paired(pairs, metric, o) : run_unpaired(baseline, candidate, metric, o);
     if (json) fmt::print("{}\n", lg::to_json(report).dump(2));
     else fmt::print("{}", lg::render_text(report));
-    if (!markdown.empty()) {
-      std::ofstream out(markdown);
-      out << lg::render_markdown(report);
-      if (!out) throw std::runtime_error(markdown + ": cannot write");
-    }
+    if (!markdown.empty()) layerbench::write_file_atomic(markdown, lg::render_markdown(report));
     return lg::exit_code(report);
   } catch (const std::exception& e) {
     fmt::print(stderr, "layerbench-gate: error: {}\n", e.what());

@@ -1,6 +1,7 @@
 #pragma once
 // The gate's verdict table as console text, markdown (a PR comment) and JSON, plus the exit code.
 #include "bench/gate/gate.hpp"
+#include "common/usage.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -20,7 +21,7 @@ struct GateReport {
 
 inline constexpr int kExitPass = 0;
 inline constexpr int kExitRegression = 1;
-inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitBadInput = kExitUsage;
 
 int exit_code(const GateReport& report);  // 1 when any finding regressed, else 0
 std::string render_text(const GateReport& report);

@@ -2,12 +2,12 @@
 
 #include "bench/harness/gbench.hpp"
 #include "collectives/error.hpp"
+#include "common/output_file.hpp"
 
 #include <fmt/format.h>
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <thread>
 
 namespace layerbench::harness {
@@ -141,21 +141,12 @@ nlohmann::json make_document(Context& ctx, const Runner& runner, const nlohmann:
   return doc;
 }
 
-namespace {
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  if (!out) throw UsageError(fmt::format("cannot write '{}'", path));
-  out << text;
-  if (!out.flush()) throw UsageError(fmt::format("error writing '{}'", path));
-}
-}  // namespace
-
 void write_outputs(Context& ctx, const CommonOptions& o, const nlohmann::json& doc,
                    const std::vector<reports::Measurement>& results, const std::string& markdown) {
   if (!ctx.is_root()) return;
-  if (!o.json.empty()) write_file(o.json, doc.dump(1) + "\n");
-  if (!o.csv.empty()) write_file(o.csv, reports::results_to_csv(results));
-  if (!o.markdown.empty()) write_file(o.markdown, markdown);
+  if (!o.json.empty()) write_file_atomic(o.json, doc.dump(1) + "\n");
+  if (!o.csv.empty()) write_file_atomic(o.csv, reports::results_to_csv(results));
+  if (!o.markdown.empty()) write_file_atomic(o.markdown, markdown);
   if (!ctx.gbench.empty()) report_to_gbench(ctx.binary, ctx.gbench, results);
 }
 
