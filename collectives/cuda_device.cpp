@@ -2,6 +2,7 @@
 // waits that poll NCCL for asynchronous errors with a timeout.
 #include "collectives/cuda_internal.hpp"
 #include "collectives/error.hpp"
+#include "collectives/watchdog.hpp"
 
 #include <fmt/format.h>
 #include <nccl.h>
@@ -205,6 +206,7 @@ void watched_wait(CudaDevice& dev, const std::function<cudaError_t()>& query, co
 }  // namespace
 
 void set_wait_timeout(Device& dev, double seconds) {
+  watchdog::set_timeout(seconds);  // MPI waits (control plane) on every backend
   if (auto* w = dynamic_cast<detail::WatchedDevice*>(&dev)) w->set_timeout_s(seconds);
 }
 

@@ -30,6 +30,19 @@ namespace detail {
                               std::string_view message,
                               std::source_location loc = std::source_location::current());
 std::string mpi_error_string(int code);
+
+// Marks this process as waiting inside an MPI call for the host-wait watchdog
+// (collectives/watchdog.hpp), which ends the job when one call waits longer than --timeout.
+class MpiWaitScope {
+ public:
+  explicit MpiWaitScope(const char* call) noexcept;
+  ~MpiWaitScope();
+  MpiWaitScope(const MpiWaitScope&) = delete;
+  MpiWaitScope& operator=(const MpiWaitScope&) = delete;
+
+ private:
+  bool owner_ = false;
+};
 }  // namespace detail
 
 }  // namespace layerbench
@@ -41,6 +54,7 @@ std::string mpi_error_string(int code);
 
 #define LB_MPI_CHECK(call)                                                                    \
   do {                                                                                        \
+    const ::layerbench::detail::MpiWaitScope lb_mpi_wait_(#call);                             \
     const int lb_mpi_rc_ = (call);                                                            \
     if (lb_mpi_rc_ != 0 /* MPI_SUCCESS */)                                                    \
       ::layerbench::detail::throw_error("MPI", #call,                                         \

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 
 namespace layerbench::num {
 namespace {
@@ -176,6 +177,16 @@ std::uint64_t physical_memory() {
   const long page = ::sysconf(_SC_PAGE_SIZE);
   if (pages <= 0 || page <= 0) return std::numeric_limits<std::uint64_t>::max();
   return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
+}
+
+int ranks_on_this_machine() {
+  for (const char* var : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"}) {
+    if (const char* v = std::getenv(var)) {
+      const int n = std::atoi(v);
+      if (n > 0) return n;
+    }
+  }
+  return 1;
 }
 
 void check_memory(std::optional<std::uint64_t> bytes_per_rank, int ranks_on_machine, std::string_view what,

@@ -70,6 +70,9 @@ std::optional<std::uint64_t> add(std::uint64_t a, std::uint64_t b);
 // Physical memory of this machine (bytes), from sysconf.
 std::uint64_t physical_memory();
 
+// Processes of this job on this machine (Open MPI / MPICH / Slurm environment), else 1.
+int ranks_on_this_machine();
+
 // Throws UsageError when `bytes_per_rank` (or its computation overflowed: nullopt) times the
 // ranks that share this machine exceeds its physical memory: "the run needs about 137.4 GB per
 // rank (549.6 GB for 4 ranks on this machine), which has 31.3 GB; <hint>".

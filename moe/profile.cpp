@@ -3,6 +3,7 @@
 #include "moe/profile.hpp"
 
 #include "collectives/error.hpp"
+#include "common/cli.hpp"
 #include "moe/expert_check.hpp"
 #include "moe/init.hpp"
 #include "moe/report.hpp"
@@ -19,21 +20,22 @@ namespace layerbench::moe {
 using harness::Clock;
 
 void add_flags(CLI::App& app, RunConfig& c) {
-  app.add_option("--hidden", c.geo.hidden, "hidden size");
-  app.add_option("--moe-heads", c.geo.heads, "MoE heads (d_head = hidden / heads)");
-  app.add_option("--experts", c.geo.experts, "experts per head");
-  app.add_option("--topk", c.geo.topk, "experts per (token, head)");
-  app.add_option("--intermediate", c.geo.intermediate, "expert / shared intermediate size");
-  app.add_option("--scale", c.geo.scale, "routing scale");
-  app.add_option("--tokens", c.tokens, "local tokens per rank (sp) or replicated tokens (tp)");
-  app.add_option("--split-sizes", c.split_sizes, "sp: tokens per rank, one per rank")->delimiter(',');
+  constexpr std::int64_t big = std::int64_t{1} << 40;  // the real bounds are in validate()
+  cli::add_int(app, "--hidden", c.geo.hidden, "hidden size", std::int64_t{1}, big);
+  cli::add_int(app, "--moe-heads", c.geo.heads, "MoE heads (d_head = hidden / heads)", std::int64_t{1}, big);
+  cli::add_int(app, "--experts", c.geo.experts, "experts per head", std::int64_t{1}, big);
+  cli::add_int(app, "--topk", c.geo.topk, "experts per (token, head)", std::int64_t{1}, big);
+  cli::add_int(app, "--intermediate", c.geo.intermediate, "expert / shared intermediate size", std::int64_t{1}, big);
+  cli::add_real(app, "--scale", c.geo.scale, "routing scale", num::RealRange::positive(1e6));
+  cli::add_int(app, "--tokens", c.tokens, "local tokens per rank (sp) or replicated tokens (tp)", std::int64_t{1}, big);
+  cli::add_int_list(app, "--split-sizes", c.split_sizes, "sp: tokens per rank, one per rank", std::int64_t{1}, big);
   app.add_option("--layout", c.layout, "sp | tp");
-  app.add_option("--layers", c.layers, "stack depth for the stack figures and --ab");
-  app.add_option("--moe-layers", c.moe_layers, "MoE layers per forward (derived lines)");
+  cli::add_int(app, "--layers", c.layers, "stack depth for the stack figures and --ab", 1, 10000);
+  cli::add_int(app, "--moe-layers", c.moe_layers, "MoE layers per forward (derived lines)", 1, 10000);
   app.add_option("--ab", c.ab, "metadata: interleaved A/B, per-layer exchange vs reused splits");
-  app.add_option("--pairs", c.pairs, "A/B pairs");
+  cli::add_int(app, "--pairs", c.pairs, "A/B pairs", 2, 1'000'000);
   app.add_option("--expert-gemm", c.expert_gemm, "cuda expert path: auto (fused on compute capability 9.0, else bucketed), fused (our gate/up GEMM + SwiGLU7 kernel: wgmma on Hopper, mma.sync elsewhere; cuBLAS down GEMMs over load buckets), fused-down (also our Hopper down kernel), fused-mma (the mma.sync gate/up kernel), bucketed (cuBLAS over load buckets), padded or grouped");
-  app.add_option("--dense-gemm-size", c.dense_gemm_size, "reference dense GEMM M=N=K (0: auto)");
+  cli::add_int(app, "--dense-gemm-size", c.dense_gemm_size, "reference dense GEMM M=N=K (0: auto)", decltype(c.dense_gemm_size){0}, decltype(c.dense_gemm_size){65536});
   app.add_flag("--skip-check", c.skip_check, "skip the pre-timing consistency check");
 }
 

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "bench/ab/errors.hpp"
+#include "common/text.hpp"
 
 namespace layerbench::ab {
 namespace {
@@ -43,6 +44,10 @@ double parse_cell(const std::string& cell, const std::string& where, const std::
     throw InputError(fmt::format("{}: column '{}': '{}' is not a number", where, column, cell));
   }
   if (!std::isfinite(v)) throw InputError(fmt::format("{}: column '{}': '{}' is not finite", where, column, cell));
+  if (v < 0) {
+    throw InputError(fmt::format("{}: column '{}': negative value {} (relative changes need non-negative measurements)",
+                                 where, column, cell));
+  }
   return v;
 }
 
@@ -63,6 +68,7 @@ PairedInput load_csv(const std::string& path) {
   std::vector<std::string> header;
   while (header.empty() && std::getline(in, line)) {
     ++line_no;
+    if (line_no == 1) text::strip_bom_in_place(line);  // spreadsheet exports start with one
     if (!trim(line).empty()) header = split_csv(line);
   }
   if (header.empty()) throw InputError(fmt::format("{}:1: empty file (expected a header naming base and candidate)", path));

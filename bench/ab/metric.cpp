@@ -1,9 +1,11 @@
 #include "bench/ab/metric.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <re2/re2.h>
 #include <sstream>
 
 #include "bench/ab/errors.hpp"
@@ -27,9 +29,10 @@ std::optional<double> json_lookup(const nlohmann::json& root, const std::vector<
   for (const auto& key : path) {
     if (node->is_object() && node->contains(key)) {
       node = &(*node)[key];
-    } else if (node->is_array() && !key.empty() && key.find_first_not_of("0123456789") == std::string::npos &&
-               std::stoul(key) < node->size()) {
-      node = &(*node)[std::stoul(key)];
+    } else if (std::size_t index = 0; node->is_array() && !key.empty() &&
+               std::from_chars(key.data(), key.data() + key.size(), index).ptr == key.data() + key.size() &&
+               key.find_first_not_of("0123456789") == std::string::npos && index < node->size()) {
+      node = &(*node)[index];  // an index too large for size_t fails from_chars: not found
     } else {
       return std::nullopt;
     }
@@ -54,12 +57,12 @@ MetricSpec parse_metric(const std::string& text) {
   }
   if (text.rfind("regex:", 0) == 0) {
     spec.kind = MetricSpec::Kind::regex;
-    try {
-      spec.pattern = std::regex(text.substr(6), std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      throw InputError(fmt::format("--metric {}: invalid regular expression ({})", text, e.what()));
-    }
-    if (spec.pattern.mark_count() < 1) {
+    RE2::Options options;
+    options.set_log_errors(false);
+    auto re = std::make_shared<const RE2>(text.substr(6), options);
+    if (!re->ok()) throw InputError(fmt::format("--metric {}: invalid regular expression ({})", text, re->error()));
+    spec.pattern = re;
+    if (spec.pattern->NumberOfCapturingGroups() < 1) {
       throw InputError(fmt::format("--metric {}: the regex needs a capture group, e.g. 'time=([0-9.]+)'", text));
     }
     return spec;
@@ -83,9 +86,9 @@ std::optional<double> extract_metric(const MetricSpec& spec, const ProcessResult
     case MetricSpec::Kind::wall: return run.wall_seconds;
     case MetricSpec::Kind::user: return run.user_seconds;
     case MetricSpec::Kind::regex: {
-      std::smatch m;
-      if (!std::regex_search(run.stdout_text, m, spec.pattern) || !m[1].matched) return std::nullopt;
-      return to_number(m[1].str());
+      std::string capture;
+      if (!RE2::PartialMatch(run.stdout_text, *spec.pattern, &capture) || capture.empty()) return std::nullopt;
+      return to_number(capture);
     }
     case MetricSpec::Kind::json: {
       // The whole stdout as one JSON document, else the last line that parses as an object.

@@ -6,9 +6,13 @@
 #include <cstdint>
 #include <fmt/format.h>
 #include <fstream>
+#include <iterator>
 #include <map>
+#include <set>
+#include <tuple>
 
 #include "bench/ab/errors.hpp"
+#include "common/text.hpp"
 
 namespace layerbench::ab {
 
@@ -33,7 +37,13 @@ nlohmann::json run_json(const RunRecord& r) {
 nlohmann::json excluded_json(std::size_t pair) { return {{"type", "pair_excluded"}, {"pair", pair}}; }
 
 bool looks_like_jsonl(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
+  char head[3] = {};
+  in.read(head, 3);
+  if (in.gcount() < 3 || std::string_view(head, 3) != text::kUtf8Bom) {
+    in.clear();
+    in.seekg(0);
+  }
   char c = 0;
   while (in.get(c)) {
     if (!std::isspace(static_cast<unsigned char>(c))) return c == '{';
@@ -42,13 +52,24 @@ bool looks_like_jsonl(const std::string& path) {
 }
 
 Study read_study(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open file", path));
+  const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parse_study(content, path);
+}
+
+Study parse_study(std::string_view content, const std::string& path) {
+  content = text::strip_bom(content);
   Study study;
   bool have_header = false;
-  std::string line;
   std::size_t line_no = 0;
-  while (std::getline(in, line)) {
+  std::set<std::tuple<std::size_t, std::size_t, std::string>> seen;  // (pair, attempt, arm)
+  std::size_t pos = 0;
+  while (pos < content.size()) {
+    const auto nl = content.find('\n', pos);
+    const bool last = nl == std::string_view::npos;
+    const std::string line(content.substr(pos, last ? std::string_view::npos : nl - pos));
+    pos = last ? content.size() : nl + 1;
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const auto where = fmt::format("{}:{}", path, line_no);
@@ -56,10 +77,11 @@ Study read_study(const std::string& path) {
     try {
       j = nlohmann::json::parse(line);
     } catch (const nlohmann::json::parse_error&) {
-      // A run killed mid-write leaves at most a truncated last line: skip it, but only there.
-      if (in.peek() == std::char_traits<char>::eof()) break;
+      // A run killed mid-write leaves at most a torn last line (no newline after it): skip it.
+      if (last) break;
       throw InputError(where + ": not a JSON object");
     }
+    if (!j.is_object()) throw InputError(where + ": not a JSON object");
     try {
       const auto type = j.at("type").get<std::string>();
       if (type == "study") {
@@ -95,6 +117,14 @@ Study read_study(const std::string& path) {
         r.output_hash = j.value("output_hash", "");
         if (r.status == "ok" && (!r.metric || !std::isfinite(*r.metric))) {
           throw InputError(where + ": successful run without a finite metric");
+        }
+        if (r.metric && *r.metric < 0) {
+          throw InputError(fmt::format("{}: negative metric {} (relative changes need non-negative measurements)", where,
+                                       *r.metric));
+        }
+        if (!seen.insert({r.pair, r.attempt, r.arm}).second) {
+          throw InputError(fmt::format("{}: pair {} attempt {} has a second {} run (duplicate record)", where, r.pair,
+                                       r.attempt, r.arm));
         }
         study.runs.push_back(std::move(r));
       } else if (type == "pair_excluded") {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace layerbench::ab {
@@ -49,9 +50,14 @@ nlohmann::json header_json(const StudyConfig& config);
 nlohmann::json run_json(const RunRecord& run);
 nlohmann::json excluded_json(std::size_t pair);
 
-// Reads a study file; throws InputError("FILE:LINE: ...") on malformed lines.
+// Reads a study file; throws InputError("FILE:LINE: ...") on malformed lines, a duplicate run
+// record (the same pair, attempt and arm twice) and a negative metric. A torn last line (a run
+// killed mid-write) is skipped; a UTF-8 byte order mark is accepted.
 Study read_study(const std::string& path);
-// True when the text looks like a study (its first non-blank character is '{').
+// The same from the file's text; `path` names it in messages.
+Study parse_study(std::string_view text, const std::string& path);
+// True when the text looks like a study (its first non-blank character, after a byte order
+// mark, is '{').
 bool looks_like_jsonl(const std::string& path);
 
 // A pair whose two arms both succeeded in one attempt, in pair order.

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 
 using namespace layerbench;
@@ -19,6 +20,9 @@ int main(int argc, char** argv) {
       [](const coll::Config& c) { (void)coll::make_plan(c); },
       [](harness::Context& ctx, const coll::Config& c) -> int {
         const auto plan = coll::make_plan(c);
+        if (plan.fault_rank >= ctx.world.size())
+          throw UsageError(fmt::format("--inject-fault {}: rank {} does not exist ({} ranks)", c.inject_fault,
+                                       plan.fault_rank, ctx.world.size()));
         harness::Runner runner(ctx.world, harness::timing_from(c.common));
         Communicator* comm = &ctx.world;
         GridComms grid;
@@ -36,6 +40,16 @@ int main(int argc, char** argv) {
                       std::string(to_string(ctx.world.backend())).c_str(), ctx.world.size(), c.group.c_str(),
                       comm->size(), runner.options().warmup, runner.options().iterations);
         const auto res = coll::run_sweep(c, plan, ctx.world, *comm, runner);
+        // Sizes too small for the group (less than one element per rank) are skipped; an op
+        // with nothing left measured nothing, which is a usage error, not "0 OK".
+        for (const auto op : plan.op_list) {
+          const bool any = std::any_of(res.results.begin(), res.results.end(), [&](const auto& m) {
+            return m.params.value("op", std::string{}) == coll::to_string(op) || m.name == coll::to_string(op);
+          });
+          if (!any)
+            throw UsageError(fmt::format("{}: no size in -b {} .. -e {} holds one {} element per rank at {} ranks; raise -e",
+                                         coll::to_string(op), c.min_bytes, c.max_bytes, c.dtype, comm->size()));
+        }
         if (ctx.is_root()) std::fputs(coll::format_table(c, res).c_str(), stdout);
         nlohmann::json config = {{"ops", c.ops}, {"dtype", c.dtype}, {"min_bytes", c.min_bytes},
                                  {"max_bytes", c.max_bytes}, {"step_factor", c.step_factor},

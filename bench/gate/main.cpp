@@ -47,6 +47,17 @@ lg::GateReport run_unpaired(const std::string& base_path, const std::string& can
   r.metric = base.metric;
   r.unit = base.unit;
   r.options = o;
+  for (const auto& k : m.keys) {
+    for (const auto* f : {&base, &cand}) {
+      const auto& set = f->sets.at(k);
+      if (set.values.empty())
+        throw std::runtime_error(fmt::format("{}: '{}' has no samples: nothing to gate", f->path, set.display));
+      for (double v : set.values)
+        if (!(v >= 0))
+          throw std::runtime_error(fmt::format("{}: '{}' has a negative or non-finite sample {} (times and rates are "
+                                               "non-negative)", f->path, set.display, v));
+    }
+  }
   for (const auto& k : m.keys)
     r.findings.push_back(lg::gate_unpaired(base.sets.at(k).display, base.sets.at(k).values, cand.sets.at(k).values, o));
   for (const auto& k : m.only_base) r.only_base.push_back(base.sets.at(k).display);
