@@ -138,7 +138,7 @@ nlohmann::json read_json_file(const std::string& path) {
   if (trim(text).empty()) throw std::runtime_error(path + ": file is empty");
   try {
     return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse errors and number overflow ("1e999")
     throw std::runtime_error(fmt::format("{}: invalid or truncated JSON ({})", path, e.what()));
   }
 }
@@ -231,7 +231,7 @@ PairedStudy parse_study_jsonl(const std::string& text, const std::string& path, 
     nlohmann::json rec;
     try {
       rec = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error&) {
+    } catch (const nlohmann::json::exception&) {
       // A study killed mid-write ends in a torn line without a newline: skip it, only there
       // (layerbench-ab analyze does the same).
       if (in.eof() && !text.empty() && text.back() != '\n') break;
@@ -347,13 +347,13 @@ InputKind sniff_input(const std::string& path) {
     if (is_gbench_json(doc)) return InputKind::gbench_json;
     if (doc.is_object() && doc.contains("pair") && doc.contains("arm")) return InputKind::study_jsonl;
     return InputKind::unknown;
-  } catch (const nlohmann::json::parse_error&) {
+  } catch (const nlohmann::json::exception&) {
   }
   // Not one JSON document: JSON Lines if the first line is a complete object.
   const auto first = t.substr(0, t.find('\n'));
   try {
     if (nlohmann::json::parse(first).is_object()) return InputKind::study_jsonl;
-  } catch (const nlohmann::json::parse_error&) {
+  } catch (const nlohmann::json::exception&) {
   }
   throw std::runtime_error(path + ": invalid or truncated JSON");
 }

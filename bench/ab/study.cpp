@@ -76,10 +76,10 @@ Study parse_study(std::string_view content, const std::string& path) {
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error&) {
+    } catch (const nlohmann::json::exception& e) {  // parse errors and number overflow ("1e999")
       // A run killed mid-write leaves at most a torn last line (no newline after it): skip it.
       if (last) break;
-      throw InputError(where + ": not a JSON object");
+      throw InputError(fmt::format("{}: not a JSON object ({})", where, e.what()));
     }
     if (!j.is_object()) throw InputError(where + ": not a JSON object");
     try {
