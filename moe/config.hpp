@@ -1,11 +1,8 @@
 #pragma once
 // Geometry and run configuration of the MAGI-2 multi-head MoE layer, validated once.
-// NOTES: every invariant the layer relies on is checked here (UsageError), so the layer and the
-// kernels can assume a consistent geometry.
-#include "bench/harness/options.hpp"
-
+// NOTES: every invariant the layer relies on is checked by validate() in bench/moe/run_config.hpp
+// (UsageError), so the layer and the kernels can assume a consistent geometry.
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,29 +23,6 @@ struct Geometry {
 
 inline constexpr int kNumModalities = 3;  // video, text, audio
 
-struct RunConfig {
-  harness::CommonOptions common;
-  Geometry geo;
-  std::int64_t tokens = 7500;             // local tokens per rank (sp) / replicated tokens (tp)
-  std::vector<std::int64_t> split_sizes;  // sp: per-rank tokens; empty = [tokens] * world
-  std::string layout = "sp";
-  int layers = 1;       // stack depth used by whole-stack figures and the A/B
-  int moe_layers = 36;  // MoE layers per transformer forward (for the derived lines)
-  std::string ab;       // "" or "metadata"
-  int pairs = 31;
-  std::string expert_gemm = "auto";  // auto | fused | fused-down | fused-mma | bucketed | padded | grouped (cuda)
-  std::int64_t dense_gemm_size = 0;  // 0 = 8192 on cuda, 256 on host
-  bool skip_check = false;
-};
-
-// Checks that do not need the world size (UsageError).
-void validate(const RunConfig& c);
-// Checks against the world: split sizes match, heads divisible under TP, ... (UsageError).
-// Rough upper bound of one rank's memory (activations, its share of the expert banks, the
-// replicated MLPs); nothing when it does not fit in 64 bits.
-std::optional<std::uint64_t> bytes_per_rank(const RunConfig& c, int world);
-// Checks that need the world size, and the memory estimate (UsageError with the estimate).
-void validate_for_world(const RunConfig& c, int world);
 Layout parse_layout(const std::string& s);
 
 // Who owns what on one rank. SP: heads padded to a multiple of P and sharded; tokens uneven.

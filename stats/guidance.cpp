@@ -94,9 +94,15 @@ std::vector<std::string> reading_guidance(const PairedAnalysis& a) {
   if ((a.delta.mean > 0) != (a.delta.median > 0) && a.delta.mean != 0 && a.delta.median != 0) {
     g.push_back("Mean and median deltas have opposite signs: the distribution of deltas is skewed; report both.");
   }
-  if (a.predicted && std::isfinite(a.predicted->ratio_mean)) {
-    g.push_back(fmt::format("Predicted delta {}: the mean lands at {:.2f}x and the median at {:.2f}x of it.",
-                            signed_text(a.predicted->value), a.predicted->ratio_mean, a.predicted->ratio_median));
+  if (a.predicted) {
+    const auto& c = a.predicted->check;
+    const std::string pm = c.half_width > 0 ? fmt::format(" +- {:.4g}", c.half_width) : "";
+    const std::string ratio =
+        c.ratio_bounded ? fmt::format("{:.2f}x, CI [{:.2f}, {:.2f}]", c.ratio, c.ratio_ci.low, c.ratio_ci.high)
+                        : fmt::format("{:.2f}x with an unbounded CI (the prediction is not clearly away from 0 at "
+                                      "this precision)", c.ratio);
+    g.push_back(fmt::format("Predicted delta {}{}: {}; measured/predicted = {}.", signed_text(a.predicted->value), pm,
+                            c.verdict, ratio));
   }
   if (a.drift.base.p < alpha || a.drift.delta.p < alpha) {
     g.push_back("Drift over the study: an ordering or warm-up artifact can fake or hide an effect; interleave, "

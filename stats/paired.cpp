@@ -75,7 +75,11 @@ PairedAnalysis analyze_paired(std::span<const double> base, std::span<const doub
   if (o.predicted) {
     const double d = *o.predicted;
     a.predicted = PredictedResult{d, d != 0 ? a.delta.mean / d : nan_value,
-                                  d != 0 ? a.delta.median / d : nan_value};
+                                  d != 0 ? a.delta.median / d : nan_value, {}};
+    const auto& boot = a.bootstrap.mean.percentile;
+    const Interval mean_ci = std::isfinite(boot.low) && std::isfinite(boot.high) ? boot : a.t.ci;
+    a.predicted->check = check_prediction(a.delta.mean, mean_ci, a.delta.se, static_cast<double>(a.n - 1), d,
+                                          o.predicted_half_width, o.confidence);
   }
   a.guidance = reading_guidance(a);
   return a;

@@ -10,6 +10,7 @@
 
 #include "stats/bootstrap.hpp"
 #include "stats/common.hpp"
+#include "stats/prediction.hpp"
 #include "stats/ranks.hpp"
 #include "stats/robust.hpp"
 #include "stats/summary.hpp"
@@ -24,6 +25,7 @@ struct PairedOptions {
   std::uint64_t seed = default_bootstrap_seed;
   double trim = 0.1;  // trimmed-mean proportion cut from each end
   std::optional<double> predicted;  // a forecast delta (e.g. from a component profile)
+  double predicted_half_width = 0;   // its uncertainty: half-width of its interval (0 = exact)
   bool continuity = false;
   ZeroMethod zero_method = ZeroMethod::wilcox;
   std::size_t num_threads = 0;  // bootstrap threads; 0 = automatic
@@ -46,6 +48,7 @@ struct PredictedResult {
   double value = 0;
   double ratio_mean = 0;    // mean delta / predicted
   double ratio_median = 0;  // median delta / predicted
+  PredictionCheck check;    // measured - predicted and measured / predicted with intervals
 };
 
 struct PairedAnalysis {

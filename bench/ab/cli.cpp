@@ -25,7 +25,7 @@ struct AnalysisFlags {
   std::size_t resamples = 200000;
   std::uint64_t seed = stats::default_bootstrap_seed;
   double trim = 0.1;
-  std::optional<double> predicted;
+  std::optional<std::string> predicted;
   bool continuity = false;
   std::string zero_method = "wilcox";
   bool json = false;
@@ -45,11 +45,40 @@ void add_analysis_flags(CLI::App* cmd, AnalysisFlags& f) {
   cli::add_int(*cmd, "--resamples", f.resamples, "bootstrap resamples", std::size_t{1000}, kMaxResamples);
   cli::add_int(*cmd, "--seed", f.seed, "bootstrap seed (fixed default: runs reproduce)");
   cli::add_real(*cmd, "--trim", f.trim, "trimmed-mean proportion cut from each end, in [0, 0.5)", {0, 0.5, false, true});
-  cli::add_real(*cmd, "--predicted", f.predicted, "predicted delta (base - candidate) to compare against", RealRange{});
+  cmd->add_option("--predicted", f.predicted, "predicted delta (base - candidate) to check, X or X+-E (also X±E): E is the half-width "
+                  "of the prediction's own interval at --confidence");
   cmd->add_flag("--continuity", f.continuity, "continuity correction of the Wilcoxon z");
   cmd->add_option("--zero-method", f.zero_method, "zeros in Wilcoxon: wilcox (drop), pratt or zsplit");
   cmd->add_flag("--json", f.json, "print one JSON object");
   cmd->add_flag("--markdown", f.markdown, "print markdown tables for a pull request");
+}
+
+// "X", "X+-E", "X+/-E" or "X±E"; both finite, E >= 0.
+struct PredictionSpec {
+  double value = 0, half_width = 0;
+};
+PredictionSpec parse_prediction(const std::string& text) {
+  auto number = [&](const std::string& s) {
+    std::size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(s, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != s.size() || !std::isfinite(v)) {
+      throw InputError(fmt::format("--predicted {}: expected X or X+-E with finite numbers", text));
+    }
+    return v;
+  };
+  for (const std::string sep : {"\u00b1", "+/-", "+-"}) {
+    const auto at = text.find(sep, 1);
+    if (at == std::string::npos) continue;
+    PredictionSpec p{number(text.substr(0, at)), number(text.substr(at + sep.size()))};
+    if (p.half_width < 0) throw InputError(fmt::format("--predicted {}: E must be >= 0", text));
+    return p;
+  }
+  return {number(text), 0};
 }
 
 stats::PairedOptions to_options(const AnalysisFlags& f) {
@@ -58,14 +87,17 @@ stats::PairedOptions to_options(const AnalysisFlags& f) {
   }
   if (f.resamples < 1000) throw InputError(fmt::format("--resamples {}: must be at least 1000", f.resamples));
   if (!(f.trim >= 0 && f.trim < 0.5)) throw InputError(fmt::format("--trim {}: must be in [0, 0.5)", f.trim));
-  if (f.predicted && !std::isfinite(*f.predicted)) throw InputError("--predicted must be finite");
   if (f.json && f.markdown) throw InputError("--json and --markdown are exclusive");
   stats::PairedOptions o;
   o.confidence = f.confidence;
   o.resamples = f.resamples;
   o.seed = f.seed;
   o.trim = f.trim;
-  o.predicted = f.predicted;
+  if (f.predicted) {
+    const auto p = parse_prediction(*f.predicted);
+    o.predicted = p.value;
+    o.predicted_half_width = p.half_width;
+  }
   o.continuity = f.continuity;
   try {
     o.zero_method = stats::parse_zero_method(f.zero_method);
@@ -185,6 +217,10 @@ int run_cli(int argc, char** argv) {
   cli::add_int(*run_cmd, "--retries", c.retries, "retries of a pair whose run failed", std::size_t{0}, kMaxRetries);
   run_cmd->add_option("--prepare", c.prepare, "command run before every run");
   run_cmd->add_option("--check-output", c.check_output, "file each run writes; reports whether the arms match");
+  run_cmd->add_option("--telemetry", c.telemetry, "gpu: sample GPU clocks, power, throttle reasons and memory (NVML) "
+                      "while each run is alive; per-run summaries in the JSONL, per-arm comparison in the report");
+  cli::add_real(*run_cmd, "--telemetry-period", c.telemetry_period_ms, "telemetry sampling period in ms",
+                num::RealRange::closed(1, 60000));
   add_analysis_flags(run_cmd, run_flags);  // --seed also seeds --order random
 
   try {

@@ -25,6 +25,25 @@ std::string resamples_text(std::size_t b) {
   return b % 1000 == 0 ? fmt::format("{}k", b / 1000) : fmt::format("{}", b);
 }
 
+}  // namespace
+
+json prediction_json(const stats::PredictedResult& p) {
+  const auto& c = p.check;
+  return {{"value", p.value},
+          {"half_width", c.half_width},
+          {"ratio_mean", num(p.ratio_mean)},
+          {"ratio_median", num(p.ratio_median)},
+          {"difference", num(c.difference)},
+          {"difference_ci", interval(c.difference_ci)},
+          {"ratio", num(c.ratio)},
+          {"ratio_ci", c.ratio_bounded ? interval(c.ratio_ci) : json(nullptr)},
+          {"ratio_ci_method", "fieller"},
+          {"holds", c.holds},
+          {"verdict", c.verdict}};
+}
+
+namespace {
+
 // Rows of (label, value) shared by the text and markdown renderers.
 using Rows = std::vector<std::pair<std::string, std::string>>;
 
@@ -78,9 +97,16 @@ Rows test_rows(const stats::PairedAnalysis& a) {
                     fmt::format("base rho={:+.3f} p={}; delta rho={:+.3f} p={}", a.drift.base.rho,
                                 pv(a.drift.base.p), a.drift.delta.rho, pv(a.drift.delta.p)));
   if (a.predicted) {
-    rows.emplace_back("predicted delta", fmt::format("{}: mean ratio {:.2f}x, median ratio {:.2f}x",
-                                                     sg(a.predicted->value), a.predicted->ratio_mean,
-                                                     a.predicted->ratio_median));
+    const auto& c = a.predicted->check;
+    const std::string pm = c.half_width > 0 ? fmt::format(" +- {}", g(c.half_width)) : "";
+    rows.emplace_back("predicted delta", sg(a.predicted->value) + pm);
+    rows.emplace_back("measured - predicted", fmt::format("{}, CI {}", sg(c.difference), ci(c.difference_ci)));
+    rows.emplace_back("measured / predicted (Fieller)",
+                      c.ratio_bounded ? fmt::format("{:.3f}x, CI [{:.3f}, {:.3f}]", c.ratio, c.ratio_ci.low,
+                                                    c.ratio_ci.high)
+                                      : fmt::format("{:.3f}x, CI unbounded", c.ratio));
+    rows.emplace_back("prediction verdict", c.holds ? "holds (the difference's CI contains 0)"
+                                                    : "fails (the difference's CI excludes 0)");
   }
   return rows;
 }
@@ -146,9 +172,7 @@ json analysis_json(const stats::PairedAnalysis& a, const stats::PairedOptions& o
       {"drift",
        {{"base_rho", num(a.drift.base.rho)}, {"base_p", num(a.drift.base.p)}, {"delta_rho", num(a.drift.delta.rho)},
         {"delta_p", num(a.drift.delta.p)}}},
-      {"predicted", a.predicted ? json{{"value", a.predicted->value}, {"ratio_mean", num(a.predicted->ratio_mean)},
-                                       {"ratio_median", num(a.predicted->ratio_median)}}
-                                : json(nullptr)},
+      {"predicted", a.predicted ? prediction_json(*a.predicted) : json(nullptr)},
       {"warnings", a.warnings},
       {"guidance", a.guidance},
   };

@@ -12,6 +12,9 @@ namespace layerbench::ab {
 // The JSON object of issue 3 (NaN -> null), plus "diagnostics" when a study is given.
 nlohmann::json analysis_json(const stats::PairedAnalysis& a, const stats::PairedOptions& o,
                              const StudyDiagnostics* diagnostics = nullptr);
+// The prediction block: value +- E, measured - predicted and measured / predicted with their
+// intervals, the verdict.
+nlohmann::json prediction_json(const stats::PredictedResult& p);
 std::string analysis_text(const stats::PairedAnalysis& a, const stats::PairedOptions& o,
                           const StudyDiagnostics* diagnostics = nullptr);
 std::string analysis_markdown(const stats::PairedAnalysis& a, const stats::PairedOptions& o,

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <memory>
 #include <chrono>
 #include <csignal>
 #include <cstring>
@@ -19,6 +21,8 @@
 #include "bench/ab/progress.hpp"
 #include "bench/ab/report.hpp"
 #include "bench/ab/study_file.hpp"
+#include "bench/ab/telemetry.hpp"
+#include "collectives/telemetry.hpp"
 
 namespace layerbench::ab {
 namespace {
@@ -88,6 +92,10 @@ void validate(const RunOptions& o) {
     throw InputError(fmt::format("--order {}: expected alternate, fixed or random", c.order));
   }
   if (c.timeout < 0) throw InputError("--timeout must be >= 0");
+  if (!c.telemetry.empty() && c.telemetry != "gpu") throw InputError(fmt::format("--telemetry {}: expected gpu", c.telemetry));
+  if (!(c.telemetry_period_ms >= 1 && c.telemetry_period_ms <= 10000)) {
+    throw InputError(fmt::format("--telemetry-period {}: must be in [1, 10000] ms", c.telemetry_period_ms));
+  }
 }
 
 }  // namespace
@@ -101,18 +109,42 @@ std::string render_study(const Study& study, const stats::PairedOptions& options
   if (base.size() < 2) throw InputError(fmt::format("only {} completed pairs; need at least 2", base.size()));
   const auto analysis = stats::analyze_paired(base, candidate, options);
   const auto diagnostics = diagnose(study, analysis);
+  std::optional<TelemetryComparison> tel;
+  if (!study.config.telemetry.empty()) {
+    std::vector<RunCovariates> cb, cc;
+    for (const auto& p : completed_pairs(study)) {
+      cb.push_back(covariates_of(p.base_telemetry));
+      cc.push_back(covariates_of(p.candidate_telemetry));
+    }
+    tel = compare_telemetry(cb, cc, base, candidate, options);
+    tel->status = study.config.telemetry_status;
+  }
   switch (format) {
-    case OutputFormat::json: return analysis_json(analysis, options, &diagnostics).dump(2) + "\n";
-    case OutputFormat::markdown: return analysis_markdown(analysis, options, &diagnostics);
+    case OutputFormat::json: {
+      auto j = analysis_json(analysis, options, &diagnostics);
+      if (tel) j["telemetry"] = telemetry_json(*tel);
+      return j.dump(2) + "\n";
+    }
+    case OutputFormat::markdown:
+      return analysis_markdown(analysis, options, &diagnostics) + (tel ? telemetry_text(*tel, true) : "");
     case OutputFormat::text: break;
   }
-  return analysis_text(analysis, options, &diagnostics);
+  return analysis_text(analysis, options, &diagnostics) + (tel ? telemetry_text(*tel, false) : "");
 }
 
 int run_study(const RunOptions& o) {
   validate(o);
   const auto metric = parse_metric(o.config.metric);
   StudyConfig config = o.config;
+  std::unique_ptr<telemetry::Sampler> sampler;
+  if (config.telemetry == "gpu") {
+    std::string why;
+    sampler = telemetry::make_gpu_sampler({}, std::chrono::microseconds(static_cast<long>(config.telemetry_period_ms * 1000)),
+                                          &why);
+    config.telemetry_status = sampler ? sampler->describe().dump() : "unavailable: " + why;
+    if (!sampler) std::fprintf(stderr, "layerbench-ab: warning: --telemetry gpu: %s; runs are recorded without it\n",
+                               why.c_str());
+  }
   StudyFile writer(o.out, config, o.resume);  // locked until the study ends
   Study& study = writer.study();
   const bool existing = writer.resumed();
@@ -164,8 +196,10 @@ int run_study(const RunOptions& o) {
         rec.arm = is_base ? "base" : "candidate";
         rec.position = position;
         rec.start = unix_now();
+        const double t0 = telemetry::Sampler::now();
         const auto result = run_one(is_base ? config.base : config.candidate);
         if (result.interrupted) break;  // unfinished: not recorded
+        if (sampler) rec.telemetry = telemetry::window_json(sampler->summaries(t0, telemetry::Sampler::now()));
         rec.wall = result.wall_seconds;
         rec.user = result.user_seconds;
         rec.exit_code = result.exit_code;

@@ -21,7 +21,8 @@ nlohmann::json header_json(const StudyConfig& c) {
           {"candidate", c.candidate}, {"prepare", c.prepare},  {"pairs", c.pairs},
           {"warmup", c.warmup},       {"order", c.order},      {"metric", c.metric},
           {"timeout", c.timeout},     {"retries", c.retries},  {"seed", c.seed},
-          {"check_output", c.check_output}};
+          {"check_output", c.check_output}, {"telemetry", c.telemetry},
+          {"telemetry_period_ms", c.telemetry_period_ms}, {"telemetry_status", c.telemetry_status}};
 }
 
 nlohmann::json run_json(const RunRecord& r) {
@@ -31,6 +32,7 @@ nlohmann::json run_json(const RunRecord& r) {
                       {"exit", r.exit_code}, {"status", r.status}, {"stdout_tail", r.stdout_tail}};
   if (r.metric) j["metric"] = *r.metric;
   if (!r.output_hash.empty()) j["output_hash"] = r.output_hash;
+  if (!r.telemetry.is_null()) j["telemetry"] = r.telemetry;
   return j;
 }
 
@@ -98,6 +100,9 @@ Study parse_study(std::string_view content, const std::string& path) {
         c.retries = j.value("retries", std::size_t{0});
         c.seed = j.value("seed", std::uint64_t{0});
         c.check_output = j.value("check_output", "");
+        c.telemetry = j.value("telemetry", "");
+        c.telemetry_period_ms = j.value("telemetry_period_ms", 20.0);
+        c.telemetry_status = j.value("telemetry_status", "");
         have_header = true;
       } else if (type == "run") {
         if (!have_header) throw InputError(where + ": run record before the study header");
@@ -115,6 +120,7 @@ Study parse_study(std::string_view content, const std::string& path) {
         r.status = j.at("status").get<std::string>();
         r.stdout_tail = j.value("stdout_tail", "");
         r.output_hash = j.value("output_hash", "");
+        if (j.contains("telemetry")) r.telemetry = j.at("telemetry");
         if (r.status == "ok" && (!r.metric || !std::isfinite(*r.metric))) {
           throw InputError(where + ": successful run without a finite metric");
         }
@@ -157,7 +163,7 @@ std::vector<CompletedPair> completed_pairs(const Study& study) {
     if (key.first == last_pair) continue;  // keep the first complete attempt of a pair
     last_pair = key.first;
     out.push_back({key.first, *b->metric, *c->metric, b->position == 0, std::min(b->start, c->start),
-                   b->output_hash, c->output_hash});
+                   b->output_hash, c->output_hash, b->telemetry, c->telemetry});
   }
   return out;
 }

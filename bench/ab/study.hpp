@@ -23,6 +23,9 @@ struct StudyConfig {
   std::size_t retries = 0;
   std::uint64_t seed = 0;
   std::string check_output;
+  std::string telemetry;              // "" (none) or "gpu": NVML samples while each run is alive
+  double telemetry_period_ms = 20;
+  std::string telemetry_status;       // what the sampler saw (devices) or why it was unavailable
 };
 
 struct RunRecord {
@@ -38,6 +41,7 @@ struct RunRecord {
   std::string status;  // ok | failed | timeout | no_metric
   std::string stdout_tail;
   std::string output_hash;  // --check-output: hex digest, "missing", or empty
+  nlohmann::json telemetry;  // --telemetry: the run's summary ("combined", "devices"); null without
 };
 
 struct Study {
@@ -68,6 +72,7 @@ struct CompletedPair {
   bool base_first = true;
   double start = 0;
   std::string base_hash, candidate_hash;
+  nlohmann::json base_telemetry, candidate_telemetry;  // null without --telemetry
 };
 std::vector<CompletedPair> completed_pairs(const Study& study);
 

@@ -1,5 +1,5 @@
 // layerbench-attn: Ulysses, AllGather-KV and the composed 2D grid, timed component by component.
-#include "attention/bench.hpp"
+#include "bench/attn/bench.hpp"
 
 int main(int argc, char** argv) {
   using layerbench::attention::BenchConfig;

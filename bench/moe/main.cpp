@@ -1,6 +1,6 @@
 // layerbench-moe: the MAGI-2 multi-head MoE layer, component by component.
 #include "bench/harness/main.hpp"
-#include "moe/profile.hpp"
+#include "bench/moe/profile.hpp"
 
 int main(int argc, char** argv) {
   using layerbench::moe::RunConfig;

@@ -6,7 +6,7 @@
 #include "collectives/error.hpp"
 #include "moe/expert_check.hpp"
 #include "moe/layer.hpp"
-#include "moe/profile.hpp"
+#include "bench/moe/profile.hpp"
 
 #include <gtest/gtest.h>
 #include <mpi.h>

@@ -2,8 +2,8 @@
 // back to back (order alternating between pairs, so slow drift and order effects cancel),
 // host clock around the whole stack with a device sync, barrier-aligned, rank-max.
 #include "collectives/error.hpp"
-#include "moe/profile.hpp"
-#include "moe/report.hpp"
+#include "bench/moe/profile.hpp"
+#include "bench/moe/report.hpp"
 #include "stats/paired.hpp"
 
 #include <fmt/format.h>

@@ -2,7 +2,7 @@
 // The layerbench-moe driver: flags, the component profile (table, derived lines, JSON,
 // markdown) and the `--ab metadata` interleaved stack A/B.
 #include "bench/harness/main.hpp"
-#include "moe/config.hpp"
+#include "bench/moe/run_config.hpp"
 #include "moe/layer.hpp"
 
 #include <CLI/CLI.hpp>

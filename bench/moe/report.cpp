@@ -1,5 +1,5 @@
 // Table, derived lines and output files of the component profile.
-#include "moe/report.hpp"
+#include "bench/moe/report.hpp"
 
 #include "stats/summary.hpp"
 

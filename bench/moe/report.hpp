@@ -2,7 +2,7 @@
 // The profile's output side: the component table, derived lines, JSON sections, markdown;
 // and the `--ab metadata` study.
 #include "bench/harness/main.hpp"
-#include "moe/config.hpp"
+#include "bench/moe/run_config.hpp"
 #include "moe/layer.hpp"
 #include "reports/result.hpp"
 

@@ -1,4 +1,4 @@
-#include "attention/bench.hpp"
+#include "bench/attn/bench.hpp"
 
 #include "attention/kernels.hpp"
 #include "attention/sp_attention.hpp"

@@ -1,12 +1,12 @@
 // Component profile of the MoE layer: every component timed on its own over the layer's
 // persistent buffers (filled by a checked forward first), rank-max samples.
-#include "moe/profile.hpp"
+#include "bench/moe/profile.hpp"
 
 #include "collectives/error.hpp"
 #include "common/cli.hpp"
 #include "moe/expert_check.hpp"
 #include "moe/init.hpp"
-#include "moe/report.hpp"
+#include "bench/moe/report.hpp"
 
 #include <fmt/format.h>
 

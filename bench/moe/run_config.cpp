@@ -1,0 +1,101 @@
+#include "bench/moe/run_config.hpp"
+
+#include "collectives/error.hpp"
+#include "common/numeric.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+namespace layerbench::moe {
+
+void validate(const RunConfig& c) {
+  const Geometry& g = c.geo;
+  auto positive = [](std::int64_t v, const char* flag) {
+    if (v <= 0) throw UsageError(fmt::format("{} must be positive, got {}", flag, v));
+  };
+  positive(g.hidden, "--hidden");
+  positive(g.heads, "--moe-heads");
+  positive(g.experts, "--experts");
+  positive(g.topk, "--topk");
+  positive(g.intermediate, "--intermediate");
+  positive(c.tokens, "--tokens");
+  // Token counts become MPI element counts (int) and index one buffer each: bound them first.
+  constexpr std::int64_t kMaxTokens = std::int64_t{1} << 30;
+  if (c.tokens > kMaxTokens) throw UsageError(fmt::format("--tokens {}: must be at most {}", c.tokens, kMaxTokens));
+  for (auto s : c.split_sizes)
+    if (s > kMaxTokens) throw UsageError(fmt::format("--split-sizes entry {}: must be at most {}", s, kMaxTokens));
+  for (const auto& [v, flag] : {std::pair{g.hidden, "--hidden"}, {g.heads, "--moe-heads"}, {g.intermediate, "--intermediate"}})
+    if (v > (std::int64_t{1} << 20)) throw UsageError(fmt::format("{} {}: must be at most {}", flag, v, 1 << 20));
+  if (g.hidden % g.heads != 0)
+    throw UsageError(fmt::format("--hidden {} is not divisible by --moe-heads {}", g.hidden, g.heads));
+  if (g.topk > g.experts)
+    throw UsageError(fmt::format("--topk {} exceeds --experts {}", g.topk, g.experts));
+  // NOTES: the GPU kernels move rows in 16-byte vectors and hold one head's scores in a warp.
+  if (g.d_head() % 8 != 0)
+    throw UsageError(fmt::format("d_head = hidden/heads = {} must be a multiple of 8", g.d_head()));
+  if (g.experts > 1024) throw UsageError("--experts must be at most 1024 per head");
+  if (g.topk > 32) throw UsageError("--topk must be at most 32");
+  if (g.intermediate % 8 != 0) throw UsageError("--intermediate must be a multiple of 8");
+  if (!(g.scale > 0)) throw UsageError("--scale must be positive");
+  (void)parse_layout(c.layout);
+  for (auto s : c.split_sizes)
+    if (s <= 0) throw UsageError(fmt::format("--split-sizes entries must be positive, got {}", s));
+  if (!c.split_sizes.empty() && c.layout == "tp")
+    throw UsageError("--split-sizes applies to --layout sp (tp replicates the tokens; use --tokens)");
+  if (c.layers < 1) throw UsageError("--layers must be at least 1");
+  if (c.moe_layers < 1) throw UsageError("--moe-layers must be at least 1");
+  if (!c.ab.empty() && c.ab != "metadata") throw UsageError("--ab accepts only 'metadata'");
+  if (c.pairs < 2) throw UsageError("--pairs must be at least 2");
+  if (c.expert_gemm != "auto" && c.expert_gemm != "fused" && c.expert_gemm != "fused-down" &&
+      c.expert_gemm != "fused-mma" && c.expert_gemm != "bucketed" &&
+      c.expert_gemm != "padded" && c.expert_gemm != "grouped")
+    throw UsageError("--expert-gemm must be auto, fused, fused-down, fused-mma, bucketed, padded or grouped");
+  if (c.dense_gemm_size < 0) throw UsageError("--dense-gemm-size must be >= 0");
+}
+
+std::optional<std::uint64_t> bytes_per_rank(const RunConfig& c, int world) {
+  const Geometry& g = c.geo;
+  const bool sp = parse_layout(c.layout) == Layout::sp;
+  const auto most = c.split_sizes.empty() ? c.tokens : *std::max_element(c.split_sizes.begin(), c.split_sizes.end());
+  std::int64_t all = 0;  // tokens over all ranks (sp) or the replicated tokens (tp)
+  for (auto t : c.split_sizes) all += t;
+  if (c.split_sizes.empty()) all = sp ? c.tokens * world : c.tokens;
+  const double act = 4;  // bytes per activation (fp32 on the host; bf16 on GPUs is half)
+  const double n = static_cast<double>(sp ? most : c.tokens), h = static_cast<double>(g.hidden);
+  const double inter = static_cast<double>(g.intermediate) / (sp ? 1 : world);
+  // Per token: ~10 hidden-wide buffers, ~8 intermediate-wide, topk dispatched rows per head
+  // (received at most from every rank: bounded by the global token count).
+  const double activations = n * act * (10 * h + 8 * inter) +
+                             static_cast<double>(std::min<std::int64_t>(all, most * world)) * act * static_cast<double>(g.topk) * h;
+  // Expert banks are split over the ranks; shared and modality MLPs are replicated.
+  const double experts = static_cast<double>(g.heads) * static_cast<double>(g.experts) * 3 *
+                         static_cast<double>(g.d_head()) * static_cast<double>(g.intermediate) * act / world;
+  const double dense = (1 + kNumModalities) * 3 * h * inter * act;
+  const double total = activations + experts + dense;
+  if (!(total < 1.8e19)) return std::nullopt;
+  return static_cast<std::uint64_t>(total);
+}
+
+void validate_for_world(const RunConfig& c, int world) {
+  const Layout layout = parse_layout(c.layout);
+  num::check_memory(bytes_per_rank(c, world), num::ranks_on_this_machine(), "this geometry",
+                    "lower --tokens / --split-sizes or the geometry");
+  if (layout == Layout::sp) {
+    if (!c.split_sizes.empty() && static_cast<int>(c.split_sizes.size()) != world)
+      throw UsageError(fmt::format("--split-sizes has {} entries but the world has {} ranks",
+                                   c.split_sizes.size(), world));
+  } else {
+    if (c.geo.heads % world != 0)
+      throw UsageError(fmt::format("--layout tp needs --moe-heads ({}) divisible by the world ({})",
+                                   c.geo.heads, world));
+    if (c.geo.intermediate % world != 0 || (c.geo.intermediate / world) % 8 != 0)
+      throw UsageError(fmt::format(
+          "--layout tp needs --intermediate ({}) divisible by 8 x the world ({})",
+          c.geo.intermediate, world));
+  }
+}
+
+}  // namespace layerbench::moe

@@ -1,0 +1,38 @@
+#pragma once
+// The layerbench-moe run configuration (flags beside the layer's geometry), validated once.
+// NOTES: every invariant the layer and the kernels rely on is checked here (UsageError).
+#include "bench/harness/options.hpp"
+#include "moe/config.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace layerbench::moe {
+
+struct RunConfig {
+  harness::CommonOptions common;
+  Geometry geo;
+  std::int64_t tokens = 7500;             // local tokens per rank (sp) / replicated tokens (tp)
+  std::vector<std::int64_t> split_sizes;  // sp: per-rank tokens; empty = [tokens] * world
+  std::string layout = "sp";
+  int layers = 1;       // stack depth used by whole-stack figures and the A/B
+  int moe_layers = 36;  // MoE layers per transformer forward (for the derived lines)
+  std::string ab;       // "" or "metadata"
+  int pairs = 31;
+  std::string expert_gemm = "auto";  // auto | fused | fused-down | fused-mma | bucketed | padded | grouped (cuda)
+  std::int64_t dense_gemm_size = 0;  // 0 = 8192 on cuda, 256 on host
+  bool skip_check = false;
+};
+
+// Checks that do not need the world size (UsageError).
+void validate(const RunConfig& c);
+// Rough upper bound of one rank's memory (activations, its share of the expert banks, the
+// replicated MLPs); nothing when it does not fit in 64 bits.
+std::optional<std::uint64_t> bytes_per_rank(const RunConfig& c, int world);
+// Checks against the world: split sizes match, heads divisible under TP, ..., and the memory
+// estimate (UsageError with the estimate).
+void validate_for_world(const RunConfig& c, int world);
+
+}  // namespace layerbench::moe
