@@ -54,10 +54,11 @@ struct Board {
 Board* g_board = nullptr;
 std::atomic<double> g_timeout_s{300};
 
-std::string call_name(const char* text) {
-  std::string s(text);
-  const auto paren = s.find('(');
-  return paren == std::string::npos ? s : s.substr(0, paren);
+// "MPI_Allreduce" from the call's text "MPI_Allreduce(MPI_IN_PLACE, ...)"; no allocation (hot path).
+void copy_call_name(char* dst, std::size_t cap, const char* text) {
+  std::size_t i = 0;
+  for (; i + 1 < cap && text[i] != '\0' && text[i] != '('; ++i) dst[i] = text[i];
+  dst[i] = '\0';
 }
 
 double seconds(std::int64_t ns) { return static_cast<double>(ns) * 1e-9; }
@@ -137,7 +138,7 @@ namespace detail {
 MpiWaitScope::MpiWaitScope(const char* call) noexcept {
   Slot& s = *g_mine.load(std::memory_order_relaxed);
   if (s.wait_start_ns.load(std::memory_order_relaxed) != 0) return;  // nested: the outer call counts
-  std::strncpy(s.call, call_name(call).c_str(), sizeof s.call - 1);
+  copy_call_name(s.call, sizeof s.call, call);
   s.wait_start_ns.store(now_ns(), std::memory_order_release);
   owner_ = true;
 }

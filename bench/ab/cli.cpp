@@ -223,6 +223,11 @@ int run_cli(int argc, char** argv) {
                 num::RealRange::closed(1, 60000));
   add_analysis_flags(run_cmd, run_flags);  // --seed also seeds --order random
 
+  if (argc > 1 && argv[1][0] != '-' && !analyze_cmd->check_name(argv[1]) && !plan_cmd->check_name(argv[1]) &&
+      !run_cmd->check_name(argv[1])) {
+    std::fprintf(stderr, "layerbench-ab: error: unknown command '%s' (expected analyze, plan or run; see --help)\n", argv[1]);
+    return exit_bad_input;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

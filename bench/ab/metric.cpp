@@ -30,8 +30,8 @@ std::optional<double> json_lookup(const nlohmann::json& root, const std::vector<
     if (node->is_object() && node->contains(key)) {
       node = &(*node)[key];
     } else if (std::size_t index = 0; node->is_array() && !key.empty() &&
-               std::from_chars(key.data(), key.data() + key.size(), index).ptr == key.data() + key.size() &&
-               key.find_first_not_of("0123456789") == std::string::npos && index < node->size()) {
+               key.find_first_not_of("0123456789") == std::string::npos &&
+               std::from_chars(key.data(), key.data() + key.size(), index).ec == std::errc() && index < node->size()) {
       node = &(*node)[index];  // an index too large for size_t fails from_chars: not found
     } else {
       return std::nullopt;

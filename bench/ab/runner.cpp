@@ -253,7 +253,14 @@ int run_study(const RunOptions& o) {
   const Study saved = read_study(o.out);  // analyse exactly what `analyze` will read later
   if (completed_pairs(saved).size() < 2) {
     if (g_stop) return exit_interrupted;
-    throw InputError(fmt::format("{}: fewer than 2 completed pairs; nothing to analyse", o.out));
+    const RunRecord* failed = nullptr;
+    for (const auto& r : saved.runs)
+      if (r.status != "ok") failed = &r;
+    throw InputError(fmt::format("{}: fewer than 2 completed pairs; nothing to analyse{}", o.out,
+                                 failed ? fmt::format(" (the last failed run: {} {}, exit {}{})", failed->arm, failed->status,
+                                                      failed->exit_code,
+                                                      result_stderr.empty() ? "" : "; its stderr ends: " + result_stderr)
+                                        : ""));
   }
   std::fputs(render_study(saved, o.analysis, o.format).c_str(), stdout);
   std::fflush(stdout);

@@ -84,6 +84,9 @@ Study parse_study(std::string_view content, const std::string& path) {
       throw InputError(fmt::format("{}: not a JSON object ({})", where, e.what()));
     }
     if (!j.is_object()) throw InputError(where + ": not a JSON object");
+    if (!have_header && j.value("type", std::string{}) != "study") {
+      throw InputError(where + ": no study header (the first record of a layerbench-ab study has \"type\": \"study\")");
+    }
     try {
       const auto type = j.at("type").get<std::string>();
       if (type == "study") {

@@ -27,8 +27,9 @@ void add_flags(CLI::App& app, RunConfig& c) {
   cli::add_int(app, "--topk", c.geo.topk, "experts per (token, head)", std::int64_t{1}, big);
   cli::add_int(app, "--intermediate", c.geo.intermediate, "expert / shared intermediate size", std::int64_t{1}, big);
   cli::add_real(app, "--scale", c.geo.scale, "routing scale", num::RealRange::positive(1e6));
-  cli::add_int(app, "--tokens", c.tokens, "local tokens per rank (sp) or replicated tokens (tp)", std::int64_t{1}, big);
-  cli::add_int_list(app, "--split-sizes", c.split_sizes, "sp: tokens per rank, one per rank", std::int64_t{1}, big);
+  constexpr std::int64_t most_tokens = std::int64_t{1} << 30;  // counts become MPI ints
+  cli::add_int(app, "--tokens", c.tokens, "local tokens per rank (sp) or replicated tokens (tp)", std::int64_t{1}, most_tokens);
+  cli::add_int_list(app, "--split-sizes", c.split_sizes, "sp: tokens per rank, one per rank", std::int64_t{1}, most_tokens);
   app.add_option("--layout", c.layout, "sp | tp");
   cli::add_int(app, "--layers", c.layers, "stack depth for the stack figures and --ab", 1, 10000);
   cli::add_int(app, "--moe-layers", c.moe_layers, "MoE layers per forward (derived lines)", 1, 10000);

@@ -74,6 +74,17 @@ def ab(binary, out, resume, **kw):
     return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kw)
 
 
+def finish_complete(p, out, what):
+    """Waits for writer `p`, then checks that the study holds every pair exactly once."""
+    _, err = p.communicate(timeout=120)
+    if p.returncode != 0:
+        sys.exit(f"FAIL: {what} exited {p.returncode}: {err.decode()}")
+    done = read_study(out)
+    if sorted(done) != list(range(PAIRS)):
+        sys.exit(f"FAIL: the study has pairs {sorted(done)}, expected 0..{PAIRS - 1}")
+    return done
+
+
 def kills(binary, work):
     out = os.path.join(work, "kills.jsonl")
     if os.path.exists(out):
@@ -98,13 +109,7 @@ def kills(binary, work):
                 sys.exit(f"FAIL: kill {k + 1} lost completed pairs {sorted(lost)}")
             done_before = done
         print(f"kill {k + 1}: {len(done_before)} pairs complete")
-    p = ab(binary, out, resume=True)
-    _, err = p.communicate(timeout=120)
-    if p.returncode != 0:
-        sys.exit(f"FAIL: the final resume exited {p.returncode}: {err.decode()}")
-    done = read_study(out)
-    if sorted(done) != list(range(PAIRS)):
-        sys.exit(f"FAIL: the study has pairs {sorted(done)}, expected 0..{PAIRS - 1}")
+    done = finish_complete(ab(binary, out, resume=True), out, "the final resume")
     print(f"complete: {len(done)} pairs after 20 kills")
 
 
@@ -127,12 +132,7 @@ def writers(binary, work):
         sys.exit("FAIL: the second writer did not exit 2 with the lock message")
     if elapsed > 2:
         sys.exit("FAIL: the second writer did not exit at once")
-    _, err = first.communicate(timeout=120)
-    if first.returncode != 0:
-        sys.exit(f"FAIL: the first writer exited {first.returncode}: {err.decode()}")
-    done = read_study(out)
-    if sorted(done) != list(range(PAIRS)):
-        sys.exit(f"FAIL: {len(done)} pairs complete, expected {PAIRS}")
+    done = finish_complete(first, out, "the first writer")
     r = subprocess.run([binary, "analyze", out], capture_output=True)
     if r.returncode != 0:
         sys.exit(f"FAIL: analyze of the study exited {r.returncode}: {r.stderr.decode()}")

@@ -2,6 +2,7 @@
 """Runs one case of the bad-input table (cases.txt) and checks its exit code and message.
 
 Usage: run_case.py TABLE CASE_ID [NP] --bin NAME=PATH ... --mpirun PATH --data DIR --work DIR
+       run_case.py --list TABLE
 
 A case line is  ID | RANKS | EXIT | MESSAGE FRAGMENT | COMMAND  (RANKS: '-' = no mpirun, or a
 comma list such as 2,4); indented 'setup:' / 'after:' lines that follow it run through /bin/sh
@@ -51,6 +52,14 @@ def substitute(text, subs):
 
 def main():
     args = sys.argv[1:]
+    if args[0] == "--list":
+        # For CMake: ID@NP entries (NP 0 = no mpirun), ';'-separated.
+        entries = []
+        for cid, case in parse_table(args[1]).items():
+            nps = ["0"] if case["ranks"] == "-" else case["ranks"].split(",")
+            entries += [f"{cid}@{np}" for np in nps]
+        sys.stdout.write(";".join(entries))
+        return
     table, cid = args[0], args[1]
     np = None
     rest = args[2:]
@@ -87,8 +96,10 @@ def main():
 
     command = substitute(case["cmd"], subs)
     if np:
-        # Each rank writes its own exit code; mpirun's status alone would hide the others.
-        wrapper = 'rc=0; "$0" "$@" || rc=$?; echo $rc > "%s/rank-rc.$OMPI_COMM_WORLD_RANK"; exit $rc' % tmp
+        # Each rank writes its own exit code; mpirun's status alone would hide the others. The
+        # wrapper itself exits 0, so mpirun never aborts the job early (and loses a rank's output
+        # or its code): a rank ended by MPI_Abort or a signal leaves no code, and mpirun fails.
+        wrapper = 'rc=0; "$0" "$@" || rc=$?; echo $rc > "%s/rank-rc.$OMPI_COMM_WORLD_RANK"' % tmp
         argv = [mpirun, "-np", str(np), "--oversubscribe", "sh", "-c", wrapper] + shlex.split(command)
     else:
         argv = ["/bin/sh", "-c", command]
@@ -103,8 +114,9 @@ def main():
     out = r.stdout.decode(errors="replace") + r.stderr.decode(errors="replace")
     print(out[-6000:])
     failures = []
-    if r.returncode != case["exit"]:
-        failures.append(f"exit code {r.returncode}, expected {case['exit']}")
+    expected_job = 0 if np else case["exit"]
+    if r.returncode != expected_job:
+        failures.append(f"exit code {r.returncode}, expected {expected_job}" + (" (a rank was aborted)" if np else ""))
     if np:
         for rank in range(np):
             f = os.path.join(tmp, f"rank-rc.{rank}")
@@ -114,8 +126,9 @@ def main():
             code = int(open(f).read().strip())
             if code != case["exit"]:
                 failures.append(f"rank {rank} exited {code}, expected {case['exit']}")
-    if case["msg"] and case["msg"] not in out:
-        failures.append(f"message fragment not found: {case['msg']!r}")
+    msg = substitute(case["msg"], subs)
+    if msg and msg not in out:
+        failures.append(f"message fragment not found: {msg!r}")
     for step in case["after"]:
         a = subprocess.run(["/bin/sh", "-c", substitute(step, subs)], cwd=tmp, env=env, capture_output=True)
         if a.returncode != 0:
