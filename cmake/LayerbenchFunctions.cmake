@@ -16,12 +16,19 @@ function(lb_add_library name)
   endif()
 endfunction()
 
-# lb_add_binary(NAME SOURCES ... DEPS ...): a thin main linked against module libraries.
+# lb_add_binary(NAME SOURCES ... DEPS ... [DEV]): a thin main linked against module libraries.
+# User binaries install into bin/ (with a man page made from their --help); DEV ones (developer
+# benchmarks and kernel studies) into libexec/layerbench/, out of PATH.
 function(lb_add_binary name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "DEV" "" "SOURCES;DEPS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE lb_options lb_warnings ${ARG_DEPS})
-  install(TARGETS ${name} RUNTIME DESTINATION bin)
+  if(ARG_DEV)
+    install(TARGETS ${name} RUNTIME DESTINATION "${CMAKE_INSTALL_LIBEXECDIR}/layerbench")
+  else()
+    install(TARGETS ${name} EXPORT layerbenchTargets RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+    set_property(GLOBAL APPEND PROPERTY LAYERBENCH_USER_BINARIES ${name})
+  endif()
 endfunction()
 
 # lb_add_test(NAME SOURCES ... DEPS ... [LABELS ...]): a GoogleTest binary, one CTest entry.

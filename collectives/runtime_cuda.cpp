@@ -19,7 +19,9 @@ nlohmann::json cuda_versions() {
   nlohmann::json j;
   int rt = 0, drv = 0, nccl = 0;
   if (cudaRuntimeGetVersion(&rt) == cudaSuccess) j["cuda_runtime"] = dotted(rt, 1000, 10, 100);
-  if (cudaDriverGetVersion(&drv) == cudaSuccess) j["cuda_driver"] = dotted(drv, 1000, 10, 100);
+  // Without a driver (a CUDA build on a CPU-only machine) the call succeeds with 0: record nothing
+  // rather than a version "0.0.0" that never existed.
+  if (cudaDriverGetVersion(&drv) == cudaSuccess && drv > 0) j["cuda_driver"] = dotted(drv, 1000, 10, 100);
   if (ncclGetVersion(&nccl) == ncclSuccess) j["nccl"] = dotted(nccl, 10000, 100, 100);
   j["cudnn"] = dotted(static_cast<int>(cudnnGetVersion()), 10000, 100, 100);
   return j;

@@ -65,6 +65,7 @@ mode_t default_mode() {
 
 void check_output_path(const std::string& path, std::string_view flag) {
   if (path.empty()) throw UsageError(fmt::format("{}: empty file name", flag));
+  if (path == "-") return;  // standard output
   if (path.back() == '/') throw UsageError(fmt::format("{} {}: is a directory, expected a file name", flag, path));
   const std::string target = resolved(path);
   struct stat st {};
@@ -109,7 +110,7 @@ void check_output_paths(const std::vector<OutputPath>& outputs) {
     if (outputs[i].path->empty()) continue;
     check_output_path(*outputs[i].path, outputs[i].flag);
     for (std::size_t j = 0; j < i; ++j) {
-      if (!outputs[j].path->empty() && resolved(*outputs[j].path) == resolved(*outputs[i].path))
+      if (!outputs[j].path->empty() && *outputs[i].path != "-" && resolved(*outputs[j].path) == resolved(*outputs[i].path))
         throw UsageError(fmt::format("{} and {} name the same file '{}'", outputs[j].flag, outputs[i].flag, *outputs[i].path));
     }
   }

@@ -4,6 +4,7 @@
 // the middle of the write) sees the old file or the complete new one, never a partial file.
 // check_output_path() runs at start-up, before any work: a directory, a missing directory, an
 // uncreatable file or one path given for two outputs exit 2 at once instead of after the run.
+// "-" (standard output) always passes.
 #include <string>
 #include <string_view>
 #include <vector>

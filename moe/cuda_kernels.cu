@@ -214,12 +214,10 @@ __global__ void combine_kernel(const bf16* yd, const int* inv, const float* prob
 
 }  // namespace
 
-void fill(void* dst, bool is_bf16, std::int64_t ld, std::uint64_t seed, std::uint32_t tensor,
-          std::int64_t rows, std::int64_t cols, std::int64_t full_cols, std::int64_t row0,
-          std::int64_t col0, float scale, cudaStream_t s) {
-  if (rows * cols == 0) return;
-  fill_kernel<<<blocks_for(rows * cols), kThreads, 0, s>>>(dst, is_bf16, ld, seed, tensor, rows,
-                                                           cols, full_cols, row0, col0, scale);
+void fill(void* dst, bool is_bf16, const SeededSlice& f, cudaStream_t s) {
+  if (f.rows * f.cols == 0) return;
+  fill_kernel<<<blocks_for(f.rows * f.cols), kThreads, 0, s>>>(dst, is_bf16, f.ld, f.seed, f.tensor, f.rows,
+                                                               f.cols, f.full_cols, f.row0, f.col0, f.scale);
   LB_CUDA_CHECK_LAUNCH();
 }
 void rms_norm(const bf16* x, const float* w, bf16* y, std::int64_t rows, std::int64_t h, cudaStream_t s) {

@@ -3,6 +3,7 @@
 // comments are row-major; all launches go on `s` and check the launch.
 #include "collectives/error.hpp"
 #include "moe/expert_buckets.hpp"
+#include "moe/init.hpp"
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -51,9 +52,8 @@ inline void ensure_max_dynamic_smem(const void* kernel, int bytes) {
   done.push_back(key);
 }
 
-void fill(void* dst, bool is_bf16, std::int64_t ld, std::uint64_t seed, std::uint32_t tensor,
-          std::int64_t rows, std::int64_t cols, std::int64_t full_cols, std::int64_t row0,
-          std::int64_t col0, float scale, cudaStream_t s);
+// Writes the seeded slice `f` (moe/init.hpp) as bf16 or fp32.
+void fill(void* dst, bool is_bf16, const SeededSlice& f, cudaStream_t s);
 // x, y: (rows, h) bf16; w: fp32 (h) of the rows' modality.
 void rms_norm(const bf16* x, const float* w, bf16* y, std::int64_t rows, std::int64_t h, cudaStream_t s);
 void swiglu_packed(const bf16* in, bf16* out, std::int64_t m, std::int64_t n, cudaStream_t s);

@@ -8,9 +8,9 @@
 //   fused-down the same with our Hopper down kernel too (moe/expert_down_sm90.cu; memory-bound,
 //             measured no faster than cuBLAS, so opt-in);
 //   bucketed  (auto elsewhere) cuBLAS batched gate/up and down GEMMs over experts of similar
-//             load (one call per bucket, padded to its largest count) and a SwiGLU7 pass;
-//   padded    one strided-batched GEMM over a capacity for all experts;
-//   grouped   cuBLAS grouped-batched GEMM over exact counts.
+//             load (one call per bucket, padded to its largest count) and a SwiGLU7 pass.
+// (A capacity-padded strided-batched path and a cuBLAS grouped-batched path were measured
+// slowest on 2xH200 and removed.)
 // Routing result, permutation, expert intermediates and the kernels' K-major weight copies
 // live in this object's workspace.
 #include "collectives/cuda_internal.hpp"
@@ -32,15 +32,12 @@ using cuda::bf16;
 
 class CudaOps final : public Ops {
  public:
-  CudaOps(Device& dev, std::string mode)
+  CudaOps(Device& dev, ExpertPath path)
       : dev_(dev),
-        grouped_(mode == "grouped"),
-        bucketed_(mode == "bucketed" || mode == "fused" || mode == "fused-down" || mode == "fused-mma" ||
-                  mode == "auto"),
-        auto_(mode == "auto"),
-        fused_(mode == "fused" || mode == "fused-down" || mode == "fused-mma"),
-        own_down_(mode == "fused-down"),
-        force_mma_(mode == "fused-mma") {
+        auto_(path == ExpertPath::automatic),
+        fused_(path == ExpertPath::fused || path == ExpertPath::fused_down || path == ExpertPath::fused_mma),
+        own_down_(path == ExpertPath::fused_down),
+        force_mma_(path == ExpertPath::fused_mma) {
     LB_CUBLAS_CHECK(cublasCreate(&blas_));
     LB_CUDA_CHECK(cudaMallocHost(&host_counts_, sizeof(int) * kMaxExperts));
     LB_CUDA_CHECK(cudaMallocHost(&host_base_, sizeof(std::int64_t) * kMaxExperts));
@@ -58,18 +55,13 @@ class CudaOps final : public Ops {
   // the mode's.
   std::string describe() const override {
     if (!last_path_.empty()) return "cuda bf16, experts: " + last_path_;
-    return grouped_    ? "cuda bf16, cuBLAS grouped-batched expert GEMM"
-           : auto_     ? "cuda bf16, experts: Hopper kernels on compute capability 9.0 (else cuBLAS buckets)"
-           : fused_    ? "cuda bf16, experts: fused gate/up GEMM + SwiGLU7 kernel"
-           : bucketed_ ? "cuda bf16, cuBLAS batched expert GEMMs over load buckets"
-                       : "cuda bf16, cuBLAS strided-batched expert GEMM over capacity slots";
+    return auto_    ? "cuda bf16, experts: Hopper kernels on compute capability 9.0 (else cuBLAS buckets)"
+           : fused_ ? "cuda bf16, experts: fused gate/up GEMM + SwiGLU7 kernel"
+                    : "cuda bf16, cuBLAS batched expert GEMMs over load buckets";
   }
 
-  void fill(void* dst, DType t, std::int64_t ld, std::uint64_t seed, std::uint32_t tensor,
-            std::int64_t rows, std::int64_t cols, std::int64_t full_cols, std::int64_t row0,
-            std::int64_t col0, float scale, Stream s) override {
-    cuda::fill(dst, t == DType::bf16, ld, seed, tensor, rows, cols, full_cols, row0, col0, scale,
-               detail::cuda_stream(s));
+  void fill(void* dst, DType t, const SeededSlice& f, Stream s) override {
+    cuda::fill(dst, t == DType::bf16, f, detail::cuda_stream(s));
   }
   void rms_norm(const void* x, const float* w, void* y, std::span<const Segment> segs,
                 std::int64_t h, Stream s) override {
@@ -77,9 +69,9 @@ class CudaOps final : public Ops {
       cuda::rms_norm(static_cast<const bf16*>(x) + g.begin * h, w + g.modality * h,
                      static_cast<bf16*>(y) + g.begin * h, g.count, h, detail::cuda_stream(s));
   }
-  void linear(const void* a, std::int64_t lda, const void* w, std::int64_t ldw, void* c,
-              std::int64_t ldc, std::int64_t m, std::int64_t n, std::int64_t k, bool accumulate,
+  void linear(const void* a, const void* w, void* c, const GemmShape& g, bool accumulate,
               Stream s) override {
+    const std::int64_t m = g.m, n = g.n, k = g.k, lda = g.lda, ldw = g.ldw, ldc = g.ldc;
     if (m == 0 || n == 0) return;
     // Row-major C(m,n) = A(m,k) W(n,k)^T  ==  column-major C^T(n,m) = W^T... op(T) on W.
     const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
@@ -153,12 +145,7 @@ class CudaOps final : public Ops {
     LB_CUDA_CHECK(cudaMemcpyAsync(host_counts_, counts_.data(), G * 4, cudaMemcpyDeviceToHost, st));
     dev_.synchronize(s);  // watched: polls NCCL errors (a dispatch may be queued ahead of this)
     last_counts_.assign(host_counts_, host_counts_ + G);
-    std::int64_t cap = 0;
-    if (!grouped_ && !bucketed_) {
-      const int mx = *std::max_element(host_counts_, host_counts_ + G);
-      cap = std::max<std::int64_t>(8, (mx + 7) / 8 * 8);
-    }
-    const std::int64_t rows = grouped_ ? A : bucketed_ ? plan_buckets(G) : G * cap;
+    const std::int64_t rows = plan_buckets(G);
     ensure(xs_, rows * d * 2);       // (rows, d)    expert-major inputs
     // The fused gate/up kernels keep a (128, d) input tile in shared memory: d <= 256. `auto`
     // takes the Hopper kernels where they apply and cuBLAS buckets elsewhere.
@@ -168,8 +155,7 @@ class CudaOps final : public Ops {
     down_now_ = sm90_now_ && own_down_ && cuda::down_sm90_supported(d, I);
     if (sm90_now_) prepare_w13k(r, st);
     if (down_now_) prepare_wdk(r, st);
-    last_path_ = !bucketed_   ? std::string()
-                 : !fuse_now_ ? "cuBLAS batched gate/up and down GEMMs over load buckets, SwiGLU7 pass"
+    last_path_ = !fuse_now_ ? "cuBLAS batched gate/up and down GEMMs over load buckets, SwiGLU7 pass"
                               : std::string(sm90_now_ ? "wgmma (sm_90a) " : "mma.sync ") +
                                     "fused gate/up GEMM + SwiGLU7 over 128-row expert tiles; " +
                                     (down_now_ ? "wgmma (sm_90a) down GEMM over the same tiles"
@@ -177,31 +163,13 @@ class CudaOps final : public Ops {
     if (!fuse_now_) ensure(h13_, rows * 2 * I * 2);  // (rows, 2I)   [gate | up]
     ensure(act_, rows * I * 2);      // (rows, I)
     ensure(yd_, rows * d * 2);       // (rows, d)
-    if (bucketed_) {
-      ensure(base_, G * 8);
-      LB_CUDA_CHECK(cudaMemcpyAsync(base_.data(), host_base_, G * 8, cudaMemcpyHostToDevice, st));
-    }
+    ensure(base_, G * 8);
+    LB_CUDA_CHECK(cudaMemcpyAsync(base_.data(), host_base_, G * 8, cudaMemcpyHostToDevice, st));
     cuda::gather(static_cast<const bf16*>(r.x), keys_sorted_.as<int>(), vals_sorted_.as<int>(),
-                 offsets_.as<int>(), xs_.as<bf16>(), inv_.as<int>(), A, r.heads_local, hv, k, d, cap,
-                 bucketed_ ? base_.as<std::int64_t>() : nullptr, st);
-    const float alpha = 1.0f, beta = 0.0f;
+                 offsets_.as<int>(), xs_.as<bf16>(), inv_.as<int>(), A, r.heads_local, hv, k, d, 0,
+                 base_.as<std::int64_t>(), st);
     LB_CUBLAS_CHECK(cublasSetStream(blas_, st));
-    if (bucketed_) {
-      bucketed_gemms(r, rows, st);
-    } else if (!grouped_) {
-      // 3a. Expert e owns rows [e*cap, e*cap + count_e): (cap, d) x (d, 2I) per expert.
-      LB_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
-          blas_, CUBLAS_OP_N, CUBLAS_OP_N, int(2 * I), int(cap), int(d), &alpha, r.w13, CUDA_R_16BF,
-          int(2 * I), d * 2 * I, xs_.data(), CUDA_R_16BF, int(d), cap * d, &beta, h13_.data(),
-          CUDA_R_16BF, int(2 * I), cap * 2 * I, int(G), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-      cuda::swiglu_split(h13_.as<bf16>(), act_.as<bf16>(), rows, I, counts_.as<int>(), cap, st);
-      LB_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
-          blas_, CUBLAS_OP_N, CUBLAS_OP_N, int(d), int(cap), int(I), &alpha, r.w_down, CUDA_R_16BF,
-          int(d), I * d, act_.data(), CUDA_R_16BF, int(I), cap * I, &beta, yd_.data(), CUDA_R_16BF,
-          int(d), cap * d, int(G), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-    } else {
-      grouped_gemms(r, st);
-    }
+    bucketed_gemms(r, rows, st);
     // 4. y(t, h) = sum_j p_j * yd[inv(t, h, j)], fixed j order.
     cuda::combine(yd_.as<bf16>(), inv_.as<int>(), prob_.as<float>(), static_cast<bf16*>(r.y), T,
                   r.heads_local, hv, k, d, st);
@@ -357,61 +325,8 @@ class CudaOps final : public Ops {
                                   cudaMemcpyHostToDevice, st));
   }
 
-  // 3b. cuBLAS grouped-batched GEMM: one group per non-empty expert, exact row counts.
-  void grouped_gemms(const RoutedArgs& r, cudaStream_t st) {
-    const std::int64_t G = r.heads_valid * r.experts, d = r.d, I = r.inter;
-    std::vector<int> off(static_cast<std::size_t>(G));
-    int acc = 0;
-    for (std::int64_t e = 0; e < G; ++e) { off[e] = acc; acc += host_counts_[e]; }
-    std::vector<int> m1, n1, k1, l1a, l1b, l1c, m2, n2, k2, l2a, l2b, l2c, ones;
-    std::vector<const void*> pa1, pb1, pa2, pb2;
-    std::vector<void*> pc1, pc2;
-    const auto* w13 = static_cast<const bf16*>(r.w13);
-    const auto* wd = static_cast<const bf16*>(r.w_down);
-    for (std::int64_t e = 0; e < G; ++e) {
-      const int c = host_counts_[e];
-      if (c == 0) continue;
-      m1.push_back(int(2 * I)); n1.push_back(c); k1.push_back(int(d));
-      l1a.push_back(int(2 * I)); l1b.push_back(int(d)); l1c.push_back(int(2 * I));
-      pa1.push_back(w13 + e * d * 2 * I);
-      pb1.push_back(xs_.as<bf16>() + std::int64_t(off[e]) * d);
-      pc1.push_back(h13_.as<bf16>() + std::int64_t(off[e]) * 2 * I);
-      m2.push_back(int(d)); n2.push_back(c); k2.push_back(int(I));
-      l2a.push_back(int(d)); l2b.push_back(int(I)); l2c.push_back(int(d));
-      pa2.push_back(wd + e * I * d);
-      pb2.push_back(act_.as<bf16>() + std::int64_t(off[e]) * I);
-      pc2.push_back(yd_.as<bf16>() + std::int64_t(off[e]) * d);
-      ones.push_back(1);
-    }
-    const int ng = static_cast<int>(ones.size());
-    if (ng == 0) return;
-    const std::size_t nptr = static_cast<std::size_t>(ng) * 6;
-    auto** hp = pointer_tables(nptr);
-    std::copy(pa1.begin(), pa1.end(), hp);
-    std::copy(pb1.begin(), pb1.end(), hp + ng);
-    std::copy(pc1.begin(), pc1.end(), hp + 2 * ng);
-    std::copy(pa2.begin(), pa2.end(), hp + 3 * ng);
-    std::copy(pb2.begin(), pb2.end(), hp + 4 * ng);
-    std::copy(pc2.begin(), pc2.end(), hp + 5 * ng);
-    LB_CUDA_CHECK(cudaMemcpyAsync(dev_ptrs_.data(), host_ptrs_, nptr * sizeof(void*), cudaMemcpyHostToDevice, st));
-    auto** dp = dev_ptrs_.as<void*>();
-    std::vector<cublasOperation_t> nn(static_cast<std::size_t>(ng), CUBLAS_OP_N);
-    std::vector<float> alpha(static_cast<std::size_t>(ng), 1.0f), beta(static_cast<std::size_t>(ng), 0.0f);
-    LB_CUBLAS_CHECK(cublasGemmGroupedBatchedEx(
-        blas_, nn.data(), nn.data(), m1.data(), n1.data(), k1.data(), alpha.data(), dp, CUDA_R_16BF,
-        l1a.data(), dp + ng, CUDA_R_16BF, l1b.data(), beta.data(), dp + 2 * ng, CUDA_R_16BF, l1c.data(),
-        ng, ones.data(), CUBLAS_COMPUTE_32F));
-    cuda::swiglu_split(h13_.as<bf16>(), act_.as<bf16>(), acc, I, nullptr, 0, st);
-    LB_CUBLAS_CHECK(cublasGemmGroupedBatchedEx(
-        blas_, nn.data(), nn.data(), m2.data(), n2.data(), k2.data(), alpha.data(), dp + 3 * ng,
-        CUDA_R_16BF, l2a.data(), dp + 4 * ng, CUDA_R_16BF, l2b.data(), beta.data(), dp + 5 * ng,
-        CUDA_R_16BF, l2c.data(), ng, ones.data(), CUBLAS_COMPUTE_32F));
-    // The pinned pointer table is rewritten next call only after this call's stream sync.
-  }
-
   Device& dev_;
-  bool grouped_, bucketed_, auto_, fused_, own_down_, force_mma_, fuse_now_ = false, sm90_now_ = false,
-                                                                   down_now_ = false;
+  bool auto_, fused_, own_down_, force_mma_, fuse_now_ = false, sm90_now_ = false, down_now_ = false;
   std::string last_path_;
   DerivedWeights w13k_, wdk_;
   cuda::ExpertTile* host_tiles_ = nullptr;
@@ -430,9 +345,9 @@ class CudaOps final : public Ops {
 
 }  // namespace
 
-std::unique_ptr<Ops> make_cuda_ops(Device& dev, const std::string& expert_gemm) {
+std::unique_ptr<Ops> make_cuda_ops(Device& dev, ExpertPath path) {
   LB_CHECK(dev.backend() == Backend::cuda, "cuda ops need the cuda backend");
-  return std::make_unique<CudaOps>(dev, expert_gemm);
+  return std::make_unique<CudaOps>(dev, path);
 }
 
 }  // namespace layerbench::moe

@@ -64,15 +64,13 @@ class HostOps final : public Ops {
   DType act() const override { return DType::fp32; }
   std::string describe() const override { return "host fp32 loops"; }
 
-  void fill(void* dst, DType t, std::int64_t ld, std::uint64_t seed, std::uint32_t tensor,
-            std::int64_t rows, std::int64_t cols, std::int64_t full_cols, std::int64_t row0,
-            std::int64_t col0, float scale, Stream) override {
+  void fill(void* dst, DType t, const SeededSlice& f, Stream) override {
     LB_CHECK(t == DType::fp32, "host tensors are fp32");
     auto* out = static_cast<float*>(dst);
-    for (std::int64_t r = 0; r < rows; ++r)
-      for (std::int64_t c = 0; c < cols; ++c)
-        out[r * ld + c] = seeded_value(
-            seed, tensor, static_cast<std::uint64_t>((row0 + r) * full_cols + col0 + c), scale);
+    for (std::int64_t r = 0; r < f.rows; ++r)
+      for (std::int64_t c = 0; c < f.cols; ++c)
+        out[r * f.ld + c] = seeded_value(
+            f.seed, f.tensor, static_cast<std::uint64_t>((f.row0 + r) * f.full_cols + f.col0 + c), f.scale);
   }
 
   void rms_norm(const void* x, const float* w, void* y, std::span<const Segment> segs,
@@ -90,9 +88,9 @@ class HostOps final : public Ops {
     }
   }
 
-  void linear(const void* a, std::int64_t lda, const void* w, std::int64_t ldw, void* c,
-              std::int64_t ldc, std::int64_t m, std::int64_t n, std::int64_t k, bool accumulate,
+  void linear(const void* a, const void* w, void* c, const GemmShape& g, bool accumulate,
               Stream) override {
+    const std::int64_t m = g.m, n = g.n, k = g.k, lda = g.lda, ldw = g.ldw, ldc = g.ldc;
     const auto* A = static_cast<const float*>(a);
     const auto* W = static_cast<const float*>(w);
     auto* C = static_cast<float*>(c);
@@ -185,8 +183,20 @@ class HostOps final : public Ops {
 
 std::unique_ptr<Ops> make_host_ops() { return std::make_unique<HostOps>(); }
 
+std::string_view to_string(ExpertPath p) {
+  for (const auto& e : kExpertPaths)
+    if (e.path == p) return e.name;
+  return "?";
+}
+
+std::optional<ExpertPath> parse_expert_path(std::string_view name) {
+  for (const auto& e : kExpertPaths)
+    if (e.name == name) return e.path;
+  return std::nullopt;
+}
+
 #if !defined(LAYERBENCH_HAVE_CUDA)
-std::unique_ptr<Ops> make_cuda_ops(Device&, const std::string&) {
+std::unique_ptr<Ops> make_cuda_ops(Device&, ExpertPath) {
   throw UsageError("this build has no CUDA support (use --backend host)");
 }
 #endif

@@ -32,6 +32,16 @@ enum TensorId : std::uint32_t {
   kDenseB,
 };
 
+// A [rows, cols] slice, at (row0, col0), of the logical [*, full_cols] seeded tensor `tensor`,
+// stored with leading dimension ld: dst[r * ld + c] = seeded_value(seed, tensor,
+// (row0 + r) * full_cols + col0 + c, scale).
+struct SeededSlice {
+  std::uint64_t seed = 0;
+  std::uint32_t tensor = 0;
+  float scale = 1.0f;
+  std::int64_t rows = 0, cols = 0, full_cols = 0, row0 = 0, col0 = 0, ld = 0;
+};
+
 LB_MOE_HD std::uint64_t splitmix64(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;

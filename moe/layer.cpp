@@ -67,8 +67,7 @@ Buffer MoeLayer::make_activation() const {
 }
 
 void MoeLayer::fill_input(void* x, std::uint64_t seed, Stream s) {
-  ops_->fill(x, act_, plan_.hidden, seed, kInput, plan_.local_tokens, plan_.hidden, plan_.hidden,
-             plan_.token0, 0, std::sqrt(3.0f), s);
+  ops_->fill(x, act_, {.seed = seed, .tensor = kInput, .scale = std::sqrt(3.0f), .rows = plan_.local_tokens, .cols = plan_.hidden, .full_cols = plan_.hidden, .row0 = plan_.token0, .ld = plan_.hidden}, s);
 }
 
 void MoeLayer::alloc_weights() {
@@ -99,38 +98,28 @@ void MoeLayer::fill_weights(std::uint64_t seed, Stream s) {
                      I = p.inter, Il = p.inter_local;
   const std::int64_t t = p.rank;  // TP slice index (SP: slices are whole tensors)
   const bool tp = p.layout == Layout::tp;
-  o.fill(norm_w_.data(), DType::fp32, H, seed, kNormWeight, kNumModalities, H, H, 0, 0, 0.1f, s);
+  o.fill(norm_w_.data(), DType::fp32, {.seed = seed, .tensor = kNormWeight, .scale = 0.1f, .rows = kNumModalities, .cols = H, .full_cols = H, .ld = H}, s);
   // split: column parallel = rows [t*Hin, (t+1)*Hin) of [H_out, H_in]
-  o.fill(w_split_.data(), act_, H, seed, kSplit, Hin, H, H, tp ? t * Hin : 0, 0,
-         uniform_scale_for(H), s);
+  o.fill(w_split_.data(), act_, {.seed = seed, .tensor = kSplit, .scale = uniform_scale_for(H), .rows = Hin, .cols = H, .full_cols = H, .row0 = tp ? t * Hin : 0, .ld = H}, s);
   // merge: row parallel = columns [t*Hin, ...) of [H, H]
-  o.fill(w_merge_.data(), act_, Hin, seed, kMerge, H, Hin, H, 0, tp ? t * Hin : 0,
-         uniform_scale_for(H), s);
+  o.fill(w_merge_.data(), act_, {.seed = seed, .tensor = kMerge, .scale = uniform_scale_for(H), .rows = H, .cols = Hin, .full_cols = H, .col0 = tp ? t * Hin : 0, .ld = Hin}, s);
   const std::int64_t hv = p.heads_valid;
   if (hv > 0) {
     const std::int64_t e0 = p.head0 * E;  // first flattened expert of this rank
-    o.fill(gate_.data(), DType::fp32, dh, seed, kRouterGate, hv * E, dh, dh, e0, 0,
-           uniform_scale_for(dh), s);
-    o.fill(bias_.data(), DType::fp32, E, seed, kExpertBias, hv, E, E, p.head0, 0, 0.05f, s);
+    o.fill(gate_.data(), DType::fp32, {.seed = seed, .tensor = kRouterGate, .scale = uniform_scale_for(dh), .rows = hv * E, .cols = dh, .full_cols = dh, .row0 = e0, .ld = dh}, s);
+    o.fill(bias_.data(), DType::fp32, {.seed = seed, .tensor = kExpertBias, .scale = 0.05f, .rows = hv, .cols = E, .full_cols = E, .row0 = p.head0, .ld = E}, s);
     auto* w13 = static_cast<char*>(w13_.data());
-    o.fill(w13, act_, 2 * I, seed, kExpertGate, hv * E * dh, I, I, e0 * dh, 0,
-           uniform_scale_for(dh), s);
-    o.fill(w13 + static_cast<std::size_t>(I) * act_size_, act_, 2 * I, seed, kExpertUp,
-           hv * E * dh, I, I, e0 * dh, 0, uniform_scale_for(dh), s);
-    o.fill(w_down_.data(), act_, dh, seed, kExpertDown, hv * E * I, dh, dh, e0 * I, 0,
-           uniform_scale_for(I), s);
+    o.fill(w13, act_, {.seed = seed, .tensor = kExpertGate, .scale = uniform_scale_for(dh), .rows = hv * E * dh, .cols = I, .full_cols = I, .row0 = e0 * dh, .ld = 2 * I}, s);
+    o.fill(w13 + static_cast<std::size_t>(I) * act_size_, act_, {.seed = seed, .tensor = kExpertUp, .scale = uniform_scale_for(dh), .rows = hv * E * dh, .cols = I, .full_cols = I, .row0 = e0 * dh, .ld = 2 * I}, s);
+    o.fill(w_down_.data(), act_, {.seed = seed, .tensor = kExpertDown, .scale = uniform_scale_for(I), .rows = hv * E * I, .cols = dh, .full_cols = dh, .row0 = e0 * I, .ld = dh}, s);
   }
-  o.fill(fc1_.data(), act_, H, seed, kSharedFc1, 2 * Il, H, H, t * 2 * Il * tp, 0,
-         uniform_scale_for(H), s);
-  o.fill(fc2_.data(), act_, Il, seed, kSharedFc2, H, Il, I, 0, tp ? t * Il : 0,
-         uniform_scale_for(I), s);
+  o.fill(fc1_.data(), act_, {.seed = seed, .tensor = kSharedFc1, .scale = uniform_scale_for(H), .rows = 2 * Il, .cols = H, .full_cols = H, .row0 = t * 2 * Il * tp, .ld = H}, s);
+  o.fill(fc2_.data(), act_, {.seed = seed, .tensor = kSharedFc2, .scale = uniform_scale_for(I), .rows = H, .cols = Il, .full_cols = I, .col0 = tp ? t * Il : 0, .ld = Il}, s);
   for (int m = 0; m < kNumModalities; ++m) {
     auto* f1 = static_cast<char*>(mfc1_.data()) + static_cast<std::size_t>(m * 2 * Il * H) * act_size_;
-    o.fill(f1, act_, H, seed, kModalityFc1, 2 * Il, H, H, m * 2 * I + (tp ? t * 2 * Il : 0), 0,
-           uniform_scale_for(H), s);
+    o.fill(f1, act_, {.seed = seed, .tensor = kModalityFc1, .scale = uniform_scale_for(H), .rows = 2 * Il, .cols = H, .full_cols = H, .row0 = m * 2 * I + (tp ? t * 2 * Il : 0), .ld = H}, s);
     auto* f2 = static_cast<char*>(mfc2_.data()) + static_cast<std::size_t>(m * H * Il) * act_size_;
-    o.fill(f2, act_, Il, seed, kModalityFc2, H, Il, I, m * H, tp ? t * Il : 0,
-           uniform_scale_for(I), s);
+    o.fill(f2, act_, {.seed = seed, .tensor = kModalityFc2, .scale = uniform_scale_for(I), .rows = H, .cols = Il, .full_cols = I, .row0 = m * H, .col0 = tp ? t * Il : 0, .ld = Il}, s);
   }
   o.weights_changed();
 }
@@ -161,8 +150,7 @@ void MoeLayer::split_linear(Stream s) {
   // TP: column parallel -> (N, Hl*dh), exactly this rank's heads.
   const std::int64_t ld = plan_.layout == Layout::sp ? plan_.heads_padded * plan_.d_head
                                                      : plan_.hidden_in_local;
-  ops_->linear(normed_.data(), plan_.hidden, w_split_.data(), plan_.hidden, heads_.data(), ld,
-               plan_.local_tokens, plan_.hidden_in_local, plan_.hidden, false, s);
+  ops_->linear(normed_.data(), w_split_.data(), heads_.data(), {.m = plan_.local_tokens, .n = plan_.hidden_in_local, .k = plan_.hidden, .lda = plan_.hidden, .ldw = plan_.hidden, .ldc = ld}, false, s);
 }
 
 std::vector<std::int64_t> MoeLayer::exchange_sizes() {
@@ -228,8 +216,7 @@ void MoeLayer::merge_linear(Stream s) {
   const bool sp = plan_.layout == Layout::sp;
   const void* a = sp ? merge_in_.data() : moe_out_.data();
   const std::int64_t lda = sp ? plan_.heads_padded * plan_.d_head : plan_.hidden_in_local;
-  ops_->linear(a, lda, w_merge_.data(), plan_.hidden_in_local, routed_.data(), plan_.hidden,
-               plan_.local_tokens, plan_.hidden, plan_.hidden_in_local, false, s);
+  ops_->linear(a, w_merge_.data(), routed_.data(), {.m = plan_.local_tokens, .n = plan_.hidden, .k = plan_.hidden_in_local, .lda = lda, .ldw = plan_.hidden_in_local, .ldc = plan_.hidden}, false, s);
 }
 
 void MoeLayer::tp_reduction(Stream s) {
@@ -242,26 +229,22 @@ void MoeLayer::shared_branch(Stream s) {
   const std::int64_t N = plan_.local_tokens, H = plan_.hidden, Il = plan_.inter_local;
   auto* cat = static_cast<char*>(fc1cat_.data());
   // fc1 -> cat[:, 0:2Il]; modality fc1 -> cat[:, 2Il:4Il], one weight per modality run.
-  ops_->linear(normed_.data(), H, fc1_.data(), H, cat, 4 * Il, N, 2 * Il, H, false, s);
+  ops_->linear(normed_.data(), fc1_.data(), cat, {.m = N, .n = 2 * Il, .k = H, .lda = H, .ldw = H, .ldc = 4 * Il}, false, s);
   for (const auto& g : segs_) {
     const auto* w = static_cast<const char*>(mfc1_.data()) +
                     static_cast<std::size_t>(g.modality * 2 * Il * H) * act_size_;
-    ops_->linear(static_cast<const char*>(normed_.data()) + static_cast<std::size_t>(g.begin * H) * act_size_,
-                 H, w, H, cat + static_cast<std::size_t>(g.begin * 4 * Il + 2 * Il) * act_size_,
-                 4 * Il, g.count, 2 * Il, H, false, s);
+    ops_->linear(static_cast<const char*>(normed_.data()) + static_cast<std::size_t>(g.begin * H) * act_size_, w, cat + static_cast<std::size_t>(g.begin * 4 * Il + 2 * Il) * act_size_, {.m = g.count, .n = 2 * Il, .k = H, .lda = H, .ldw = H, .ldc = 4 * Il}, false, s);
   }
   // SwiGLU7 over the packed concat -> (N, 2Il) = [fc2 input (Il) | modality fc2 input (Il)].
   ops_->swiglu_packed(cat, act_buf_.data(), N, 2 * Il, s);
-  ops_->linear(act_buf_.data(), 2 * Il, fc2_.data(), Il, shared_.data(), H, N, H, Il, false, s);
+  ops_->linear(act_buf_.data(), fc2_.data(), shared_.data(), {.m = N, .n = H, .k = Il, .lda = 2 * Il, .ldw = Il, .ldc = H}, false, s);
   const bool tp = plan_.layout == Layout::tp;
   void* dst2 = tp ? shared2_.data() : shared_.data();
   const auto* a2 = static_cast<const char*>(act_buf_.data()) + static_cast<std::size_t>(Il) * act_size_;
   for (const auto& g : segs_) {
     const auto* w = static_cast<const char*>(mfc2_.data()) +
                     static_cast<std::size_t>(g.modality * H * Il) * act_size_;
-    ops_->linear(a2 + static_cast<std::size_t>(g.begin * 2 * Il) * act_size_, 2 * Il, w, Il,
-                 static_cast<char*>(dst2) + static_cast<std::size_t>(g.begin * H) * act_size_, H,
-                 g.count, H, Il, !tp, s);
+    ops_->linear(a2 + static_cast<std::size_t>(g.begin * 2 * Il) * act_size_, w, static_cast<char*>(dst2) + static_cast<std::size_t>(g.begin * H) * act_size_, {.m = g.count, .n = H, .k = Il, .lda = 2 * Il, .ldw = Il, .ldc = H}, !tp, s);
   }
   if (tp) {  // row-parallel fc2s: each its own all-reduce (the reference's layout)
     const auto n = static_cast<std::size_t>(N * H);

@@ -8,11 +8,15 @@
 // An Ops object owns the workspace of the routed experts, so use one per layer.
 #include "collectives/device.hpp"
 #include "moe/config.hpp"
+#include "moe/init.hpp"
 
+#include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace layerbench::moe {
@@ -29,6 +33,11 @@ struct RoutedArgs {
   float scale = 4.9f;
 };
 
+// Shape of C[m, n] = A[m, k] * W[n, k]^T with the leading dimensions of A, W and C.
+struct GemmShape {
+  std::int64_t m = 0, n = 0, k = 0, lda = 0, ldw = 0, ldc = 0;
+};
+
 struct LinearSeg {  // one GEMM of a modality-grouped linear: rows [row0, row0+rows) use `w`
   std::int64_t row0 = 0, rows = 0;
   const void* w = nullptr;
@@ -40,18 +49,14 @@ class Ops {
   virtual DType act() const = 0;
   virtual std::string describe() const = 0;
 
-  // dst[r, c] (leading dim ld) = seeded_value(seed, tensor, (row0 + r) * full_cols + col0 + c)
-  // for a [rows, cols] slice of a logical [*, full_cols] tensor, stored as `t`.
-  virtual void fill(void* dst, DType t, std::int64_t ld, std::uint64_t seed, std::uint32_t tensor,
-                    std::int64_t rows, std::int64_t cols, std::int64_t full_cols, std::int64_t row0,
-                    std::int64_t col0, float scale, Stream s) = 0;
+  // Writes the seeded slice `f` (moe/init.hpp) to dst, stored as `t`.
+  virtual void fill(void* dst, DType t, const SeededSlice& f, Stream s) = 0;
   // y = x * rsqrt(mean(x^2) + 1e-6) * (w[modality] + 1), fp32 math. x, y: act (n, h).
   virtual void rms_norm(const void* x, const float* w /*(3, h)*/, void* y,
                         std::span<const Segment> segs, std::int64_t h, Stream s) = 0;
   // C[m, n] (ldc) = A[m, k] (lda) * W[n, k]^T (ldw)  (+ C when accumulate). nn.Linear.
-  virtual void linear(const void* a, std::int64_t lda, const void* w, std::int64_t ldw, void* c,
-                      std::int64_t ldc, std::int64_t m, std::int64_t n, std::int64_t k,
-                      bool accumulate, Stream s) = 0;
+  virtual void linear(const void* a, const void* w, void* c, const GemmShape& g, bool accumulate,
+                      Stream s) = 0;
   // Packed SwiGLU7: in (m, 2n) with gate on even and up on odd channels -> out (m, n).
   virtual void swiglu_packed(const void* in, void* out, std::int64_t m, std::int64_t n,
                              Stream s) = 0;
@@ -69,10 +74,32 @@ class Ops {
   virtual std::vector<std::int64_t> expert_counts(const RoutedArgs& r) = 0;
 };
 
+// The CUDA expert paths, one name table. layerbench-moe offers the paths a measurement
+// justifies (`in_profile`); the others are kernel-study variants, run by the GPU layer tests and
+// timed alone by layerbench-moe-kernels.
+enum class ExpertPath { automatic, bucketed, fused, fused_down, fused_mma };
+struct ExpertPathInfo {
+  ExpertPath path;
+  std::string_view name;
+  bool in_profile;
+  std::string_view help;
+};
+inline constexpr std::array<ExpertPathInfo, 5> kExpertPaths{{
+    {ExpertPath::automatic, "auto", true,
+     "our TMA + wgmma gate/up GEMM with SwiGLU7 in its epilogue, then cuBLAS down GEMMs, on compute "
+     "capability 9.0; else bucketed"},
+    {ExpertPath::bucketed, "bucketed", true, "cuBLAS batched GEMMs over experts of similar load, SwiGLU7 pass"},
+    {ExpertPath::fused, "fused", false, "our gate/up + SwiGLU7 kernel (wgmma on Hopper, mma.sync elsewhere)"},
+    {ExpertPath::fused_down, "fused-down", false, "fused, plus our Hopper down-projection kernel"},
+    {ExpertPath::fused_mma, "fused-mma", false, "the mma.sync gate/up + SwiGLU7 kernel on any GPU"},
+}};
+std::string_view to_string(ExpertPath p);
+// Any name of the table; nullopt when unknown.
+std::optional<ExpertPath> parse_expert_path(std::string_view name);
+
 std::unique_ptr<Ops> make_host_ops();
-// expert_gemm: "auto" ("fused" on compute capability 9.0, else "bucketed") | "fused" |
-// "fused-down" | "fused-mma" | "bucketed" | "padded" | "grouped". Throws without CUDA.
-std::unique_ptr<Ops> make_cuda_ops(Device& dev, const std::string& expert_gemm);
+// Throws without CUDA.
+std::unique_ptr<Ops> make_cuda_ops(Device& dev, ExpertPath path);
 
 // SwiGLU7 on one (gate, up) pair, fp32: min(g,7) * sigmoid(1.702 min(g,7)) * (clamp(u,-7,7)+1).
 float swiglu7(float g, float u);

@@ -9,27 +9,31 @@
 #include <string>
 #include <vector>
 
+#include "bench/ab/amount.hpp"
 #include "bench/ab/diagnostics.hpp"
+#include "bench/cli/app.hpp"
+#include "bench/cli/output_file.hpp"
 #include "bench/ab/errors.hpp"
 #include "bench/ab/input.hpp"
 #include "bench/ab/report.hpp"
 #include "bench/ab/runner.hpp"
 #include "common/cli.hpp"
 #include "stats/power.hpp"
+#include "stats/sequential.hpp"
 
 namespace layerbench::ab {
 namespace {
 
 struct AnalysisFlags {
-  double confidence = 0.95;
+  double confidence = 0.95, alpha = 0.05;
   std::size_t resamples = 200000;
   std::uint64_t seed = stats::default_bootstrap_seed;
   double trim = 0.1;
   std::optional<std::string> predicted;
   bool continuity = false;
   std::string zero_method = "wilcox";
-  bool json = false;
-  bool markdown = false;
+  std::string json;      // FILE or '-'
+  std::string markdown;  // FILE or '-'
 };
 
 // Bounds: the bootstrap keeps one statistic per resample, and a study longer than this is a typo.
@@ -40,8 +44,7 @@ constexpr std::size_t kMaxRetries = 1000;
 constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600.0;  // 1e12 s would overflow the clock
 
 void add_analysis_flags(CLI::App* cmd, AnalysisFlags& f) {
-  using num::RealRange;
-  cli::add_real(*cmd, "--confidence", f.confidence, "confidence level of the intervals, in (0, 1)", RealRange::open(0, 1));
+  cli::add_confidence_options(*cmd, f.confidence, f.alpha);
   cli::add_int(*cmd, "--resamples", f.resamples, "bootstrap resamples", std::size_t{1000}, kMaxResamples);
   cli::add_int(*cmd, "--seed", f.seed, "bootstrap seed (fixed default: runs reproduce)");
   cli::add_real(*cmd, "--trim", f.trim, "trimmed-mean proportion cut from each end, in [0, 0.5)", {0, 0.5, false, true});
@@ -49,8 +52,8 @@ void add_analysis_flags(CLI::App* cmd, AnalysisFlags& f) {
                   "of the prediction's own interval at --confidence");
   cmd->add_flag("--continuity", f.continuity, "continuity correction of the Wilcoxon z");
   cmd->add_option("--zero-method", f.zero_method, "zeros in Wilcoxon: wilcox (drop), pratt or zsplit");
-  cmd->add_flag("--json", f.json, "print one JSON object");
-  cmd->add_flag("--markdown", f.markdown, "print markdown tables for a pull request");
+  cli::add_output_option(*cmd, "--json", f.json, "the analysis as JSON (schema layerbench-ab-analysis/1)");
+  cli::add_output_option(*cmd, "--markdown", f.markdown, "the analysis as markdown tables for a pull request");
 }
 
 // "X", "X+-E", "X+/-E" or "X±E"; both finite, E >= 0.
@@ -87,7 +90,7 @@ stats::PairedOptions to_options(const AnalysisFlags& f) {
   }
   if (f.resamples < 1000) throw InputError(fmt::format("--resamples {}: must be at least 1000", f.resamples));
   if (!(f.trim >= 0 && f.trim < 0.5)) throw InputError(fmt::format("--trim {}: must be in [0, 0.5)", f.trim));
-  if (f.json && f.markdown) throw InputError("--json and --markdown are exclusive");
+  if (f.json == "-" && f.markdown == "-") throw InputError("--json - and --markdown -: only one may go to standard output");
   stats::PairedOptions o;
   o.confidence = f.confidence;
   o.resamples = f.resamples;
@@ -107,36 +110,46 @@ stats::PairedOptions to_options(const AnalysisFlags& f) {
   return o;
 }
 
-OutputFormat format_of(const AnalysisFlags& f) {
-  return f.json ? OutputFormat::json : f.markdown ? OutputFormat::markdown : OutputFormat::text;
-}
+// The text report goes to standard output unless --json - or --markdown - claimed it.
+bool text_to_stdout(const AnalysisFlags& f) { return f.json != "-" && f.markdown != "-"; }
 
 int analyze(const std::vector<std::string>& files, const AnalysisFlags& flags) {
   const auto options = to_options(flags);
+  nlohmann::json all = nlohmann::json::array();
+  std::string markdown;
   for (const auto& file : files) {
     const auto input = load_pairs(file);
-    std::string out;
-    if (input.study) {
-      out = render_study(*input.study, options, format_of(flags));
-    } else {
+    auto render = [&](OutputFormat format) -> std::string {
+      if (input.study) return render_study(*input.study, options, format);
       const auto a = stats::analyze_paired(input.base, input.candidate, options);
-      switch (format_of(flags)) {
-        case OutputFormat::json: out = analysis_json(a, options).dump(2) + "\n"; break;
-        case OutputFormat::markdown: out = analysis_markdown(a, options); break;
-        case OutputFormat::text: out = analysis_text(a, options); break;
+      switch (format) {
+        case OutputFormat::json: return analysis_json(a, options).dump(2);
+        case OutputFormat::markdown: return analysis_markdown(a, options);
+        case OutputFormat::text: break;
       }
+      return analysis_text(a, options);
+    };
+    const std::string heading = files.size() > 1 ? fmt::format("== {} ==\n", file) : "";
+    if (text_to_stdout(flags)) fmt::print("{}{}{}", heading, render(OutputFormat::text), files.size() > 1 ? "\n" : "");
+    if (!flags.json.empty()) {
+      auto j = nlohmann::json::parse(render(OutputFormat::json));
+      if (files.size() > 1) j["input"] = file;
+      all.push_back(std::move(j));
     }
-    if (files.size() > 1 && !flags.json) out = fmt::format("== {} ==\n{}\n", file, out);
-    std::fputs(out.c_str(), stdout);
+    if (!flags.markdown.empty()) markdown += (files.size() > 1 ? fmt::format("#### {}\n\n", file) : "") + render(OutputFormat::markdown);
   }
+  // One input: its analysis object (the same as `run` writes); several: an array of them, each
+  // naming its input.
+  if (!flags.json.empty()) cli::write_output(flags.json, (all.size() == 1 ? all[0] : all).dump(2) + "\n");
+  if (!flags.markdown.empty()) cli::write_output(flags.markdown, markdown);
   return 0;
 }
 
 struct PlanFlags {
   std::optional<double> sd, effect;
-  double alpha = 0.05, power = 0.8;
+  double alpha = 0.05, confidence = 0.95, power = 0.8;
   std::string pilot;
-  bool json = false;
+  std::string json;  // FILE or '-'
 };
 
 int plan(const PlanFlags& f) {
@@ -163,12 +176,13 @@ int plan(const PlanFlags& f) {
   } catch (const std::invalid_argument& e) {
     throw InputError(std::string("plan: ") + e.what());
   }
-  if (f.json) {
-    const nlohmann::json j = {{"sd", sd},           {"effect", effect},   {"alpha", f.alpha},
+  if (!f.json.empty()) {
+    const nlohmann::json j = {{"schema", "layerbench-ab-plan/1"}, {"sd", sd},           {"effect", effect},   {"alpha", f.alpha},
                               {"power", f.power},   {"n_normal", p.n_normal}, {"n_t", p.n_t},
                               {"n_exact", p.n_exact}, {"recommended", p.recommended}};
-    fmt::print("{}\n", j.dump(2));
-  } else {
+    cli::write_output(f.json, j.dump(2) + "\n");
+  }
+  if (f.json != "-") {
     fmt::print("Pairs needed to detect a delta of {:g} with sd {:g} (two-sided alpha={:g}, power={:g}):\n", effect, sd,
                f.alpha, f.power);
     fmt::print("  normal approximation   {:.3f}\n  t fixed point          {:.3f}\n  exact (noncentral t)   {:.3f}\n",
@@ -183,6 +197,7 @@ int plan(const PlanFlags& f) {
 
 int run_cli(int argc, char** argv) {
   CLI::App app{"layerbench-ab: interleaved A/B studies and their paired analysis"};
+  cli::init_app(app, "layerbench-ab");
   app.require_subcommand(1);
 
   AnalysisFlags analyze_flags;
@@ -195,10 +210,10 @@ int run_cli(int argc, char** argv) {
   auto* plan_cmd = app.add_subcommand("plan", "pairs needed for a paired study");
   cli::add_real(*plan_cmd, "--sd", plan_flags.sd, "sd of the paired deltas", num::RealRange::positive());
   cli::add_real(*plan_cmd, "--effect", plan_flags.effect, "delta to detect", num::RealRange{});
-  cli::add_real(*plan_cmd, "--alpha", plan_flags.alpha, "two-sided significance level", num::RealRange::open(0, 1));
+  cli::add_confidence_options(*plan_cmd, plan_flags.confidence, plan_flags.alpha);
   cli::add_real(*plan_cmd, "--power", plan_flags.power, "power", num::RealRange::open(0, 1));
   plan_cmd->add_option("--pilot", plan_flags.pilot, "pilot study (CSV or JSONL) giving sd and, by default, the effect");
-  plan_cmd->add_flag("--json", plan_flags.json, "print JSON");
+  cli::add_output_option(*plan_cmd, "--json", plan_flags.json, "the plan as JSON (schema layerbench-ab-plan/1)");
 
   RunOptions run_opts;
   AnalysisFlags run_flags;
@@ -206,11 +221,26 @@ int run_cli(int argc, char** argv) {
   auto* run_cmd = app.add_subcommand("run", "run an interleaved, resumable A/B study of two shell commands");
   run_cmd->add_option("--base", c.base, "base command (run through /bin/sh -c)")->required();
   run_cmd->add_option("--candidate", c.candidate, "candidate command")->required();
-  cli::add_int(*run_cmd, "--pairs", c.pairs, "number of pairs", std::size_t{1}, kMaxPairs)->required();
+  std::size_t max_pairs = 0;
+  bool sequential = false;
+  std::string equivalence;
+  double tune_pairs = 10;
+  auto* pairs_opt = cli::add_int(*run_cmd, "--pairs", c.pairs, "number of pairs (fixed-n study)", std::size_t{1}, kMaxPairs);
+  run_cmd->add_flag("--sequential", sequential,
+                    "stop as soon as an always-valid confidence sequence decides: it excludes 0 (effect), lies "
+                    "inside +-equivalence, or --max-pairs is reached");
+  auto* max_opt = cli::add_int(*run_cmd, "--max-pairs", max_pairs, "cap of a --sequential study", std::size_t{2}, kMaxPairs);
+  run_cmd->add_option("--equivalence", equivalence,
+                      "--sequential: stop when the interval lies inside +-E (5% of the base mean, or a number in "
+                      "the metric's unit)");
+  cli::add_real(*run_cmd, "--tune-pairs", tune_pairs, "--sequential: pairs at which the interval is tightest",
+                num::RealRange::closed(1, static_cast<double>(kMaxPairs)));
+  pairs_opt->excludes(max_opt);
   cli::add_int(*run_cmd, "--warmup", c.warmup, "unrecorded warm-up rounds of both arms", std::size_t{0}, kMaxWarmup);
   run_cmd->add_option("--order", c.order, "alternate (AB, BA, ...), fixed (AB) or random (seeded)");
   run_cmd->add_option("--metric", c.metric, "wall | user | regex:PATTERN | json:KEY");
-  run_cmd->add_option("--out", run_opts.out, "study JSONL (appended and fsync'ed per run)");
+  run_cmd->add_option("--study,--out", run_opts.out, "study JSONL journal (appended and fsync'ed per run; --out is the "
+                                                     "old spelling)")->type_name("FILE");
   run_cmd->add_flag("--resume", run_opts.resume, "continue a study from its first incomplete pair");
   cli::add_real(*run_cmd, "--timeout", c.timeout, "seconds before a run's process group is killed (0 = none)",
                 num::RealRange::non_negative(kMaxTimeoutSeconds));
@@ -239,8 +269,33 @@ int run_cli(int argc, char** argv) {
     if (*analyze_cmd) return analyze(files, analyze_flags);
     if (*plan_cmd) return plan(plan_flags);
     run_opts.analysis = to_options(run_flags);
-    run_opts.format = format_of(run_flags);
+    run_opts.json = run_flags.json;
+    run_opts.markdown = run_flags.markdown;
     c.seed = run_flags.seed;
+    if (sequential) {
+      if (max_pairs == 0) throw InputError("--sequential needs --max-pairs N (the cap)");
+      if (!(tune_pairs >= 1) || !std::isfinite(tune_pairs)) {
+        throw InputError(fmt::format("--tune-pairs {}: must be at least 1", tune_pairs));
+      }
+      stats::SequentialDesign d;
+      d.alpha = std::round((1 - run_opts.analysis.confidence) * 1e12) / 1e12;  // 0.05, not 0.050000000000000044
+      d.tune_pairs = tune_pairs;
+      d.tau = stats::tau_for_pairs(tune_pairs, d.alpha);
+      if (!equivalence.empty()) {
+        const auto e = parse_amount(equivalence, "--equivalence");
+        if (!(e.value > 0)) throw InputError(fmt::format("--equivalence {}: must be positive", equivalence));
+        d.equivalence = e.value;
+        d.equivalence_relative = e.relative;
+      }
+      d.max_pairs = max_pairs;
+      c.pairs = max_pairs;
+      c.sequential = d;
+    } else {
+      if (max_pairs != 0 || !equivalence.empty()) {
+        throw InputError("--max-pairs and --equivalence belong to --sequential studies");
+      }
+      if (c.pairs == 0 && !*pairs_opt) throw InputError("--pairs N is required (or --sequential --max-pairs N)");
+    }
     return run_study(run_opts);
   } catch (const InputError& e) {
     std::fprintf(stderr, "layerbench-ab: error: %s\n", e.what());

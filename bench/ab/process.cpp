@@ -96,7 +96,8 @@ std::string tail_of(const std::string& text, std::size_t max_bytes) {
   return text.size() <= max_bytes ? text : text.substr(text.size() - max_bytes);
 }
 
-ProcessResult run_shell(const std::string& command, double timeout_seconds, const volatile std::sig_atomic_t* stop) {
+ProcessResult run_shell(const std::string& command, double timeout_seconds, const volatile std::sig_atomic_t* stop,
+                        const Environment& env) {
   ArmGuard& guard = ArmGuard::get();
   int out_pipe[2], err_pipe[2], go_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0 || ::pipe2(go_pipe, O_CLOEXEC) != 0) {
@@ -115,6 +116,7 @@ ProcessResult run_shell(const std::string& command, double timeout_seconds, cons
     ::dup2(err_pipe[1], STDERR_FILENO);
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGPIPE, SIG_DFL);
+    for (const auto& [name, value] : env) ::setenv(name.c_str(), value.c_str(), 1);
     // Start only once the guard knows this group; end-of-file instead means the parent died.
     ::close(go_pipe[1]);
     char go = 0;

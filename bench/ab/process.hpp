@@ -3,6 +3,8 @@
 // wall time on the monotonic clock, user CPU time from wait4's rusage, timeout kills the group.
 #include <csignal>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace layerbench::ab {
 
@@ -16,9 +18,13 @@ struct ProcessResult {
   std::string stderr_tail;
 };
 
-// Runs `command` through /bin/sh -c. timeout_seconds <= 0 means none. When `stop` becomes
-// non-zero (Ctrl-C), the command's process group is killed and `interrupted` is set.
-ProcessResult run_shell(const std::string& command, double timeout_seconds, const volatile std::sig_atomic_t* stop);
+using Environment = std::vector<std::pair<std::string, std::string>>;
+
+// Runs `command` through /bin/sh -c with `env` added to its environment. timeout_seconds <= 0 means
+// none. When `stop` becomes non-zero (Ctrl-C), the command's process group is killed and
+// `interrupted` is set.
+ProcessResult run_shell(const std::string& command, double timeout_seconds, const volatile std::sig_atomic_t* stop,
+                        const Environment& env = {});
 
 // Last `max_bytes` bytes of a text (for records and messages).
 std::string tail_of(const std::string& text, std::size_t max_bytes);

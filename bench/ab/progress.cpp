@@ -5,14 +5,6 @@
 
 namespace layerbench::ab {
 
-std::string format_duration(double seconds) {
-  if (!std::isfinite(seconds) || seconds < 0) return "?";
-  const auto s = static_cast<long long>(std::llround(seconds));
-  if (s < 60) return fmt::format("{}s", s);
-  if (s < 3600) return fmt::format("{}m{:02}s", s / 60, s % 60);
-  return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
-}
-
 Progress::Progress(std::FILE* stream, bool tty, std::size_t total_pairs, std::size_t already_done)
     : stream_(stream), tty_(tty), total_(total_pairs), done_(already_done), start_(std::chrono::steady_clock::now()) {}
 

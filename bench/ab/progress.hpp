@@ -1,6 +1,8 @@
 #pragma once
 // Progress on stderr: a redrawn bar with ETA and the running paired mean delta on a terminal,
 // one plain line per pair otherwise (logs, CI).
+#include "bench/cli/progress.hpp"
+
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
@@ -27,6 +29,6 @@ class Progress {
   bool bar_drawn_ = false;
 };
 
-std::string format_duration(double seconds);
+using cli::format_duration;  // "42s", "3m07s", "2h05m"
 
 }  // namespace layerbench::ab

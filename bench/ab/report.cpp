@@ -134,9 +134,34 @@ std::string study_line(const StudyDiagnostics& d) {
                      d.order_test ? fmt::format(" (Welch p={})", pv(d.order_test->p)) : "");
 }
 
+std::vector<std::string> sequential_lines(const stats::SequentialResult* s) {
+  if (!s) return {};
+  return {stats::sequential_summary(*s), stats::sequential_fixed_n_note()};
+}
+
 }  // namespace
 
-json analysis_json(const stats::PairedAnalysis& a, const stats::PairedOptions& o, const StudyDiagnostics* d) {
+json sequential_json(const stats::SequentialResult& s) {
+  const auto& d = s.design;
+  return {{"method", "scale-invariant normal-mixture confidence sequence (Lai 1976)"},
+          {"alpha", d.alpha},
+          {"tau", d.effective_tau()},
+          {"tune_pairs", d.tune_pairs},
+          {"max_pairs", d.max_pairs},
+          {"min_pairs", d.min_pairs},
+          {"equivalence", d.equivalence > 0 ? json(d.equivalence) : json(nullptr)},
+          {"equivalence_relative", d.equivalence_relative},
+          {"stop", stats::to_string(s.stop)},
+          {"pairs", s.pairs},
+          {"mean", num(s.mean)},
+          {"interval", interval(s.interval)},
+          {"margin", num(s.margin)},
+          {"summary", stats::sequential_summary(s)},
+          {"note", stats::sequential_fixed_n_note()}};
+}
+
+json analysis_json(const stats::PairedAnalysis& a, const stats::PairedOptions& o, const StudyDiagnostics* d,
+                   const stats::SequentialResult* seq) {
   const auto& b = a.bootstrap;
   json outliers = json::array();
   for (const auto& x : a.outliers) {
@@ -144,6 +169,7 @@ json analysis_json(const stats::PairedAnalysis& a, const stats::PairedOptions& o
                         {"severity", stats::to_string(x.severity)}});
   }
   json j = {
+      {"schema", "layerbench-ab-analysis/1"},
       {"n", a.n},
       {"base", arm(a.base)},
       {"candidate", arm(a.candidate)},
@@ -194,10 +220,12 @@ json analysis_json(const stats::PairedAnalysis& a, const stats::PairedOptions& o
         {"notes", d->notes},
     };
   }
+  if (seq) j["sequential"] = sequential_json(*seq);
   return j;
 }
 
-std::string analysis_text(const stats::PairedAnalysis& a, const stats::PairedOptions& o, const StudyDiagnostics* d) {
+std::string analysis_text(const stats::PairedAnalysis& a, const stats::PairedOptions& o, const StudyDiagnostics* d,
+                          const stats::SequentialResult* seq) {
   std::string out = fmt::format("{:<10} {:>12} {:>12} {:>12} {:>12} {:>12}\n", "Arm", "median", "mean", "sd",
                                 "min", "max");
   for (const auto& [name, s] : {std::pair{"base", a.base}, std::pair{"candidate", a.candidate}}) {
@@ -208,6 +236,10 @@ std::string analysis_text(const stats::PairedAnalysis& a, const stats::PairedOpt
   out += text_rows(delta_rows(a, o));
   out += "\nTests:\n" + text_rows(test_rows(a));
   if (d) out += "\n" + study_line(*d) + "\n";
+  if (seq) {
+    out += "\nSequential:\n";
+    for (const auto& s : sequential_lines(seq)) out += "  " + s + "\n";
+  }
   out += "\nReading guidance:\n";
   for (const auto& s : notes_of(a, d)) out += "  - " + s + "\n";
   if (!a.warnings.empty()) {
@@ -218,7 +250,7 @@ std::string analysis_text(const stats::PairedAnalysis& a, const stats::PairedOpt
 }
 
 std::string analysis_markdown(const stats::PairedAnalysis& a, const stats::PairedOptions& o,
-                              const StudyDiagnostics* d) {
+                              const StudyDiagnostics* d, const stats::SequentialResult* seq) {
   std::string out = "| Arm | median | mean | sd | min | max |\n|---|---|---|---|---|---|\n";
   for (const auto& [name, s] : {std::pair{"base", a.base}, std::pair{"candidate", a.candidate}}) {
     out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", name, g(s.median), g(s.mean), g(s.sd), g(s.min),
@@ -228,6 +260,9 @@ std::string analysis_markdown(const stats::PairedAnalysis& a, const stats::Paire
   out += md_rows("Statistic", delta_rows(a, o));
   out += "\n" + md_rows("Test", test_rows(a));
   if (d) out += "\n" + study_line(*d) + "\n";
+  if (seq) {
+    out += "\n**Sequential:** " + sequential_lines(seq)[0] + "\n\n_" + sequential_lines(seq)[1] + "_\n";
+  }
   out += "\n**How to read this:**\n\n";
   for (const auto& s : notes_of(a, d)) out += "- " + s + "\n";
   for (const auto& w : a.warnings) out += "- Warning: " + w + "\n";

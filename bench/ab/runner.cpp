@@ -1,4 +1,5 @@
 #include "bench/ab/runner.hpp"
+#include "bench/cli/output_file.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -23,6 +24,7 @@
 #include "bench/ab/study_file.hpp"
 #include "bench/ab/telemetry.hpp"
 #include "collectives/telemetry.hpp"
+#include "stats/sequential.hpp"
 
 namespace layerbench::ab {
 namespace {
@@ -87,7 +89,8 @@ void validate(const RunOptions& o) {
   const auto& c = o.config;
   if (c.base.empty()) throw InputError("--base: missing command");
   if (c.candidate.empty()) throw InputError("--candidate: missing command");
-  if (c.pairs == 0) throw InputError("--pairs must be at least 1");
+  if (c.pairs == 0) throw InputError(c.sequential ? "--max-pairs must be at least 2" : "--pairs must be at least 1");
+  if (c.sequential && c.pairs < 2) throw InputError("--max-pairs must be at least 2");
   if (c.order != "alternate" && c.order != "fixed" && c.order != "random") {
     throw InputError(fmt::format("--order {}: expected alternate, fixed or random", c.order));
   }
@@ -100,7 +103,10 @@ void validate(const RunOptions& o) {
 
 }  // namespace
 
-std::string render_study(const Study& study, const stats::PairedOptions& options, OutputFormat format) {
+std::string render_study(const Study& full, const stats::PairedOptions& options, OutputFormat format) {
+  // A sequential study is analysed on the pairs up to its stop (later ones, if any, are ignored).
+  const auto sequential = sequential_state(full);
+  const Study study = sequential ? truncated_at_stop(full, *sequential) : full;
   std::vector<double> base, candidate;
   for (const auto& p : completed_pairs(study)) {
     base.push_back(p.base);
@@ -109,6 +115,7 @@ std::string render_study(const Study& study, const stats::PairedOptions& options
   if (base.size() < 2) throw InputError(fmt::format("only {} completed pairs; need at least 2", base.size()));
   const auto analysis = stats::analyze_paired(base, candidate, options);
   const auto diagnostics = diagnose(study, analysis);
+  const auto* seq = sequential ? &*sequential : nullptr;
   std::optional<TelemetryComparison> tel;
   if (!study.config.telemetry.empty()) {
     std::vector<RunCovariates> cb, cc;
@@ -121,15 +128,15 @@ std::string render_study(const Study& study, const stats::PairedOptions& options
   }
   switch (format) {
     case OutputFormat::json: {
-      auto j = analysis_json(analysis, options, &diagnostics);
+      auto j = analysis_json(analysis, options, &diagnostics, seq);
       if (tel) j["telemetry"] = telemetry_json(*tel);
       return j.dump(2) + "\n";
     }
     case OutputFormat::markdown:
-      return analysis_markdown(analysis, options, &diagnostics) + (tel ? telemetry_text(*tel, true) : "");
+      return analysis_markdown(analysis, options, &diagnostics, seq) + (tel ? telemetry_text(*tel, true) : "");
     case OutputFormat::text: break;
   }
-  return analysis_text(analysis, options, &diagnostics) + (tel ? telemetry_text(*tel, false) : "");
+  return analysis_text(analysis, options, &diagnostics, seq) + (tel ? telemetry_text(*tel, false) : "");
 }
 
 int run_study(const RunOptions& o) {
@@ -148,6 +155,11 @@ int run_study(const RunOptions& o) {
   StudyFile writer(o.out, config, o.resume);  // locked until the study ends
   Study& study = writer.study();
   const bool existing = writer.resumed();
+  // A sequential study already stopped (e.g. killed before its report) runs nothing more.
+  auto stopped = [&] {
+    const auto s = sequential_state(study);
+    return s && s->stop != stats::SequentialStop::running;
+  };
 
   const StopSignals signals;
   const bool tty = ::isatty(STDERR_FILENO) != 0;
@@ -157,7 +169,8 @@ int run_study(const RunOptions& o) {
   Progress progress(stderr, tty, config.pairs, already);
   if (existing) progress.message(fmt::format("resuming {}: {} of {} pairs already done", o.out, already, config.pairs));
 
-  auto run_one = [&](const std::string& command) {
+  // The command learns which run it is: lets an engine label its logs or output files.
+  auto run_one = [&](const std::string& command, const Environment& env = {}) {
     if (!config.prepare.empty()) {
       const auto prep = run_shell(config.prepare, config.timeout, &g_stop);
       if (prep.exit_code != 0 && !prep.interrupted) {
@@ -165,10 +178,11 @@ int run_study(const RunOptions& o) {
       }
     }
     if (!config.check_output.empty()) ::unlink(config.check_output.c_str());  // never hash a stale file
-    return run_shell(command, config.timeout, &g_stop);
+    return run_shell(command, config.timeout, &g_stop, env);
   };
 
-  for (std::size_t w = 0; w < config.warmup && !g_stop; ++w) {
+  bool sequential_done = stopped();
+  for (std::size_t w = 0; w < config.warmup && !g_stop && !sequential_done; ++w) {
     run_one(config.base);
     if (!g_stop) run_one(config.candidate);
   }
@@ -181,7 +195,7 @@ int run_study(const RunOptions& o) {
   double delta_sum = 0;
   for (double d : deltas) delta_sum += d;
 
-  for (std::size_t pair = 0; pair < config.pairs && !g_stop; ++pair) {
+  for (std::size_t pair = 0; pair < config.pairs && !g_stop && !sequential_done; ++pair) {
     auto& state = states[pair];
     while (!state.completed && !state.excluded && !g_stop) {
       const bool b_first = base_first(config, pair);
@@ -197,7 +211,10 @@ int run_study(const RunOptions& o) {
         rec.position = position;
         rec.start = unix_now();
         const double t0 = telemetry::Sampler::now();
-        const auto result = run_one(is_base ? config.base : config.candidate);
+        const auto result = run_one(is_base ? config.base : config.candidate,
+                                    {{"LAYERBENCH_AB_PAIR", std::to_string(pair)},
+                                     {"LAYERBENCH_AB_ATTEMPT", std::to_string(attempt)},
+                                     {"LAYERBENCH_AB_ARM", rec.arm}});
         if (result.interrupted) break;  // unfinished: not recorded
         if (sampler) rec.telemetry = telemetry::window_json(sampler->summaries(t0, telemetry::Sampler::now()));
         rec.wall = result.wall_seconds;
@@ -226,6 +243,10 @@ int run_study(const RunOptions& o) {
         deltas.push_back(values[0] - values[1]);
         delta_sum += deltas.back();
         progress.pair_done(pair, values[0], values[1], delta_sum / static_cast<double>(deltas.size()), deltas.size());
+        if (const auto seq = sequential_state(study); seq && seq->stop != stats::SequentialStop::running) {
+          progress.message(stats::sequential_summary(*seq));
+          sequential_done = true;
+        }
       } else if (++state.failed_attempts > config.retries) {
         state.excluded = true;
         writer.append(excluded_json(pair));
@@ -262,8 +283,10 @@ int run_study(const RunOptions& o) {
                                                       result_stderr.empty() ? "" : "; its stderr ends: " + result_stderr)
                                         : ""));
   }
-  std::fputs(render_study(saved, o.analysis, o.format).c_str(), stdout);
+  if (o.json != "-" && o.markdown != "-") std::fputs(render_study(saved, o.analysis, OutputFormat::text).c_str(), stdout);
   std::fflush(stdout);
+  if (!o.json.empty()) cli::write_output(o.json, render_study(saved, o.analysis, OutputFormat::json));
+  if (!o.markdown.empty()) cli::write_output(o.markdown, render_study(saved, o.analysis, OutputFormat::markdown));
   return g_stop ? exit_interrupted : 0;
 }
 

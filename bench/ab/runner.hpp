@@ -14,10 +14,12 @@ struct RunOptions {
   std::string out = "study.jsonl";
   bool resume = false;
   stats::PairedOptions analysis;
-  OutputFormat format = OutputFormat::text;
+  std::string json;      // the analysis as JSON to FILE ('-': standard output)
+  std::string markdown;  // the analysis as markdown to FILE ('-': standard output)
 };
 
-// Runs (or resumes) the study and prints the analysis on stdout. Returns the exit status:
+// Runs (or resumes) the study, prints the analysis on stdout (as text, unless --json - or
+// --markdown - took stdout) and writes the requested files. Returns the exit status:
 // 0, or 130 after Ctrl-C. Throws InputError for bad input (exit 2).
 int run_study(const RunOptions& options);
 

@@ -1,5 +1,9 @@
 // Speed of the paired statistics engine. The reference point is scipy.stats.bootstrap with the
 // same settings (n = 31, 200k resamples, BCa); results/stats-speed.md records both.
+#include "bench/cli/version.hpp"
+
+#include <cstdio>
+#include <string_view>
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -66,6 +70,11 @@ void register_all() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string_view(argv[i]) == "--version") {
+      std::puts(layerbench::cli::version_text("layerbench-ab-bench").c_str());
+      return 0;
+    }
   register_all();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

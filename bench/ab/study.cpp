@@ -16,13 +16,36 @@
 
 namespace layerbench::ab {
 
+nlohmann::json sequential_design_json(const stats::SequentialDesign& d) {
+  return {{"alpha", d.alpha},
+          {"tau", d.effective_tau()},
+          {"tune_pairs", d.tune_pairs},
+          {"min_pairs", d.min_pairs},
+          {"equivalence", d.equivalence},
+          {"equivalence_relative", d.equivalence_relative}};
+}
+
+stats::SequentialDesign sequential_design_from_json(const nlohmann::json& j, std::size_t max_pairs) {
+  stats::SequentialDesign d;
+  d.alpha = j.at("alpha").get<double>();
+  d.tune_pairs = j.value("tune_pairs", d.tune_pairs);
+  d.tau = j.at("tau").get<double>();
+  d.min_pairs = j.value("min_pairs", d.min_pairs);
+  d.equivalence = j.value("equivalence", 0.0);
+  d.equivalence_relative = j.value("equivalence_relative", true);
+  d.max_pairs = max_pairs;
+  return d;
+}
+
 nlohmann::json header_json(const StudyConfig& c) {
-  return {{"type", "study"},          {"version", 1},          {"base", c.base},
-          {"candidate", c.candidate}, {"prepare", c.prepare},  {"pairs", c.pairs},
-          {"warmup", c.warmup},       {"order", c.order},      {"metric", c.metric},
-          {"timeout", c.timeout},     {"retries", c.retries},  {"seed", c.seed},
-          {"check_output", c.check_output}, {"telemetry", c.telemetry},
-          {"telemetry_period_ms", c.telemetry_period_ms}, {"telemetry_status", c.telemetry_status}};
+  nlohmann::json j = {{"type", "study"},          {"version", 1},          {"base", c.base},
+                      {"candidate", c.candidate}, {"prepare", c.prepare},  {"pairs", c.pairs},
+                      {"warmup", c.warmup},       {"order", c.order},      {"metric", c.metric},
+                      {"timeout", c.timeout},     {"retries", c.retries},  {"seed", c.seed},
+                      {"check_output", c.check_output}, {"telemetry", c.telemetry},
+                      {"telemetry_period_ms", c.telemetry_period_ms}, {"telemetry_status", c.telemetry_status}};
+  if (c.sequential) j["sequential"] = sequential_design_json(*c.sequential);
+  return j;
 }
 
 nlohmann::json run_json(const RunRecord& r) {
@@ -103,6 +126,9 @@ Study parse_study(std::string_view content, const std::string& path) {
         c.retries = j.value("retries", std::size_t{0});
         c.seed = j.value("seed", std::uint64_t{0});
         c.check_output = j.value("check_output", "");
+        if (j.contains("sequential") && !j["sequential"].is_null()) {
+          c.sequential = sequential_design_from_json(j["sequential"], c.pairs);
+        }
         c.telemetry = j.value("telemetry", "");
         c.telemetry_period_ms = j.value("telemetry_period_ms", 20.0);
         c.telemetry_status = j.value("telemetry_status", "");
@@ -168,6 +194,28 @@ std::vector<CompletedPair> completed_pairs(const Study& study) {
     out.push_back({key.first, *b->metric, *c->metric, b->position == 0, std::min(b->start, c->start),
                    b->output_hash, c->output_hash, b->telemetry, c->telemetry});
   }
+  return out;
+}
+
+std::optional<stats::SequentialResult> sequential_state(const Study& study) {
+  if (!study.config.sequential) return std::nullopt;
+  std::vector<double> base, candidate;
+  for (const auto& p : completed_pairs(study)) {
+    base.push_back(p.base);
+    candidate.push_back(p.candidate);
+  }
+  auto design = *study.config.sequential;
+  design.max_pairs = study.config.pairs;
+  return stats::sequential_decision(base, candidate, design);
+}
+
+Study truncated_at_stop(const Study& study, const stats::SequentialResult& state) {
+  const auto pairs = completed_pairs(study);
+  if (state.stop == stats::SequentialStop::running || state.pairs == 0 || state.pairs >= pairs.size()) return study;
+  const std::size_t last = pairs[state.pairs - 1].pair;
+  Study out = study;
+  std::erase_if(out.runs, [&](const RunRecord& r) { return r.pair > last; });
+  std::erase_if(out.excluded, [&](std::size_t p) { return p > last; });
   return out;
 }
 

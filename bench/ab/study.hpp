@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "stats/sequential.hpp"
+
 namespace layerbench::ab {
 
 struct StudyConfig {
@@ -23,6 +25,9 @@ struct StudyConfig {
   std::size_t retries = 0;
   std::uint64_t seed = 0;
   std::string check_output;
+  // --sequential: stop at the first of effect / equivalence / `pairs` (the cap); alpha, margin and
+  // tuning are recorded so that a resumed study applies the same rule.
+  std::optional<stats::SequentialDesign> sequential;
   std::string telemetry;              // "" (none) or "gpu": NVML samples while each run is alive
   double telemetry_period_ms = 20;
   std::string telemetry_status;       // what the sampler saw (devices) or why it was unavailable
@@ -51,6 +56,9 @@ struct Study {
 };
 
 nlohmann::json header_json(const StudyConfig& config);
+nlohmann::json sequential_design_json(const stats::SequentialDesign& design);
+// The design recorded in a study header; max_pairs is the study's pair count.
+stats::SequentialDesign sequential_design_from_json(const nlohmann::json& j, std::size_t max_pairs);
 nlohmann::json run_json(const RunRecord& run);
 nlohmann::json excluded_json(std::size_t pair);
 
@@ -75,6 +83,11 @@ struct CompletedPair {
   nlohmann::json base_telemetry, candidate_telemetry;  // null without --telemetry
 };
 std::vector<CompletedPair> completed_pairs(const Study& study);
+
+// A sequential study's stop rule replayed over its completed pairs (nothing for a fixed-n study).
+std::optional<stats::SequentialResult> sequential_state(const Study& study);
+// The study as it stood when its sequential rule stopped: runs of later pairs dropped.
+Study truncated_at_stop(const Study& study, const stats::SequentialResult& state);
 
 // What resuming needs to know about one pair.
 struct PairState {

@@ -53,6 +53,12 @@ void check_same(const StudyConfig& old, const StudyConfig& now, const std::strin
   differs("--order", old.order, now.order);
   differs("--warmup", old.warmup, now.warmup);
   differs("--seed", old.seed, now.seed);
+  if (old.sequential.has_value() != now.sequential.has_value() ||
+      (old.sequential && sequential_design_json(*old.sequential) != sequential_design_json(*now.sequential))) {
+    throw InputError(fmt::format("{}: recorded with {} stop rule; resume with the same --sequential, "
+                                 "--equivalence, --tune-pairs and --confidence", path,
+                                 old.sequential ? sequential_design_json(*old.sequential).dump() : "no sequential"));
+  }
 }
 
 }  // namespace
@@ -94,7 +100,7 @@ StudyFile::StudyFile(const std::string& path, const StudyConfig& config, bool re
         throw InputError(fmt::format("{}: cannot cut the torn last line ({})", path, std::strerror(errno)));
       }
     }
-    study_.config.pairs = config.pairs;  // a resume may extend the study
+    study_.config.pairs = config.pairs;  // a resume may extend the study (or raise the sequential cap)
     study_.config.retries = config.retries;
     study_.config.timeout = config.timeout;
   } catch (...) {

@@ -1,5 +1,7 @@
 #include "bench/attn/bench.hpp"
 
+#include "bench/cli/progress.hpp"
+
 #include "attention/kernels.hpp"
 #include "attention/sp_attention.hpp"
 #include "attention/topology.hpp"
@@ -14,6 +16,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <string>
 
 namespace layerbench::attention {
 namespace {
@@ -50,7 +53,7 @@ void add_flags(CLI::App& app, BenchConfig& c) {
   cli::add_real(app, "--verify-budget", c.verify_budget,
                 "host reference multiply-adds per rank and case (rows are sampled above it)",
                 num::RealRange::positive(1e15));
-  app.add_option("--sdpa", c.sdpa, "cuDNN SDPA graph form: auto | unified | composite");
+  harness::mark_cuda_only(app.add_option("--sdpa", c.sdpa, "cuDNN SDPA graph form: auto | unified | composite"));
 }
 
 void validate(const BenchConfig& c) {
@@ -93,9 +96,19 @@ int run(harness::Context& ctx, const BenchConfig& c) {
   std::map<long long, std::string> md_rows;
   bool all_pass = true;
 
+  std::optional<cli::Progress> progress;
+  if (ctx.is_root()) progress.emplace("topologies", topologies.size() * c.seqs.size());
   for (const auto& t : topologies) {
     GridComms grid = make_grid(world, t.ulysses, t.allgather);
     for (long long seq : c.seqs) {
+      // One step per (topology, length), however the case ends (checked and timed, or failed).
+      struct StepDone {
+        std::optional<cli::Progress>& p;
+        std::string what;
+        ~StepDone() {
+          if (p) p->step(what);
+        }
+      } step_done{progress, fmt::format("{} S={}", t.label, seq)};
       const Problem prob{c.batch, seq, c.heads, c.head_dim, c.text_tokens, dtype};
       SpAttention sp(*grid.inner, *grid.outer, t, prob, *kernels, world.rank());
       const std::uint64_t seed = c.common.seed ^ (static_cast<std::uint64_t>(seq) << 20);
@@ -227,7 +240,7 @@ int run(harness::Context& ctx, const BenchConfig& c) {
         "| length exch. | pad/pack | attention | reverse a2a | attn TFLOP/s exec / useful | max_abs_err |\n"
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n{}",
         seq, rows);
-  if (ctx.is_root()) std::fputs(md.c_str(), stdout);
+  if (ctx.is_root()) std::fputs(md.c_str(), harness::text_stream(c.common));
 
   const nlohmann::json config = {{"heads", c.heads}, {"head_dim", c.head_dim}, {"seqs", c.seqs},
                                  {"batch", c.batch}, {"text_tokens", c.text_tokens},

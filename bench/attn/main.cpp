@@ -1,10 +1,34 @@
 // layerbench-attn: Ulysses, AllGather-KV and the composed 2D grid, timed component by component.
 #include "bench/attn/bench.hpp"
 
+#include <algorithm>
+#include <string>
+
+namespace {
+
+// Attention per rank, roughly: QK^T and PV over the whole sequence (text tokens included) for
+// the rank's share of the heads, for every sequence length and topology timed.
+double flops_per_iteration(const layerbench::attention::BenchConfig& c, int world) {
+  const double topologies = 1.0 + static_cast<double>(std::count(c.topologies.begin(), c.topologies.end(), ','));
+  double flops = 0;
+  for (const long long s : c.seqs) {
+    const double len = static_cast<double>(s + c.text_tokens);
+    flops += 4.0 * static_cast<double>(c.batch) * len * len * c.heads * c.head_dim / world;
+  }
+  return flops * topologies;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using layerbench::attention::BenchConfig;
   return layerbench::harness::mpi_main<BenchConfig>(
       argc, argv,
       {"layerbench-attn", "sequence-parallel attention topologies (Ulysses x AllGather-KV)"},
-      layerbench::attention::add_flags, layerbench::attention::validate, layerbench::attention::run);
+      layerbench::attention::add_flags, layerbench::attention::validate,
+      [](layerbench::harness::Context& ctx, const BenchConfig& c) {
+        layerbench::harness::warn_if_gpu_sized(ctx, c.common, flops_per_iteration(c, ctx.world.size()),
+                                               "--seqs 256 --heads 4 --head-dim 32");
+        return layerbench::attention::run(ctx, c);
+      });
 }

@@ -4,6 +4,7 @@
 # timed topologies at H = 14 and 7, D = 128, S = 16K/32K/64K, and torch's cuDNN SDPA at the
 # same per-rank shapes with the same warm-up and iterations. Writes into $1 (default $OUT).
 set -uo pipefail
+source "$(dirname "$0")/../scripts/require_gpu.sh"
 out=${1:-$OUT}
 build=${BUILD_DIR:-/tmp/lb-attn-build}
 warmup=${WARMUP:-5}

@@ -286,8 +286,20 @@ void refill(const Case& c, Device& dev, const Buffer& send, const Buffer& recv, 
 
 }  // namespace
 
+std::vector<Step> sweep_steps(const Plan& plan) {
+  std::vector<Step> steps;
+  for (const Op op : plan.op_list) {
+    if (op == Op::scalar_exchange || (op == Op::all_to_allv && !plan.matrix_bytes.empty())) {
+      steps.push_back({op, 0});
+      continue;
+    }
+    for (const auto size : plan.sizes) steps.push_back({op, size});
+  }
+  return steps;
+}
+
 SweepResult run_sweep(const Config& cfg, const Plan& plan, Communicator& world, Communicator& comm,
-                      const harness::Runner& runner) {
+                      const harness::Runner& runner, const StepCallback& on_step) {
   SweepResult res;
   Device& dev = comm.device();
   const int n = comm.size();
@@ -302,8 +314,12 @@ SweepResult run_sweep(const Config& cfg, const Plan& plan, Communicator& world, 
   if (cfg.places != "in") places.push_back(false);
   if (cfg.places != "out") places.push_back(true);
 
+  auto step_done = [&](std::size_t first) {
+    if (on_step) on_step(res, std::span<const reports::Measurement>(res.results).subspan(first));
+  };
   for (const Op op : plan.op_list) {
     if (op == Op::scalar_exchange) {
+      const std::size_t first = res.results.size();
       // The sequence-size exchange: host-synchronised (what `.item()` pays) and device-only.
       const std::int64_t mine = 1000 + comm.rank();
       const auto got = comm.scalar_exchange(mine);
@@ -328,11 +344,13 @@ SweepResult run_sweep(const Config& cfg, const Plan& plan, Communicator& world, 
         res.results.push_back(std::move(m));
       }
       res.total_wrong += static_cast<std::uint64_t>(w);
+      step_done(first);
       continue;
     }
     const std::vector<std::uint64_t> sizes =
         (op == Op::all_to_allv && !plan.matrix_bytes.empty()) ? std::vector<std::uint64_t>{0} : plan.sizes;
     for (const std::uint64_t size : sizes) {
+      const std::size_t first = res.results.size();
       for (const bool in_place : places) {
         auto c = make_case(op, size, in_place, plan, cfg.imbalance, comm, cfg.common.seed);
         // Every rank derives the same cases, so skipping is collective.
@@ -373,6 +391,7 @@ SweepResult run_sweep(const Config& cfg, const Plan& plan, Communicator& world, 
         if (cfg.link_gbps > 0) m.metrics["pct_link"] = 100.0 * busbw / cfg.link_gbps;
         res.results.push_back(std::move(m));
       }
+      step_done(first);
     }
   }
   return res;

@@ -28,7 +28,7 @@ void add_flags(CLI::App& app, Config& c) {
   app.add_option("-i,--stepbytes", c.step_increment, "add this many bytes each step instead of -f");
   app.add_option("--dtype", c.dtype, "bf16, fp32 or int64")->capture_default_str();
   app.add_option("--place", c.places, "out, in or both (in-place and out-of-place)")->capture_default_str();
-  app.add_flag("--graph", c.graph, "capture each timed op in a CUDA graph and time its launches");
+  harness::mark_cuda_only(app.add_flag("--graph", c.graph, "capture each timed op in a CUDA graph and time its launches"));
   app.add_option("--grid", c.grid, "UxA process grid (Ulysses groups contiguous, AllGather groups strided)");
   app.add_option("--group", c.group, "world, ulysses or allgather: run the op inside those sub-groups")
       ->capture_default_str();
@@ -39,8 +39,8 @@ void add_flags(CLI::App& app, Config& c) {
                 num::RealRange::non_negative(1e6));
   cli::add_int(app, "--aggregate-iterations", c.aggregate_iterations,
                "back-to-back ops in the nccl-tests-style aggregate (default: --iterations)", 0, harness::kMaxIterations);
-  app.add_flag("--comm-alloc", c.comm_alloc,
-               "allocate buffers with ncclMemAlloc (as nccl-tests >= 2.19 does) instead of cudaMalloc");
+  harness::mark_cuda_only(app.add_flag("--comm-alloc", c.comm_alloc,
+               "allocate buffers with ncclMemAlloc (as nccl-tests >= 2.19 does) instead of cudaMalloc"));
   app.add_option("--inject-fault", c.inject_fault, "testing only: RANK:wrong or RANK:throw")->group("");
 }
 

@@ -7,7 +7,9 @@
 #include "reports/result.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -67,11 +69,43 @@ struct SweepResult {
   std::vector<reports::Measurement> results;
   std::uint64_t total_wrong = 0;
 };
+// One step of a sweep: an (op, size) with its places, or one scalar exchange.
+struct Step {
+  Op op;
+  std::uint64_t size;  // the requested size (0 for the scalar exchange and a byte matrix)
+};
+std::vector<Step> sweep_steps(const Plan& plan);
+
+// Called on every rank after each step with everything measured so far and that step's own
+// measurements (empty when the size fits no element).
+using StepCallback = std::function<void(const SweepResult& so_far, std::span<const reports::Measurement> step)>;
+
 // Collective over `comm` (the world or a sub-group); timing always rank-max over the world.
 SweepResult run_sweep(const Config& c, const Plan& plan, Communicator& world, Communicator& comm,
-                      const harness::Runner& runner);
+                      const harness::Runner& runner, const StepCallback& on_step = {});
 
-// nccl-tests-like text table of a sweep (rank 0 prints it).
+// The nccl-tests-like text table, a row per (op, size) pairing out-of-place with in-place.
+// Numbers keep their column widths at any magnitude.
+class TablePrinter {
+ public:
+  explicit TablePrinter(const Config& c);
+  std::string header() const;
+  std::string rows(std::span<const reports::Measurement> step) const;  // the rows of one step
+  std::string row(const reports::Measurement* out_of_place, const reports::Measurement* in_place) const;
+  std::string footer(const SweepResult& r) const;  // out-of-bounds count, "Avg bus bandwidth"
+
+ private:
+  int cell_width() const;
+  std::string cell(const reports::Measurement* m) const;
+  bool link_;
+};
+
+// `v` right-aligned in exactly `width` characters (2, 1, 0 decimals, then exponent form).
+std::string fit_number(double v, int width);
+// Mean busbw over every measurement that has one (nccl-tests' "Avg bus bandwidth").
+double average_busbw(const std::vector<reports::Measurement>& results);
+
+// The whole table of a finished sweep.
 std::string format_table(const Config& c, const SweepResult& r);
 
 }  // namespace layerbench::coll

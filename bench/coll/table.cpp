@@ -1,54 +1,113 @@
-// The nccl-tests-like text table.
+// The nccl-tests-like text table, printed a row at a time as the sweep goes. Every number is
+// fitted to its column's width whatever its magnitude (fewer decimals, then exponent form), so
+// the columns stay aligned from 8 B to 16 GB and from 1 us to hours.
 #include "bench/coll/sweep.hpp"
-
-#include "stats/summary.hpp"
 
 #include <fmt/format.h>
 
-#include <map>
-#include <tuple>
+#include <algorithm>
 
 namespace layerbench::coll {
 
-std::string format_table(const Config& c, const SweepResult& r) {
-  std::string out;
-  const bool link = c.link_gbps > 0;
-  out += fmt::format("# {:>22} {:>12} {:>6}  | {:^48} | {:^48}\n", "", "", "", "out-of-place", "in-place");
-  const std::string cols = link ? fmt::format("{:>9} {:>8} {:>8} {:>6} {:>6} {:>8}", "time(us)", "algbw", "busbw", "%link", "#wrong", "agg(us)")
-                                : fmt::format("{:>9} {:>8} {:>8} {:>6} {:>8}", "time(us)", "algbw", "busbw", "#wrong", "agg(us)");
-  out += fmt::format("# {:<22} {:>12} {:>6}  | {:<48} | {:<48}\n", "op", "size(B)", "type", cols, cols);
-  // Pair out-of-place and in-place rows of the same (op, bytes).
-  using Key = std::tuple<std::string, std::uint64_t, std::string>;
-  std::map<Key, std::pair<const reports::Measurement*, const reports::Measurement*>> rows;
-  std::vector<Key> order;
-  for (const auto& m : r.results) {
-    Key k{m.name, m.params.value("bytes", std::uint64_t{0}), m.params.value("dtype", std::string{})};
-    if (!rows.count(k)) order.push_back(k);
-    auto& slot = rows[k];
-    (m.params.value("in_place", false) ? slot.second : slot.first) = &m;
+namespace {
+constexpr int kTime = 10, kBw = 8, kPct = 6, kWrong = 6;
+}  // namespace
+
+std::string fit_number(double v, int width) {
+  for (int decimals = 2; decimals >= 0; --decimals) {
+    auto s = fmt::format("{:.{}f}", v, decimals);
+    if (static_cast<int>(s.size()) <= width) return fmt::format("{:>{}}", s, width);
   }
-  auto cell = [&](const reports::Measurement* m) {
-    if (!m) return fmt::format("{:<48}", link ? "      N/A" : "      N/A");
-    const auto& x = m->metrics;
-    const double t = x.value("time_us", 0.0);
-    if (!x.contains("busbw_gbps"))
-      return fmt::format("{:>9.2f} {:>8} {:>8} {:>6} {:>8}", t, "-", "-", x.value("wrong", 0.0), "-");
-    if (link)
-      return fmt::format("{:>9.2f} {:>8.2f} {:>8.2f} {:>6.1f} {:>6} {:>8.2f}", t, x.value("algbw_gbps", 0.0),
-                         x.value("busbw_gbps", 0.0), x.value("pct_link", 0.0), x.value("wrong", 0.0),
-                         x.value("agg_time_us", 0.0));
-    return fmt::format("{:>9.2f} {:>8.2f} {:>8.2f} {:>6} {:>8.2f}", t, x.value("algbw_gbps", 0.0),
-                       x.value("busbw_gbps", 0.0), x.value("wrong", 0.0), x.value("agg_time_us", 0.0));
-  };
-  for (const auto& k : order) {
-    const auto& [a, b] = rows[k];
-    out += fmt::format("  {:<22} {:>12} {:>6}  | {:<48} | {:<48}\n", std::get<0>(k), std::get<1>(k), std::get<2>(k),
-                       cell(a), cell(b));
+  for (int precision = std::max(0, width - 6); precision >= 0; --precision) {
+    auto s = fmt::format("{:.{}e}", v, precision);
+    if (static_cast<int>(s.size()) <= width || precision == 0) return fmt::format("{:>{}}", s, width);
   }
-  out += fmt::format("# time: median of per-iteration rank-max samples; agg: nccl-tests-style host-clock mean of "
-                     "back-to-back ops (rank-max); bandwidth in GB/s (1e9 B/s)\n");
-  out += fmt::format("# out of bounds values : {} {}\n", r.total_wrong, r.total_wrong ? "ERROR" : "OK");
+  return std::string(static_cast<std::size_t>(width), '#');
+}
+
+TablePrinter::TablePrinter(const Config& c) : link_(c.link_gbps > 0) {}
+
+int TablePrinter::cell_width() const {
+  return kTime + 1 + kBw + 1 + kBw + 1 + (link_ ? kPct + 1 : 0) + kWrong + 1 + kTime;
+}
+
+std::string TablePrinter::header() const {
+  const int w = cell_width();
+  std::string cols = fmt::format("{:>{}} {:>{}} {:>{}} ", "time(us)", kTime, "algbw", kBw, "busbw", kBw);
+  if (link_) cols += fmt::format("{:>{}} ", "%link", kPct);
+  cols += fmt::format("{:>{}} {:>{}}", "#wrong", kWrong, "agg(us)", kTime);
+  std::string out = fmt::format("# {:>22} {:>12} {:>6}  | {:^{}} | {:^{}}", "", "", "", "out-of-place", w,
+                                "in-place", w);
+  out.erase(out.find_last_not_of(' ') + 1);
+  out += "\n";
+  out += fmt::format("# {:<22} {:>12} {:>6}  | {} | {}\n", "op", "size(B)", "type", cols, cols);
   return out;
+}
+
+std::string TablePrinter::cell(const reports::Measurement* m) const {
+  const int w = cell_width();
+  if (!m) return fmt::format("{:>{}}{:{}}", "N/A", kTime, "", w - kTime);
+  const auto& x = m->metrics;
+  const auto num = [&](const char* key, int width) { return fit_number(x.value(key, 0.0), width); };
+  std::string s = num("time_us", kTime) + " ";
+  const bool bw = x.contains("busbw_gbps");
+  s += bw ? num("algbw_gbps", kBw) + " " + num("busbw_gbps", kBw) + " "
+          : fmt::format("{:>{}} {:>{}} ", "-", kBw, "-", kBw);
+  if (link_) s += (x.contains("pct_link") ? fit_number(x.value("pct_link", 0.0), kPct) : fmt::format("{:>{}}", "-", kPct)) + " ";
+  s += fmt::format("{:>{}} ", static_cast<unsigned long long>(x.value("wrong", 0.0)), kWrong);
+  s += bw ? num("agg_time_us", kTime) : fmt::format("{:>{}}", "-", kTime);
+  return s;
+}
+
+std::string TablePrinter::row(const reports::Measurement* out_of_place, const reports::Measurement* in_place) const {
+  const reports::Measurement* any = out_of_place ? out_of_place : in_place;
+  if (!any) return {};
+  auto line = fmt::format("  {:<22} {:>12} {:>6}  | {} | {}", any->name, any->params.value("bytes", std::uint64_t{0}),
+                          any->params.value("dtype", std::string{}), cell(out_of_place), cell(in_place));
+  line.erase(line.find_last_not_of(' ') + 1);
+  return line + "\n";
+}
+
+std::string TablePrinter::rows(std::span<const reports::Measurement> step) const {
+  // Pair the out-of-place and in-place measurements of one (op, size); ops without a pair (the
+  // scalar exchange's two variants) get a row each.
+  std::string out;
+  for (std::size_t i = 0; i < step.size(); ++i) {
+    const auto& m = step[i];
+    const reports::Measurement* next = i + 1 < step.size() ? &step[i + 1] : nullptr;
+    const bool in = m.params.value("in_place", false);
+    if (!in && next && next->name == m.name && next->params.value("in_place", false)) {
+      out += row(&m, next);
+      ++i;
+    } else {
+      out += in ? row(nullptr, &m) : row(&m, nullptr);
+    }
+  }
+  return out;
+}
+
+double average_busbw(const std::vector<reports::Measurement>& results) {
+  double sum = 0;
+  int n = 0;
+  for (const auto& m : results)
+    if (m.metrics.contains("busbw_gbps")) {
+      sum += m.metrics.value("busbw_gbps", 0.0);
+      ++n;
+    }
+  return n ? sum / n : 0.0;
+}
+
+std::string TablePrinter::footer(const SweepResult& r) const {
+  std::string out = "# time: median of per-iteration rank-max samples; agg: nccl-tests-style host-clock mean of "
+                    "back-to-back ops (rank-max); bandwidth in GB/s (1e9 B/s)\n";
+  out += fmt::format("# out of bounds values : {} {}\n", r.total_wrong, r.total_wrong ? "ERROR" : "OK");
+  out += fmt::format("# Avg bus bandwidth    : {:g}\n", average_busbw(r.results));
+  return out;
+}
+
+std::string format_table(const Config& c, const SweepResult& r) {
+  const TablePrinter t(c);
+  return t.header() + t.rows(r.results) + t.footer(r);
 }
 
 }  // namespace layerbench::coll

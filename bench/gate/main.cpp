@@ -1,6 +1,8 @@
 // layerbench-gate (--pairs FILE | --baseline B --candidate C) [--threshold 2%] [--alpha 0.05] [--metric KEY]
-//                 [--higher-is-better] [--markdown FILE] [--json]
+//                 [--higher-is-better] [--markdown FILE] [--json FILE]   ('-' = standard output)
 // Exit codes: 0 pass (no regression), 1 regression, 2 bad input or usage.
+#include "bench/cli/app.hpp"
+#include "bench/cli/output_file.hpp"
 #include "bench/gate/gate.hpp"
 #include "bench/gate/inputs.hpp"
 #include "bench/gate/output.hpp"
@@ -69,20 +71,20 @@ lg::GateReport run_unpaired(const std::string& base_path, const std::string& can
 
 int main(int argc, char** argv) {
   CLI::App app{"layerbench-gate: fail CI on a significant and relevant performance regression"};
-  std::string pairs, baseline, candidate, metric, markdown, threshold_text = "2%";
-  bool json = false;
+  layerbench::cli::init_app(app, "layerbench-gate");
+  std::string pairs, baseline, candidate, metric, markdown, json, threshold_text = "2%";
   lg::GateOptions o;
+  double confidence = 1 - o.alpha;
   app.add_option("--pairs", pairs, "paired study: layerbench-ab JSONL or CSV with base,candidate columns");
   app.add_option("--baseline", baseline, "baseline result file (layerbench JSON or Google Benchmark JSON)");
   app.add_option("--candidate", candidate, "candidate result file (same kind as --baseline)");
   app.add_option("--threshold", threshold_text, "relevance threshold: a percentage (2%) or a fraction (0.02)");
-  layerbench::cli::add_real(app, "--alpha", o.alpha, "significance level",
-                            layerbench::num::RealRange::closed(1e-6, 0.5));
+  layerbench::cli::add_confidence_options(app, confidence, o.alpha);
   app.add_option("--metric", metric,
                  "Google Benchmark field (real_time, cpu_time, a counter) or the study metric; layerbench JSON: samples_ms");
   app.add_flag("--higher-is-better", o.higher_is_better, "a larger value is better (bandwidth, throughput)");
-  app.add_option("--markdown", markdown, "also write the verdict table as markdown (PR comment) to FILE");
-  app.add_flag("--json", json, "print the verdicts as JSON instead of a text table");
+  layerbench::cli::add_output_option(app, "--markdown", markdown, "the verdict table as markdown (PR comment)");
+  layerbench::cli::add_output_option(app, "--json", json, "the verdicts as JSON (schema layerbench-gate/1)");
   layerbench::cli::add_int(app, "--resamples", o.resamples, "bootstrap resamples", std::size_t{1000},
                            std::size_t{10000000});
   layerbench::cli::add_int(app, "--seed", o.seed, "bootstrap seed");
@@ -93,17 +95,22 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : lg::kExitBadInput;
   }
   try {
+    if (!(o.alpha >= 1e-6 && o.alpha <= 0.5))
+      throw std::invalid_argument(fmt::format("--alpha {:g} (confidence {:g}): alpha must be in [1e-6, 0.5]", o.alpha,
+                                              confidence));
+    if (json == "-" && markdown == "-") throw std::invalid_argument("--json - and --markdown -: only one may go to standard output");
     o.threshold = lg::parse_threshold(threshold_text);
     const bool paired = !pairs.empty();
     if (paired == (!baseline.empty() || !candidate.empty()))
       throw std::invalid_argument("give either --pairs FILE or both --baseline and --candidate");
     if (!paired && (baseline.empty() || candidate.empty()))
       throw std::invalid_argument("--baseline and --candidate go together");
-    if (!markdown.empty()) layerbench::check_output_path(markdown, "--markdown");  // before any work
+    layerbench::check_output_paths({{"--markdown", &markdown}, {"--json", &json}});  // before any work
     const auto report = paired ? run_paired(pairs, metric, o) : run_unpaired(baseline, candidate, metric, o);
-    if (json) fmt::print("{}\n", lg::to_json(report).dump(2));
-    else fmt::print("{}", lg::render_text(report));
-    if (!markdown.empty()) layerbench::write_file_atomic(markdown, lg::render_markdown(report));
+    // The text verdict goes to standard output unless a file flag claimed it with '-'.
+    if (json != "-" && markdown != "-") fmt::print("{}", lg::render_text(report));
+    if (!json.empty()) layerbench::cli::write_output(json, lg::to_json(report).dump(2) + "\n");
+    if (!markdown.empty()) layerbench::cli::write_output(markdown, lg::render_markdown(report));
     return lg::exit_code(report);
   } catch (const std::exception& e) {
     fmt::print(stderr, "layerbench-gate: error: {}\n", e.what());

@@ -4,6 +4,7 @@
 // Model of one run: mu * (1 + drift_i) * (1 + cv * e), e ~ N(0, 1); drift_i ~ N(0, drift) is shared by both arms
 // of pair i (machine state that interleaving cancels); the candidate is multiplied by (1 + effect).
 // The unpaired rows draw independent samples without drift (one warm process per arm, as a benchmark run).
+#include "bench/cli/app.hpp"
 #include "bench/gate/gate.hpp"
 #include "common/cli.hpp"
 #include "reports/table.hpp"
@@ -95,6 +96,7 @@ std::string rate(std::size_t k, std::size_t n) {
 
 int main(int argc, char** argv) {
   CLI::App app{"layerbench-gate-sim: false-alarm rate and power of layerbench-gate on simulated studies"};
+  layerbench::cli::init_app(app, "layerbench-gate-sim");
   SimConfig c;
   namespace cli = layerbench::cli;
   using layerbench::num::RealRange;

@@ -1,14 +1,17 @@
 #include "bench/harness/main.hpp"
 
+#include "bench/cli/app.hpp"
+#include "bench/cli/output_file.hpp"
+#include "bench/cli/progress.hpp"
 #include "bench/harness/gbench.hpp"
 #include "collectives/error.hpp"
-#include "common/output_file.hpp"
 
 #include <fmt/format.h>
 
 #include <chrono>
 #include <cstdio>
 #include <thread>
+#include <unistd.h>
 
 namespace layerbench::harness {
 namespace {
@@ -37,10 +40,51 @@ int agree(MPI_Comm comm, int code, std::chrono::milliseconds timeout) {
   std::_Exit(code);
 }
 
+// The Google Benchmark flags are split off before parsing; they are listed here for --help only.
+void add_gbench_help(CLI::App& app) {
+  static std::string ignored;
+  const char* group = "Google Benchmark (rank-max samples as repetitions, for compare.py)";
+  for (const auto& [flag, what] : std::initializer_list<std::pair<const char*, const char*>>{
+           {"--benchmark_format", "console|json|csv: Google Benchmark's report on stdout"},
+           {"--benchmark_out", "FILE: also write Google Benchmark's report to FILE"},
+           {"--benchmark_out_format", "json|console|csv: the format of --benchmark_out (default json)"},
+           {"--benchmark_filter", "REGEX: report only the measurements whose names match"},
+           {"--benchmark_*", "any other Google Benchmark reporting flag is passed to it"}})
+    app.add_option(flag, ignored, what)->group(group);
+}
+
+// More ranks on this node than cores: every timing then includes time-slicing.
+void warn_oversubscribed(const MpiEnvironment& env) {
+  const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
+  if (env.local_rank() == 0 && cores > 0 && env.local_size() > cores)
+    std::fprintf(stderr,
+                 "warning: %d ranks share %ld cores on %s: ranks take turns on the CPU, so times include "
+                 "scheduling delays (use at most %ld ranks per node for meaningful host timings)\n",
+                 env.local_size(), cores, env.host().c_str(), cores);
+}
+
 }  // namespace
 
 TimingOptions timing_from(const CommonOptions& o) {
   return TimingOptions{o.warmup, o.iterations, o.align == "barrier"};
+}
+
+void warn_if_gpu_sized(const Context& ctx, const CommonOptions& o, double flops_per_iteration,
+                       const std::string& hint) {
+  if (ctx.world.backend() != Backend::host || !ctx.is_root()) return;
+  constexpr double kCpuFlops = 2e10;  // per rank: optimistic for one core, so the time is a floor
+  const double seconds = flops_per_iteration * (o.warmup + o.iterations) / kCpuFlops;
+  if (seconds < 60) return;
+  std::fprintf(stderr,
+               "warning: this geometry is GPU-sized: about %.3g GFLOP per rank per timed iteration, %d iterations; "
+               "on the host backend expect %s or more before the first result. For a run of seconds shrink it, "
+               "e.g. %s\n",
+               flops_per_iteration / 1e9, o.warmup + o.iterations, cli::format_duration(seconds).c_str(), hint.c_str());
+  std::fflush(stderr);
+}
+
+std::FILE* text_stream(const CommonOptions& o) {
+  return (o.json == "-" || o.csv == "-" || o.markdown == "-") ? stderr : stdout;
 }
 
 int mpi_main_impl(int argc, char** argv, const BinaryInfo& info,
@@ -56,9 +100,11 @@ int mpi_main_impl(int argc, char** argv, const BinaryInfo& info,
   auto [gb_args, cli_args] = split_gbench_args(all_args);
 
   // ---- parse + validate: identical input on every rank, but agree anyway ----------------
-  CLI::App app(info.description, info.name);
+  CLI::App app(info.description);
+  cli::init_app(app, info.name);
   add_common_options(app, const_cast<CommonOptions&>(common()));
   add_flags(app);
+  add_gbench_help(app);
   int code = 0;
   std::string message;
   try {
@@ -70,6 +116,9 @@ int mpi_main_impl(int argc, char** argv, const BinaryInfo& info,
     return 0;
   } catch (const CLI::CallForAllHelp&) {
     if (root) std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stdout);
+    return 0;
+  } catch (const CLI::CallForVersion& e) {
+    if (root) std::printf("%s\n", e.what());
     return 0;
   } catch (const CLI::ParseError& e) {
     code = 2;
@@ -99,8 +148,8 @@ int mpi_main_impl(int argc, char** argv, const BinaryInfo& info,
   std::unique_ptr<Communicator> world;
   try {
     const Backend backend = resolve_backend(parse_backend(common().backend), env);
-    if (backend == Backend::host && common().nvlink_centric_sched)
-      throw UsageError("--nvlink-centric-sched configures the NCCL communicator: it needs --backend cuda");
+    if (backend == Backend::host) reject_cuda_only_flags(app);
+    if (root) warn_oversubscribed(env);
     world = make_world(backend, env, NcclSettings{common().nvlink_centric_sched});
     set_wait_timeout(world->device(), common().timeout_s);
     Context ctx{env, *world, info.name, all_args, gb_args};
@@ -142,15 +191,31 @@ nlohmann::json make_document(Context& ctx, const Runner& runner, const nlohmann:
   for (const auto& m : results) arr.push_back(reports::to_json(m));
   doc["results"] = arr;
   for (auto it = extra.begin(); it != extra.end(); ++it) doc[it.key()] = it.value();
+  doc["complete"] = true;
   return doc;
+}
+
+void write_partial_outputs(Context& ctx, const CommonOptions& o, nlohmann::json doc,
+                           const std::vector<reports::Measurement>& results, std::size_t steps_done,
+                           std::size_t steps_total) {
+  if (!ctx.is_root()) return;
+  auto arr = nlohmann::json::array();
+  for (const auto& m : results) arr.push_back(reports::to_json(m));
+  doc["results"] = arr;
+  doc["complete"] = false;
+  doc["progress"] = {{"steps_done", steps_done}, {"steps_total", steps_total}};
+  // CSV first: a run stopped between the two writes leaves a CSV with at least what the JSON's
+  // "progress" counts.
+  if (!o.csv.empty() && o.csv != "-") cli::write_output(o.csv, reports::results_to_csv(results));
+  if (!o.json.empty() && o.json != "-") cli::write_output(o.json, doc.dump(1) + "\n");
 }
 
 void write_outputs(Context& ctx, const CommonOptions& o, const nlohmann::json& doc,
                    const std::vector<reports::Measurement>& results, const std::string& markdown) {
   if (!ctx.is_root()) return;
-  if (!o.json.empty()) write_file_atomic(o.json, doc.dump(1) + "\n");
-  if (!o.csv.empty()) write_file_atomic(o.csv, reports::results_to_csv(results));
-  if (!o.markdown.empty()) write_file_atomic(o.markdown, markdown);
+  if (!o.json.empty()) cli::write_output(o.json, doc.dump(1) + "\n");
+  if (!o.csv.empty()) cli::write_output(o.csv, reports::results_to_csv(results));
+  if (!o.markdown.empty()) cli::write_output(o.markdown, markdown);
   if (!ctx.gbench.empty()) report_to_gbench(ctx.binary, ctx.gbench, results);
 }
 

@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <vector>
@@ -57,11 +58,29 @@ int mpi_main(int argc, char** argv, const BinaryInfo& info,
 
 TimingOptions timing_from(const CommonOptions& o);
 
+// Rank 0, host backend only: when `flops_per_iteration` (a rough count of one timed iteration
+// of everything the run times, per rank) makes the run take over a minute even at an optimistic
+// CPU rate, warns that the geometry is GPU-sized and names the flags (`hint`) that shrink it.
+void warn_if_gpu_sized(const Context& ctx, const CommonOptions& o, double flops_per_iteration,
+                       const std::string& hint);
+
+// Where a binary's text report goes: stdout, or stderr when --json/--csv/--markdown '-' took
+// stdout (so that what is on stdout stays one parseable document).
+std::FILE* text_stream(const CommonOptions& o);
+
 // The layerbench JSON document (schema, binary, context, config, results); `extra` is merged in
 // at the top level (e.g. "components"). Collective (gathers provenance); rank 0 writes.
 nlohmann::json make_document(Context& ctx, const Runner& runner, const nlohmann::json& config,
                              const std::vector<reports::Measurement>& results,
                              const nlohmann::json& extra = nlohmann::json::object());
+
+// Rank 0: --json and --csv with what has been measured so far, the JSON marked
+// "complete": false with "progress": {"steps_done", "steps_total"}. Written atomically after
+// each step of a long run, so an interrupted or aborted run leaves valid files of its finished
+// steps. `doc` comes from make_document (made once, before the run: it is collective).
+void write_partial_outputs(Context& ctx, const CommonOptions& o, nlohmann::json doc,
+                           const std::vector<reports::Measurement>& results, std::size_t steps_done,
+                           std::size_t steps_total);
 
 // Rank 0: writes --json / --csv / --markdown as requested (markdown text given by the binary)
 // and, when --benchmark_* flags were given, reports the measurements through Google Benchmark

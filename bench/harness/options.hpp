@@ -27,6 +27,10 @@ struct CommonOptions {
 };
 
 void add_common_options(CLI::App& app, CommonOptions& o);
+// Puts a flag in the "CUDA backend only" group: given on the host backend, it is a usage error
+// (reject_cuda_only_flags, called by the common main once the backend is known).
+CLI::Option* mark_cuda_only(CLI::Option* opt);
+void reject_cuda_only_flags(const CLI::App& app);
 // Throws UsageError naming the offending flag.
 void validate_common(const CommonOptions& o);
 

@@ -2,8 +2,9 @@
 // synthetic load (experts with seeded random row counts around a mean), checked against each
 // other before timing. Prints median / min ms over the timed launches and the useful rate
 // (2 FLOP per MAC of the GEMM over live rows; tile padding not counted): the gate/up kernels
-// and, on Hopper, the down kernel.
+// and, on Hopper, the down kernel (checked against an fp64 product of sampled rows first).
 //   layerbench-moe-kernels [--experts 1536] [--mean-rows 352] [--d 256] [--inter 1280]
+#include "bench/cli/app.hpp"
 #include "collectives/cuda_internal.hpp"
 #include "collectives/device.hpp"
 #include "collectives/types.hpp"
@@ -26,6 +27,7 @@ using namespace layerbench::moe;
 
 int main(int argc, char** argv) {
   CLI::App app{"layerbench-moe-kernels: the fused expert gate/up + SwiGLU7 kernels on one GPU"};
+  layerbench::cli::init_app(app, "layerbench-moe-kernels");
   std::int64_t experts = 1536, mean_rows = 352, d = 256, inter = 1280;
   int iterations = 30, warmup = 5;
   double spread = 0.3;
@@ -71,8 +73,8 @@ int main(int argc, char** argv) {
   Buffer dwk = dev->alloc(static_cast<std::size_t>(cuda::w13_kmajor_elems(experts, d, inter)) * 2);
   Buffer da = dev->alloc(static_cast<std::size_t>(rows * inter) * 2);
   Buffer db = dev->alloc(static_cast<std::size_t>(rows * inter) * 2);
-  cuda::fill(dx.data(), true, d, 3, 1, rows, d, d, 0, 0, 1.7f, st);
-  cuda::fill(dw.data(), true, 2 * inter, 3, 2, experts * d, 2 * inter, 2 * inter, 0, 0, 1.0f / std::sqrt(float(d)), st);
+  cuda::fill(dx.data(), true, {.seed = 3, .tensor = 1, .scale = 1.7f, .rows = rows, .cols = d, .full_cols = d, .ld = d}, st);
+  cuda::fill(dw.data(), true, {.seed = 3, .tensor = 2, .scale = 1.0f / std::sqrt(float(d)), .rows = experts * d, .cols = 2 * inter, .full_cols = 2 * inter, .ld = 2 * inter}, st);
   const auto* xs = static_cast<const cuda::bf16*>(dx.data());
   const auto* w13 = static_cast<const cuda::bf16*>(dw.data());
   const auto* w13k = static_cast<const cuda::bf16*>(dwk.data());
@@ -130,8 +132,37 @@ int main(int argc, char** argv) {
     Buffer dwd = dev->alloc(static_cast<std::size_t>(experts * inter * d) * 2);
     Buffer dwdk = dev->alloc(static_cast<std::size_t>(cuda::wdown_kmajor_elems(experts, inter)) * 2);
     Buffer dy = dev->alloc(static_cast<std::size_t>(rows * d) * 2);
-    cuda::fill(dwd.data(), true, d, 3, 4, experts * inter, d, d, 0, 0, 1.0f / std::sqrt(float(inter)), st);
+    cuda::fill(dwd.data(), true, {.seed = 3, .tensor = 4, .scale = 1.0f / std::sqrt(float(inter)), .rows = experts * inter, .cols = d, .full_cols = d, .ld = d}, st);
     cuda::prepare_wdown_kmajor(dwd.as<cuda::bf16>(), dwdk.as<cuda::bf16>(), experts, d, inter, st);
+    if (!sm90)  // act comes from the gate/up kernel only on the wgmma path: seed it otherwise
+      cuda::fill(da.data(), true, {.seed = 3, .tensor = 5, .scale = 1.0f, .rows = rows, .cols = inter, .full_cols = inter, .ld = inter}, st);
+    // Check the down kernel before timing it: sampled rows of every 97th expert against an fp64
+    // product of the same bf16 inputs (act from the gate/up kernel above).
+    cuda::down_sm90(da.as<cuda::bf16>(), rows, dwdk.as<cuda::bf16>(), experts, dy.as<cuda::bf16>(), tl, nt, d, inter, st);
+    const auto act = dev->download<std::uint16_t>(da.data(), static_cast<std::size_t>(rows * inter));
+    const auto wdn = dev->download<std::uint16_t>(dwd.data(), static_cast<std::size_t>(experts * inter * d));
+    const auto y = dev->download<std::uint16_t>(dy.data(), static_cast<std::size_t>(rows * d));
+    double derr = 0, dmax = 0;
+    std::int64_t checked = 0;
+    for (std::int64_t e = 0; e < experts; e += 97) {
+      for (std::int64_t r : {std::int64_t{0}, std::int64_t{counts[e] - 1}}) {
+        const std::int64_t row = base[e] + r;
+        for (std::int64_t col = 0; col < d; ++col) {
+          double ref = 0;
+          for (std::int64_t q = 0; q < inter; ++q)
+            ref += double(bf16_bits_to_float(act[row * inter + q])) *
+                   bf16_bits_to_float(wdn[(e * inter + q) * d + col]);
+          derr = std::max(derr, std::fabs(ref - bf16_bits_to_float(y[row * d + col])));
+          dmax = std::max(dmax, std::fabs(ref));
+        }
+        ++checked;
+      }
+    }
+    fmt::print("check: down kernel vs fp64 max |diff| {:.3g} (max |ref| {:.3g}) over {} rows\n", derr, dmax, checked);
+    if (!(derr <= 2e-2 * dmax) || !(dmax > 0)) {
+      fmt::print(stderr, "error: the down kernel disagrees with the reference\n");
+      return 1;
+    }
     const double down_flop = 2.0 * static_cast<double>(live) * static_cast<double>(d) * static_cast<double>(inter);
     flop_scale = down_flop / flop;
     time("down GEMM, wgmma (sm_90a)", [&] {

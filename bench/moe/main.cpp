@@ -2,6 +2,21 @@
 #include "bench/harness/main.hpp"
 #include "bench/moe/profile.hpp"
 
+namespace {
+
+// One pass over the layer's GEMMs per rank, roughly: routed experts (gate/up + down, top-k
+// copies of every token across the heads) and the shared MLPs; the profile times each component
+// and the whole layer, so about three such passes per iteration.
+double flops_per_iteration(const layerbench::moe::RunConfig& c) {
+  const auto& g = c.geo;
+  const double tokens = static_cast<double>(c.tokens);
+  const double routed = tokens * static_cast<double>(g.topk * g.heads) * 6.0 * static_cast<double>(g.d_head() * g.intermediate);
+  const double shared = tokens * 12.0 * static_cast<double>(g.hidden * g.intermediate);
+  return 3.0 * (routed + shared);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using layerbench::moe::RunConfig;
   return layerbench::harness::mpi_main<RunConfig>(
@@ -9,5 +24,11 @@ int main(int argc, char** argv) {
       {"layerbench-moe", "MAGI-2 multi-head MoE layer: component profile, metadata reuse, overlap probe"},
       [](CLI::App& app, RunConfig& c) { layerbench::moe::add_flags(app, c); },
       [](const RunConfig& c) { layerbench::moe::validate(c); },
-      [](layerbench::harness::Context& ctx, const RunConfig& c) { return layerbench::moe::run(ctx, c); });
+      [](layerbench::harness::Context& ctx, const RunConfig& c) {
+        layerbench::harness::warn_if_gpu_sized(
+            ctx, c.common, flops_per_iteration(c),
+            "--tokens 64 --hidden 256 --moe-heads 4 --experts 8 --topk 2 --intermediate 64 (see "
+            "bench/scripts/quickstart.sh)");
+        return layerbench::moe::run(ctx, c);
+      });
 }

@@ -2,6 +2,8 @@
 // persistent buffers (filled by a checked forward first), rank-max samples.
 #include "bench/moe/profile.hpp"
 
+#include "bench/cli/progress.hpp"
+
 #include "collectives/error.hpp"
 #include "common/cli.hpp"
 #include "moe/expert_check.hpp"
@@ -14,6 +16,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <optional>
 
 namespace layerbench::moe {
 
@@ -35,8 +39,21 @@ void add_flags(CLI::App& app, RunConfig& c) {
   cli::add_int(app, "--moe-layers", c.moe_layers, "MoE layers per forward (derived lines)", 1, 10000);
   app.add_option("--ab", c.ab, "metadata: interleaved A/B, per-layer exchange vs reused splits");
   cli::add_int(app, "--pairs", c.pairs, "A/B pairs", 2, 1'000'000);
-  app.add_option("--expert-gemm", c.expert_gemm, "cuda expert path: auto (fused on compute capability 9.0, else bucketed), fused (our gate/up GEMM + SwiGLU7 kernel: wgmma on Hopper, mma.sync elsewhere; cuBLAS down GEMMs over load buckets), fused-down (also our Hopper down kernel), fused-mma (the mma.sync gate/up kernel), bucketed (cuBLAS over load buckets), padded or grouped");
-  cli::add_int(app, "--dense-gemm-size", c.dense_gemm_size, "reference dense GEMM M=N=K (0: auto)", decltype(c.dense_gemm_size){0}, decltype(c.dense_gemm_size){65536});
+  std::map<std::string, ExpertPath> paths;
+  std::string help = "cuda expert path:";
+  for (const auto& e : kExpertPaths) {
+    if (!e.in_profile) continue;
+    paths.emplace(std::string(e.name), e.path);
+    help += fmt::format(" {} ({});", e.name, e.help);
+  }
+  help += " the kernel-study variants are timed by layerbench-moe-kernels";
+  std::vector<std::string> names;
+  for (const auto& [name, path] : paths) names.push_back(name);
+  harness::mark_cuda_only(app.add_option_function<std::string>(
+         "--expert-gemm", [&c, paths](const std::string& s) { c.expert_gemm = paths.at(s); }, help)
+      ->check(CLI::IsMember(names)));
+  cli::add_int(app, "--dense-gemm-size", c.dense_gemm_size, "reference dense GEMM M=N=K (0: auto)",
+               decltype(c.dense_gemm_size){0}, decltype(c.dense_gemm_size){65536});
   app.add_flag("--skip-check", c.skip_check, "skip the pre-timing consistency check");
 }
 
@@ -129,11 +146,16 @@ int run(harness::Context& ctx, const RunConfig& c) {
 
   harness::Runner runner(world, harness::timing_from(c.common));
   std::vector<ComponentResult> comps;
+  // Every component below, and the dense reference.
+  const std::size_t n_components = 13 + (sp ? 4 : 0) + (c.layers > 1 ? 2 : 0);
+  std::optional<cli::Progress> progress;
+  if (world.rank() == 0) progress.emplace("profile", n_components);
   auto add = [&](const std::string& name, const std::function<void(Stream)>& body, Clock clock,
                  bool in_layer, double flops = 0, double bytes = 0) {
     ComponentResult r;
     if (std::getenv("LB_MOE_TRACE")) std::fprintf(stderr, "[moe] %s\n", name.c_str());
     r.m = runner.time(name, body, clock);
+    if (progress) progress->step(name);
     r.m.group = c.layout;
     r.in_layer = in_layer;
     r.flops = flops;
@@ -199,8 +221,7 @@ int run(harness::Context& ctx, const RunConfig& c) {
   const std::int64_t red_tokens = sp ? p.global_tokens / p.world : p.local_tokens;
   const auto nelem = static_cast<std::size_t>(red_tokens * p.hidden);
   Buffer red_in = dev.alloc(nelem * layer.act_bytes()), red_out = dev.alloc(nelem * layer.act_bytes());
-  layer.ops().fill(red_in.data(), act, p.hidden, c.common.seed, kDenseA, red_tokens, p.hidden,
-                   p.hidden, 0, 0, 1.0f, s);
+  layer.ops().fill(red_in.data(), act, {.seed = c.common.seed, .tensor = kDenseA, .scale = 1.0f, .rows = red_tokens, .cols = p.hidden, .full_cols = p.hidden, .ld = p.hidden}, s);
   dev.synchronize(s);
   add("tp_reduction", [&](Stream st) { world.all_reduce(red_in.data(), red_out.data(), nelem, act, st); },
       Clock::device, !sp, 0, static_cast<double>(nelem) * act_b);
@@ -231,12 +252,13 @@ int run(harness::Context& ctx, const RunConfig& c) {
   {
     const auto gb = static_cast<std::size_t>(g * g) * layer.act_bytes();
     Buffer A = dev.alloc(gb), B = dev.alloc(gb), C = dev.alloc(gb);
-    layer.ops().fill(A.data(), act, g, c.common.seed, kDenseA, g, g, g, 0, 0, 1.0f, s);
-    layer.ops().fill(B.data(), act, g, c.common.seed, kDenseB, g, g, g, 0, 0, 1.0f, s);
+    layer.ops().fill(A.data(), act, {.seed = c.common.seed, .tensor = kDenseA, .scale = 1.0f, .rows = g, .cols = g, .full_cols = g, .ld = g}, s);
+    layer.ops().fill(B.data(), act, {.seed = c.common.seed, .tensor = kDenseB, .scale = 1.0f, .rows = g, .cols = g, .full_cols = g, .ld = g}, s);
     dev.synchronize(s);
     dense.m = runner.time("dense_gemm_reference", [&](Stream st) {
-      layer.ops().linear(A.data(), g, B.data(), g, C.data(), g, g, g, g, false, st);
+      layer.ops().linear(A.data(), B.data(), C.data(), {.m = g, .n = g, .k = g, .lda = g, .ldw = g, .ldc = g}, false, st);
     });
+    if (progress) progress->step("dense_gemm_reference");
     dense.size = g;
     dense.flops = gemm_flops(static_cast<double>(g), static_cast<double>(g), static_cast<double>(g));
   }

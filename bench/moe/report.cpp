@@ -165,13 +165,13 @@ void finish_report(harness::Context& ctx, const harness::Runner& runner, Profile
                            {"topk", p.topk}, {"intermediate", p.inter}, {"scale", p.scale},
                            {"tokens", c.tokens}, {"split_sizes", p.splits}, {"layout", c.layout},
                            {"layers", c.layers}, {"moe_layers", c.moe_layers}, {"ab", c.ab},
-                           {"pairs", c.pairs}, {"expert_gemm", c.expert_gemm}, {"ops", in.ops},
+                           {"pairs", c.pairs}, {"expert_gemm", std::string(to_string(c.expert_gemm))}, {"ops", in.ops},
                            {"heads_padded", p.heads_padded}, {"heads_local", p.heads_local},
                            {"seed", c.common.seed}};
   const auto doc = harness::make_document(ctx, runner, config, results, extra);
   if (ctx.is_root()) {
-    std::fputs(md.c_str(), stdout);
-    std::fflush(stdout);
+    std::fputs(md.c_str(), harness::text_stream(c.common));
+    std::fflush(harness::text_stream(c.common));
   }
   harness::write_outputs(ctx, c.common, doc, results, md);
 }

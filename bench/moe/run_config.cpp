@@ -49,10 +49,6 @@ void validate(const RunConfig& c) {
   if (c.moe_layers < 1) throw UsageError("--moe-layers must be at least 1");
   if (!c.ab.empty() && c.ab != "metadata") throw UsageError("--ab accepts only 'metadata'");
   if (c.pairs < 2) throw UsageError("--pairs must be at least 2");
-  if (c.expert_gemm != "auto" && c.expert_gemm != "fused" && c.expert_gemm != "fused-down" &&
-      c.expert_gemm != "fused-mma" && c.expert_gemm != "bucketed" &&
-      c.expert_gemm != "padded" && c.expert_gemm != "grouped")
-    throw UsageError("--expert-gemm must be auto, fused, fused-down, fused-mma, bucketed, padded or grouped");
   if (c.dense_gemm_size < 0) throw UsageError("--dense-gemm-size must be >= 0");
 }
 

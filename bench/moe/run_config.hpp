@@ -3,6 +3,7 @@
 // NOTES: every invariant the layer and the kernels rely on is checked here (UsageError).
 #include "bench/harness/options.hpp"
 #include "moe/config.hpp"
+#include "moe/ops.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -21,7 +22,7 @@ struct RunConfig {
   int moe_layers = 36;  // MoE layers per transformer forward (for the derived lines)
   std::string ab;       // "" or "metadata"
   int pairs = 31;
-  std::string expert_gemm = "auto";  // auto | fused | fused-down | fused-mma | bucketed | padded | grouped (cuda)
+  ExpertPath expert_gemm = ExpertPath::automatic;  // cuda; the flag offers the profile's paths
   std::int64_t dense_gemm_size = 0;  // 0 = 8192 on cuda, 256 on host
   bool skip_check = false;
 };

@@ -1,5 +1,6 @@
-// layerbench-report FILES... -o DIR: report.md (PR-ready tables), one CSV per table, report.html (inline SVG).
+// layerbench-report FILES... --output-dir DIR: report.md (PR-ready tables), one CSV per table, report.html (inline SVG).
 // Exit codes: 0 written, 2 bad input or unwritable output.
+#include "bench/cli/app.hpp"
 #include "common/cli.hpp"
 #include "common/output_file.hpp"
 #include "common/usage.hpp"
@@ -10,24 +11,28 @@
 
 #include <cstdio>
 #include <exception>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 int main(int argc, char** argv) {
   CLI::App app{"layerbench-report: PR tables (markdown), CSV and an HTML page with SVG plots"};
+  layerbench::cli::init_app(app, "layerbench-report");
   std::vector<std::string> files;
   std::string out_dir;
   layerbench::stats::PairedOptions options;
   std::string title = "layerbench report";
   app.add_option("files", files, "layerbench JSON result files and paired studies (JSONL or CSV)")->required();
-  app.add_option("-o,--output", out_dir, "directory for report.md, report.html and the CSVs")->required();
+  app.add_option("--output-dir,-o,--output", out_dir,
+                 "directory for report.md, report.html and the CSVs (-o and --output are older spellings)")
+      ->type_name("DIR")
+      ->required();
   app.add_option("--title", title, "page and markdown title");
-  namespace cli = layerbench::cli;
-  cli::add_real(app, "--confidence", options.confidence, "confidence level of the intervals",
-                layerbench::num::RealRange::closed(0.5, 0.999));
-  cli::add_int(app, "--resamples", options.resamples, "bootstrap resamples for paired studies", std::size_t{1000},
-               std::size_t{10000000});
-  cli::add_int(app, "--seed", options.seed, "bootstrap seed (recorded in the report)");
+  double alpha = 1 - options.confidence;
+  layerbench::cli::add_confidence_options(app, options.confidence, alpha);
+  layerbench::cli::add_int(app, "--resamples", options.resamples, "bootstrap resamples for paired studies",
+                           std::size_t{1000}, std::size_t{10000000});
+  layerbench::cli::add_int(app, "--seed", options.seed, "bootstrap seed (recorded in the report)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -35,6 +40,8 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : layerbench::kExitUsage;
   }
   try {
+    if (!(options.confidence >= 0.5 && options.confidence <= 0.999))
+      throw std::invalid_argument(fmt::format("--confidence {:g}: must be in [0.5, 0.999]", options.confidence));
     layerbench::check_output_dir(out_dir, "--output");  // before reading anything
     auto report = layerbench::reports::build_report(files, options);
     report.title = title;

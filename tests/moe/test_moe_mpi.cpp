@@ -27,7 +27,7 @@ namespace {
 struct Env {
   std::unique_ptr<Communicator> world;
   bool gpu = false;
-  std::string expert_gemm = "auto";  // --expert-gemm=X selects the cuda expert path
+  ExpertPath expert_gemm = ExpertPath::automatic;  // --expert-gemm=X selects the cuda expert path
 };
 Env* g_env = nullptr;
 
@@ -270,11 +270,19 @@ int main(int argc, char** argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
   ::testing::InitGoogleTest(&argc, argv);
   bool gpu = false;
-  std::string expert_gemm = "auto";
+  ExpertPath expert_gemm = ExpertPath::automatic;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     gpu = gpu || a == "--gpu";
-    if (a.rfind("--expert-gemm=", 0) == 0) expert_gemm = a.substr(14);
+    if (a.rfind("--expert-gemm=", 0) == 0) {
+      const auto p = parse_expert_path(a.substr(14));
+      if (!p) {
+        std::fprintf(stderr, "unknown expert path '%s'\n", a.c_str() + 14);
+        MPI_Finalize();
+        return 2;
+      }
+      expert_gemm = *p;
+    }
   }
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -24,7 +24,7 @@ const char* sleep_csv =
 TEST(AnalyzeCli, JsonHasEveryKeyAndTheOracleValues) {
   TempDir dir;
   const auto csv = dir.file("sleep.csv", sleep_csv);
-  const auto r = run_ab({"analyze", csv.string(), "--json", "--resamples", "20000", "--predicted", "-1.5"});
+  const auto r = run_ab({"analyze", csv.string(), "--json", "-", "--resamples", "20000", "--predicted", "-1.5"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = json::parse(r.out);  // exactly one JSON object
   EXPECT_EQ(j.at("n"), 10);
@@ -79,7 +79,7 @@ TEST(AnalyzeCli, JsonHasEveryKeyAndTheOracleValues) {
 TEST(AnalyzeCli, PredictedIsNullWithoutFlagAndOptionsApply) {
   TempDir dir;
   const auto csv = dir.file("sleep.csv", sleep_csv);
-  const auto r = run_ab({"analyze", csv.string(), "--json", "--resamples", "5000", "--seed", "7", "--trim", "0.2",
+  const auto r = run_ab({"analyze", csv.string(), "--json", "-", "--resamples", "5000", "--seed", "7", "--trim", "0.2",
                          "--confidence", "0.9", "--continuity", "--zero-method", "zsplit"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = json::parse(r.out);
@@ -100,7 +100,7 @@ TEST(AnalyzeCli, TextAndMarkdownTables) {
                         "sign test", "Reading guidance"}) {
     EXPECT_NE(text.out.find(s), std::string::npos) << s;
   }
-  const auto md = run_ab({"analyze", csv.string(), "--resamples", "5000", "--markdown"});
+  const auto md = run_ab({"analyze", csv.string(), "--resamples", "5000", "--markdown", "-"});
   ASSERT_EQ(md.exit_code, 0);
   EXPECT_NE(md.out.find("| Arm | median | mean | sd | min | max |"), std::string::npos);
   EXPECT_NE(md.out.find("| Statistic | Value |"), std::string::npos);
@@ -152,7 +152,7 @@ TEST(AnalyzeCli, BadInputExitsTwoNamingFileAndLine) {
 TEST(AnalyzeCli, DegenerateDeltasWarnInsteadOfCrashing) {
   TempDir dir;
   const auto csv = dir.file("same.csv", "base,candidate\n2,1\n3,2\n4,3\n5,4\n");
-  const auto r = run_ab({"analyze", csv.string(), "--json", "--resamples", "1000"});
+  const auto r = run_ab({"analyze", csv.string(), "--json", "-", "--resamples", "1000"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = json::parse(r.out);
   EXPECT_TRUE(j["bootstrap"]["percentile"]["low"].is_null());
@@ -161,14 +161,14 @@ TEST(AnalyzeCli, DegenerateDeltasWarnInsteadOfCrashing) {
 }
 
 TEST(PlanCli, OracleAndFloor) {
-  const auto r = run_ab({"plan", "--sd", "1", "--effect", "1", "--json"});
+  const auto r = run_ab({"plan", "--sd", "1", "--effect", "1", "--json", "-"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = json::parse(r.out);
   EXPECT_NEAR(j["n_normal"].get<double>(), 7.848880, 1e-6);
   EXPECT_NEAR(j["n_t"].get<double>(), 9.917, 1e-3);
   EXPECT_NEAR(j["n_exact"].get<double>(), 9.937864, 1e-6);
   EXPECT_EQ(j["recommended"], 10);
-  const auto big = json::parse(run_ab({"plan", "--sd", "0.1", "--effect", "5", "--json"}).out);
+  const auto big = json::parse(run_ab({"plan", "--sd", "0.1", "--effect", "5", "--json", "-"}).out);
   EXPECT_EQ(big["recommended"], 6);
   const auto text = run_ab({"plan", "--sd", "2", "--effect", "1", "--alpha", "0.05", "--power", "0.8"});
   EXPECT_EQ(text.exit_code, 0);
@@ -181,12 +181,12 @@ TEST(PlanCli, OracleAndFloor) {
 TEST(PlanCli, FromPilot) {
   TempDir dir;
   const auto pilot = dir.file("pilot.csv", "base,candidate\n10,9\n10,8\n10,9.5\n");
-  const auto r = run_ab({"plan", "--pilot", pilot.string(), "--json"});
+  const auto r = run_ab({"plan", "--pilot", pilot.string(), "--json", "-"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = json::parse(r.out);
   EXPECT_NEAR(j["effect"].get<double>(), 1.1666666666666667, 1e-12);  // observed mean
   EXPECT_NEAR(j["sd"].get<double>(), 0.7637626158259734, 1e-12);
   EXPECT_GE(j["recommended"].get<int>(), 6);
-  const auto fixed = json::parse(run_ab({"plan", "--pilot", pilot.string(), "--effect", "0.5", "--json"}).out);
+  const auto fixed = json::parse(run_ab({"plan", "--pilot", pilot.string(), "--effect", "0.5", "--json", "-"}).out);
   EXPECT_DOUBLE_EQ(fixed["effect"].get<double>(), 0.5);
 }

@@ -1,6 +1,10 @@
 #include "tests/bench/ab/cli_test_util.hpp"
 
+#include <gtest/gtest.h>
+
+#include <chrono>
 #include <fcntl.h>
+#include <thread>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -68,6 +72,49 @@ std::vector<std::string> read_lines(const std::filesystem::path& path) {
   std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
+}
+
+std::vector<nlohmann::json> records(const std::filesystem::path& path, const char* type) {
+  std::vector<nlohmann::json> out;
+  for (const auto& line : read_lines(path)) {
+    const auto j = nlohmann::json::parse(line);
+    if (j.at("type") == type) out.push_back(j);
+  }
+  return out;
+}
+
+pid_t spawn_ab(const std::vector<std::string>& args, const std::filesystem::path& dir) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::chdir(dir.c_str()) != 0) ::_exit(126);
+    const int out = ::open("bg.out", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int err = ::open("bg.err", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(out, STDOUT_FILENO);
+    ::dup2(err, STDERR_FILENO);
+    std::string binary = LAYERBENCH_AB_BINARY;
+    std::vector<std::string> copy = args;
+    std::vector<char*> argv{binary.data()};
+    for (auto& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(binary.c_str(), argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+void wait_for_lines(const std::filesystem::path& path, std::size_t lines) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (std::filesystem::exists(path) && read_lines(path).size() >= lines) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ADD_FAILURE() << path << " never reached " << lines << " lines";
+}
+
+int wait_exit(pid_t pid) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 }  // namespace layerbench::ab::testing

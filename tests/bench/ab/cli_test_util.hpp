@@ -1,7 +1,9 @@
 #pragma once
 // Running the layerbench-ab binary from tests: exit status, stdout and stderr.
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <sys/types.h>
 #include <vector>
 
 namespace layerbench::ab::testing {
@@ -31,5 +33,15 @@ class TempDir {
 
 std::string read_text(const std::filesystem::path& path);
 std::vector<std::string> read_lines(const std::filesystem::path& path);
+
+// The records of a study file with the given "type" ("run", "study", ...).
+std::vector<nlohmann::json> records(const std::filesystem::path& path, const char* type);
+
+// Starts layerbench-ab in the background in `dir` with stdout/stderr to bg.out / bg.err; returns its pid.
+pid_t spawn_ab(const std::vector<std::string>& args, const std::filesystem::path& dir);
+// Waits until the file has at least `lines` lines (or 60 s pass; then a test failure is recorded).
+void wait_for_lines(const std::filesystem::path& path, std::size_t lines);
+// Exit status of a child, 128 + signal when killed.
+int wait_exit(pid_t pid);
 
 }  // namespace layerbench::ab::testing

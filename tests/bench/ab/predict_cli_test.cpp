@@ -22,7 +22,7 @@ std::string csv_with_delta(double delta) {
 TEST(PredictCli, HoldsWithinItsUncertainty) {
   TempDir dir;
   const auto csv = dir.file("d.csv", csv_with_delta(1.0));
-  const auto r = run_ab({"analyze", csv.string(), "--json", "--resamples", "5000", "--predicted", "0.9+-0.2"});
+  const auto r = run_ab({"analyze", csv.string(), "--json", "-", "--resamples", "5000", "--predicted", "0.9+-0.2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto p = json::parse(r.out).at("predicted");
   EXPECT_DOUBLE_EQ(p.at("value").get<double>(), 0.9);

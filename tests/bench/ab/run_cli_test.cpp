@@ -20,55 +20,14 @@
 using layerbench::ab::testing::read_lines;
 using layerbench::ab::testing::read_text;
 using layerbench::ab::testing::run_ab;
+using layerbench::ab::testing::records;
+using layerbench::ab::testing::spawn_ab;
 using layerbench::ab::testing::TempDir;
+using layerbench::ab::testing::wait_exit;
+using layerbench::ab::testing::wait_for_lines;
 using nlohmann::json;
 
 namespace {
-
-std::vector<json> records(const std::filesystem::path& p, const char* type) {
-  std::vector<json> out;
-  for (const auto& line : read_lines(p)) {
-    const auto j = json::parse(line);
-    if (j.at("type") == type) out.push_back(j);
-  }
-  return out;
-}
-
-// Starts layerbench-ab in the background with stdout/stderr to files; returns its pid.
-pid_t spawn_ab(const std::vector<std::string>& args, const std::filesystem::path& dir) {
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::chdir(dir.c_str());
-    const int out = ::open("bg.out", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int err = ::open("bg.err", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(out, STDOUT_FILENO);
-    ::dup2(err, STDERR_FILENO);
-    std::string binary = LAYERBENCH_AB_BINARY;
-    std::vector<std::string> copy = args;
-    std::vector<char*> argv{binary.data()};
-    for (auto& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(binary.c_str(), argv.data());
-    ::_exit(127);
-  }
-  return pid;
-}
-
-// Waits until the study has at least `lines` lines (or 60 s pass).
-void wait_for_lines(const std::filesystem::path& p, std::size_t lines) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (std::filesystem::exists(p) && read_lines(p).size() >= lines) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  FAIL() << "study never reached " << lines << " lines";
-}
-
-int wait_exit(pid_t pid) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 // A command that prints the next value of a fixed list on each call: a deterministic metric.
 std::string sequence_command(const std::filesystem::path& dir) {
@@ -89,7 +48,7 @@ TEST(RunCli, RealDifferenceIsSignificantWithTheRightSign) {
   for (int attempt = 0; attempt < 5; ++attempt) {
     std::filesystem::remove(out);
     r = run_ab({"run", "--base", "sleep 0.03", "--candidate", "sleep 0.02", "--pairs", "12", "--out", out.string(),
-                "--json", "--resamples", "2000"});
+                "--json", "-", "--resamples", "2000"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto j = json::parse(r.out);
     if (j["delta"]["mean"].get<double>() > 0 && j["wilcoxon"]["p_exact"].get<double>() < 0.01) break;
@@ -119,7 +78,7 @@ TEST(RunCli, RealDifferenceIsSignificantWithTheRightSign) {
 TEST(RunCli, AATimingIsNotSignificant) {
   TempDir dir;
   const auto r = run_ab({"run", "--base", "sleep 0.01", "--candidate", "sleep 0.01", "--pairs", "12", "--out",
-                         (dir.path() / "aa.jsonl").string(), "--json", "--resamples", "2000"});
+                         (dir.path() / "aa.jsonl").string(), "--json", "-", "--resamples", "2000"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = json::parse(r.out);
   // A true null: rejected at 0.001 only once in a thousand runs, so the check is not flaky.
@@ -138,7 +97,7 @@ TEST(RunCli, AADeterministicMetricReadsAsNull) {
   dir.file("values", values);
   const auto cmd = sequence_command(dir.path());
   const auto r = run_ab({"run", "--base", cmd, "--candidate", cmd, "--pairs", "12", "--metric",
-                         "regex:value=([0-9.]+)", "--out", (dir.path() / "s.jsonl").string(), "--json",
+                         "regex:value=([0-9.]+)", "--out", (dir.path() / "s.jsonl").string(), "--json", "-",
                          "--resamples", "2000"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = json::parse(r.out);
@@ -152,7 +111,7 @@ TEST(RunCli, SigkillThenResumeEndsWithExactlyNPairsAndMatchesAnalyze) {
   TempDir dir;
   const auto out = dir.path() / "study.jsonl";
   const std::vector<std::string> args{"run", "--base", "sleep 0.05", "--candidate", "sleep 0.04", "--pairs", "8",
-                                      "--out", out.string(), "--json", "--resamples", "2000"};
+                                      "--out", out.string(), "--json", "-", "--resamples", "2000"};
   const pid_t pid = spawn_ab(args, dir.path());
   wait_for_lines(out, 1 + 7);  // header and 3.5 pairs
   ::kill(pid, SIGKILL);
@@ -180,7 +139,7 @@ TEST(RunCli, SigkillThenResumeEndsWithExactlyNPairsAndMatchesAnalyze) {
 
   const auto j = json::parse(r.out);
   EXPECT_EQ(j["n"], 8);
-  const auto analyzed = run_ab({"analyze", out.string(), "--json", "--resamples", "2000"});
+  const auto analyzed = run_ab({"analyze", out.string(), "--json", "-", "--resamples", "2000"});
   ASSERT_EQ(analyzed.exit_code, 0) << analyzed.err;
   EXPECT_EQ(json::parse(analyzed.out), j);  // the same records give the same analysis
 }
@@ -199,7 +158,7 @@ TEST(RunCli, ResumeRefusesOtherCommandsAndExistingFileNeedsResume) {
   EXPECT_NE(other.err.find("written by other commands"), std::string::npos) << other.err;
   // Resuming a finished study runs nothing new and prints the same analysis.
   const auto done = run_ab({"run", "--base", "true", "--candidate", "true", "--pairs", "2", "--out", out, "--resume",
-                            "--resamples", "1000", "--json"});
+                            "--resamples", "1000", "--json", "-"});
   EXPECT_EQ(done.exit_code, 0) << done.err;
   EXPECT_EQ(records(out, "run").size(), 4u);
 }
@@ -238,7 +197,7 @@ TEST(RunCli, FailedRunsAreRetriedOrExcluded) {
   const auto flaky = fmt::format("test -f '{0}/flag' || {{ touch '{0}/flag'; exit 3; }}", dir.path().string());
   const auto out = dir.path() / "retry.jsonl";
   const auto r = run_ab({"run", "--base", "true", "--candidate", flaky, "--pairs", "3", "--retries", "1", "--out",
-                         out.string(), "--json", "--resamples", "1000"});
+                         out.string(), "--json", "-", "--resamples", "1000"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = json::parse(r.out);
   EXPECT_EQ(j["n"], 3);
@@ -252,7 +211,7 @@ TEST(RunCli, FailedRunsAreRetriedOrExcluded) {
   std::filesystem::remove(dir.path() / "flag");
   const auto out2 = dir.path() / "exclude.jsonl";
   const auto x = run_ab({"run", "--base", "true", "--candidate", flaky, "--pairs", "4", "--out", out2.string(),
-                         "--json", "--resamples", "1000"});
+                         "--json", "-", "--resamples", "1000"});
   ASSERT_EQ(x.exit_code, 0) << x.err;
   const auto k = json::parse(x.out);
   EXPECT_EQ(k["n"], 3);
@@ -266,7 +225,7 @@ TEST(RunCli, TimeoutKillsTheRunAndIsRecorded) {
   const auto out = dir.path() / "t.jsonl";
   const auto start = std::chrono::steady_clock::now();
   const auto r = run_ab({"run", "--base", slow_once, "--candidate", "true", "--pairs", "2", "--timeout", "0.3",
-                         "--retries", "1", "--out", out.string(), "--json", "--resamples", "1000"});
+                         "--retries", "1", "--out", out.string(), "--json", "-", "--resamples", "1000"});
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto first = records(out, "run")[0];
@@ -296,7 +255,7 @@ TEST(RunCli, MetricsOrderAndOutputCheck) {
   const auto r = run_ab({"run", "--base", "printf '{\"gen\": {\"ms\": 12.5}}'; printf abc > " + outfile,
                          "--candidate", "printf '{\"gen\": {\"ms\": 11.0}}'; printf abc > " + outfile, "--pairs", "6",
                          "--metric", "json:gen.ms", "--order", "random", "--seed", "11", "--check-output", outfile,
-                         "--out", (dir.path() / "m.jsonl").string(), "--json", "--resamples", "1000"});
+                         "--out", (dir.path() / "m.jsonl").string(), "--json", "-", "--resamples", "1000"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = json::parse(r.out);
   EXPECT_DOUBLE_EQ(j["delta"]["mean"].get<double>(), 1.5);
@@ -314,7 +273,7 @@ TEST(RunCli, MetricsOrderAndOutputCheck) {
 
   const auto differ = run_ab({"run", "--base", "printf abc > " + outfile, "--candidate", "printf abd > " + outfile,
                               "--pairs", "3", "--metric", "user", "--order", "random", "--seed", "11",
-                              "--check-output", outfile, "--out", (dir.path() / "d.jsonl").string(), "--json",
+                              "--check-output", outfile, "--out", (dir.path() / "d.jsonl").string(), "--json", "-",
                               "--resamples", "1000"});
   ASSERT_EQ(differ.exit_code, 0) << differ.err;
   EXPECT_EQ(json::parse(differ.out)["diagnostics"]["output_check"]["differing_pairs"], 3);
@@ -327,7 +286,7 @@ TEST(RunCli, PrepareRunsBeforeEveryRunAndWarmupIsNotRecorded) {
   const auto out = dir.path() / "p.jsonl";
   const auto r = run_ab({"run", "--base", "echo b >> " + log, "--candidate", "echo c >> " + log, "--prepare",
                          "echo p >> " + log, "--warmup", "1", "--pairs", "3", "--order", "fixed", "--out",
-                         out.string(), "--json", "--resamples", "1000"});
+                         out.string(), "--json", "-", "--resamples", "1000"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // One warm-up round (p b p c) and three fixed-order pairs (p b p c each).
   EXPECT_EQ(read_text(log), "p\nb\np\nc\np\nb\np\nc\np\nb\np\nc\np\nb\np\nc\n");

@@ -4,7 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <span>
+#include <string>
 #include <fstream>
 
 using namespace layerbench;
@@ -86,4 +90,61 @@ TEST(CollOps, MatrixFileMustBeSquare) {
   ASSERT_EQ(p.matrix_bytes.size(), 2u);
   EXPECT_EQ(p.matrix_bytes[1][0], 16u);
   std::remove(path.c_str());
+}
+
+TEST(CollTable, NumbersKeepTheirColumnWidthAtAnyMagnitude) {
+  for (const double v : {0.0, 0.5, 12.34, 99999.99, 123456.789, 1234567.0, 98765432.1, 1.5e12, 7.25e300}) {
+    const auto s = fit_number(v, 10);
+    EXPECT_EQ(s.size(), 10u) << v << " -> '" << s << "'";
+    EXPECT_NEAR(std::stod(s), v, std::abs(v) * 1e-3 + 0.01) << s;
+  }
+  EXPECT_EQ(fit_number(123456.789, 10), " 123456.79");
+  EXPECT_EQ(fit_number(12345678.9, 10), "12345678.9");
+}
+
+TEST(CollTable, RowsLineUpForLongTimesAndTheFooterAveragesBusBandwidth) {
+  Config c;
+  const TablePrinter t(c);
+  auto meas = [](std::uint64_t bytes, bool in_place, double time_us, double busbw) {
+    reports::Measurement m;
+    m.name = "all_gather";
+    m.params = {{"bytes", bytes}, {"dtype", "bf16"}, {"in_place", in_place}};
+    m.metrics = {{"time_us", time_us}, {"algbw_gbps", busbw * 2}, {"busbw_gbps", busbw}, {"agg_time_us", time_us},
+                 {"wrong", 0.0}};
+    return m;
+  };
+  SweepResult r;
+  r.results = {meas(8, false, 1.5, 1), meas(8, true, 1.25, 2), meas(1ull << 34, false, 123456789.0, 3),
+               meas(1ull << 34, true, 250000.0, 6)};
+  const auto small = t.rows(std::span(r.results).first(2));
+  const auto large = t.rows(std::span(r.results).subspan(2));
+  ASSERT_EQ(std::count(small.begin(), small.end(), '\n'), 1);
+  ASSERT_EQ(std::count(large.begin(), large.end(), '\n'), 1);
+  // Every '|' separator sits at the same column in both rows and in the header.
+  auto bars = [](const std::string& line) {
+    std::vector<std::size_t> at;
+    for (std::size_t i = 0; i < line.size(); ++i)
+      if (line[i] == '|') at.push_back(i);
+    return at;
+  };
+  const auto header = t.header();
+  const auto header_cols = header.substr(header.find('\n') + 1);
+  EXPECT_EQ(bars(small), bars(large));
+  EXPECT_EQ(bars(small), bars(header_cols));
+  EXPECT_EQ(small.size(), large.size());
+  const auto footer = t.footer(r);
+  EXPECT_NE(footer.find("# Avg bus bandwidth    : 3"), std::string::npos) << footer;
+  EXPECT_NE(footer.find("out of bounds values : 0 OK"), std::string::npos) << footer;
+}
+
+TEST(CollSweep, StepsAreOnePerOpAndSize) {
+  Config c;
+  c.ops = {"all_gather", "scalar_exchange"};
+  c.min_bytes = "8";
+  c.max_bytes = "64";
+  const auto steps = sweep_steps(make_plan(c));
+  ASSERT_EQ(steps.size(), 5u);
+  EXPECT_EQ(steps[0].size, 8u);
+  EXPECT_EQ(steps[3].size, 64u);
+  EXPECT_EQ(steps[4].op, Op::scalar_exchange);
 }

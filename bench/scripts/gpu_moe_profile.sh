@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds layerbench-moe and its tests on the GPU machine, runs the GPU correctness tests, then
-# the profiles. Usage: [EXPERT_GEMM=auto] [COMPARE="bucketed ..."] results/moe/run_gpu.sh OUT_DIR [quick|final]
+# the profiles. Usage: [EXPERT_GEMM=auto] [COMPARE="bucketed ..."] bench/scripts/gpu_moe_profile.sh OUT_DIR [quick|final]
+# (EXPERT_GEMM and COMPARE name layerbench-moe expert paths: auto, bucketed)
 set -u
+source "$(dirname "$0")/../../bench/scripts/require_gpu.sh"
 OUT=${1:?out dir}; MODE=${2:-quick}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -14,10 +16,8 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu -
 echo "== gpu tests" >> $LOG
 timeout 120 $MPI $B/tests/moe/test_moe_mpi --gpu >> $LOG 2>&1; echo "tests rc=$?" >> $LOG
 if [ "$MODE" = quick ]; then
-  echo "== sp2 padded" >> $LOG
+  echo "== sp2" >> $LOG
   timeout 100 $MPI $B/bench/moe/layerbench-moe --layout sp --iterations 10 --warmup 3 --json $OUT/sp2.json >> $LOG 2>&1; echo "rc=$?" >> $LOG
-  echo "== sp2 grouped" >> $LOG
-  timeout 80 $MPI $B/bench/moe/layerbench-moe --layout sp --expert-gemm grouped --iterations 5 --warmup 2 --json $OUT/sp2_grouped.json >> $LOG 2>&1; echo "rc=$?" >> $LOG
   echo "== tp2" >> $LOG
   timeout 80 $MPI $B/bench/moe/layerbench-moe --layout tp --iterations 10 --warmup 3 --json $OUT/tp2.json >> $LOG 2>&1; echo "rc=$?" >> $LOG
 else
