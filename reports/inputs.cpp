@@ -234,7 +234,9 @@ PairedStudy parse_study_jsonl(const std::string& text, const std::string& path, 
     } catch (const nlohmann::json::exception&) {
       // A study killed mid-write ends in a torn line without a newline: skip it, only there
       // (layerbench-ab analyze does the same).
-      if (in.eof() && !text.empty() && text.back() != '\n') break;
+      const std::streamoff at = in.tellg();
+      const std::size_t here = at < 0 ? text.size() : static_cast<std::size_t>(at);
+      if (text.find_first_not_of(" \t\r\n", here) == std::string::npos) break;
       throw std::runtime_error(fmt::format("{}:{}: invalid or truncated JSON record", path, line_no));
     }
     if (!rec.is_object()) throw std::runtime_error(fmt::format("{}:{}: record is not a JSON object", path, line_no));

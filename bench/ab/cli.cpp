@@ -18,6 +18,7 @@
 #include "bench/ab/report.hpp"
 #include "bench/ab/runner.hpp"
 #include "common/cli.hpp"
+#include "common/output_file.hpp"
 #include "stats/power.hpp"
 #include "stats/sequential.hpp"
 
@@ -91,6 +92,7 @@ stats::PairedOptions to_options(const AnalysisFlags& f) {
   if (f.resamples < 1000) throw InputError(fmt::format("--resamples {}: must be at least 1000", f.resamples));
   if (!(f.trim >= 0 && f.trim < 0.5)) throw InputError(fmt::format("--trim {}: must be in [0, 0.5)", f.trim));
   if (f.json == "-" && f.markdown == "-") throw InputError("--json - and --markdown -: only one may go to standard output");
+  check_output_paths({{"--json", &f.json}, {"--markdown", &f.markdown}});  // before any work, not after it
   stats::PairedOptions o;
   o.confidence = f.confidence;
   o.resamples = f.resamples;
@@ -153,6 +155,7 @@ struct PlanFlags {
 };
 
 int plan(const PlanFlags& f) {
+  if (!f.json.empty()) check_output_path(f.json, "--json");
   double sd = 0, effect = 0;
   if (!f.pilot.empty()) {
     const auto input = load_pairs(f.pilot);
@@ -296,6 +299,7 @@ int run_cli(int argc, char** argv) {
       }
       if (c.pairs == 0 && !*pairs_opt) throw InputError("--pairs N is required (or --sequential --max-pairs N)");
     }
+    check_output_paths({{"--study", &run_opts.out}, {"--json", &run_opts.json}, {"--markdown", &run_opts.markdown}});
     return run_study(run_opts);
   } catch (const InputError& e) {
     std::fprintf(stderr, "layerbench-ab: error: %s\n", e.what());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <fmt/format.h>
 #include <fstream>
 #include <sys/stat.h>
@@ -44,10 +45,6 @@ double parse_cell(const std::string& cell, const std::string& where, const std::
     throw InputError(fmt::format("{}: column '{}': '{}' is not a number", where, column, cell));
   }
   if (!std::isfinite(v)) throw InputError(fmt::format("{}: column '{}': '{}' is not finite", where, column, cell));
-  if (v < 0) {
-    throw InputError(fmt::format("{}: column '{}': negative value {} (relative changes need non-negative measurements)",
-                                 where, column, cell));
-  }
   return v;
 }
 
@@ -119,7 +116,16 @@ PairedInput load_study(const std::string& path) {
 
 PairedInput load_pairs(const std::string& path) {
   require_readable(path);
-  return looks_like_jsonl(path) ? load_study(path) : load_csv(path);
+  auto input = looks_like_jsonl(path) ? load_study(path) : load_csv(path);
+  // Paired statistics hold for any values (e.g. differences), but "% of the base mean" does not.
+  const auto negative = [](const std::vector<double>& v) {
+    return std::any_of(v.begin(), v.end(), [](double x) { return x < 0; });
+  };
+  if (negative(input.base) || negative(input.candidate)) {
+    std::fprintf(stderr, "layerbench-ab: warning: %s has negative values: the percentages (of the base mean) are not "
+                         "relative changes of a measurement\n", path.c_str());
+  }
+  return input;
 }
 
 }  // namespace layerbench::ab

@@ -92,9 +92,10 @@ Study parse_study(std::string_view content, const std::string& path) {
   std::size_t pos = 0;
   while (pos < content.size()) {
     const auto nl = content.find('\n', pos);
-    const bool last = nl == std::string_view::npos;
-    const std::string line(content.substr(pos, last ? std::string_view::npos : nl - pos));
-    pos = last ? content.size() : nl + 1;
+    const std::string line(content.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos));
+    pos = nl == std::string_view::npos ? content.size() : nl + 1;
+    // The last line with content (a run killed mid-write tears at most that one).
+    const bool last = content.find_first_not_of(" \t\r\n", pos) == std::string_view::npos;
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const auto where = fmt::format("{}:{}", path, line_no);
@@ -102,7 +103,7 @@ Study parse_study(std::string_view content, const std::string& path) {
     try {
       j = nlohmann::json::parse(line);
     } catch (const nlohmann::json::exception& e) {  // parse errors and number overflow ("1e999")
-      // A run killed mid-write leaves at most a torn last line (no newline after it): skip it.
+      // A run killed mid-write leaves at most a torn last line: skip it, only there.
       if (last) break;
       throw InputError(fmt::format("{}: not a JSON object ({})", where, e.what()));
     }
@@ -152,10 +153,6 @@ Study parse_study(std::string_view content, const std::string& path) {
         if (j.contains("telemetry")) r.telemetry = j.at("telemetry");
         if (r.status == "ok" && (!r.metric || !std::isfinite(*r.metric))) {
           throw InputError(where + ": successful run without a finite metric");
-        }
-        if (r.metric && *r.metric < 0) {
-          throw InputError(fmt::format("{}: negative metric {} (relative changes need non-negative measurements)", where,
-                                       *r.metric));
         }
         if (!seen.insert({r.pair, r.attempt, r.arm}).second) {
           throw InputError(fmt::format("{}: pair {} attempt {} has a second {} run (duplicate record)", where, r.pair,

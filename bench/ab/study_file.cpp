@@ -64,23 +64,23 @@ void check_same(const StudyConfig& old, const StudyConfig& now, const std::strin
 }  // namespace
 
 StudyFile::StudyFile(const std::string& path, const StudyConfig& config, bool resume) : path_(path) {
-  check_output_path(path, "--out");  // a directory, a missing directory, an unwritable place
+  check_output_path(path, "--study");  // a directory, a missing directory, an unwritable place
   struct stat st {};
   const bool existed = ::stat(path.c_str(), &st) == 0;
-  if (existed && !S_ISREG(st.st_mode)) throw InputError(fmt::format("--out {}: not a regular file", path));
+  if (existed && !S_ISREG(st.st_mode)) throw InputError(fmt::format("--study {}: not a regular file", path));
   // No O_TRUNC, ever: nothing is changed before the content is known to be this study.
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw InputError(fmt::format("--out {}: cannot open ({})", path, std::strerror(errno)));
+  if (fd_ < 0) throw InputError(fmt::format("--study {}: cannot open ({})", path, std::strerror(errno)));
   bool locked = false;
   try {
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      throw InputError(fmt::format("--out {}: another layerbench-ab run is writing this study (it holds the lock); "
+      throw InputError(fmt::format("--study {}: another layerbench-ab run is writing this study (it holds the lock); "
                                    "wait for it to finish or choose another file", path));
     }
     locked = true;
     const std::string text = read_all(fd_);
     if (!text.empty() && !resume) {
-      throw InputError(fmt::format("--out {}: the file exists; pass --resume to continue it or choose another path", path));
+      throw InputError(fmt::format("--study {}: the file exists; pass --resume to continue it or choose another path", path));
     }
     if (text.empty()) {
       study_.config = config;
@@ -91,14 +91,14 @@ StudyFile::StudyFile(const std::string& path, const StudyConfig& config, bool re
     check_same(study_.config, config, path);
     resumed_ = true;
     // Repair the end only now: cut a torn last line, or end a complete one with its newline.
-    if (text.back() != '\n') {
-      const auto keep = text.rfind('\n');
-      const std::string tail = text.substr(keep == std::string::npos ? 0 : keep + 1);
-      if (nlohmann::json::accept(tail)) {
-        write_all(fd_, "\n", path);
-      } else if (::ftruncate(fd_, keep == std::string::npos ? 0 : static_cast<off_t>(keep + 1)) != 0) {
+    const auto end = text.find_last_not_of(" \t\r\n");
+    const auto nl = text.rfind('\n', end);
+    const std::size_t last_start = nl == std::string::npos ? 0 : nl + 1;
+    if (!nlohmann::json::accept(text.substr(last_start, end + 1 - last_start))) {
+      if (::ftruncate(fd_, static_cast<off_t>(last_start)) != 0)
         throw InputError(fmt::format("{}: cannot cut the torn last line ({})", path, std::strerror(errno)));
-      }
+    } else if (text.back() != '\n') {
+      write_all(fd_, "\n", path);
     }
     study_.config.pairs = config.pairs;  // a resume may extend the study (or raise the sequential cap)
     study_.config.retries = config.retries;

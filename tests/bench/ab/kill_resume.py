@@ -15,8 +15,9 @@ import sys
 import time
 
 PAIRS = 30
-# Unique sleep lengths mark this test's arm processes in /proc.
-BASE, CAND = "sleep 0.0517", "sleep 0.0523"
+# Unique sleep lengths mark each kind's arm processes in /proc (the kinds may run side by side).
+MARKS = {"kills": ("0.0517", "0.0523"), "writers": ("0.0531", "0.0537")}
+BASE, CAND = "", ""
 
 
 def arm_processes():
@@ -29,7 +30,8 @@ def arm_processes():
             state = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if state != "Z" and ("0.0517" in cmd or "0.0523" in cmd) and "kill_resume" not in cmd:
+        # The arms (sh -c sleep ...), not layerbench-ab itself or its guard (a fork of it).
+        if state != "Z" and (BASE in cmd or CAND in cmd) and "layerbench-ab" not in cmd and "kill_resume" not in cmd:
             pids.append((int(entry), cmd.strip()))
     return pids
 
@@ -140,7 +142,9 @@ def writers(binary, work):
 
 
 def main():
+    global BASE, CAND
     binary, work, kind = sys.argv[1:4]
+    BASE, CAND = (f"sleep {m}" for m in MARKS[kind])
     os.makedirs(work, exist_ok=True)
     {"kills": kills, "writers": writers}[kind](binary, work)
     print("PASS")
