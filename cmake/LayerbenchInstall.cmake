@@ -4,11 +4,12 @@
 
 # ---- scripts -------------------------------------------------------------------------------
 install(PROGRAMS bench/scripts/quickstart.sh DESTINATION "${CMAKE_INSTALL_BINDIR}" RENAME layerbench-quickstart)
-install(PROGRAMS
-          bench/scripts/deps.sh bench/scripts/gpu_coll.sh bench/scripts/gpu_env.sh
-          bench/scripts/gpu_expert_kernels.sh bench/scripts/gpu_moe_experts.sh bench/scripts/gpu_validate.sh
-          bench/scripts/require_gpu.sh bench/scripts/snapshot.sh bench/scripts/compare_nccl_tests.py
-          bench/scripts/ncu_summary.py
+# The GPU scripts (gpu_*.sh with their environment and GPU check) build and run from a source
+# tree; installed, they are there to read and to run in one.
+file(GLOB _lb_gpu_scripts CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/bench/scripts/gpu_*.sh")
+install(PROGRAMS ${_lb_gpu_scripts}
+          bench/scripts/deps.sh bench/scripts/require_gpu.sh bench/scripts/snapshot.sh
+          bench/scripts/compare_nccl_tests.py bench/scripts/ncu_summary.py
         DESTINATION "${CMAKE_INSTALL_DATADIR}/layerbench/scripts")
 
 # ---- man pages -------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // CUDA backend device: device memory, two streams (compute, comm), CUDA-event timers, and host
 // waits that poll NCCL for asynchronous errors with a timeout.
 #include "collectives/cuda_internal.hpp"
+#include "collectives/spin_cuda.hpp"
 #include "collectives/error.hpp"
 #include "collectives/watchdog.hpp"
 
@@ -94,6 +95,11 @@ class CudaDevice final : public Device, public detail::WatchedDevice {
   Backend backend() const override { return Backend::cuda; }
   std::string name() const override { return name_; }
   int ordinal() const override { return ordinal_; }
+  void spin(Stream s, double microseconds) override { LB_CUDA_CHECK(cuda::launch_spin(cuda_stream(s), microseconds)); }
+  std::string pci_bus_id() const override {
+    char id[32] = {0};
+    return cudaDeviceGetPCIBusId(id, sizeof id, ordinal_) == cudaSuccess ? std::string(id) : std::string();
+  }
 
   Buffer alloc(std::size_t bytes) override {
     void* p = nullptr;

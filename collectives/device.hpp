@@ -104,6 +104,12 @@ class Device {
   virtual void synchronize(Stream s) = 0;
   virtual void synchronize_all() = 0;
 
+  // Makes `s` wait `microseconds` of wall time: a one-thread spin kernel on the CUDA backend
+  // (capturable in a graph), a host busy-wait on the host backend (synchronous streams).
+  virtual void spin(Stream s, double microseconds) = 0;
+  // PCI bus id of the GPU ("0000:19:00.0"); empty on the host backend.
+  virtual std::string pci_bus_id() const { return {}; }
+
   virtual std::unique_ptr<Timer> make_timer() = 0;
   virtual std::unique_ptr<Event> make_event() = 0;
   // Captures what `body` enqueues on `s` (collectives included) into a replayable graph.

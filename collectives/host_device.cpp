@@ -1,3 +1,4 @@
+#include "collectives/delay.hpp"
 #include "collectives/device.hpp"
 #include "collectives/error.hpp"
 #include "collectives/watchdog.hpp"
@@ -55,6 +56,7 @@ class HostDevice final : public Device {
   Backend backend() const override { return Backend::host; }
   std::string name() const override { return cpu_model(); }
   int ordinal() const override { return -1; }
+  void spin(Stream, double microseconds) override { host_spin(microseconds); }
 
   Buffer alloc(std::size_t bytes) override {
     constexpr std::size_t kAlign = 256;

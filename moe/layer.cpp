@@ -142,22 +142,38 @@ void MoeLayer::a2a_counts(std::span<const std::int64_t> splits) {
 }
 
 void MoeLayer::pre_norm(const void* x, Stream s) {
+  edge("pre_norm", Edge::begin, s);
   ops_->rms_norm(x, norm_w_.as<float>(), normed_.data(), segs_, plan_.hidden, s);
+  edge("pre_norm", Edge::end, s);
 }
 
 void MoeLayer::split_linear(Stream s) {
+  edge("split_linear", Edge::begin, s);
   // SP: (N, hidden) -> (N, Hpad*dh) with ld Hpad*dh, the padded head columns untouched (zero).
   // TP: column parallel -> (N, Hl*dh), exactly this rank's heads.
   const std::int64_t ld = plan_.layout == Layout::sp ? plan_.heads_padded * plan_.d_head
                                                      : plan_.hidden_in_local;
   ops_->linear(normed_.data(), w_split_.data(), heads_.data(), {.m = plan_.local_tokens, .n = plan_.hidden_in_local, .k = plan_.hidden, .lda = plan_.hidden, .ldw = plan_.hidden, .ldc = ld}, false, s);
+  edge("split_linear", Edge::end, s);
 }
 
 std::vector<std::int64_t> MoeLayer::exchange_sizes() {
-  return ep_.scalar_exchange(plan_.local_tokens);
+  const Stream s = ep_.device().compute_stream();
+  edge("seq_size_exchange", Edge::begin, s);
+  auto sizes = ep_.scalar_exchange(plan_.local_tokens);
+  edge("seq_size_exchange", Edge::end, s);
+  return sizes;
+}
+
+const std::vector<std::string>& MoeLayer::hook_points() {
+  static const std::vector<std::string> names = {
+      "pre_norm",      "split_linear", "seq_size_exchange", "ep_dispatch",  "routing",
+      "local_expert_compute", "ep_undispatch", "merge_linear", "tp_reduction", "shared_branch"};
+  return names;
 }
 
 void MoeLayer::ep_dispatch(std::span<const std::int64_t> splits, Stream s) {
+  edge("ep_dispatch", Edge::begin, s);
   LB_CHECK(plan_.layout == Layout::sp, "dispatch is the SP path");
   LB_CHECK(std::equal(splits.begin(), splits.end(), plan_.splits.begin(), plan_.splits.end()),
            "the split sizes disagree with the layer's plan");
@@ -165,6 +181,7 @@ void MoeLayer::ep_dispatch(std::span<const std::int64_t> splits, Stream s) {
   ops_->transpose_blocks(heads_.data(), send_.data(), plan_.local_tokens, plan_.world,
                          plan_.width_local(), s);
   ep_.all_to_allv(send_.data(), sc_, sd_, moe_in_.data(), rc_, rd_, act_, s);
+  edge("ep_dispatch", Edge::end, s);
 }
 
 RoutedArgs MoeLayer::routed_args() {
@@ -191,16 +208,19 @@ std::int64_t MoeLayer::expert_assignments() const {
 }
 
 void MoeLayer::route(Stream s) {
-  if (plan_.heads_valid == 0) return;  // a rank that owns only padding computes nothing
-  ops_->route(routed_args(), s);
+  edge("routing", Edge::begin, s);
+  if (plan_.heads_valid > 0) ops_->route(routed_args(), s);  // a padding-only rank computes nothing
+  edge("routing", Edge::end, s);
 }
 
 void MoeLayer::experts(Stream s) {
-  if (plan_.heads_valid == 0) return;
-  ops_->experts(routed_args(), s);
+  edge("local_expert_compute", Edge::begin, s);
+  if (plan_.heads_valid > 0) ops_->experts(routed_args(), s);
+  edge("local_expert_compute", Edge::end, s);
 }
 
 void MoeLayer::ep_undispatch(std::span<const std::int64_t> splits, Stream s) {
+  edge("ep_undispatch", Edge::begin, s);
   LB_CHECK(plan_.layout == Layout::sp, "undispatch is the SP path");
   LB_CHECK(std::equal(splits.begin(), splits.end(), plan_.splits.begin(), plan_.splits.end()),
            "the split sizes disagree with the layer's plan");
@@ -208,24 +228,30 @@ void MoeLayer::ep_undispatch(std::span<const std::int64_t> splits, Stream s) {
   ep_.all_to_allv(moe_out_.data(), rc_, rd_, back_.data(), sc_, sd_, act_, s);
   ops_->transpose_blocks(back_.data(), merge_in_.data(), plan_.world, plan_.local_tokens,
                          plan_.width_local(), s);
+  edge("ep_undispatch", Edge::end, s);
 }
 
 void MoeLayer::merge_linear(Stream s) {
+  edge("merge_linear", Edge::begin, s);
   // SP: (N, Hpad*dh) with only the first H*dh columns real -> k = hidden, lda = Hpad*dh.
   // TP: row parallel (N, Hl*dh) x (hidden, Hl*dh)^T -> partial (N, hidden).
   const bool sp = plan_.layout == Layout::sp;
   const void* a = sp ? merge_in_.data() : moe_out_.data();
   const std::int64_t lda = sp ? plan_.heads_padded * plan_.d_head : plan_.hidden_in_local;
   ops_->linear(a, w_merge_.data(), routed_.data(), {.m = plan_.local_tokens, .n = plan_.hidden, .k = plan_.hidden_in_local, .lda = lda, .ldw = plan_.hidden_in_local, .ldc = plan_.hidden}, false, s);
+  edge("merge_linear", Edge::end, s);
 }
 
 void MoeLayer::tp_reduction(Stream s) {
   if (plan_.layout != Layout::tp) return;
+  edge("tp_reduction", Edge::begin, s);
   const auto n = static_cast<std::size_t>(plan_.local_tokens * plan_.hidden);
   ep_.all_reduce(routed_.data(), routed_.data(), n, act_, s);
+  edge("tp_reduction", Edge::end, s);
 }
 
 void MoeLayer::shared_branch(Stream s) {
+  edge("shared_branch", Edge::begin, s);
   const std::int64_t N = plan_.local_tokens, H = plan_.hidden, Il = plan_.inter_local;
   auto* cat = static_cast<char*>(fc1cat_.data());
   // fc1 -> cat[:, 0:2Il]; modality fc1 -> cat[:, 2Il:4Il], one weight per modality run.
@@ -252,6 +278,7 @@ void MoeLayer::shared_branch(Stream s) {
     ep_.all_reduce(shared2_.data(), shared2_.data(), n, act_, s);
     ops_->add(shared_.data(), shared2_.data(), shared_.data(), N * H, s);
   }
+  edge("shared_branch", Edge::end, s);
 }
 
 void MoeLayer::finish(void* out, Stream s) {

@@ -7,6 +7,7 @@
 // Activations are the backend's act type (fp32 host, bf16 cuda). Shapes per rank:
 //   N = local tokens, T = tokens the local experts see, Hl = local heads, dh = d_head.
 #include "collectives/communicator.hpp"
+#include "collectives/delay.hpp"
 #include "moe/config.hpp"
 #include "moe/ops.hpp"
 
@@ -59,6 +60,11 @@ class MoeLayer {
   // dispatch all-to-all on the comm stream under the shared branch.
   void branches(std::span<const std::int64_t> splits, bool overlapped, Stream s);
 
+  // What-if profiles: `hook` (not owned; nullptr = none) is called at the begin and end edge
+  // of every component, under the component names of hook_points().
+  void set_delay_hook(DelayHook* hook) { hook_ = hook; }
+  static const std::vector<std::string>& hook_points();
+
   RoutedArgs routed_args();
   std::int64_t expert_assignments() const;  // (token, head, k) triples routed on this rank
   const void* output_routed() const { return routed_.data(); }
@@ -70,6 +76,11 @@ class MoeLayer {
   Buffer zeros(std::size_t bytes);
   void a2a_counts(std::span<const std::int64_t> splits);
 
+  void edge(std::string_view component, Edge e, Stream s) {
+    if (hook_) [[unlikely]] hook_->at(component, e, s);
+  }
+
+  DelayHook* hook_ = nullptr;
   Plan plan_;
   Communicator& ep_;
   std::unique_ptr<Ops> ops_;

@@ -260,6 +260,9 @@ PairedStudy parse_study_jsonl(const std::string& text, const std::string& path, 
     const auto where = fmt::format("{}:{}", path, rec["__line"].get<std::size_t>());
     if (!rec["pair"].is_number_integer()) throw std::runtime_error(where + ": \"pair\" is not an integer");
     const auto arm = lower(rec["arm"].is_string() ? rec["arm"].get<std::string>() : std::string{});
+    // A study of more arms ("candidate2", ...) is read as base against the first candidate.
+    if (arm.size() > 9 && arm.rfind("candidate", 0) == 0 && arm.find_first_not_of("0123456789", 9) == std::string::npos)
+      continue;
     if (arm != "base" && arm != "candidate")
       throw std::runtime_error(where + ": \"arm\" must be \"base\" or \"candidate\"");
     const long long attempt = rec.contains("attempt") && rec["attempt"].is_number_integer() ? rec["attempt"].get<long long>() : 0;

@@ -46,7 +46,7 @@ std::vector<std::string> reading_guidance(const PairedAnalysis& a) {
     g.push_back(fmt::format("Too few pairs: with {} non-zero deltas no two-sided rank test can reach p < {}; "
                             "need >= {} pairs.", a.wilcoxon.n_nonzero, fmt::format("{:.3g}", alpha), min_pairs_for_alpha(alpha)));
   }
-  if (t_sig && rank_sig && (boot_excludes_zero || std::isnan(boot.low))) {
+  if (t_sig && both_rank_sig && (boot_excludes_zero || std::isnan(boot.low))) {
     // The size is a magnitude (the direction is in the words); the CI is of base - candidate.
     g.push_back(fmt::format("All tests agree: {} by {} ({}) on average; t p={}, {}; {}% CI of the mean delta "
                             "(base - candidate) [{}, {}].",
@@ -89,7 +89,14 @@ std::vector<std::string> reading_guidance(const PairedAnalysis& a) {
     g.push_back(fmt::format("Inconclusive at alpha={:.3g}: no test is significant (t p={}, {}){}.", alpha,
                             p_text(a.t.p), tests, plan));
   } else if (t_sig && rank_sig) {
-    g.push_back(fmt::format("Significant ({}; t p={}), {}.", tests, p_text(a.t.p), direction));
+    // Not every test agrees: say which one does not.
+    const std::string which = !both_rank_sig ? (w_p < alpha ? "the Wilcoxon test (the sign test is not significant)"
+                                                             : "the sign test (the Wilcoxon test is not significant)")
+                                             : "both rank tests";
+    const std::string boot_note =
+        both_rank_sig ? "; the bootstrap CI of the mean includes zero" : "";
+    g.push_back(fmt::format("Significant by the t test and {} ({}; t p={}), {}{}.", which, tests, p_text(a.t.p),
+                            direction, boot_note));
   }
   if ((a.delta.mean > 0) != (a.delta.median > 0) && a.delta.mean != 0 && a.delta.median != 0) {
     g.push_back("Mean and median deltas have opposite signs: the distribution of deltas is skewed; report both.");

@@ -96,6 +96,9 @@ SequentialResult sequential_decision(std::span<const double> base, std::span<con
     throw std::invalid_argument("sequential: equivalence margin must be finite and >= 0");
   }
   if (design.min_pairs < 2) throw std::invalid_argument("sequential: min_pairs must be at least 2");
+  if (!(design.effect_margin >= 0) || !std::isfinite(design.effect_margin)) {
+    throw std::invalid_argument("sequential: effect margin must be finite and >= 0");
+  }
   SequentialResult r;
   r.design = design;
   const double tau = design.effective_tau();
@@ -109,11 +112,13 @@ SequentialResult sequential_decision(std::span<const double> base, std::span<con
     r.mean = cs.mean();
     r.base_mean = base_sum / static_cast<double>(r.pairs);
     r.interval = cs.interval();
-    r.margin = design.equivalence == 0 ? nan_value
-               : design.equivalence_relative ? design.equivalence * std::fabs(r.base_mean)
-                                             : design.equivalence;
+    const double scale = design.equivalence_relative ? std::fabs(r.base_mean) : 1.0;
+    r.margin = design.equivalence == 0 ? nan_value : design.equivalence * scale;
+    r.effect_margin = design.effect_margin * scale;
     const bool decide = r.pairs >= design.min_pairs;
-    if (decide && !r.interval.contains(0.0) && std::isfinite(r.interval.low)) {
+    const bool beyond = r.effect_margin > 0 ? r.interval.low > r.effect_margin || r.interval.high < -r.effect_margin
+                                            : !r.interval.contains(0.0);
+    if (decide && beyond && std::isfinite(r.interval.low)) {
       r.stop = SequentialStop::effect;
     } else if (decide && r.margin > 0 && r.interval.low > -r.margin && r.interval.high < r.margin) {
       r.stop = SequentialStop::equivalence;
@@ -132,7 +137,9 @@ std::string sequential_summary(const SequentialResult& r) {
   const std::string margin = std::isnan(r.margin) ? "" : fmt::format(" (equivalence margin +-{:.4g})", r.margin);
   switch (r.stop) {
     case SequentialStop::effect:
-      return fmt::format("Sequential stop after {} pairs: effect, {} excludes 0; {}.", r.pairs, ci,
+      return fmt::format("Sequential stop after {} pairs: effect, {} {}; {}.", r.pairs, ci,
+                         r.effect_margin > 0 ? fmt::format("lies wholly beyond +-{:.4g}", r.effect_margin)
+                                             : std::string("excludes 0"),
                          r.mean > 0 ? "the candidate is lower" : "the candidate is higher");
     case SequentialStop::equivalence:
       return fmt::format("Sequential stop after {} pairs: equivalence, {} lies inside the margin{}.", r.pairs, ci,
@@ -145,8 +152,9 @@ std::string sequential_summary(const SequentialResult& r) {
 }
 
 std::string sequential_fixed_n_note() {
-  return "After a sequential stop the fixed-n tests above are descriptive: the number of pairs depended on the "
-         "data, so their p-values are not the design's error rates (the confidence sequence's are).";
+  return "After a sequential stop the fixed-n tests (t, bootstrap, Wilcoxon, sign) are descriptive: the number of "
+         "pairs depended on the data, so their p-values are not the design's error rates (the confidence sequence's "
+         "are).";
 }
 
 }  // namespace layerbench::stats

@@ -75,6 +75,9 @@ struct SequentialDesign {
   // 0 = no equivalence stop.
   double equivalence = 0;
   bool equivalence_relative = true;
+  // Stop for an effect when the interval lies wholly beyond +-effect_margin (same unit as the
+  // equivalence margin); 0 = when it excludes 0. A gate uses its relevance threshold here.
+  double effect_margin = 0;
   double effective_tau() const;
 };
 
@@ -91,10 +94,12 @@ struct SequentialResult {
   double base_mean = nan_value;
   Interval interval;        // the confidence sequence at `pairs`
   double margin = nan_value;  // equivalence margin in the metric's unit at `pairs` (NaN: none)
+  double effect_margin = 0;   // effect margin in the metric's unit at `pairs`
 };
 
 // Replays the pairs one at a time and stops at the first pair where the rule fires: interval
-// excludes 0 (effect), interval inside +-margin (equivalence), or pairs == max_pairs. Pairs after
+// excludes 0, or lies wholly beyond +-effect_margin (effect), interval inside +-margin
+// (equivalence), or pairs == max_pairs. Pairs after
 // the stop are ignored, so a resumed study stops where an uninterrupted one did. Throws
 // std::invalid_argument for mismatched lengths, non-finite values or an invalid design.
 SequentialResult sequential_decision(std::span<const double> base, std::span<const double> candidate,

@@ -1,16 +1,14 @@
 #pragma once
-// Effects, margins and thresholds given on the command line: "3%" (a fraction of the base mean) or a
-// bare number in the metric's unit.
+// Effects, margins and thresholds on the command line (stats::parse_amount), as a usage error.
 #include <string>
+
+#include "stats/amount.hpp"
 
 namespace layerbench::ab {
 
-struct Amount {
-  double value = 0;       // a fraction (0.03 for "3%") when relative, else in the metric's unit
-  bool relative = false;  // given with a '%'
-};
+using stats::Amount;
 
-// Parses "3%", "0.5 %", "-2%" or "0.004"; throws InputError naming `flag` on anything else.
+// Parses "3%" or a bare number; throws InputError naming `flag` on anything else.
 Amount parse_amount(const std::string& text, const std::string& flag);
 
 }  // namespace layerbench::ab

@@ -17,6 +17,7 @@
 #include "bench/ab/input.hpp"
 #include "bench/ab/report.hpp"
 #include "bench/ab/runner.hpp"
+#include "bench/ab/study_report.hpp"
 #include "common/cli.hpp"
 #include "common/output_file.hpp"
 #include "stats/power.hpp"
@@ -35,6 +36,7 @@ struct AnalysisFlags {
   std::string zero_method = "wilcox";
   std::string json;      // FILE or '-'
   std::string markdown;  // FILE or '-'
+  std::string csv;       // FILE or '-': every recorded run of a study
 };
 
 // Bounds: the bootstrap keeps one statistic per resample, and a study longer than this is a typo.
@@ -55,6 +57,7 @@ void add_analysis_flags(CLI::App* cmd, AnalysisFlags& f) {
   cmd->add_option("--zero-method", f.zero_method, "zeros in Wilcoxon: wilcox (drop), pratt or zsplit");
   cli::add_output_option(*cmd, "--json", f.json, "the analysis as JSON (schema layerbench-ab-analysis/1)");
   cli::add_output_option(*cmd, "--markdown", f.markdown, "the analysis as markdown tables for a pull request");
+  cli::add_output_option(*cmd, "--csv", f.csv, "every recorded run of a study (times, peak RSS, metrics) as CSV");
 }
 
 // "X", "X+-E", "X+/-E" or "X±E"; both finite, E >= 0.
@@ -91,8 +94,10 @@ stats::PairedOptions to_options(const AnalysisFlags& f) {
   }
   if (f.resamples < 1000) throw InputError(fmt::format("--resamples {}: must be at least 1000", f.resamples));
   if (!(f.trim >= 0 && f.trim < 0.5)) throw InputError(fmt::format("--trim {}: must be in [0, 0.5)", f.trim));
-  if (f.json == "-" && f.markdown == "-") throw InputError("--json - and --markdown -: only one may go to standard output");
-  check_output_paths({{"--json", &f.json}, {"--markdown", &f.markdown}});  // before any work, not after it
+  if ((f.json == "-") + (f.markdown == "-") + (f.csv == "-") > 1) {
+    throw InputError("--json -, --markdown - and --csv -: only one may go to standard output");
+  }
+  check_output_paths({{"--json", &f.json}, {"--markdown", &f.markdown}, {"--csv", &f.csv}});  // before any work
   stats::PairedOptions o;
   o.confidence = f.confidence;
   o.resamples = f.resamples;
@@ -113,7 +118,7 @@ stats::PairedOptions to_options(const AnalysisFlags& f) {
 }
 
 // The text report goes to standard output unless --json - or --markdown - claimed it.
-bool text_to_stdout(const AnalysisFlags& f) { return f.json != "-" && f.markdown != "-"; }
+bool text_to_stdout(const AnalysisFlags& f) { return f.json != "-" && f.markdown != "-" && f.csv != "-"; }
 
 int analyze(const std::vector<std::string>& files, const AnalysisFlags& flags) {
   const auto options = to_options(flags);
@@ -138,6 +143,11 @@ int analyze(const std::vector<std::string>& files, const AnalysisFlags& flags) {
       if (files.size() > 1) j["input"] = file;
       all.push_back(std::move(j));
     }
+    if (!flags.csv.empty()) {
+      if (!input.study) throw InputError(fmt::format("{}: --csv needs a study JSONL (it lists the recorded runs)", file));
+      if (files.size() > 1) throw InputError("--csv: give one study file");
+      cli::write_output(flags.csv, runs_csv(*input.study));
+    }
     if (!flags.markdown.empty()) markdown += (files.size() > 1 ? fmt::format("#### {}\n\n", file) : "") + render(OutputFormat::markdown);
   }
   // One input: its analysis object (the same as `run` writes); several: an array of them, each
@@ -148,7 +158,7 @@ int analyze(const std::vector<std::string>& files, const AnalysisFlags& flags) {
 }
 
 struct PlanFlags {
-  std::optional<double> sd, effect;
+  std::optional<std::string> sd, effect;  // a number in the metric's unit or a percentage of the base mean
   double alpha = 0.05, confidence = 0.95, power = 0.8;
   std::string pilot;
   std::string json;  // FILE or '-'
@@ -157,17 +167,30 @@ struct PlanFlags {
 int plan(const PlanFlags& f) {
   if (!f.json.empty()) check_output_path(f.json, "--json");
   double sd = 0, effect = 0;
+  Amount sd_in, effect_in;  // zero and absent unless given
+  if (f.sd) sd_in = parse_amount(*f.sd, "--sd");
+  if (f.effect) effect_in = parse_amount(*f.effect, "--effect");
+  bool pct = false;  // both given as percentages, no pilot: print them as such
   if (!f.pilot.empty()) {
     const auto input = load_pairs(f.pilot);
     std::vector<double> d;
     for (std::size_t i = 0; i < input.base.size(); ++i) d.push_back(input.base[i] - input.candidate[i]);
     const auto s = stats::summarize(d);
-    sd = f.sd.value_or(s.sd);
-    effect = f.effect.value_or(s.mean);
+    const double base_mean = stats::summarize(input.base).mean;  // what a percentage is of
+    auto value = [&](bool given, const Amount& a, double fallback) {
+      return !given ? fallback : a.relative ? a.value * std::fabs(base_mean) : a.value;
+    };
+    sd = value(f.sd.has_value(), sd_in, s.sd);
+    effect = value(f.effect.has_value(), effect_in, s.mean);
   } else {
     if (!f.sd || !f.effect) throw InputError("plan: give --sd and --effect, or --pilot FILE");
-    sd = *f.sd;
-    effect = *f.effect;
+    if (sd_in.relative != effect_in.relative) {
+      throw InputError("plan: give --sd and --effect both as percentages or both in the metric's unit (or a --pilot "
+                       "whose base mean the percentages are of)");
+    }
+    sd = sd_in.value;  // both relative: the plan depends on effect / sd only
+    effect = effect_in.value;
+    pct = sd_in.relative;
   }
   if (!(sd > 0) || !std::isfinite(sd)) throw InputError(fmt::format("--sd {}: must be positive", sd));
   if (effect == 0 || !std::isfinite(effect)) throw InputError(fmt::format("--effect {}: must be non-zero", effect));
@@ -186,8 +209,9 @@ int plan(const PlanFlags& f) {
     cli::write_output(f.json, j.dump(2) + "\n");
   }
   if (f.json != "-") {
-    fmt::print("Pairs needed to detect a delta of {:g} with sd {:g} (two-sided alpha={:g}, power={:g}):\n", effect, sd,
-               f.alpha, f.power);
+    fmt::print("Pairs needed to detect a delta of {} with sd {} (two-sided alpha={:g}, power={:g}):\n",
+               pct ? fmt::format("{:g}%", 100 * effect) : fmt::format("{:g}", effect),
+               pct ? fmt::format("{:g}%", 100 * sd) : fmt::format("{:g}", sd), f.alpha, f.power);
     fmt::print("  normal approximation   {:.3f}\n  t fixed point          {:.3f}\n  exact (noncentral t)   {:.3f}\n",
                p.n_normal, p.n_t, p.n_exact);
     fmt::print("  recommended            {} pairs (never fewer than {}: the smallest n at which a two-sided rank "
@@ -211,8 +235,9 @@ int run_cli(int argc, char** argv) {
 
   PlanFlags plan_flags;
   auto* plan_cmd = app.add_subcommand("plan", "pairs needed for a paired study");
-  cli::add_real(*plan_cmd, "--sd", plan_flags.sd, "sd of the paired deltas", num::RealRange::positive());
-  cli::add_real(*plan_cmd, "--effect", plan_flags.effect, "delta to detect", num::RealRange{});
+  plan_cmd->add_option("--sd", plan_flags.sd, "sd of the paired deltas (a number, or a percentage such as 1% of the "
+                       "base mean)");
+  plan_cmd->add_option("--effect", plan_flags.effect, "delta to detect (a number, or a percentage such as 3%)");
   cli::add_confidence_options(*plan_cmd, plan_flags.confidence, plan_flags.alpha);
   cli::add_real(*plan_cmd, "--power", plan_flags.power, "power", num::RealRange::open(0, 1));
   plan_cmd->add_option("--pilot", plan_flags.pilot, "pilot study (CSV or JSONL) giving sd and, by default, the effect");
@@ -221,9 +246,13 @@ int run_cli(int argc, char** argv) {
   RunOptions run_opts;
   AnalysisFlags run_flags;
   auto& c = run_opts.config;
-  auto* run_cmd = app.add_subcommand("run", "run an interleaved, resumable A/B study of two shell commands");
+  auto* run_cmd = app.add_subcommand("run", "run an interleaved, resumable A/B study of two or more shell commands");
+  std::vector<std::string> candidates, metric_specs;
   run_cmd->add_option("--base", c.base, "base command (run through /bin/sh -c)")->required();
-  run_cmd->add_option("--candidate", c.candidate, "candidate command")->required();
+  run_cmd->add_option("--candidate", candidates,
+                      "candidate command; repeat for more arms, each compared against the base (Holm-adjusted)")
+      ->required();
+  run_cmd->add_option("--name", c.names, "display name of an arm, in order: base first, then each candidate (repeat)");
   std::size_t max_pairs = 0;
   bool sequential = false;
   std::string equivalence;
@@ -239,9 +268,13 @@ int run_cli(int argc, char** argv) {
   cli::add_real(*run_cmd, "--tune-pairs", tune_pairs, "--sequential: pairs at which the interval is tightest",
                 num::RealRange::closed(1, static_cast<double>(kMaxPairs)));
   pairs_opt->excludes(max_opt);
-  cli::add_int(*run_cmd, "--warmup", c.warmup, "unrecorded warm-up rounds of both arms", std::size_t{0}, kMaxWarmup);
-  run_cmd->add_option("--order", c.order, "alternate (AB, BA, ...), fixed (AB) or random (seeded)");
-  run_cmd->add_option("--metric", c.metric, "wall | user | regex:PATTERN | json:KEY");
+  cli::add_int(*run_cmd, "--warmup", c.warmup, "unrecorded warm-up rounds of every arm", std::size_t{0}, kMaxWarmup);
+  run_cmd->add_option("--order", c.order,
+                      "alternate (AB, BA, ...; more arms rotate), fixed (AB) or random (seeded)");
+  run_cmd->add_option("--metric", metric_specs,
+                      "[NAME[(UNIT)]=]SOURCE, repeatable (the first decides): wall, user, sys, peak_rss (KiB), "
+                      "[stdout:|stderr:|file:PATH:]regex:PATTERN or json:KEY (default: stdout and stderr), "
+                      "file:PATH (re-read after each run; a file the run did not rewrite is stale)");
   run_cmd->add_option("--study,--out", run_opts.out, "study JSONL journal (appended and fsync'ed per run; --out is the "
                                                      "old spelling)")->type_name("FILE");
   run_cmd->add_flag("--resume", run_opts.resume, "continue a study from its first incomplete pair");
@@ -274,6 +307,13 @@ int run_cli(int argc, char** argv) {
     run_opts.analysis = to_options(run_flags);
     run_opts.json = run_flags.json;
     run_opts.markdown = run_flags.markdown;
+    run_opts.csv = run_flags.csv;
+    c.candidate = candidates.at(0);
+    c.more_candidates.assign(candidates.begin() + 1, candidates.end());
+    if (!metric_specs.empty()) {
+      c.metric = metric_specs.front();
+      c.metrics.assign(metric_specs.begin() + 1, metric_specs.end());
+    }
     c.seed = run_flags.seed;
     if (sequential) {
       if (max_pairs == 0) throw InputError("--sequential needs --max-pairs N (the cap)");

@@ -65,11 +65,7 @@ StudyDiagnostics diagnose(const Study& study, const stats::PairedAnalysis& a) {
     d.notes.push_back(fmt::format("{} pair{} excluded after failing every retry.", d.excluded.size(),
                                   d.excluded.size() == 1 ? "" : "s"));
   }
-  if (d.plan) {
-    d.notes.push_back(fmt::format("Inconclusive: to resolve the observed mean delta {:+.4g} (sd {:.4g}) with power "
-                                  "0.8 at alpha={:.3g} a plan needs {} pairs.",
-                                  a.delta.mean, a.delta.sd, alpha, d.plan->recommended));
-  }
+  // An inconclusive study's plan is in the reading guidance already (and in d.plan for the JSON).
   if (d.output_checked) {
     d.notes.push_back(d.differing_pairs == 0 && d.missing_outputs == 0
                           ? fmt::format("Output check: identical bytes in all {} pairs.", d.identical_pairs)

@@ -16,8 +16,8 @@
 namespace layerbench::ab {
 namespace {
 
-constexpr std::size_t stdout_cap = 16u << 20;  // regex/json metrics read the last 16 MB of stdout
-constexpr std::size_t stderr_cap = 4096;
+constexpr std::size_t output_cap = 16u << 20;  // regex/json metrics read the last 16 MB of stdout and of stderr
+constexpr std::size_t stderr_tail_cap = 4096;
 
 // Keeps the last `cap` bytes; trims only at twice the cap, so a huge output costs linear time.
 void append_capped(std::string& s, const char* data, std::size_t n, std::size_t cap) {
@@ -97,7 +97,7 @@ std::string tail_of(const std::string& text, std::size_t max_bytes) {
 }
 
 ProcessResult run_shell(const std::string& command, double timeout_seconds, const volatile std::sig_atomic_t* stop,
-                        const Environment& env) {
+                        const Environment& env, const std::function<void(double)>& tick) {
   ArmGuard& guard = ArmGuard::get();
   int out_pipe[2], err_pipe[2], go_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0 || ::pipe2(go_pipe, O_CLOEXEC) != 0) {
@@ -159,14 +159,15 @@ ProcessResult run_shell(const std::string& command, double timeout_seconds, cons
       if (f.fd < 0 || !(f.revents & (POLLIN | POLLHUP | POLLERR))) continue;
       const ssize_t n = ::read(f.fd, buffer, sizeof buffer);
       if (n > 0) {
-        if (f.fd == out_pipe[0]) append_capped(r.stdout_text, buffer, static_cast<std::size_t>(n), stdout_cap);
-        else append_capped(r.stderr_tail, buffer, static_cast<std::size_t>(n), stderr_cap);
+        append_capped(f.fd == out_pipe[0] ? r.stdout_text : r.stderr_text, buffer, static_cast<std::size_t>(n),
+                      output_cap);
       } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
         ::close(f.fd);
         f.fd = -1;
         --open_fds;
       }
     }
+    if (tick) tick(std::chrono::duration<double>(clock::now() - start).count());
     if (!killed && stop && *stop) {
       r.interrupted = true;
       kill_group();
@@ -187,10 +188,13 @@ ProcessResult run_shell(const std::string& command, double timeout_seconds, cons
   rusage usage{};
   while (::wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
   }
-  trim_to(r.stdout_text, stdout_cap);
-  trim_to(r.stderr_tail, stderr_cap);
+  trim_to(r.stdout_text, output_cap);
+  trim_to(r.stderr_text, output_cap);
   r.wall_seconds = std::chrono::duration<double>(clock::now() - start).count();
   r.user_seconds = seconds(usage.ru_utime);
+  r.sys_seconds = seconds(usage.ru_stime);
+  r.peak_rss_kib = static_cast<double>(usage.ru_maxrss);  // Linux: KiB
+  r.stderr_tail = tail_of(r.stderr_text, stderr_tail_cap);
   if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   else if (WIFSIGNALED(status)) r.exit_code = 128 + WTERMSIG(status);
   if (!killed) ::kill(-pid, SIGKILL);  // leftovers of the group (background jobs) do not outlive the run

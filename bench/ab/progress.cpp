@@ -15,14 +15,41 @@ std::string Progress::eta_text() const {
   return format_duration(elapsed / static_cast<double>(done_here_) * remaining);
 }
 
+std::string Progress::bar_text() const {
+  constexpr int width = 30;
+  const int filled = total_ ? static_cast<int>(width * static_cast<double>(done_) / static_cast<double>(total_)) : 0;
+  return fmt::format("[{:#<{}}{:.<{}}] {}/{} pairs  ETA {}{}", "", filled, "", width - filled, done_, total_,
+                     eta_text(), have_mean_ ? fmt::format("  mean delta {:+.5g}", last_mean_) : "");
+}
+
+void Progress::running(const std::string& label, double elapsed) {
+  if (label != run_label_) {
+    run_label_ = label;
+    run_shown_ = -1;
+  }
+  if (tty_) {
+    const auto second = static_cast<long long>(elapsed);
+    if (second == run_shown_) return;
+    run_shown_ = second;
+    fmt::print(stream_, "\r{}  | {}: {}\x1b[K", bar_text(), label, format_duration(elapsed));
+    bar_drawn_ = true;
+  } else {
+    // 30 s, then every 60 s: enough to tell a slow run from a hung one in a log.
+    const long long step = elapsed < 30 ? -1 : static_cast<long long>((elapsed + 30) / 60);
+    if (step <= run_shown_) return;
+    run_shown_ = step;
+    fmt::print(stream_, "{}: running for {}\n", label, format_duration(elapsed));
+  }
+  std::fflush(stream_);
+}
+
 void Progress::pair_done(std::size_t pair, double base, double candidate, double running_mean, std::size_t completed) {
   ++done_;
   ++done_here_;
+  last_mean_ = running_mean;
+  have_mean_ = true;
   if (tty_) {
-    constexpr int width = 30;
-    const int filled = total_ ? static_cast<int>(width * static_cast<double>(done_) / static_cast<double>(total_)) : 0;
-    fmt::print(stream_, "\r[{:#<{}}{:.<{}}] {}/{} pairs  ETA {}  mean delta {:+.5g}\x1b[K", "", filled, "",
-               width - filled, done_, total_, eta_text(), running_mean);
+    fmt::print(stream_, "\r{}\x1b[K", bar_text());
     bar_drawn_ = true;
   } else {
     fmt::print(stream_, "pair {} done ({}/{}): base {:.6g} candidate {:.6g} delta {:+.5g}; running mean delta {:+.5g} "

@@ -1,5 +1,7 @@
 #include "bench/ab/report.hpp"
 
+#include "reports/sequential.hpp"
+
 #include <cmath>
 #include <fmt/format.h>
 #include <vector>
@@ -141,25 +143,6 @@ std::vector<std::string> sequential_lines(const stats::SequentialResult* s) {
 
 }  // namespace
 
-json sequential_json(const stats::SequentialResult& s) {
-  const auto& d = s.design;
-  return {{"method", "scale-invariant normal-mixture confidence sequence (Lai 1976)"},
-          {"alpha", d.alpha},
-          {"tau", d.effective_tau()},
-          {"tune_pairs", d.tune_pairs},
-          {"max_pairs", d.max_pairs},
-          {"min_pairs", d.min_pairs},
-          {"equivalence", d.equivalence > 0 ? json(d.equivalence) : json(nullptr)},
-          {"equivalence_relative", d.equivalence_relative},
-          {"stop", stats::to_string(s.stop)},
-          {"pairs", s.pairs},
-          {"mean", num(s.mean)},
-          {"interval", interval(s.interval)},
-          {"margin", num(s.margin)},
-          {"summary", stats::sequential_summary(s)},
-          {"note", stats::sequential_fixed_n_note()}};
-}
-
 json analysis_json(const stats::PairedAnalysis& a, const stats::PairedOptions& o, const StudyDiagnostics* d,
                    const stats::SequentialResult* seq) {
   const auto& b = a.bootstrap;
@@ -220,7 +203,7 @@ json analysis_json(const stats::PairedAnalysis& a, const stats::PairedOptions& o
         {"notes", d->notes},
     };
   }
-  if (seq) j["sequential"] = sequential_json(*seq);
+  if (seq) j["sequential"] = reports::sequential_json(*seq);
   return j;
 }
 

@@ -24,8 +24,4 @@ std::string analysis_markdown(const stats::PairedAnalysis& a, const stats::Paire
                               const StudyDiagnostics* diagnostics = nullptr,
                               const stats::SequentialResult* sequential = nullptr);
 
-// The "sequential" block of the JSON: design, stop reason, pairs, interval (self-contained so that
-// other reports can attach it).
-nlohmann::json sequential_json(const stats::SequentialResult& s);
-
 }  // namespace layerbench::ab

@@ -11,6 +11,8 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <fstream>
+#include <map>
+#include <algorithm>
 #include <iterator>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,6 +24,7 @@
 #include "bench/ab/progress.hpp"
 #include "bench/ab/report.hpp"
 #include "bench/ab/study_file.hpp"
+#include "bench/ab/study_report.hpp"
 #include "bench/ab/telemetry.hpp"
 #include "collectives/telemetry.hpp"
 #include "stats/sequential.hpp"
@@ -56,15 +59,33 @@ class StopSignals {
   struct sigaction old_int_ {}, old_term_ {};
 };
 
-bool base_first(const StudyConfig& c, std::size_t pair) {
-  if (c.order == "fixed") return true;
+std::uint64_t splitmix(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+// The order of the arms (indices into arms_of) in one pair/round. Two arms: alternate = AB, BA, ...;
+// random = a stable seeded coin per pair. More arms: alternate rotates the order by one arm per
+// round (each arm takes each position equally often); random shuffles each round (seeded).
+std::vector<std::size_t> round_order(const StudyConfig& c, std::size_t pair, std::size_t k) {
+  std::vector<std::size_t> order(k);
+  for (std::size_t i = 0; i < k; ++i) order[i] = i;
+  if (c.order == "fixed") return order;
   if (c.order == "random") {
-    std::uint64_t z = c.seed + 0x9E3779B97F4A7C15ULL * (pair + 1);  // splitmix64: a stable coin per pair
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return ((z ^ (z >> 31)) & 1) == 0;
+    const std::uint64_t z = c.seed + 0x9E3779B97F4A7C15ULL * (pair + 1);
+    if (k == 2) {
+      if ((splitmix(z) & 1) != 0) std::swap(order[0], order[1]);
+      return order;
+    }
+    for (std::size_t i = k - 1; i > 0; --i) {  // Fisher-Yates on a splitmix stream
+      const auto j = static_cast<std::size_t>(splitmix(z + 0x9E3779B97F4A7C15ULL * i) % (i + 1));
+      std::swap(order[i], order[j]);
+    }
+    return order;
   }
-  return pair % 2 == 0;  // alternate: AB, BA, AB, ...
+  std::rotate(order.begin(), order.begin() + static_cast<std::ptrdiff_t>((k - pair % k) % k), order.end());
+  return order;
 }
 
 std::string hash_file(const std::string& path) {
@@ -89,6 +110,22 @@ void validate(const RunOptions& o) {
   const auto& c = o.config;
   if (c.base.empty()) throw InputError("--base: missing command");
   if (c.candidate.empty()) throw InputError("--candidate: missing command");
+  for (const auto& m : c.more_candidates) {
+    if (m.empty()) throw InputError("--candidate: missing command");
+  }
+  if (c.sequential && !c.more_candidates.empty()) {
+    throw InputError("--sequential compares one candidate against the base; run one study per candidate");
+  }
+  const std::size_t arms = 2 + c.more_candidates.size();
+  if (c.names.size() > arms) {
+    throw InputError(fmt::format("--name given {} times for {} arms (base first, then each candidate)", c.names.size(),
+                                 arms));
+  }
+  for (std::size_t i = 0; i < c.names.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (c.names[i] == c.names[j]) throw InputError(fmt::format("--name {}: two arms share the name", c.names[i]));
+    }
+  }
   if (c.pairs == 0) throw InputError(c.sequential ? "--max-pairs must be at least 2" : "--pairs must be at least 1");
   if (c.sequential && c.pairs < 2) throw InputError("--max-pairs must be at least 2");
   if (c.order != "alternate" && c.order != "fixed" && c.order != "random") {
@@ -103,45 +140,11 @@ void validate(const RunOptions& o) {
 
 }  // namespace
 
-std::string render_study(const Study& full, const stats::PairedOptions& options, OutputFormat format) {
-  // A sequential study is analysed on the pairs up to its stop (later ones, if any, are ignored).
-  const auto sequential = sequential_state(full);
-  const Study study = sequential ? truncated_at_stop(full, *sequential) : full;
-  std::vector<double> base, candidate;
-  for (const auto& p : completed_pairs(study)) {
-    base.push_back(p.base);
-    candidate.push_back(p.candidate);
-  }
-  if (base.size() < 2) throw InputError(fmt::format("only {} completed pairs; need at least 2", base.size()));
-  const auto analysis = stats::analyze_paired(base, candidate, options);
-  const auto diagnostics = diagnose(study, analysis);
-  const auto* seq = sequential ? &*sequential : nullptr;
-  std::optional<TelemetryComparison> tel;
-  if (!study.config.telemetry.empty()) {
-    std::vector<RunCovariates> cb, cc;
-    for (const auto& p : completed_pairs(study)) {
-      cb.push_back(covariates_of(p.base_telemetry));
-      cc.push_back(covariates_of(p.candidate_telemetry));
-    }
-    tel = compare_telemetry(cb, cc, base, candidate, options);
-    tel->status = study.config.telemetry_status;
-  }
-  switch (format) {
-    case OutputFormat::json: {
-      auto j = analysis_json(analysis, options, &diagnostics, seq);
-      if (tel) j["telemetry"] = telemetry_json(*tel);
-      return j.dump(2) + "\n";
-    }
-    case OutputFormat::markdown:
-      return analysis_markdown(analysis, options, &diagnostics, seq) + (tel ? telemetry_text(*tel, true) : "");
-    case OutputFormat::text: break;
-  }
-  return analysis_text(analysis, options, &diagnostics, seq) + (tel ? telemetry_text(*tel, false) : "");
-}
-
 int run_study(const RunOptions& o) {
   validate(o);
-  const auto metric = parse_metric(o.config.metric);
+  std::vector<std::string> metric_texts{o.config.metric};
+  metric_texts.insert(metric_texts.end(), o.config.metrics.begin(), o.config.metrics.end());
+  const auto metrics = parse_metrics(metric_texts);
   StudyConfig config = o.config;
   std::unique_ptr<telemetry::Sampler> sampler;
   if (config.telemetry == "gpu") {
@@ -170,7 +173,7 @@ int run_study(const RunOptions& o) {
   if (existing) progress.message(fmt::format("resuming {}: {} of {} pairs already done", o.out, already, config.pairs));
 
   // The command learns which run it is: lets an engine label its logs or output files.
-  auto run_one = [&](const std::string& command, const Environment& env = {}) {
+  auto run_one = [&](const std::string& command, const std::string& label, const Environment& env = {}) {
     if (!config.prepare.empty()) {
       const auto prep = run_shell(config.prepare, config.timeout, &g_stop);
       if (prep.exit_code != 0 && !prep.interrupted) {
@@ -178,13 +181,15 @@ int run_study(const RunOptions& o) {
       }
     }
     if (!config.check_output.empty()) ::unlink(config.check_output.c_str());  // never hash a stale file
-    return run_shell(command, config.timeout, &g_stop, env);
+    return run_shell(command, config.timeout, &g_stop, env, [&](double elapsed) { progress.running(label, elapsed); });
   };
 
+  const auto arms = arms_of(config);
   bool sequential_done = stopped();
   for (std::size_t w = 0; w < config.warmup && !g_stop && !sequential_done; ++w) {
-    run_one(config.base);
-    if (!g_stop) run_one(config.candidate);
+    for (const auto& arm : arms) {
+      if (!g_stop) run_one(arm.command, arm.name);
+    }
   }
 
   bool metric_ever_found = false;
@@ -194,35 +199,52 @@ int run_study(const RunOptions& o) {
   for (const auto& p : completed_pairs(study)) deltas.push_back(p.base - p.candidate);
   double delta_sum = 0;
   for (double d : deltas) delta_sum += d;
+  std::map<std::string, FileStamp> stamps;  // file: metrics, before each run
 
   for (std::size_t pair = 0; pair < config.pairs && !g_stop && !sequential_done; ++pair) {
     auto& state = states[pair];
     while (!state.completed && !state.excluded && !g_stop) {
-      const bool b_first = base_first(config, pair);
+      const auto order = round_order(config, pair, arms.size());
       const std::size_t attempt = state.next_attempt++;
-      double values[2] = {0, 0};
+      std::vector<double> values(arms.size(), 0.0);
       bool ok = true;
-      for (int position = 0; position < 2 && ok && !g_stop; ++position) {
-        const bool is_base = (position == 0) == b_first;
+      for (std::size_t position = 0; position < order.size() && ok && !g_stop; ++position) {
+        const auto& arm = arms[order[position]];
         RunRecord rec;
         rec.pair = pair;
         rec.attempt = attempt;
-        rec.arm = is_base ? "base" : "candidate";
-        rec.position = position;
+        rec.arm = arm.key;
+        rec.position = static_cast<int>(position);
         rec.start = unix_now();
+        for (const auto& m : metrics) {
+          if (m.source == MetricSpec::Source::file) stamps[m.path] = stamp_of(m.path);
+        }
         const double t0 = telemetry::Sampler::now();
-        const auto result = run_one(is_base ? config.base : config.candidate,
+        const auto result = run_one(arm.command, fmt::format("pair {} {}", pair, arm.name),
                                     {{"LAYERBENCH_AB_PAIR", std::to_string(pair)},
                                      {"LAYERBENCH_AB_ATTEMPT", std::to_string(attempt)},
-                                     {"LAYERBENCH_AB_ARM", rec.arm}});
+                                     {"LAYERBENCH_AB_ARM", arm.name}});
         if (result.interrupted) break;  // unfinished: not recorded
         if (sampler) rec.telemetry = telemetry::window_json(sampler->summaries(t0, telemetry::Sampler::now()));
         rec.wall = result.wall_seconds;
         rec.user = result.user_seconds;
+        rec.sys = result.sys_seconds;
+        rec.peak_rss_kib = result.peak_rss_kib;
         rec.exit_code = result.exit_code;
         rec.stdout_tail = tail_of(result.stdout_text, 200);
         if (!config.check_output.empty()) rec.output_hash = hash_file(config.check_output);
-        rec.metric = extract_metric(metric, result);
+        std::string why;
+        for (std::size_t i = 0; i < metrics.size(); ++i) {
+          const auto& m = metrics[i];
+          std::string reason;
+          const auto v = extract_metric(m, result, m.source == MetricSpec::Source::file ? stamps[m.path] : FileStamp{},
+                                        &reason);
+          if (v) rec.metrics[m.name] = *v;
+          if (i == 0) {
+            rec.metric = v;
+            why = reason;
+          }
+        }
         metric_ever_found |= rec.metric.has_value();
         rec.status = result.timed_out ? "timeout" : result.exit_code != 0 ? "failed" : !rec.metric ? "no_metric" : "ok";
         if (rec.status != "ok") rec.metric.reset();
@@ -231,10 +253,13 @@ int run_study(const RunOptions& o) {
         if (rec.status != "ok") {
           ok = false;
           result_stderr = tail_of(result.stderr_tail, 200);
-          progress.message(fmt::format("pair {} attempt {}: {} run {} (exit {}){}", pair, attempt, rec.arm, rec.status,
-                                       rec.exit_code, result.stderr_tail.empty() ? "" : ": " + tail_of(result.stderr_tail, 200)));
+          const std::string detail = rec.status == "no_metric" && !why.empty() ? ": " + why
+                                     : result.stderr_tail.empty() ? ""
+                                                                  : ": " + tail_of(result.stderr_tail, 200);
+          progress.message(fmt::format("pair {} attempt {}: {} run {} (exit {}){}", pair, attempt, arm.name, rec.status,
+                                       rec.exit_code, detail));
         } else {
-          values[is_base ? 0 : 1] = *rec.metric;
+          values[order[position]] = *rec.metric;
         }
       }
       if (g_stop) break;
@@ -283,10 +308,11 @@ int run_study(const RunOptions& o) {
                                                       result_stderr.empty() ? "" : "; its stderr ends: " + result_stderr)
                                         : ""));
   }
-  if (o.json != "-" && o.markdown != "-") std::fputs(render_study(saved, o.analysis, OutputFormat::text).c_str(), stdout);
+  if (o.json != "-" && o.markdown != "-" && o.csv != "-") std::fputs(render_study(saved, o.analysis, OutputFormat::text).c_str(), stdout);
   std::fflush(stdout);
   if (!o.json.empty()) cli::write_output(o.json, render_study(saved, o.analysis, OutputFormat::json));
   if (!o.markdown.empty()) cli::write_output(o.markdown, render_study(saved, o.analysis, OutputFormat::markdown));
+  if (!o.csv.empty()) cli::write_output(o.csv, runs_csv(saved));
   return g_stop ? exit_interrupted : 0;
 }
 

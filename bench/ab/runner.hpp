@@ -1,13 +1,12 @@
 #pragma once
-// `layerbench-ab run`: an interleaved, resumable A/B study of two shell commands.
+// `layerbench-ab run`: an interleaved, resumable A/B study of two or more shell commands.
 #include <string>
 
 #include "bench/ab/study.hpp"
+#include "bench/ab/study_report.hpp"
 #include "stats/paired.hpp"
 
 namespace layerbench::ab {
-
-enum class OutputFormat { text, json, markdown };
 
 struct RunOptions {
   StudyConfig config;
@@ -16,14 +15,12 @@ struct RunOptions {
   stats::PairedOptions analysis;
   std::string json;      // the analysis as JSON to FILE ('-': standard output)
   std::string markdown;  // the analysis as markdown to FILE ('-': standard output)
+  std::string csv;       // every recorded run as CSV to FILE ('-': standard output)
 };
 
 // Runs (or resumes) the study, prints the analysis on stdout (as text, unless --json - or
 // --markdown - took stdout) and writes the requested files. Returns the exit status:
 // 0, or 130 after Ctrl-C. Throws InputError for bad input (exit 2).
 int run_study(const RunOptions& options);
-
-// Analysis of a study file as printed by `run` at the end and by `analyze FILE.jsonl`.
-std::string render_study(const Study& study, const stats::PairedOptions& options, OutputFormat format);
 
 }  // namespace layerbench::ab

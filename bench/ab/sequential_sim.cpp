@@ -7,6 +7,9 @@
 // Model: every run's time is mean * (1 + cv * Z) with independent Z ~ N(0, 1) (1% CV by default;
 // base mean 1, candidate mean 1 + effect). A skewed variant draws exp(cv * Z) - 1 with an occasional
 // +10% straggler.
+#include "bench/cli/version.hpp"
+
+#include <string_view>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -192,6 +195,11 @@ double delta_sd(const Scenario& s) { return s.cv * std::sqrt(1 + (1 + s.effect) 
 int main(int argc, char** argv) {
   std::size_t studies = 2000;
   std::uint64_t seed = 20261201;
+  for (int i = 1; i < argc; ++i)
+    if (std::string_view(argv[i]) == "--version") {
+      std::puts(layerbench::cli::version_text("layerbench-sequential-sim").c_str());
+      return 0;
+    }
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--studies") studies = std::strtoull(argv[i + 1], nullptr, 10);

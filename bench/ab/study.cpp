@@ -37,6 +37,18 @@ stats::SequentialDesign sequential_design_from_json(const nlohmann::json& j, std
   return d;
 }
 
+std::vector<Arm> arms_of(const StudyConfig& c) {
+  std::vector<Arm> arms{{"base", "base", c.base}, {"candidate", "candidate", c.candidate}};
+  for (std::size_t i = 0; i < c.more_candidates.size(); ++i) {
+    const auto key = fmt::format("candidate{}", i + 2);
+    arms.push_back({key, key, c.more_candidates[i]});
+  }
+  for (std::size_t i = 0; i < arms.size() && i < c.names.size(); ++i) {
+    if (!c.names[i].empty()) arms[i].name = c.names[i];
+  }
+  return arms;
+}
+
 nlohmann::json header_json(const StudyConfig& c) {
   nlohmann::json j = {{"type", "study"},          {"version", 1},          {"base", c.base},
                       {"candidate", c.candidate}, {"prepare", c.prepare},  {"pairs", c.pairs},
@@ -45,13 +57,19 @@ nlohmann::json header_json(const StudyConfig& c) {
                       {"check_output", c.check_output}, {"telemetry", c.telemetry},
                       {"telemetry_period_ms", c.telemetry_period_ms}, {"telemetry_status", c.telemetry_status}};
   if (c.sequential) j["sequential"] = sequential_design_json(*c.sequential);
+  if (!c.more_candidates.empty()) j["more_candidates"] = c.more_candidates;
+  if (!c.names.empty()) j["names"] = c.names;
+  if (!c.metrics.empty()) j["metrics"] = c.metrics;
   return j;
 }
 
 nlohmann::json run_json(const RunRecord& r) {
+  nlohmann::json metrics = nlohmann::json::object();
+  for (const auto& [name, v] : r.metrics) metrics[name] = v;
   nlohmann::json j = {{"type", "run"},     {"pair", r.pair},       {"attempt", r.attempt},
                       {"arm", r.arm},      {"position", r.position}, {"start", r.start},
                       {"metric", nullptr}, {"wall", r.wall},       {"user", r.user},
+                      {"sys", r.sys},      {"peak_rss_kib", r.peak_rss_kib}, {"metrics", metrics},
                       {"exit", r.exit_code}, {"status", r.status}, {"stdout_tail", r.stdout_tail}};
   if (r.metric) j["metric"] = *r.metric;
   if (!r.output_hash.empty()) j["output_hash"] = r.output_hash;
@@ -130,6 +148,9 @@ Study parse_study(std::string_view content, const std::string& path) {
         if (j.contains("sequential") && !j["sequential"].is_null()) {
           c.sequential = sequential_design_from_json(j["sequential"], c.pairs);
         }
+        c.more_candidates = j.value("more_candidates", std::vector<std::string>{});
+        c.names = j.value("names", std::vector<std::string>{});
+        c.metrics = j.value("metrics", std::vector<std::string>{});
         c.telemetry = j.value("telemetry", "");
         c.telemetry_period_ms = j.value("telemetry_period_ms", 20.0);
         c.telemetry_status = j.value("telemetry_status", "");
@@ -140,12 +161,22 @@ Study parse_study(std::string_view content, const std::string& path) {
         r.pair = j.at("pair").get<std::size_t>();
         r.attempt = j.value("attempt", std::size_t{0});
         r.arm = j.at("arm").get<std::string>();
-        if (r.arm != "base" && r.arm != "candidate") throw InputError(where + ": arm must be base or candidate");
+        const auto arms = arms_of(study.config);
+        if (std::none_of(arms.begin(), arms.end(), [&](const Arm& a) { return a.key == r.arm; })) {
+          throw InputError(fmt::format("{}: arm '{}' is not one of the study's arms", where, r.arm));
+        }
         r.position = j.value("position", 0);
         r.start = j.value("start", 0.0);
         if (!j.at("metric").is_null()) r.metric = j.at("metric").get<double>();
         r.wall = j.value("wall", 0.0);
         r.user = j.value("user", 0.0);
+        r.sys = j.value("sys", 0.0);
+        r.peak_rss_kib = j.value("peak_rss_kib", 0.0);
+        if (j.contains("metrics") && j["metrics"].is_object()) {
+          for (const auto& [name, v] : j["metrics"].items()) {
+            if (v.is_number()) r.metrics[name] = v.get<double>();
+          }
+        }
         r.exit_code = j.value("exit", 0);
         r.status = j.at("status").get<std::string>();
         r.stdout_tail = j.value("stdout_tail", "");
@@ -173,23 +204,25 @@ Study parse_study(std::string_view content, const std::string& path) {
   return study;
 }
 
-std::vector<CompletedPair> completed_pairs(const Study& study) {
-  // (pair, attempt) -> the two arms' records
-  std::map<std::pair<std::size_t, std::size_t>, std::pair<const RunRecord*, const RunRecord*>> attempts;
-  for (const auto& r : study.runs) {
-    auto& slot = attempts[{r.pair, r.attempt}];
-    (r.arm == "base" ? slot.first : slot.second) = &r;
-  }
+std::vector<CompletedPair> completed_pairs(const Study& study, const std::string& candidate_key) {
+  const auto arms = arms_of(study.config);
+  // (pair, attempt) -> each arm's record
+  std::map<std::pair<std::size_t, std::size_t>, std::map<std::string, const RunRecord*>> attempts;
+  for (const auto& r : study.runs) attempts[{r.pair, r.attempt}][r.arm] = &r;
   std::vector<CompletedPair> out;
   std::size_t last_pair = SIZE_MAX;
-  for (const auto& [key, arms] : attempts) {
-    const auto* b = arms.first;
-    const auto* c = arms.second;
-    if (!b || !c || b->status != "ok" || c->status != "ok") continue;
+  for (const auto& [key, runs] : attempts) {
+    const bool complete = std::all_of(arms.begin(), arms.end(), [&](const Arm& a) {
+      const auto it = runs.find(a.key);
+      return it != runs.end() && it->second->status == "ok";
+    });
+    if (!complete || !runs.count(candidate_key)) continue;
     if (key.first == last_pair) continue;  // keep the first complete attempt of a pair
     last_pair = key.first;
-    out.push_back({key.first, *b->metric, *c->metric, b->position == 0, std::min(b->start, c->start),
-                   b->output_hash, c->output_hash, b->telemetry, c->telemetry});
+    const auto* b = runs.at("base");
+    const auto* c = runs.at(candidate_key);
+    out.push_back({key.first, *b->metric, *c->metric, b->position < c->position, std::min(b->start, c->start),
+                   b->output_hash, c->output_hash, b->telemetry, c->telemetry, b, c});
   }
   return out;
 }

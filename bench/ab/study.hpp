@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,11 +17,14 @@ namespace layerbench::ab {
 struct StudyConfig {
   std::string base;
   std::string candidate;
+  std::vector<std::string> more_candidates;  // arms 3, 4, ...: each compared against base
+  std::vector<std::string> names;            // display names of the arms in order; missing = defaults
   std::string prepare;
   std::size_t pairs = 0;
   std::size_t warmup = 0;
   std::string order = "alternate";
-  std::string metric = "wall";
+  std::string metric = "wall";        // the primary metric (the verdict and the stop rule)
+  std::vector<std::string> metrics;   // further metrics, analysed beside it
   double timeout = 0;  // seconds, 0 = none
   std::size_t retries = 0;
   std::uint64_t seed = 0;
@@ -33,15 +37,26 @@ struct StudyConfig {
   std::string telemetry_status;       // what the sampler saw (devices) or why it was unavailable
 };
 
+// One arm: its role key in the records ("base", "candidate", "candidate2", ...), display name and command.
+struct Arm {
+  std::string key;
+  std::string name;
+  std::string command;
+};
+std::vector<Arm> arms_of(const StudyConfig& config);
+
 struct RunRecord {
   std::size_t pair = 0;
   std::size_t attempt = 0;
-  std::string arm;   // "base" or "candidate"
-  int position = 0;  // 0 = ran first in its pair, 1 = second
+  std::string arm;   // the arm's key: "base", "candidate", "candidate2", ...
+  int position = 0;  // 0 = ran first in its pair (round), 1 = second, ...
   double start = 0;  // Unix time in seconds
-  std::optional<double> metric;
+  std::optional<double> metric;  // the primary metric
   double wall = 0;  // seconds, monotonic clock
   double user = 0;  // child user CPU seconds
+  double sys = 0;   // child system CPU seconds
+  double peak_rss_kib = 0;  // largest peak RSS in the command's process tree (wait4), KiB
+  std::map<std::string, double> metrics;  // every metric found, by name (the primary one included)
   int exit_code = 0;
   std::string status;  // ok | failed | timeout | no_metric
   std::string stdout_tail;
@@ -72,17 +87,20 @@ Study parse_study(std::string_view text, const std::string& path);
 // mark, is '{').
 bool looks_like_jsonl(const std::string& path);
 
-// A pair whose two arms both succeeded in one attempt, in pair order.
+// A pair (round) whose arms all succeeded in one attempt, in pair order, seen as base against one
+// candidate arm (by key; "candidate" = the first).
 struct CompletedPair {
   std::size_t pair = 0;
   double base = 0;
   double candidate = 0;
-  bool base_first = true;
+  bool base_first = true;  // base ran before this candidate
   double start = 0;
   std::string base_hash, candidate_hash;
   nlohmann::json base_telemetry, candidate_telemetry;  // null without --telemetry
+  const RunRecord* base_run = nullptr;       // the records (point into the Study)
+  const RunRecord* candidate_run = nullptr;
 };
-std::vector<CompletedPair> completed_pairs(const Study& study);
+std::vector<CompletedPair> completed_pairs(const Study& study, const std::string& candidate_key = "candidate");
 
 // A sequential study's stop rule replayed over its completed pairs (nothing for a fixed-n study).
 std::optional<stats::SequentialResult> sequential_state(const Study& study);

@@ -50,6 +50,10 @@ void check_same(const StudyConfig& old, const StudyConfig& now, const std::strin
   differs("--prepare", old.prepare, now.prepare);
   differs("--metric", old.metric, now.metric);
   differs("--check-output", old.check_output, now.check_output);
+  if (old.more_candidates != now.more_candidates || old.metrics != now.metrics) {
+    throw InputError(fmt::format("{}: the study was written with other arms or metrics; refusing to resume with "
+                                 "different ones (use the same flags, or start a new file)", path));
+  }
   differs("--order", old.order, now.order);
   differs("--warmup", old.warmup, now.warmup);
   differs("--seed", old.seed, now.seed);

@@ -63,6 +63,12 @@ std::string_view to_string(Verdict v) {
 
 Verdict verdict_for(const Finding& f, const GateOptions& o) {
   if (f.verdict == Verdict::inconclusive) return Verdict::inconclusive;
+  if (f.sequential) {
+    const Direction dir{o.higher_is_better};
+    if (f.sequential->stop != stats::SequentialStop::effect) return f.verdict;
+    return dir.worse(f.ci, o.threshold) ? Verdict::regressed : dir.better(f.ci, o.threshold) ? Verdict::improved
+                                                                                            : Verdict::no_change;
+  }
   const Direction dir{o.higher_is_better};
   if (f.p_worse < o.alpha && dir.worse(f.ci, o.threshold)) return Verdict::regressed;
   if (f.p_better < o.alpha && dir.better(f.ci, o.threshold)) return Verdict::improved;
@@ -226,6 +232,57 @@ double parse_threshold(const std::string& text) {
   if (v >= 1)
     throw std::invalid_argument(fmt::format("threshold '{}' is a fraction >= 1; write '{}%' for {} percent", text, text, text));
   return v;
+}
+
+Finding gate_sequential(std::string name, std::span<const double> base, std::span<const double> candidate,
+                        const GateOptions& o, const stats::SequentialDesign& design) {
+  if (base.size() != candidate.size()) throw std::invalid_argument("base and candidate differ in length");
+  check_finite(base, "base");
+  check_finite(candidate, "candidate");
+  Finding f;
+  f.name = std::move(name);
+  f.paired = true;
+  const auto s = stats::sequential_decision(base, candidate, design);
+  f.sequential = s;
+  f.n_base = f.n_candidate = s.pairs;
+  f.test = "confidence sequence (Lai 1976)";
+  f.ci_level = 1 - design.alpha;
+  if (s.pairs == 0) {
+    f.verdict = Verdict::inconclusive;
+    f.undecided = true;
+    f.note = "sequential: no pairs yet";
+    return f;
+  }
+  f.base_center = s.base_mean;
+  f.candidate_center = s.base_mean - s.mean;
+  f.change = -s.mean / s.base_mean;  // candidate / base - 1 of the means
+  // The interval of base - candidate over the base mean, as a change (+ = the candidate is larger).
+  f.ci = {-s.interval.high / s.base_mean, -s.interval.low / s.base_mean};
+  if (s.base_mean < 0) std::swap(f.ci.low, f.ci.high);
+  switch (s.stop) {
+    case stats::SequentialStop::effect:
+      f.verdict = verdict_for(f, o);
+      if (f.verdict == Verdict::no_change) {
+        f.note = fmt::format("sequential: a change after {} pairs, but not wholly beyond the threshold", s.pairs);
+      } else {
+        f.note = fmt::format("sequential: stopped after {} pairs on an effect", s.pairs);
+      }
+      break;
+    case stats::SequentialStop::equivalence:
+      f.verdict = Verdict::no_change;
+      f.note = fmt::format("sequential: equivalent within +-{:.3g}% after {} pairs", 100 * design.equivalence, s.pairs);
+      break;
+    case stats::SequentialStop::max_pairs:
+      f.verdict = Verdict::inconclusive;
+      f.note = fmt::format("sequential: undecided at the cap of {} pairs", s.pairs);
+      break;
+    case stats::SequentialStop::running:
+      f.verdict = Verdict::inconclusive;
+      f.undecided = true;
+      f.note = fmt::format("sequential: undecided after {} pairs; add pairs and run the gate again", s.pairs);
+      break;
+  }
+  return f;
 }
 
 }  // namespace layerbench::gate

@@ -13,6 +13,9 @@
 #include <string_view>
 
 #include "stats/common.hpp"
+#include "stats/sequential.hpp"
+
+#include <optional>
 
 namespace layerbench::gate {
 
@@ -42,6 +45,10 @@ struct Finding {
   std::size_t need = 0;                    // minimum n (pairs / per arm) that can reach alpha
   std::string test;                        // which test produced p
   std::string note;                        // e.g. "inconclusive: need >= 5 pairs"
+  // --sequential: the confidence sequence's stop (ci is then its interval of `change`); undecided =
+  // the rule has not stopped yet and more pairs may follow (exit code 3).
+  std::optional<stats::SequentialResult> sequential;
+  bool undecided = false;
 };
 
 // Paired rule on base[i] / candidate[i] pairs. Throws std::invalid_argument on length mismatch or
@@ -51,6 +58,14 @@ Finding gate_paired(std::string name, std::span<const double> base, std::span<co
 // Unpaired rule on two independent samples.
 Finding gate_unpaired(std::string name, std::span<const double> base, std::span<const double> candidate,
                       const GateOptions& options);
+
+// Sequential rule (stats/sequential.hpp) on pairs in order: stops at the first pair where the
+// always-valid confidence sequence of the mean delta excludes 0 or lies inside +-design.equivalence
+// (relative), or at design.max_pairs. Regressed / improved when it stopped on an effect and its
+// interval of the relative change (delta / base mean) lies wholly beyond the threshold; no change
+// on equivalence or a smaller effect; inconclusive at the cap; undecided while it runs.
+Finding gate_sequential(std::string name, std::span<const double> base, std::span<const double> candidate,
+                        const GateOptions& options, const stats::SequentialDesign& design);
 
 // The verdict the rule gives a computed finding under `options` (threshold, alpha, orientation); lets a
 // caller evaluate several thresholds on one finding. Inconclusive findings stay inconclusive.

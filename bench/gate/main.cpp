@@ -1,6 +1,7 @@
 // layerbench-gate (--pairs FILE | --baseline B --candidate C) [--threshold 2%] [--alpha 0.05] [--metric KEY]
 //                 [--higher-is-better] [--markdown FILE] [--json FILE]   ('-' = standard output)
-// Exit codes: 0 pass (no regression), 1 regression, 2 bad input or usage.
+//                 [--sequential [--equivalence E] [--max-pairs N]]
+// Exit codes: 0 pass (no regression), 1 regression, 2 bad input or usage, 3 (--sequential) undecided.
 #include "bench/cli/app.hpp"
 #include "bench/cli/output_file.hpp"
 #include "bench/gate/gate.hpp"
@@ -14,6 +15,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -21,7 +23,8 @@ namespace lg = layerbench::gate;
 
 namespace {
 
-lg::GateReport run_paired(const std::string& path, const std::string& metric, const lg::GateOptions& o) {
+lg::GateReport run_paired(const std::string& path, const std::string& metric, const lg::GateOptions& o,
+                          const std::optional<layerbench::stats::SequentialDesign>& sequential) {
   const auto study = layerbench::reports::load_study(path, metric);
   lg::GateReport r;
   r.paired = true;
@@ -29,7 +32,8 @@ lg::GateReport run_paired(const std::string& path, const std::string& metric, co
   r.metric = study.metric.empty() ? "value" : study.metric;
   r.unit = study.unit;
   r.options = o;
-  r.findings.push_back(lg::gate_paired(r.metric, study.base, study.candidate, o));
+  r.findings.push_back(sequential ? lg::gate_sequential(r.metric, study.base, study.candidate, o, *sequential)
+                                  : lg::gate_paired(r.metric, study.base, study.candidate, o));
   return r;
 }
 
@@ -87,6 +91,18 @@ int main(int argc, char** argv) {
   layerbench::cli::add_output_option(app, "--json", json, "the verdicts as JSON (schema layerbench-gate/1)");
   layerbench::cli::add_int(app, "--resamples", o.resamples, "bootstrap resamples", std::size_t{1000},
                            std::size_t{10000000});
+  bool sequential = false;
+  std::string equivalence_text;
+  std::size_t max_pairs = 0;
+  double tune_pairs = 10;
+  app.add_flag("--sequential", sequential,
+               "paired: the always-valid sequential rule (run it after every pair; exit 3 = undecided, add pairs)");
+  app.add_option("--equivalence", equivalence_text, "--sequential: no-change margin (default: the threshold)");
+  layerbench::cli::add_int(app, "--max-pairs", max_pairs,
+                           "--sequential: cap; undecided at the cap is inconclusive (0 = none)", std::size_t{0},
+                           std::size_t{10000000});
+  layerbench::cli::add_real(app, "--tune-pairs", tune_pairs, "--sequential: pairs at which the interval is tightest",
+                            layerbench::num::RealRange::closed(1, 1e7));
   layerbench::cli::add_int(app, "--seed", o.seed, "bootstrap seed");
   try {
     app.parse(argc, argv);
@@ -106,7 +122,22 @@ int main(int argc, char** argv) {
     if (!paired && (baseline.empty() || candidate.empty()))
       throw std::invalid_argument("--baseline and --candidate go together");
     layerbench::check_output_paths({{"--markdown", &markdown}, {"--json", &json}});  // before any work
-    const auto report = paired ? run_paired(pairs, metric, o) : run_unpaired(baseline, candidate, metric, o);
+    std::optional<layerbench::stats::SequentialDesign> design;
+    if (sequential) {
+      if (!paired) throw std::invalid_argument("--sequential needs a paired study (--pairs FILE)");
+      if (!(tune_pairs >= 1)) throw std::invalid_argument(fmt::format("--tune-pairs {:g}: must be at least 1", tune_pairs));
+      design.emplace();
+      design->alpha = o.alpha;
+      design->tune_pairs = tune_pairs;
+      design->max_pairs = max_pairs;
+      design->equivalence = equivalence_text.empty() ? o.threshold : lg::parse_threshold(equivalence_text);
+      design->equivalence_relative = true;
+      design->effect_margin = o.threshold;  // stop once the change is wholly beyond the threshold
+    } else if (!equivalence_text.empty() || max_pairs != 0) {
+      throw std::invalid_argument("--equivalence and --max-pairs belong to --sequential");
+    }
+    const auto report =
+        paired ? run_paired(pairs, metric, o, design) : run_unpaired(baseline, candidate, metric, o);
     // The text verdict goes to standard output unless a file flag claimed it with '-'.
     if (json != "-" && markdown != "-") fmt::print("{}", lg::render_text(report));
     if (!json.empty()) layerbench::cli::write_output(json, lg::to_json(report).dump(2) + "\n");

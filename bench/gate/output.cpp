@@ -1,5 +1,7 @@
 #include "bench/gate/output.hpp"
 
+#include "reports/sequential.hpp"
+
 #include "reports/table.hpp"
 
 #include <fmt/format.h>
@@ -45,6 +47,17 @@ reports::Table table(const GateReport& r) {
 std::string rule_text(const GateReport& r) {
   const auto& o = r.options;
   const std::string worse = o.higher_is_better ? "lower" : "higher";
+  if (!r.findings.empty() && r.findings.front().sequential) {
+    const auto& d = r.findings.front().sequential->design;
+    return fmt::format(
+        "Rule (paired, sequential): the always-valid {:.0f}% confidence sequence of the mean delta (Lai 1976), "
+        "replayed pair by pair, stops at the first of: it lies wholly beyond +-{} of the base mean, it lies inside "
+        "+-{}, or {}; regressed iff it stopped with its interval of the relative change wholly beyond {}{}. "
+        "Exit 3 while it has not stopped (add pairs and run again).",
+        100 * (1 - d.alpha), reports::fmt_percent(d.effect_margin, 2), reports::fmt_percent(d.equivalence, 2),
+        d.max_pairs ? fmt::format("{} pairs", d.max_pairs) : std::string("no cap"), worse == "higher" ? "+" : "-",
+        reports::fmt_percent(o.threshold, 2));
+  }
   if (r.paired)
     return fmt::format(
         "Rule (paired): regressed iff the one-sided exact Wilcoxon signed-rank p < {} and the one-sided {:.0f}% "
@@ -65,14 +78,18 @@ std::size_t count(const GateReport& r, Verdict v) {
 
 std::string headline(const GateReport& r) {
   return fmt::format("{}: {} regressed, {} improved, {} no significant change, {} inconclusive",
-                     exit_code(r) == kExitRegression ? "FAIL" : "PASS", count(r, Verdict::regressed),
+                     exit_code(r) == kExitRegression ? "FAIL" : exit_code(r) == kExitUndecided ? "UNDECIDED" : "PASS", count(r, Verdict::regressed),
                      count(r, Verdict::improved), count(r, Verdict::no_change), count(r, Verdict::inconclusive));
 }
 
 }  // namespace
 
 int exit_code(const GateReport& report) {
-  return count(report, Verdict::regressed) > 0 ? kExitRegression : kExitPass;
+  if (count(report, Verdict::regressed) > 0) return kExitRegression;
+  for (const auto& f : report.findings) {
+    if (f.undecided) return kExitUndecided;
+  }
+  return kExitPass;
 }
 
 std::string render_text(const GateReport& r) {
@@ -91,6 +108,9 @@ std::string render_text(const GateReport& r) {
   for (const auto& row : t.rows) line(row);
   for (const auto& k : r.only_base) out += "only in baseline (not gated): " + k + "\n";
   for (const auto& k : r.only_candidate) out += "only in candidate (not gated): " + k + "\n";
+  for (const auto& f : r.findings) {
+    if (f.sequential) out += stats::sequential_summary(*f.sequential) + "\n";
+  }
   out += rule_text(r) + "\n" + headline(r) + "\n";
   return out;
 }
@@ -105,6 +125,9 @@ std::string render_markdown(const GateReport& r) {
     for (const auto& k : r.only_candidate) out += "- only in candidate (not gated): `" + k + "`\n";
     out += "\n";
   }
+  for (const auto& f : r.findings) {
+    if (f.sequential) out += stats::sequential_summary(*f.sequential) + "\n\n";
+  }
   out += rule_text(r) + "\n";
   return out;
 }
@@ -112,7 +135,7 @@ std::string render_markdown(const GateReport& r) {
 nlohmann::json to_json(const GateReport& r) {
   nlohmann::json j;
   j["schema"] = "layerbench-gate/1";
-  j["result"] = exit_code(r) == kExitRegression ? "fail" : "pass";
+  j["result"] = exit_code(r) == kExitRegression ? "fail" : exit_code(r) == kExitUndecided ? "undecided" : "pass";
   j["paired"] = r.paired;
   j["base"] = r.base_source;
   j["candidate"] = r.candidate_source;
@@ -130,6 +153,9 @@ nlohmann::json to_json(const GateReport& r) {
                              {"change", num(f.change)}, {"ci", {num(f.ci.low), num(f.ci.high)}},
                              {"ci_level", f.ci_level}, {"p_worse", num(f.p_worse)}, {"p_better", num(f.p_better)},
                              {"need", f.need}});
+  for (std::size_t i = 0; i < r.findings.size(); ++i) {
+    if (r.findings[i].sequential) j["findings"][i]["sequential"] = reports::sequential_json(*r.findings[i].sequential);
+  }
   j["only_base"] = r.only_base;
   j["only_candidate"] = r.only_candidate;
   return j;

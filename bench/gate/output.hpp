@@ -22,8 +22,10 @@ struct GateReport {
 inline constexpr int kExitPass = 0;
 inline constexpr int kExitRegression = 1;
 inline constexpr int kExitBadInput = kExitUsage;
+inline constexpr int kExitUndecided = 3;  // --sequential: the rule has not stopped; run more pairs
 
-int exit_code(const GateReport& report);  // 1 when any finding regressed, else 0
+// 1 when any finding regressed, else 3 when a sequential finding is still undecided, else 0.
+int exit_code(const GateReport& report);
 std::string render_text(const GateReport& report);
 std::string render_markdown(const GateReport& report);
 nlohmann::json to_json(const GateReport& report);

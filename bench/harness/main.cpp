@@ -77,8 +77,7 @@ void warn_if_gpu_sized(const Context& ctx, const CommonOptions& o, double flops_
   if (seconds < 60) return;
   std::fprintf(stderr,
                "warning: this geometry is GPU-sized: about %.3g GFLOP per rank per timed iteration, %d iterations; "
-               "on the host backend expect %s or more before the first result. For a run of seconds shrink it, "
-               "e.g. %s\n",
+               "on the host backend the run takes %s or more. For a run of seconds shrink it, e.g. %s\n",
                flops_per_iteration / 1e9, o.warmup + o.iterations, cli::format_duration(seconds).c_str(), hint.c_str());
   std::fflush(stderr);
 }

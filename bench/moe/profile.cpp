@@ -9,6 +9,7 @@
 #include "moe/expert_check.hpp"
 #include "moe/init.hpp"
 #include "bench/moe/report.hpp"
+#include "bench/moe/whatif.hpp"
 
 #include <fmt/format.h>
 
@@ -38,7 +39,11 @@ void add_flags(CLI::App& app, RunConfig& c) {
   cli::add_int(app, "--layers", c.layers, "stack depth for the stack figures and --ab", 1, 10000);
   cli::add_int(app, "--moe-layers", c.moe_layers, "MoE layers per forward (derived lines)", 1, 10000);
   app.add_option("--ab", c.ab, "metadata: interleaved A/B, per-layer exchange vs reused splits");
-  cli::add_int(app, "--pairs", c.pairs, "A/B pairs", 2, 1'000'000);
+  cli::add_int(app, "--pairs", c.pairs, "A/B pairs (the cap with --ab-sequential)", 2, 1'000'000);
+  app.add_flag("--ab-sequential", c.ab_sequential,
+               "stop the A/B at the first pair where an always-valid confidence sequence excludes 0 or lies inside "
+               "+-equivalence (alpha 0.05)");
+  app.add_option("--ab-equivalence", c.ab_equivalence, "--ab-sequential: equivalence margin, 1% of the base or ms");
   std::map<std::string, ExpertPath> paths;
   std::string help = "cuda expert path:";
   for (const auto& e : kExpertPaths) {
@@ -51,10 +56,20 @@ void add_flags(CLI::App& app, RunConfig& c) {
   for (const auto& [name, path] : paths) names.push_back(name);
   harness::mark_cuda_only(app.add_option_function<std::string>(
          "--expert-gemm", [&c, paths](const std::string& s) { c.expert_gemm = paths.at(s); }, help)
-      ->check(CLI::IsMember(names)));
+      ->check(CLI::IsMember(names))
+      ->default_str("auto"));
   cli::add_int(app, "--dense-gemm-size", c.dense_gemm_size, "reference dense GEMM M=N=K (0: auto)",
                decltype(c.dense_gemm_size){0}, decltype(c.dense_gemm_size){65536});
   app.add_flag("--skip-check", c.skip_check, "skip the pre-timing consistency check");
+  app.add_option("--what-if", c.what_if, "what-if (critical-path) profile of these components inside the --layers "
+                 "stack: COMPONENT[@begin|@end][,...] (a device spin on the component's stream, a host wait for the "
+                 "sequence-size exchange)");
+  app.add_option("--what-if-levels", c.what_if_levels, "injected delays per instance in us")->delimiter(',');
+  app.add_option("--what-if-rounds", c.what_if_rounds, "what-if rounds (each visits every level once)");
+  app.add_option("--telemetry", c.telemetry, "GPU telemetry during every measurement: auto (on the cuda backend), gpu, off");
+  app.add_option("--telemetry-period", c.telemetry_period_ms, "telemetry sampling period in ms");
+  app.add_option("--framework-exchange-ms", c.framework_exchange_ms,
+                 "a framework's sequence-size exchange, measured elsewhere, for the profile's 'not timed' lines");
 }
 
 std::unique_ptr<MoeLayer> make_layer(const RunConfig& c, Communicator& ep, std::uint64_t seed) {
@@ -129,6 +144,7 @@ double gemm_flops(double m, double n, double k) { return 2.0 * m * n * k; }
 
 int run(harness::Context& ctx, const RunConfig& c) {
   Communicator& world = ctx.world;
+  const auto targets = what_if_targets(c, parse_layout(c.layout));  // bad --what-if: before any work
   auto layer_ptr = make_layer(c, world, c.common.seed);
   MoeLayer& layer = *layer_ptr;
   const Plan& p = layer.plan();
@@ -145,6 +161,8 @@ int run(harness::Context& ctx, const RunConfig& c) {
   dev.synchronize(s);
 
   harness::Runner runner(world, harness::timing_from(c.common));
+  std::string telemetry_status;
+  const auto sampler = make_sampler(c, world, &telemetry_status);
   std::vector<ComponentResult> comps;
   // Every component below, and the dense reference.
   const std::size_t n_components = 13 + (sp ? 4 : 0) + (c.layers > 1 ? 2 : 0);
@@ -154,7 +172,9 @@ int run(harness::Context& ctx, const RunConfig& c) {
                  bool in_layer, double flops = 0, double bytes = 0) {
     ComponentResult r;
     if (std::getenv("LB_MOE_TRACE")) std::fprintf(stderr, "[moe] %s\n", name.c_str());
+    const double t0 = telemetry::Sampler::now();
     r.m = runner.time(name, body, clock);
+    r.telemetry = window_covariates(world, sampler.get(), t0, telemetry::Sampler::now());
     if (progress) progress->step(name);
     r.m.group = c.layout;
     r.in_layer = in_layer;
@@ -264,9 +284,10 @@ int run(harness::Context& ctx, const RunConfig& c) {
   }
 
   std::optional<AbResult> ab;
-  if (c.ab == "metadata") ab = run_ab(layer, x.data(), c, comps);
+  const auto what_ifs = run_what_ifs(layer, x.data(), c, targets, comps, sampler.get());
+  if (c.ab == "metadata") ab = run_ab(layer, x.data(), c, comps, what_ifs, sampler.get());
 
-  ProfileInputs in{c, p, layer.ops().describe(), checks, load, comps, dense, ab};
+  ProfileInputs in{c, p, layer.ops().describe(), checks, load, comps, dense, ab, what_ifs, telemetry_status};
   finish_report(ctx, runner, in);
   return 0;
 }

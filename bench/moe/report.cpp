@@ -1,10 +1,13 @@
 // Table, derived lines and output files of the component profile.
 #include "bench/moe/report.hpp"
 
+#include "bench/moe/whatif.hpp"
 #include "stats/summary.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace layerbench::moe {
@@ -110,15 +113,45 @@ void finish_report(harness::Context& ctx, const harness::Runner& runner, Profile
       p.inter, in.ops);
   md += fmt::format("{} warmup + {} timed iterations, rank-max per iteration; times in ms.\n\n",
                     runner.options().warmup, runner.options().iterations);
-  md += "| component | median | min | max | share of layer | rate |\n|---|---:|---:|---:|---:|---:|\n";
+  // What-if columns: the isolated cost is the median; the fraction and the removal effect come
+  // from the what-if of the component (first one listed when several edges were delayed).
+  auto what_if_of = [&](const std::string& name) -> const harness::WhatIfResult* {
+    for (const auto& w : in.what_ifs)
+      if (w.target.component == name) return &w;
+    return nullptr;
+  };
+  const bool with_what_if = !in.what_ifs.empty();
+  const bool with_tel = std::any_of(comps.begin(), comps.end(), [](const auto& r) { return r.telemetry.samples > 0; });
+  md += "| component | median | min | max | share of layer | rate |";
+  md += with_what_if ? " critical-path fraction (95% CI) | removal ms/forward (95% CI) |" : "";
+  md += with_tel ? " SM MHz / power-capped |" : "";
+  md += "\n|---|---:|---:|---:|---:|---:|";
+  md += with_what_if ? "---|---|" : "";
+  md += with_tel ? "---|" : "";
+  md += "\n";
   for (const auto& r : comps) {
     const auto sm = stats::summarize(r.m.samples_ms);
     std::string share = r.in_layer && layer_ms > 0 ? fmt::format("{:.1f}%", 100 * sm.median / layer_ms) : "-";
     const double gf = r.flops / (sm.median * 1e6);
     std::string rate = r.flops > 0 ? (gf >= 1000 ? fmt::format("{:.1f} TFLOP/s", gf / 1000) : fmt::format("{:.2f} GFLOP/s", gf))
                        : r.bytes > 0 ? fmt::format("{:.1f} GB/s", r.bytes / (sm.median * 1e6)) : "";
-    md += fmt::format("| {} | {:.4f} | {:.4f} | {:.4f} | {} | {} |\n", r.m.name, sm.median, sm.min,
-                      sm.max, share, rate);
+    md += fmt::format("| {} | {:.4f} | {:.4f} | {:.4f} | {} | {} |", r.m.name, sm.median, sm.min, sm.max, share, rate);
+    if (with_what_if) {
+      if (const auto* w = what_if_of(r.m.name)) {
+        const double f = w->instances_per_forward;
+        const auto e = w->effect_ci(f, 0.95);
+        md += fmt::format(" {:.3f} [{:.3f}, {:.3f}] | {:+.4f} [{:+.4f}, {:+.4f}] |", w->fit.slope, w->fit.ci.low,
+                          w->fit.ci.high, w->effect_ms(f), e.low, e.high);
+      } else {
+        md += " | |";
+      }
+    }
+    if (with_tel)
+      md += std::isfinite(r.telemetry.sm_clock_mhz)
+                ? fmt::format(" {:.0f} / {:.0f}% |", r.telemetry.sm_clock_mhz, 100 * r.telemetry.power_capped_share)
+                : " - |";
+    md += "\n";
+    if (r.telemetry.samples > 0) components[r.m.name]["telemetry"] = covariates_json(r.telemetry);
   }
   md += fmt::format("| dense_gemm_reference {}^3 | {:.4f} | | | - | {:.1f} TFLOP/s |\n\n", in.dense.size,
                     dense_ms, dense_tflops);
@@ -157,9 +190,30 @@ void finish_report(harness::Context& ctx, const harness::Runner& runner, Profile
   nlohmann::json extra = {{"components", components}, {"derived", derived}, {"checks", in.checks},
                           {"expert_load", in.load}, {"layout", c.layout}, {"world_size", p.world},
                           {"tokens_per_rank", p.local_tokens}, {"iterations", runner.options().iterations}};
+  if (!in.what_ifs.empty()) {
+    nlohmann::json wj = nlohmann::json::array();
+    for (const auto& w : in.what_ifs) wj.push_back(w.to_json(0.95));
+    extra["what_if"] = wj;
+    md += harness::what_if_markdown(in.what_ifs, 0.95);
+    if (const auto oc = overlap_check(in.what_ifs, comps, 0.95)) {
+      extra["overlap_prediction"] = oc->json;
+      md += oc->markdown;
+    }
+  }
   if (in.ab) {
     extra["ab"] = in.ab->json;
     md += in.ab->markdown;
+  }
+  md += not_timed_markdown(c, comps, in.what_ifs);
+  extra["telemetry_status"] = in.telemetry_status;
+  if (with_tel) {
+    double capped = 0;
+    for (const auto& r : comps)
+      if (std::isfinite(r.telemetry.power_capped_share)) capped = std::max(capped, r.telemetry.power_capped_share);
+    if (capped >= ab::kPowerCappedWarning)
+      md += fmt::format("\n- Warning: the GPU was power-capped during the measurements (up to {:.0f}% of the samples "
+                        "of a component): idle time raises the clocks, so removing work can save less (or more) "
+                        "than its isolated cost.\n", 100 * capped);
   }
   nlohmann::json config = {{"hidden", p.hidden}, {"moe_heads", p.heads}, {"experts", p.experts},
                            {"topk", p.topk}, {"intermediate", p.inter}, {"scale", p.scale},

@@ -1,7 +1,10 @@
 #pragma once
 // The profile's output side: the component table, derived lines, JSON sections, markdown;
 // and the `--ab metadata` study.
+#include "bench/ab/telemetry.hpp"
 #include "bench/harness/main.hpp"
+#include "bench/harness/whatif.hpp"
+#include "collectives/telemetry.hpp"
 #include "bench/moe/run_config.hpp"
 #include "moe/layer.hpp"
 #include "reports/result.hpp"
@@ -19,6 +22,7 @@ struct ComponentResult {
   bool in_layer = true;  // part of the layer's own path in this layout (share of layer)
   double flops = 0;      // per call, this rank (0: not a compute component)
   double bytes = 0;      // per call, this rank's buffer (comm components)
+  ab::RunCovariates telemetry;  // GPU telemetry over the measurement (reduced over ranks)
 };
 
 struct DenseRef {
@@ -40,14 +44,19 @@ struct ProfileInputs {
   std::vector<ComponentResult>& comps;
   DenseRef& dense;
   std::optional<AbResult>& ab;
+  const std::vector<harness::WhatIfResult>& what_ifs;
+  std::string telemetry_status;
 };
 
 double median_ms(const reports::Measurement& m);
 
 // Interleaved stack A/B (base: per-layer exchange, candidate: reused split sizes), analysed
 // by the stats engine against the profile's prediction (saving per layer x layers).
-AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c,
-                const std::vector<ComponentResult>& comps);
+// The prediction is the exchange what-if's (fraction x cost x exchanges saved per stack, with
+// its interval), checked with measured - predicted and measured / predicted intervals; the
+// arms' GPU telemetry is compared when `sampler` is given.
+AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::vector<ComponentResult>& comps,
+                const std::vector<harness::WhatIfResult>& what_ifs, const telemetry::Sampler* sampler);
 
 // Fills the metrics, prints the table on rank 0 and writes --json / --csv / --markdown / GB.
 void finish_report(harness::Context& ctx, const harness::Runner& runner, ProfileInputs& in);

@@ -1,11 +1,14 @@
 #include "bench/moe/run_config.hpp"
 
+#include "bench/harness/whatif.hpp"
 #include "collectives/error.hpp"
 #include "common/numeric.hpp"
+#include "stats/amount.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <utility>
 
@@ -49,7 +52,27 @@ void validate(const RunConfig& c) {
   if (c.moe_layers < 1) throw UsageError("--moe-layers must be at least 1");
   if (!c.ab.empty() && c.ab != "metadata") throw UsageError("--ab accepts only 'metadata'");
   if (c.pairs < 2) throw UsageError("--pairs must be at least 2");
+  if ((c.ab_sequential || !c.ab_equivalence.empty()) && c.ab.empty()) {
+    throw UsageError("--ab-sequential and --ab-equivalence need --ab metadata");
+  }
+  if (!c.ab_equivalence.empty()) {
+    if (!c.ab_sequential) throw UsageError("--ab-equivalence needs --ab-sequential");
+    const auto e = stats::parse_amount(c.ab_equivalence);
+    if (!e || !(e->value > 0)) {
+      throw UsageError(fmt::format("--ab-equivalence {}: expected a positive percentage (1%) or ms", c.ab_equivalence));
+    }
+  }
   if (c.dense_gemm_size < 0) throw UsageError("--dense-gemm-size must be >= 0");
+  harness::WhatIfOptions w;
+  w.levels_us = c.what_if_levels;
+  w.rounds = c.what_if_rounds;
+  if (!c.what_if.empty() || c.ab == "metadata") harness::validate_what_if(w);
+  if (c.telemetry != "auto" && c.telemetry != "gpu" && c.telemetry != "off")
+    throw UsageError(fmt::format("--telemetry must be auto, gpu or off, got '{}'", c.telemetry));
+  if (!(c.telemetry_period_ms >= 1 && c.telemetry_period_ms <= 10000))
+    throw UsageError("--telemetry-period must be in [1, 10000] ms");
+  if (!(c.framework_exchange_ms >= 0) || !std::isfinite(c.framework_exchange_ms))
+    throw UsageError("--framework-exchange-ms must be >= 0");
 }
 
 std::optional<std::uint64_t> bytes_per_rank(const RunConfig& c, int world) {

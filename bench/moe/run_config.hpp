@@ -21,10 +21,20 @@ struct RunConfig {
   int layers = 1;       // stack depth used by whole-stack figures and the A/B
   int moe_layers = 36;  // MoE layers per transformer forward (for the derived lines)
   std::string ab;       // "" or "metadata"
-  int pairs = 31;
+  int pairs = 31;              // the number of pairs, or the cap with ab_sequential
+  bool ab_sequential = false;  // stop the A/B once a confidence sequence decides (stats/sequential.hpp)
+  std::string ab_equivalence;  // "" or a margin: "1%" of the base mean, or ms
   ExpertPath expert_gemm = ExpertPath::automatic;  // cuda; the flag offers the profile's paths
   std::int64_t dense_gemm_size = 0;  // 0 = 8192 on cuda, 256 on host
   bool skip_check = false;
+  // What-if profile: components to delay inside the --layers stack ("a,b@begin"), delay levels
+  // (microseconds per instance) and rounds.
+  std::string what_if;
+  std::vector<double> what_if_levels = {0, 10, 20, 40};
+  int what_if_rounds = 8;
+  std::string telemetry = "auto";     // auto (gpu on the cuda backend) | gpu | off
+  double telemetry_period_ms = 10;
+  double framework_exchange_ms = 0;   // a framework's exchange, measured elsewhere (0: not given)
 };
 
 // Checks that do not need the world size (UsageError).

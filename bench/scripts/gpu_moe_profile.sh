@@ -3,7 +3,7 @@
 # the profiles. Usage: [EXPERT_GEMM=auto] [COMPARE="bucketed ..."] bench/scripts/gpu_moe_profile.sh OUT_DIR [quick|final]
 # (EXPERT_GEMM and COMPARE name layerbench-moe expert paths: auto, bucketed)
 set -u
-source "$(dirname "$0")/../../bench/scripts/require_gpu.sh"
+source "$(dirname "$0")/require_gpu.sh"
 OUT=${1:?out dir}; MODE=${2:-quick}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

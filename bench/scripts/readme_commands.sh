@@ -57,7 +57,7 @@ while IFS= read -r -d '' block; do
     ran=$((ran + 1))
   done <<< "$cmds"
   [ "$list" = 1 ] && continue
-  if ! bash -c "$script"; then
+  if ! bash -c "$script" < /dev/null; then
     echo "readme_commands: a command of this block failed:" >&2
     echo "$cmds" | sed 's/^/    /' >&2
     failed=$((failed + 1))

@@ -43,6 +43,22 @@ TEST(Paired, MatchesScipyOnDeltas) {
   EXPECT_NE(a.guidance[0].find("All tests agree"), std::string::npos);
 }
 
+TEST(Paired, GuidanceNeverSaysAllTestsAgreeWhenTheSignTestDisagrees) {
+  // Eight large positive deltas, four tiny negative ones: t and Wilcoxon significant, sign test
+  // (8 of 12, p = 0.39) not.
+  const std::vector<double> d{5, 6, 7, 8, 5.5, 6.5, 7.5, 8.5, -0.1, -0.2, -0.3, -0.4};
+  std::vector<double> b, c(d.size(), 100.0);
+  for (double x : d) b.push_back(100.0 + x);
+  const auto a = ls::analyze_paired(b, c, quick());
+  ASSERT_LT(a.t.p, 0.05);
+  ASSERT_LT(*a.wilcoxon.p_exact, 0.05);
+  ASSERT_GT(a.sign.p, 0.05);
+  std::string all;
+  for (const auto& g : a.guidance) all += g + "\n";
+  EXPECT_EQ(all.find("All tests agree"), std::string::npos) << all;
+  EXPECT_NE(all.find("the sign test is not significant"), std::string::npos) << all;
+}
+
 TEST(Paired, SwappingArmsFlipsSignsAndKeepsP) {
   const auto a = ls::analyze_paired(base, cand, quick());
   const auto b = ls::analyze_paired(cand, base, quick());

@@ -198,6 +198,16 @@ TEST(Sequential, StopRuleFiresAtTheFirstPairAndIgnoresLaterOnes) {
   EXPECT_NE(absolute.stop, ls::SequentialStop::effect);
   EXPECT_DOUBLE_EQ(absolute.margin, 0.001);
 
+  // An effect margin (a gate's threshold): the stop waits until the interval is wholly beyond it.
+  ls::SequentialDesign gate;
+  gate.effect_margin = 0.02;  // 2% of the base mean; the true effect is 3%
+  gate.max_pairs = 200;
+  const auto relevant = ls::sequential_decision(base, faster, gate);
+  EXPECT_EQ(relevant.stop, ls::SequentialStop::effect);
+  EXPECT_GE(relevant.pairs, effect.pairs);
+  EXPECT_GT(relevant.interval.low, relevant.effect_margin);
+  EXPECT_NEAR(relevant.effect_margin, 0.02 * relevant.base_mean, 1e-15);
+
   EXPECT_THROW(ls::sequential_decision(b.first(3), f.first(4), d), std::invalid_argument);
   EXPECT_EQ(ls::parse_sequential_stop("equivalence"), ls::SequentialStop::equivalence);
   EXPECT_THROW(ls::parse_sequential_stop("maybe"), std::invalid_argument);

@@ -189,4 +189,20 @@ TEST(PlanCli, FromPilot) {
   EXPECT_GE(j["recommended"].get<int>(), 6);
   const auto fixed = json::parse(run_ab({"plan", "--pilot", pilot.string(), "--effect", "0.5", "--json", "-"}).out);
   EXPECT_DOUBLE_EQ(fixed["effect"].get<double>(), 0.5);
+  // A percentage is of the pilot's base mean (10): 3% = 0.3.
+  const auto pct = json::parse(run_ab({"plan", "--pilot", pilot.string(), "--effect", "3%", "--json", "-"}).out);
+  EXPECT_NEAR(pct["effect"].get<double>(), 0.3, 1e-12);
+}
+
+TEST(PlanCli, PercentagesAreAccepted) {
+  // Effect and sd both as percentages: only their ratio matters, as with the same figures in a unit.
+  const auto pct = run_ab({"plan", "--sd", "1%", "--effect", "3%", "--json", "-"});
+  ASSERT_EQ(pct.exit_code, 0) << pct.err;
+  const auto unit = run_ab({"plan", "--sd", "1", "--effect", "3", "--json", "-"});
+  EXPECT_EQ(json::parse(pct.out)["recommended"], json::parse(unit.out)["recommended"]);
+  EXPECT_NE(run_ab({"plan", "--sd", "1%", "--effect", "3%"}).out.find("delta of 3%"), std::string::npos);
+  const auto mixed = run_ab({"plan", "--sd", "0.01", "--effect", "3%"});
+  EXPECT_EQ(mixed.exit_code, 2);
+  EXPECT_NE(mixed.err.find("both as percentages"), std::string::npos) << mixed.err;
+  EXPECT_EQ(run_ab({"plan", "--sd", "1%", "--effect", "three"}).exit_code, 2);
 }

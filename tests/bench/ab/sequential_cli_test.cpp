@@ -72,8 +72,8 @@ TEST(SequentialCli, AAStudyStopsOnEquivalence) {
   json j;
   for (int attempt = 0; attempt < 3; ++attempt) {  // an A/A study errs (stops on "effect") <= 5% of the time
     std::filesystem::remove(out);
-    const auto r = run_ab({"run", "--base", "sleep 0.05", "--candidate", "sleep 0.05", "--sequential",
-                           "--equivalence", "5%", "--max-pairs", "300", "--out", out.string(), "--json", "-",
+    const auto r = run_ab({"run", "--base", "sleep 0.1", "--candidate", "sleep 0.1", "--sequential",
+                           "--equivalence", "5%", "--max-pairs", "150", "--out", out.string(), "--json", "-",
                            "--resamples", "2000"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     j = json::parse(r.out);

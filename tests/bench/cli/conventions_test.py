@@ -7,16 +7,19 @@
     never a boolean --json / --markdown; every JSON written carries a schema;
   * CUDA-only flags on the host backend: exit 2 with one message.
 
-usage: conventions_test.py COLL MOE ATTN AB GATE REPORT DATA_DIR
+usage: conventions_test.py COLL MOE ATTN AB GATE REPORT DATA_DIR [DEVELOPER_BINARY...]
+(developer binaries: --version only)
 """
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
 
 coll, moe, attn, ab, gate, report, data = sys.argv[1:8]
+developer = sys.argv[8:]
 binaries = {"layerbench-coll": coll, "layerbench-moe": moe, "layerbench-attn": attn, "layerbench-ab": ab,
             "layerbench-gate": gate, "layerbench-report": report}
 mpi_binaries = {"layerbench-coll", "layerbench-moe", "layerbench-attn"}
@@ -45,6 +48,11 @@ for name, exe in binaries.items():
     rc, out, err = run(exe, "--help")
     expect(rc == 0, f"{name} --help: rc {rc} {err[-300:]}")
     helps[name] = out
+for exe in developer:
+    name = os.path.basename(exe)
+    rc, out, err = run(exe, "--version")
+    expect(rc == 0 and re.match(rf"{name} \d+\.\d+\.\d+ \(git \S+\)\nbuilt with: CUDA ", out),
+           f"{name} --version: rc {rc}, {out!r} {err[-300:]!r}")
 for sub in ("analyze", "plan", "run"):
     rc, out, err = run(ab, sub, "--help")
     expect(rc == 0, f"layerbench-ab {sub} --help: rc {rc} {err[-300:]}")
@@ -117,6 +125,18 @@ for exe, args in [(coll, ["--graph"]), (coll, ["--comm-alloc", "--nvlink-centric
     rc, out, err = run(exe, "--backend", "host", *args, "-b", "8", "-e", "8")
     expect(rc == 2 and "only the CUDA backend uses" in err and err.count("\n") <= 2,
            f"{os.path.basename(exe)} {args} on host: rc {rc} {err!r}")
+
+# GPU-sized defaults on the host backend: a warning that names the flags that shrink them, before
+# any work (the run itself would take hours here, so it is stopped once the warning is read).
+for exe, args, flag in [(moe, [], "--tokens"), (attn, ["--topologies", "cp1"], "--seqs")]:
+    p = subprocess.Popen([exe, "--backend", "host", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True, start_new_session=True)
+    try:
+        line = p.stderr.readline()
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+    expect("GPU-sized" in line and flag in line, f"{os.path.basename(exe)} default geometry on host: {line!r}")
 
 if failures:
     print("FAILED:\n  " + "\n  ".join(failures))

@@ -115,6 +115,41 @@ def main():
     rc, _, err = run("--pairs", p("broken.jsonl"))
     expect(rc == 2 and "broken.jsonl:3" in err, f"a broken line before the end: rc {rc} {err!r}")
 
+    # --sequential: 5% slower with ~0.5% noise stops early as a regression; three pairs are undecided
+    # (exit 3: add pairs); an A/A study stops on equivalence within the 2% threshold.
+    def pairs_csv(name, ratio, n):
+        with open(p(name), "w") as f:
+            f.write("base,candidate\n")
+            for i in range(n):
+                b = 100 * (1 + 0.005 * math.sin(1.3 * i))
+                f.write(f"{b},{ratio * 100 * (1 + 0.005 * math.cos(2.1 * i))}\n")
+    pairs_csv("slow5.csv", 1.05, 60)
+    pairs_csv("same.csv", 1.0, 60)
+    pairs_csv("three.csv", 1.05, 3)
+    rc, out, _ = run("--pairs", p("slow5.csv"), "--sequential", "--json", "-")
+    j = json.loads(out) if rc in (0, 1, 3) else {}
+    seq = j.get("findings", [{}])[0].get("sequential", {})
+    expect(rc == 1 and seq.get("stop") == "effect" and seq.get("pairs", 99) < 60,
+           f"sequential 5% slower: rc {rc} {seq}")
+    rc, out, _ = run("--pairs", p("three.csv"), "--sequential")
+    expect(rc == 3 and "UNDECIDED" in out, f"sequential after 3 pairs: rc {rc} {out}")
+    rc, out, _ = run("--pairs", p("same.csv"), "--sequential", "--json", "-")
+    seq = json.loads(out)["findings"][0].get("sequential", {}) if rc == 0 else {}
+    expect(rc == 0 and seq.get("stop") == "equivalence", f"sequential A/A: rc {rc} {seq}")
+    rc, _, err = run("--pairs", p("same.csv"), "--max-pairs", "9")
+    expect(rc == 2 and "--sequential" in err, f"--max-pairs without --sequential: rc {rc} {err}")
+
+    # A study of three arms (layerbench-ab run with two --candidate): gated as base against the first.
+    with open(p("three.jsonl"), "w") as f:
+        f.write(json.dumps({"type": "study", "version": 1, "base": "b", "candidate": "c", "more_candidates": ["d"],
+                            "pairs": 8, "metric": "wall"}) + "\n")
+        for i in range(8):
+            for pos, (arm, v) in enumerate((("base", 1.0), ("candidate", 1.2), ("candidate2", 0.5))):
+                f.write(json.dumps({"type": "run", "pair": i, "attempt": 0, "arm": arm, "position": pos,
+                                    "metric": v * (1 + 0.001 * math.sin(i + pos)), "status": "ok"}) + "\n")
+    rc, out, err = run("--pairs", p("three.jsonl"))
+    expect(rc == 1 and "regressed" in out, f"three-arm study, first candidate 20% slower: rc {rc} {out} {err}")
+
     for f in failures:
         print("FAIL:", f)
     print("PASS" if not failures else f"{len(failures)} failure(s)")

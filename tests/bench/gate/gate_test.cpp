@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <random>
+#include <span>
 #include <vector>
 
 namespace lg = layerbench::gate;
@@ -169,4 +170,55 @@ TEST(Gate, PairedLargeNNormalLimitMatchesBootstrap) {
   EXPECT_EQ(boot.note.find("normal-limit"), std::string::npos);
   const double scale = std::sqrt(static_cast<double>(b2.size()) / static_cast<double>(b.size()));
   EXPECT_NEAR((big.ci.high - big.ci.low) / (boot.ci.high - boot.ci.low), scale, 0.1 * scale);
+}
+
+TEST(Gate, SequentialRuleStopsEarlyOnARegressionAndOnEquivalence) {
+  // Deterministic noise of about 1%: the candidate 5% slower, or the same.
+  std::vector<double> base, slower, same;
+  for (int i = 0; i < 200; ++i) {
+    const double wobble = 0.01 * std::sin(1.3 * i) + 0.007 * std::cos(2.9 * i);
+    base.push_back(100 * (1 + wobble));
+    slower.push_back(105 * (1 - wobble * 0.8 + 0.004 * std::sin(0.7 * i)));
+    same.push_back(100 * (1 - wobble * 0.8 + 0.004 * std::sin(0.7 * i)));
+  }
+  lg::GateOptions o;
+  o.threshold = 0.02;
+  layerbench::stats::SequentialDesign d;
+  d.alpha = o.alpha;
+  d.equivalence = o.threshold;
+  d.effect_margin = o.threshold;  // as layerbench-gate --sequential sets it
+  d.max_pairs = 150;
+  const auto reg = lg::gate_sequential("t", base, slower, o, d);
+  EXPECT_EQ(reg.verdict, lg::Verdict::regressed) << reg.note;
+  EXPECT_LT(reg.n_base, 30u);  // early
+  EXPECT_GT(reg.ci.low, o.threshold);  // the whole interval of the change beyond +2%
+  EXPECT_NEAR(reg.change, 0.05, 0.01);
+  EXPECT_EQ(lg::verdict_for(reg, o), lg::Verdict::regressed);
+  auto loose = o;
+  loose.threshold = 0.5;  // the same stop judged against a 50% threshold: a change, not a relevant one
+  EXPECT_EQ(lg::verdict_for(reg, loose), lg::Verdict::no_change);
+
+  const auto eq = lg::gate_sequential("t", base, same, o, d);
+  EXPECT_EQ(eq.verdict, lg::Verdict::no_change) << eq.note;
+  EXPECT_EQ(eq.sequential->stop, layerbench::stats::SequentialStop::equivalence);
+  EXPECT_FALSE(eq.undecided);
+
+  // Three pairs decide nothing yet: undecided, exit 3 (add pairs); at a cap of 3 it is inconclusive.
+  const std::span<const double> b(base), s(slower);
+  const auto early = lg::gate_sequential("t", b.first(3), s.first(3), o, d);
+  EXPECT_TRUE(early.undecided);
+  lg::GateReport report;
+  report.paired = true;
+  report.options = o;
+  report.findings = {early};
+  EXPECT_EQ(lg::exit_code(report), lg::kExitUndecided);
+  EXPECT_EQ(lg::to_json(report)["result"], "undecided");
+  EXPECT_TRUE(lg::to_json(report)["findings"][0]["sequential"].is_object());
+  d.max_pairs = 3;
+  const auto capped = lg::gate_sequential("t", b.first(3), s.first(3), o, d);
+  EXPECT_EQ(capped.verdict, lg::Verdict::inconclusive);
+  EXPECT_FALSE(capped.undecided);
+  report.findings = {reg};
+  EXPECT_EQ(lg::exit_code(report), lg::kExitRegression);
+  EXPECT_NE(lg::render_markdown(report).find("Sequential stop after"), std::string::npos);
 }

@@ -1,0 +1,219 @@
+#include "bench/moe/whatif.hpp"
+
+#include "bench/cli/progress.hpp"
+#include "bench/moe/profile.hpp"
+#include "collectives/error.hpp"
+#include "stats/prediction.hpp"
+#include "stats/summary.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace layerbench::moe {
+
+namespace {
+
+using nlohmann::json;
+json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+const ComponentResult* find(const std::vector<ComponentResult>& v, const std::string& n) {
+  for (const auto& c : v)
+    if (c.m.name == n) return &c;
+  return nullptr;
+}
+
+// NaN travels through control_max as -inf and comes back as NaN.
+double to_max(double v) { return std::isfinite(v) ? v : -std::numeric_limits<double>::infinity(); }
+double from_max(double v) { return std::isfinite(v) ? v : stats::nan_value; }
+
+}  // namespace
+
+std::unique_ptr<telemetry::Sampler> make_sampler(const RunConfig& c, Communicator& world, std::string* status) {
+  const bool want = c.telemetry == "gpu" || (c.telemetry == "auto" && world.backend() == Backend::cuda);
+  if (!want) {
+    *status = "off";
+    return nullptr;
+  }
+  std::string why;
+  const auto id = world.device().pci_bus_id();
+  auto s = telemetry::make_gpu_sampler(id.empty() ? std::vector<std::string>{} : std::vector<std::string>{id},
+                                       std::chrono::microseconds(static_cast<long>(c.telemetry_period_ms * 1000)), &why);
+  *status = s ? s->describe().dump() : "unavailable: " + why;
+  if (!s && world.rank() == 0) std::fprintf(stderr, "layerbench-moe: warning: GPU telemetry %s\n", status->c_str());
+  return s;
+}
+
+ab::RunCovariates window_covariates(Communicator& world, const telemetry::Sampler* sampler, double t0, double t1) {
+  ab::RunCovariates r;
+  if (sampler) r = ab::covariates_of(telemetry::window_json(sampler->summaries(t0, t1)));
+  double v[5] = {static_cast<double>(r.samples), to_max(-r.sm_clock_mhz), to_max(r.power_capped_share),
+                 to_max(r.power_w), to_max(r.memory_peak_mib)};
+  world.control_max(v);
+  r.samples = static_cast<std::size_t>(v[0]);
+  r.sm_clock_mhz = from_max(-v[1]);
+  r.power_capped_share = from_max(v[2]);
+  r.power_w = from_max(v[3]);
+  r.memory_peak_mib = from_max(v[4]);
+  return r;
+}
+
+json covariates_json(const ab::RunCovariates& r) {
+  return {{"samples", r.samples}, {"sm_clock_mean_mhz_min_over_ranks", num(r.sm_clock_mhz)},
+          {"power_capped_share_max_over_ranks", num(r.power_capped_share)}, {"power_mean_w_max_over_ranks", num(r.power_w)},
+          {"memory_used_peak_mib", num(r.memory_peak_mib)}};
+}
+
+std::vector<harness::WhatIfTarget> what_if_targets(const RunConfig& c, Layout layout) {
+  std::vector<harness::WhatIfTarget> t;
+  if (!c.what_if.empty()) t = harness::parse_what_if(c.what_if, MoeLayer::hook_points(), {"seq_size_exchange"});
+  for (const auto& x : t) {
+    const bool sp_only = x.component == "seq_size_exchange" || x.component == "ep_dispatch" || x.component == "ep_undispatch";
+    if (sp_only && layout != Layout::sp) throw UsageError(fmt::format("--what-if {}: the tp layout has no such component", x.component));
+    if (x.component == "tp_reduction" && layout != Layout::tp)
+      throw UsageError("--what-if tp_reduction: the sp layout has no TP reduction in its layer");
+  }
+  const bool has_exchange = std::any_of(t.begin(), t.end(), [](const auto& x) { return x.component == "seq_size_exchange"; });
+  if (c.ab == "metadata" && layout == Layout::sp && !has_exchange) t.push_back({"seq_size_exchange", Edge::end, DelayKind::host});
+  return t;
+}
+
+std::vector<harness::WhatIfResult> run_what_ifs(MoeLayer& layer, const void* x, const RunConfig& c,
+                                                const std::vector<harness::WhatIfTarget>& targets,
+                                                const std::vector<ComponentResult>& comps,
+                                                const telemetry::Sampler* sampler) {
+  std::vector<harness::WhatIfResult> out;
+  if (targets.empty()) return out;
+  Communicator& w = layer.ep();
+  auto& dev = w.device();
+  const Stream s = dev.compute_stream();
+  Buffer a = layer.make_activation(), b = layer.make_activation();
+  InjectedDelays delays(dev);
+  layer.set_delay_hook(&delays);
+  harness::WhatIfOptions o;
+  o.levels_us = c.what_if_levels;
+  o.rounds = c.what_if_rounds;
+  const int L = c.layers;
+  std::optional<cli::Progress> bar;  // one step per what-if round
+  if (w.rank() == 0) bar.emplace("what-if", targets.size() * static_cast<std::size_t>(o.rounds));
+  for (const auto& t : targets) {
+    auto max_ms = [&](double ms) {
+      w.control_max(std::span<double>(&ms, 1));
+      return ms;
+    };
+    auto calibrate = [&](double us) {
+      return max_ms(t.kind == DelayKind::host ? harness::calibrate_host_spin(us, o.calibration_reps)
+                                              : harness::calibrate_device_spin(dev, s, us, o.calibration_reps));
+    };
+    auto stack = [&](double us) {
+      delays.clear();
+      delays.set(t.component, t.edge, t.kind, us);
+      dev.synchronize(s);
+      w.control_barrier();
+      const auto n0 = delays.injected();
+      const auto t0 = std::chrono::steady_clock::now();
+      dev.copy(a.data(), x, a.bytes(), s);
+      run_stack(layer, a.data(), b.data(), L, /*reuse=*/false, s);
+      dev.synchronize(s);
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      LB_CHECK(delays.injected() - n0 == static_cast<std::size_t>(L), "one injected delay per layer of the stack");
+      return max_ms(ms);
+    };
+    const auto* comp = find(comps, t.component);
+    const std::vector<double> cost = comp ? comp->m.samples_ms : std::vector<double>{};
+    auto progress = [&](int round, int rounds) {
+      if (bar && round > 0) bar->step(fmt::format("{} round {}/{}", t.name(), round, rounds));
+    };
+    out.push_back(harness::run_what_if(o, t, L, c.moe_layers, cost, calibrate, stack, sampler, progress));
+    if (bar) bar->step(fmt::format("{} round {}/{}", t.name(), o.rounds, o.rounds));
+  }
+  if (bar) bar->finish();
+  layer.set_delay_hook(nullptr);
+  return out;
+}
+
+std::vector<Prediction> exchange_predictions(const std::vector<harness::WhatIfResult>& w, double saved_per_stack,
+                                             double confidence) {
+  std::vector<Prediction> out;
+  for (const auto& r : w) {
+    if (r.target.component != "seq_size_exchange" || !std::isfinite(r.cost_ms)) continue;
+    Prediction p;
+    p.source = "what-if " + r.target.name();
+    p.value = r.effect_ms(saved_per_stack);
+    p.ci = r.effect_ci(saved_per_stack, confidence);
+    p.half_width = std::isfinite(p.ci.low) ? std::max(p.value - p.ci.low, p.ci.high - p.value) : 0.0;
+    out.push_back(p);
+  }
+  return out;
+}
+
+std::optional<OverlapCheck> overlap_check(const std::vector<harness::WhatIfResult>& w,
+                                          const std::vector<ComponentResult>& comps, double confidence) {
+  const harness::WhatIfResult* disp = nullptr;
+  for (const auto& r : w)
+    if (r.target.component == "ep_dispatch") disp = &r;
+  const auto* ser = find(comps, "branches_serialized");
+  const auto* ovl = find(comps, "branches_overlapped");
+  const auto* shared = find(comps, "shared_branch");
+  if (!disp || !ser || !ovl || !shared || !std::isfinite(disp->cost_ms)) return std::nullopt;
+  const double shared_ms = median_ms(shared->m);
+  // Hidden under the shared branch: the dispatch's critical part, up to the shared branch's length.
+  const double hide = std::min(disp->cost_ms, shared_ms);
+  const double predicted = disp->fit.slope * hide;
+  const stats::Interval pci = {disp->fit.ci.low * hide, disp->fit.ci.high * hide};
+  const double half = std::max(predicted - pci.low, pci.high - predicted);
+  // Measured: difference of the two medians, bootstrap interval from independent resamples.
+  const auto rs = stats::resampled_medians(ser->m.samples_ms, 20000, 11);
+  const auto ro = stats::resampled_medians(ovl->m.samples_ms, 20000, 12);
+  std::vector<double> d(rs.size());
+  for (std::size_t i = 0; i < rs.size(); ++i) d[i] = rs[i] - ro[i];
+  std::vector<double> tmp = d;
+  const auto mci = stats::percentile_interval(tmp, confidence, stats::Alternative::two_sided);
+  const double measured = median_ms(ser->m) - median_ms(ovl->m);
+  const double se = stats::summarize(d).sd;
+  const auto chk = stats::check_prediction(measured, mci, se, 0, predicted, half, confidence);
+  OverlapCheck oc;
+  oc.json = {{"predicted_ms_per_layer", predicted},
+             {"predicted_ci", {num(pci.low), num(pci.high)}},
+             {"basis", "ep_dispatch critical-path fraction x min(ep_dispatch, shared_branch) isolated cost"},
+             {"measured_ms_per_layer", measured},
+             {"measured_ci", {num(mci.low), num(mci.high)}},
+             {"difference_ci", {num(chk.difference_ci.low), num(chk.difference_ci.high)}},
+             {"holds", chk.holds},
+             {"verdict", chk.verdict}};
+  oc.markdown = fmt::format(
+      "- overlap probe, predicted by the what-if: ep_dispatch fraction {:.3f} x min(dispatch {:.4f}, shared {:.4f}) = "
+      "{:+.4f} ms/layer [{:+.4f}, {:+.4f}]; measured serialized - overlapped {:+.4f} ms [{:+.4f}, {:+.4f}]: {}\n",
+      disp->fit.slope, disp->cost_ms, shared_ms, predicted, pci.low, pci.high, measured, mci.low, mci.high, chk.verdict);
+  return oc;
+}
+
+std::string not_timed_markdown(const RunConfig& c, const std::vector<ComponentResult>& comps,
+                               const std::vector<harness::WhatIfResult>& w) {
+  const auto* ex = find(comps, "seq_size_exchange");
+  std::string md =
+      "\n### What this profile does not time\n\n"
+      "- The framework around the layer: Python dispatch, a framework's own collectives and host reads, its "
+      "allocator and stream handling. A saving at framework level can be far larger than this profile's.\n";
+  if (ex && c.framework_exchange_ms > 0) {
+    const double here = median_ms(ex->m);
+    md += fmt::format("- The sequence-size exchange costs {:.4f} ms here; the framework's own exchange was measured at "
+                      "{:.4f} ms (--framework-exchange-ms), {:.1f}x more: per forward that is up to {:.3f} ms that this "
+                      "profile cannot see.\n",
+                      here, c.framework_exchange_ms, here > 0 ? c.framework_exchange_ms / here : 0.0,
+                      c.framework_exchange_ms * c.moe_layers);
+  }
+  for (const auto& r : w) {
+    if (r.target.component != "seq_size_exchange") continue;
+    md += fmt::format("- Removing the exchange here is predicted to save {:+.4f} ms per forward ({}); a framework "
+                      "that pays more per exchange saves correspondingly more if the extra is on its critical path.\n",
+                      r.effect_ms(r.instances_per_forward), r.target.name());
+  }
+  return md;
+}
+
+}  // namespace layerbench::moe

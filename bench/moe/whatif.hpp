@@ -1,0 +1,62 @@
+#pragma once
+// layerbench-moe's what-if profile and telemetry: which components can be delayed and how, the
+// what-if of each inside the L-layer stack (bench/harness/whatif.hpp), GPU telemetry windows
+// reduced over ranks, and the predictions the profile checks (metadata A/B, overlap probe).
+#include "bench/ab/telemetry.hpp"
+#include "bench/harness/whatif.hpp"
+#include "bench/moe/report.hpp"
+#include "collectives/telemetry.hpp"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace layerbench::moe {
+
+// The GPU sampler of this rank's device per --telemetry (auto: on the cuda backend), or null;
+// `status` says what it samples or why it does not.
+std::unique_ptr<telemetry::Sampler> make_sampler(const RunConfig& c, Communicator& world, std::string* status);
+
+// A telemetry window [t0, t1] of this rank, reduced over the ranks (lowest mean SM clock,
+// highest power-capped share, power and peak memory). Collective.
+ab::RunCovariates window_covariates(Communicator& world, const telemetry::Sampler* sampler, double t0, double t1);
+nlohmann::json covariates_json(const ab::RunCovariates& r);
+
+// The --what-if targets for this layout (UsageError for a component the layout lacks); with
+// --ab metadata on SP the sequence-size exchange is added when missing.
+std::vector<harness::WhatIfTarget> what_if_targets(const RunConfig& c, Layout layout);
+
+// Runs every target's what-if in the --layers stack with the per-layer exchange (every
+// component present), priced at the isolated costs in `comps`. Collective.
+std::vector<harness::WhatIfResult> run_what_ifs(MoeLayer& layer, const void* x, const RunConfig& c,
+                                                const std::vector<harness::WhatIfTarget>& targets,
+                                                const std::vector<ComponentResult>& comps,
+                                                const telemetry::Sampler* sampler);
+
+// The metadata A/B's prediction from the exchange's what-if: fraction x cost x exchanges saved
+// per stack, with the half-width of its interval. Empty without such a what-if.
+struct Prediction {
+  std::string source;  // e.g. "what-if seq_size_exchange"
+  double value = 0, half_width = 0;
+  stats::Interval ci;
+};
+std::vector<Prediction> exchange_predictions(const std::vector<harness::WhatIfResult>& w, double saved_per_stack,
+                                             double confidence);
+
+// The overlap probe (shared branch beside the dispatch): predicted saving per layer = the
+// dispatch's critical-path fraction x min(dispatch, shared) cost, beside the measured
+// serialized - overlapped difference of medians (bootstrap CI) and the verdict. Markdown and
+// JSON; empty without an ep_dispatch what-if or the probe.
+struct OverlapCheck {
+  nlohmann::json json;
+  std::string markdown;
+};
+std::optional<OverlapCheck> overlap_check(const std::vector<harness::WhatIfResult>& w,
+                                          const std::vector<ComponentResult>& comps, double confidence);
+
+// What the suite does not time (markdown lines): the framework around the layer.
+std::string not_timed_markdown(const RunConfig& c, const std::vector<ComponentResult>& comps,
+                               const std::vector<harness::WhatIfResult>& w);
+
+}  // namespace layerbench::moe

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# One GPU: the what-if (critical-path) profile, the metadata A/B checked against the what-if
+# prediction, and GPU telemetry, at the released geometry with one rank's work (15000 tokens,
+# 36-layer stack). Also: NVML telemetry tests on a real driver, `layerbench-ab run --telemetry
+# gpu` on a GPU command, and the speed benchmark (a four-level what-if of one component, whole
+# command timed; goal <= 3 minutes). Everything lands in $OUT and is packed into one tarball.
+# usage: [LEVELS=0,20,40,80] [ROUNDS=8] [PAIRS=101] [SPEED=1] bench/scripts/gpu_whatif_1gpu.sh
+# Run from a snapshot (bench/scripts/snapshot.sh, then in .devbuild/src).
+set -uo pipefail
+source "$(dirname "$0")/gpu_env.sh"
+LEVELS=${LEVELS:-0,20,40,80}
+ROUNDS=${ROUNDS:-8}
+PAIRS=${PAIRS:-101}
+T_START=$(date +%s)
+pack() { tar -czf "$OUT/../whatif-results.tgz" -C "$OUT" . && mv "$OUT/../whatif-results.tgz" "$OUT/"; }
+trap pack EXIT
+{ date -u; nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv; } > "$OUT/machine.txt" 2>&1
+
+lb_build layerbench-moe layerbench-ab lb.test.collectives.telemetry lb.test.bench.harness.whatif || exit 1
+echo "build done at +$(( $(date +%s) - T_START )) s"
+
+# NVML on a real driver (the default-library case runs instead of skipping), and the host what-if acceptance.
+timeout 60 "$B/tests/collectives/lb.test.collectives.telemetry" > "$OUT/telemetry-test.log" 2>&1
+echo "telemetry tests rc=$?"; grep -E "OK|SKIPPED|FAILED|PASSED" "$OUT/telemetry-test.log"
+timeout 60 "$B/tests/bench/harness/lb.test.bench.harness.whatif" > "$OUT/whatif-test.log" 2>&1
+echo "what-if host tests rc=$?"; grep -E "PASSED|FAILED" "$OUT/whatif-test.log"
+
+MOE=("$B/bench/moe/layerbench-moe" --backend cuda --tokens 15000 --layers 36 --iterations 20 --warmup 5)
+# The acceptance run: what-if of four components (the exchange at both edges: after its host read,
+# and before it is issued), the metadata A/B against the exchange what-if, telemetry throughout.
+# --framework-exchange-ms: torch.distributed's all_gather-into-a-list + .item() exchange measured on
+# the 2xH200 machine (shared/DEVICE.md), for the profile's "not timed" lines.
+timeout 240 "${MOE[@]}" --what-if seq_size_exchange,seq_size_exchange@begin,ep_dispatch,routing,shared_branch \
+  --what-if-levels "$LEVELS" --what-if-rounds "$ROUNDS" --ab metadata --pairs "$PAIRS" --telemetry gpu \
+  --framework-exchange-ms 0.214 --json "$OUT/moe-whatif.json" --markdown "$OUT/moe-whatif.md" \
+  > "$OUT/moe-whatif.txt" 2> "$OUT/moe-whatif.err"
+echo "what-if + A/B rc=$? at +$(( $(date +%s) - T_START )) s"
+sed -n '/### What-if/,$p' "$OUT/moe-whatif.txt" | head -80
+
+# layerbench-ab on a GPU command: per-run clocks, power, GPU memory (and peak RSS) in the JSONL.
+timeout 60 "$B/bench/ab/layerbench-ab" run --pairs 3 --telemetry gpu --telemetry-period 10 --metric wall \
+  --base "$B/bench/moe/layerbench-moe --backend cuda --tokens 4000 --iterations 5 --warmup 2 --skip-check --dense-gemm-size 1024 --telemetry off" \
+  --candidate "$B/bench/moe/layerbench-moe --backend cuda --tokens 3000 --iterations 5 --warmup 2 --skip-check --dense-gemm-size 1024 --telemetry off" \
+  --resamples 5000 --out "$OUT/ab-telemetry.jsonl" > "$OUT/ab-telemetry.txt" 2>&1
+echo "layerbench-ab --telemetry gpu rc=$?"; sed -n '/GPU telemetry/,$p' "$OUT/ab-telemetry.txt"
+head -c 1500 "$OUT/ab-telemetry.jsonl" | tail -c 900; echo
+
+# Speed: a four-level what-if of one component at the released geometry, the whole command timed.
+left=$(( 340 - ($(date +%s) - T_START) ))
+if [ "${SPEED:-1}" = 1 ] && [ "$left" -gt 40 ]; then
+  t0=$(date +%s.%N)
+  timeout "$left" "${MOE[@]}" --iterations 10 --warmup 3 --what-if routing --what-if-levels "$LEVELS" \
+    --what-if-rounds "$ROUNDS" --telemetry gpu --json "$OUT/speed.json" > "$OUT/speed.txt" 2>&1
+  rc=$?; t1=$(date +%s.%N)
+  echo "speed: four-level what-if of routing, whole command $(echo "$t1 - $t0" | bc) s (rc=$rc)" | tee "$OUT/speed-time.txt"
+  grep -E "^\| routing \| device" "$OUT/speed.txt"
+else
+  echo "speed run skipped ($left s left)"
+fi

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The user-facing scripts without a GPU: every GPU script stops at once with a message (no
+# CUDA build starts), and the README command extractor finds the README's commands and tells
+# GPU-only ones apart.   usage: scripts_test.sh SOURCE_DIR
+set -u
+src=$1
+fail=0
+# A machine without a GPU, whatever this one has: an nvidia-smi that lists none.
+fake=$(mktemp -d)
+printf '#!/bin/sh\nexit 9\n' > "$fake/nvidia-smi"
+chmod +x "$fake/nvidia-smi"
+for script in "$src"/bench/scripts/gpu_*.sh "$src"/bench/attn/run_h200x2.sh; do
+  [ "$(basename "$script")" = gpu_env.sh ] && continue
+  work=$(mktemp -d)
+  start=$(date +%s)
+  out=$(cd "$work" && PATH="$fake:$PATH" OUT="$work/out" BUILD_DIR="$work/build" timeout 60 bash "$script" "$work/out" 2>&1)
+  rc=$?
+  took=$(( $(date +%s) - start ))
+  if [ "$rc" -eq 0 ] || ! grep -q "no NVIDIA GPU is visible" <<< "$out" || [ -e "$work/build" ] || [ "$took" -gt 10 ]; then
+    echo "FAIL: $(basename "$script") without a GPU: rc $rc after ${took}s: ${out: -300}"
+    fail=1
+  fi
+  rm -rf "$work"
+done
+rm -rf "$fake"
+
+list=$("$src/bench/scripts/readme_commands.sh" --list "$src/README.md")
+for want in 'bench/scripts/quickstart.sh' 'cmake --workflow --preset ci' \
+            '[needs a GPU] mpirun -np 8 -x NCCL_NVLS_ENABLE' 'mpirun -np 2 layerbench-coll --backend host' \
+            'cpack --preset package' 'man layerbench-coll'; do
+  grep -qF -- "$want" <<< "$list" || { echo "FAIL: readme_commands --list lacks '$want'"; fail=1; }
+done
+# Continuation lines are joined into one command.
+grep -q -- '--moe-heads 4 --experts 8 --topk 2' <<< "$list" || { echo "FAIL: continuation lines not joined"; fail=1; }
+[ "$fail" -eq 0 ] && echo PASS
+exit "$fail"
