@@ -5,6 +5,7 @@
 #include "bench/cli/progress.hpp"
 
 #include "collectives/error.hpp"
+#include "common/cli.hpp"
 #include "moe/expert_check.hpp"
 #include "moe/init.hpp"
 #include "bench/moe/report.hpp"
@@ -24,19 +25,21 @@ namespace layerbench::moe {
 using harness::Clock;
 
 void add_flags(CLI::App& app, RunConfig& c) {
-  app.add_option("--hidden", c.geo.hidden, "hidden size");
-  app.add_option("--moe-heads", c.geo.heads, "MoE heads (d_head = hidden / heads)");
-  app.add_option("--experts", c.geo.experts, "experts per head");
-  app.add_option("--topk", c.geo.topk, "experts per (token, head)");
-  app.add_option("--intermediate", c.geo.intermediate, "expert / shared intermediate size");
-  app.add_option("--scale", c.geo.scale, "routing scale");
-  app.add_option("--tokens", c.tokens, "local tokens per rank (sp) or replicated tokens (tp)");
-  app.add_option("--split-sizes", c.split_sizes, "sp: tokens per rank, one per rank")->delimiter(',');
+  constexpr std::int64_t big = std::int64_t{1} << 40;  // the real bounds are in validate()
+  cli::add_int(app, "--hidden", c.geo.hidden, "hidden size", std::int64_t{1}, big);
+  cli::add_int(app, "--moe-heads", c.geo.heads, "MoE heads (d_head = hidden / heads)", std::int64_t{1}, big);
+  cli::add_int(app, "--experts", c.geo.experts, "experts per head", std::int64_t{1}, big);
+  cli::add_int(app, "--topk", c.geo.topk, "experts per (token, head)", std::int64_t{1}, big);
+  cli::add_int(app, "--intermediate", c.geo.intermediate, "expert / shared intermediate size", std::int64_t{1}, big);
+  cli::add_real(app, "--scale", c.geo.scale, "routing scale", num::RealRange::positive(1e6));
+  constexpr std::int64_t most_tokens = std::int64_t{1} << 30;  // counts become MPI ints
+  cli::add_int(app, "--tokens", c.tokens, "local tokens per rank (sp) or replicated tokens (tp)", std::int64_t{1}, most_tokens);
+  cli::add_int_list(app, "--split-sizes", c.split_sizes, "sp: tokens per rank, one per rank", std::int64_t{1}, most_tokens);
   app.add_option("--layout", c.layout, "sp | tp");
-  app.add_option("--layers", c.layers, "stack depth for the stack figures and --ab");
-  app.add_option("--moe-layers", c.moe_layers, "MoE layers per forward (derived lines)");
+  cli::add_int(app, "--layers", c.layers, "stack depth for the stack figures and --ab", 1, 10000);
+  cli::add_int(app, "--moe-layers", c.moe_layers, "MoE layers per forward (derived lines)", 1, 10000);
   app.add_option("--ab", c.ab, "metadata: interleaved A/B, per-layer exchange vs reused splits");
-  app.add_option("--pairs", c.pairs, "A/B pairs (the cap with --ab-sequential)");
+  cli::add_int(app, "--pairs", c.pairs, "A/B pairs (the cap with --ab-sequential)", 2, 1'000'000);
   app.add_flag("--ab-sequential", c.ab_sequential,
                "stop the A/B at the first pair where an always-valid confidence sequence excludes 0 or lies inside "
                "+-equivalence (alpha 0.05)");
@@ -55,7 +58,8 @@ void add_flags(CLI::App& app, RunConfig& c) {
          "--expert-gemm", [&c, paths](const std::string& s) { c.expert_gemm = paths.at(s); }, help)
       ->check(CLI::IsMember(names))
       ->default_str("auto"));
-  app.add_option("--dense-gemm-size", c.dense_gemm_size, "reference dense GEMM M=N=K (0: auto)");
+  cli::add_int(app, "--dense-gemm-size", c.dense_gemm_size, "reference dense GEMM M=N=K (0: auto)",
+               decltype(c.dense_gemm_size){0}, decltype(c.dense_gemm_size){65536});
   app.add_flag("--skip-check", c.skip_check, "skip the pre-timing consistency check");
   app.add_flag("--graph", c.graph, "also time the layer and the --layers stack captured as CUDA graphs (needs an expert path with no host synchronisation, e.g. device)");
   app.add_option("--what-if", c.what_if, "what-if (critical-path) profile of these components inside the --layers "
