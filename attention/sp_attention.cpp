@@ -80,14 +80,17 @@ AttentionShape SpAttention::attention_shape() const {
 
 void SpAttention::length_exchange() {
   if (!has_length_exchange()) return;
+  edge("length_exchange", Edge::begin, inner_.device().compute_stream());
   // What UAA pays every forward: the group's shard lengths are not known statically.
   const auto lens = inner_.scalar_exchange(shard_len_);
   seq_lens_.assign(lens.begin(), lens.end());
   set_counts(seq_lens_);
+  edge("length_exchange", Edge::end, inner_.device().compute_stream());
 }
 
 void SpAttention::pack_inputs(Stream s) {
   if (zero_copy_) return;
+  edge("pad_pack", Edge::begin, s);
   const DType t = prob_.dtype;
   const long long lt = prob_.text_tokens;
   const SliceShape shard{prob_.batch, shard_len_, prob_.heads, prob_.head_dim, hl_};
@@ -108,10 +111,12 @@ void SpAttention::pack_inputs(Stream s) {
     k_.pack_heads(joint_[0].data(), q_full_.data(), joint, u, 1, s);
     for (int i = 0; i < 2; ++i) k_.pack_heads(joint_[i + 1].data(), kv_full_[i].data(), joint, u, 1, s);
   }
+  edge("pad_pack", Edge::end, s);
 }
 
 void SpAttention::qkv_all_to_all(Stream s) {
   if (topo_.ulysses == 1) return;
+  edge("qkv_all_to_all", Edge::begin, s);
   const DType t = prob_.dtype;
   const std::size_t lt_rows = elems(prob_.text_tokens, hl_);
   void* dst[3] = {at_rows(q_full_, lt_rows, t),
@@ -121,10 +126,12 @@ void SpAttention::qkv_all_to_all(Stream s) {
   for (int i = 0; i < 3; ++i)
     inner_.all_to_allv(send_[i].data(), send_counts_, send_displs_, dst[i], recv_counts_,
                        recv_displs_, t, s);
+  edge("qkv_all_to_all", Edge::end, s);
 }
 
 void SpAttention::kv_all_gather(Stream s) {
   if (topo_.allgather == 1) return;
+  edge("kv_all_gather", Edge::begin, s);
   const DType t = prob_.dtype;
   const void* src[2] = {zero_copy_ ? in_[1].data() : kv_region_[0].data(),
                         zero_copy_ ? in_[2].data() : kv_region_[1].data()};
@@ -133,29 +140,41 @@ void SpAttention::kv_all_gather(Stream s) {
   for (int i = 0; i < 2; ++i)
     outer_.all_gather(src[i], at_rows(kv_full_[i], elems(prob_.text_tokens, hl_), t),
                       elems(region_, hl_), t, s);
+  edge("kv_all_gather", Edge::end, s);
 }
 
 void SpAttention::attention(Stream s) {
+  edge("attention", Edge::begin, s);
   const void* q = zero_copy_ ? in_[0].data() : q_full_.data();
   const bool kv_in_place = zero_copy_ && topo_.allgather == 1;
   const void* k = kv_in_place ? in_[1].data() : kv_full_[0].data();
   const void* v = kv_in_place ? in_[2].data() : kv_full_[1].data();
   void* o = zero_copy_ ? out_.data() : o_full_.data();
   k_.attention(q, k, v, o, attention_shape(), s);
+  edge("attention", Edge::end, s);
+}
+
+const std::vector<std::string>& SpAttention::hook_points() {
+  static const std::vector<std::string> names = {"length_exchange", "pad_pack",  "qkv_all_to_all",
+                                                 "kv_all_gather",   "attention", "reverse_all_to_all"};
+  return names;
 }
 
 void SpAttention::reverse_all_to_all(Stream s) {
   if (topo_.ulysses == 1) return;
+  edge("reverse_all_to_all", Edge::begin, s);
   const DType t = prob_.dtype;
   // o_full image rows [R, B, Hl, D] -> o_recv [U, Sl, B, Hl, D]: the inverse split.
   inner_.all_to_allv(at_rows(o_full_, elems(prob_.text_tokens, hl_), t), recv_counts_,
                      recv_displs_, o_recv_.data(), send_counts_, send_displs_, t, s);
   if (prob_.text_tokens > 0)  // joint rows: gathered over the Ulysses group on the head dim
     inner_.all_gather(o_full_.data(), joint_gather_.data(), elems(prob_.text_tokens, hl_), t, s);
+  edge("reverse_all_to_all", Edge::end, s);
 }
 
 void SpAttention::unpack_outputs(Stream s) {
   if (zero_copy_) return;
+  edge("pad_pack", Edge::begin, s);
   const DType t = prob_.dtype;
   const long long lt = prob_.text_tokens;
   const int u = topo_.ulysses;
@@ -166,6 +185,7 @@ void SpAttention::unpack_outputs(Stream s) {
     const SliceShape joint{prob_.batch, lt, prob_.heads, prob_.head_dim, hl_};
     k_.unpack_heads(u > 1 ? joint_gather_.data() : o_full_.data(), joint_out_.data(), joint, u, s);
   }
+  edge("pad_pack", Edge::end, s);
 }
 
 void SpAttention::forward(Stream s) {

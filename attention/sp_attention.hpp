@@ -11,6 +11,7 @@
 #include "attention/kernels.hpp"
 #include "attention/topology.hpp"
 #include "collectives/communicator.hpp"
+#include "collectives/delay.hpp"
 
 #include <cstdint>
 #include <vector>
@@ -50,6 +51,12 @@ class SpAttention {
   void unpack_outputs(Stream s);
   void forward(Stream s);
 
+  // What-if profiles: `hook` (not owned; nullptr = none) is called at the begin and end edge of
+  // every component, under the names of hook_points() (pad_pack: the input packs and the output
+  // unpacks, two instances per forward).
+  void set_delay_hook(DelayHook* hook) { hook_ = hook; }
+  static const std::vector<std::string>& hook_points();
+
   // ---- accounting -------------------------------------------------------------------------
   AttentionShape attention_shape() const;  // what this rank's kernel computes
   int padded_heads() const { return hpad_; }
@@ -62,6 +69,11 @@ class SpAttention {
     return static_cast<std::size_t>(rows * prob_.batch * heads * prob_.head_dim);
   }
   void set_counts(const std::vector<long long>& seq_lens);
+  void edge(std::string_view component, Edge e, Stream s) {
+    if (hook_) [[unlikely]] hook_->at(component, e, s);
+  }
+
+  DelayHook* hook_ = nullptr;
 
   Communicator& inner_;
   Communicator& outer_;

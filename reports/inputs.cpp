@@ -213,6 +213,14 @@ ResultFile result_file_from_json(const nlohmann::json& doc, const std::string& p
                     : what + " A/B time";
     st.header = {{"base", ab.value("base", std::string("base"))},
                  {"candidate", ab.value("candidate", std::string("candidate"))}};
+    if (ab.contains("predictions") && ab["predictions"].is_array() && !ab["predictions"].empty()) {
+      const auto& p = ab["predictions"][0];
+      if (p.contains("predicted_ms") && p["predicted_ms"].is_number()) {
+        st.predicted = p["predicted_ms"].get<double>();
+        st.predicted_half_width = p.value("half_width_ms", 0.0);
+        st.predicted_source = p.value("source", std::string("prediction"));
+      }
+    }
     if (st.base.size() >= 2) f.study = std::move(st);
   }
   return f;

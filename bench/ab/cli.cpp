@@ -150,9 +150,13 @@ int analyze(const std::vector<std::string>& files, const AnalysisFlags& flags) {
     }
     if (!flags.markdown.empty()) markdown += (files.size() > 1 ? fmt::format("#### {}\n\n", file) : "") + render(OutputFormat::markdown);
   }
-  // One input: its analysis object (the same as `run` writes); several: an array of them, each
-  // naming its input.
-  if (!flags.json.empty()) cli::write_output(flags.json, (all.size() == 1 ? all[0] : all).dump(2) + "\n");
+  // One input: its analysis object (the same as `run` writes); several: {"schema", "analyses"}
+  // with one analysis per input, each naming its input.
+  if (!flags.json.empty()) {
+    const nlohmann::json doc =
+        all.size() == 1 ? all[0] : nlohmann::json{{"schema", "layerbench-ab-analyses/1"}, {"analyses", all}};
+    cli::write_output(flags.json, doc.dump(2) + "\n");
+  }
   if (!flags.markdown.empty()) cli::write_output(flags.markdown, markdown);
   return 0;
 }

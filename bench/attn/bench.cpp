@@ -1,5 +1,6 @@
 #include "bench/attn/bench.hpp"
 
+#include "bench/attn/whatif.hpp"
 #include "bench/cli/progress.hpp"
 
 #include "attention/kernels.hpp"
@@ -54,7 +55,25 @@ void add_flags(CLI::App& app, BenchConfig& c) {
                 "host reference multiply-adds per rank and case (rows are sampled above it)",
                 num::RealRange::positive(1e15));
   harness::mark_cuda_only(app.add_option("--sdpa", c.sdpa, "cuDNN SDPA graph form: auto | unified | composite"));
+  app.add_option("--what-if", c.what_if, "what-if (critical-path) profile of these components inside a stack of "
+                 "--layers forwards: COMPONENT[@begin|@end][,...] (device spin; host wait for length_exchange)");
+  app.add_option("--what-if-levels", c.what_if_levels, "injected delays per instance in us")->delimiter(',');
+  app.add_option("--what-if-rounds", c.what_if_rounds, "what-if rounds (each visits every level once)");
+  app.add_option("--layers", c.layers, "forwards per timed stack of the what-if")->check(CLI::PositiveNumber);
 }
+
+namespace {
+harness::WhatIfOptions what_if_options(const BenchConfig& c) {
+  harness::WhatIfOptions o;
+  o.levels_us = c.what_if_levels;
+  o.rounds = c.what_if_rounds;
+  return o;
+}
+std::vector<harness::WhatIfTarget> what_if_targets(const BenchConfig& c) {
+  if (c.what_if.empty()) return {};
+  return harness::parse_what_if(c.what_if, SpAttention::hook_points(), {"length_exchange"});
+}
+}  // namespace
 
 void validate(const BenchConfig& c) {
   parse_topologies(c.topologies);  // throws UsageError with the bad spelling
@@ -75,6 +94,10 @@ void validate(const BenchConfig& c) {
   num::check_memory(per_rank < 1.8e19 ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(per_rank)) : std::nullopt,
                     num::ranks_on_this_machine(), fmt::format("--seqs {} with --heads {} --head-dim {}", longest, c.heads, c.head_dim),
                     "lower --seqs, --heads or --head-dim");
+  if (!c.what_if.empty()) {
+    harness::validate_what_if(what_if_options(c));
+    (void)what_if_targets(c);
+  }
 }
 
 int run(harness::Context& ctx, const BenchConfig& c) {
@@ -95,6 +118,8 @@ int run(harness::Context& ctx, const BenchConfig& c) {
   std::map<long long, double> first_total;  // per sequence: the first topology's total
   std::map<long long, std::string> md_rows;
   bool all_pass = true;
+  const auto targets = what_if_targets(c);
+  std::string what_if_md;
 
   std::optional<cli::Progress> progress;
   if (ctx.is_root()) progress.emplace("topologies", topologies.size() * c.seqs.size());
@@ -195,6 +220,16 @@ int run(harness::Context& ctx, const BenchConfig& c) {
       }
       if (t.ulysses > 1) time("reverse_all_to_all", [&](Stream st) { sp.reverse_all_to_all(st); });
       auto& total = time("total", [&](Stream st) { sp.forward(st); });
+      if (!targets.empty()) {
+        std::vector<const reports::Measurement*> measured;
+        for (const auto& m : results)
+          if (m.group == group) measured.push_back(&m);
+        const auto w = run_attention_what_ifs(sp, world, targets, what_if_options(c), c.layers, measured);
+        nlohmann::json wj = nlohmann::json::array();
+        for (const auto& r : w) wj.push_back(r.to_json(0.95));
+        summary["what_if"] = wj;
+        if (!w.empty()) what_if_md += harness::what_if_markdown(w, 0.95, group, /*notes=*/false);
+      }
 
       double comm = 0, kernel = 0;
       nlohmann::json comps = nlohmann::json::object();
@@ -240,6 +275,8 @@ int run(harness::Context& ctx, const BenchConfig& c) {
         "| length exch. | pad/pack | attention | reverse a2a | attn TFLOP/s exec / useful | max_abs_err |\n"
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n{}",
         seq, rows);
+  if (!what_if_md.empty()) what_if_md += harness::what_if_notes();
+  md += what_if_md;
   if (ctx.is_root()) std::fputs(md.c_str(), harness::text_stream(c.common));
 
   const nlohmann::json config = {{"heads", c.heads}, {"head_dim", c.head_dim}, {"seqs", c.seqs},

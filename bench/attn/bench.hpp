@@ -18,6 +18,10 @@ struct BenchConfig {
   std::string topologies;           // e.g. "usp4+uaa,cp4,usp2+cp2"
   double verify_budget = 1e9;       // multiply-adds of host reference per rank and case
   std::string sdpa = "auto";        // cuDNN graph form: auto | unified | composite
+  std::string what_if;              // components to delay ("a,b@begin"), "" = no what-if
+  std::vector<double> what_if_levels = {0, 10, 20, 40};
+  int what_if_rounds = 8;
+  int layers = 4;                   // forwards per timed stack of the what-if
 };
 
 void add_flags(CLI::App& app, BenchConfig& c);

@@ -195,16 +195,17 @@ json WhatIfResult::to_json(double confidence) const {
           {"seconds", seconds}};
 }
 
-std::string what_if_markdown(const std::vector<WhatIfResult>& results, double confidence) {
+std::string what_if_markdown(const std::vector<WhatIfResult>& results, double confidence, const std::string& label,
+                             bool notes) {
   if (results.empty()) return "";
   const int level = static_cast<int>(std::lround(100 * confidence));
   const auto& r0 = results.front();
   std::string levels;
   for (double v : r0.levels_us) levels += (levels.empty() ? "" : ", ") + fmt::format("{:g}", v);
   std::string md = fmt::format(
-      "\n### What-if (critical path): delays of {} us at every instance, {} rounds (order-balanced), stack of {} "
+      "\n### What-if (critical path){}: delays of {} us at every instance, {} rounds (order-balanced), stack of {} "
       "instances\n\n",
-      levels, r0.fit.blocks, r0.instances_per_stack);
+      label.empty() ? "" : ", " + label, levels, r0.fit.blocks, r0.instances_per_stack);
   md += fmt::format("| component | delay | isolated cost ms | critical-path fraction ({}% CI) | per forward | "
                     "predicted removal ms/forward ({}% CI) | linearity: max residual ms (lack-of-fit p) | SM clock "
                     "MHz by level | time s |\n|---|---|---:|---|---:|---|---|---|---:|\n",
@@ -221,6 +222,12 @@ std::string what_if_markdown(const std::vector<WhatIfResult>& results, double co
                       std::isfinite(r.fit.lack_of_fit_p) ? fmt::format("{:.3g}", r.fit.lack_of_fit_p) : "n/a", clocks,
                       r.seconds);
   }
+  if (notes) md += what_if_notes();
+  return md;
+}
+
+std::string what_if_notes() {
+  std::string md;
   md += "\n- fraction = slope of stack time against the total injected delay (calibrated alone, per instance x "
         "instances per stack), fitted within rounds; 1 = on the critical path, 0 = hidden behind other work.\n";
   md += "- predicted removal = fraction x isolated cost x instances per forward; it assumes shortening behaves like "

@@ -83,8 +83,10 @@ WhatIfResult run_what_if(const WhatIfOptions& o, const WhatIfTarget& target, int
                          const telemetry::Sampler* sampler = nullptr,
                          const std::function<void(int round, int rounds)>& on_round = {});
 
-// The what-if table (markdown) and the notes under it.
-std::string what_if_markdown(const std::vector<WhatIfResult>& results, double confidence);
+// The what-if table (markdown), titled with `label` when given, and the notes under it.
+std::string what_if_markdown(const std::vector<WhatIfResult>& results, double confidence, const std::string& label = "",
+                             bool notes = true);
+std::string what_if_notes();  // how to read the table
 
 // Calibration helpers: ms per delay of `reps` back-to-back delays alone.
 double calibrate_device_spin(Device& dev, Stream s, double us, int reps);

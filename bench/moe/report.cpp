@@ -195,7 +195,9 @@ void finish_report(harness::Context& ctx, const harness::Runner& runner, Profile
     for (const auto& w : in.what_ifs) wj.push_back(w.to_json(0.95));
     extra["what_if"] = wj;
     md += harness::what_if_markdown(in.what_ifs, 0.95);
-    if (const auto oc = overlap_check(in.what_ifs, comps, 0.95)) {
+    // The probe overlaps only where collectives progress beside compute (the cuda backend).
+    const auto oc = in.ops.rfind("cuda", 0) == 0 ? overlap_check(in.what_ifs, comps, 0.95) : std::nullopt;
+    if (oc) {
       extra["overlap_prediction"] = oc->json;
       md += oc->markdown;
     }

@@ -27,6 +27,7 @@ struct RunConfig {
   ExpertPath expert_gemm = ExpertPath::automatic;  // cuda; the flag offers the profile's paths
   std::int64_t dense_gemm_size = 0;  // 0 = 8192 on cuda, 256 on host
   bool skip_check = false;
+  bool graph = false;  // also time the layer and the stack replayed as CUDA graphs
   // What-if profile: components to delay inside the --layers stack ("a,b@begin"), delay levels
   // (microseconds per instance) and rounds.
   std::string what_if;

@@ -37,4 +37,18 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['complete'
 echo "== man layerbench-coll (from the installed pages)"
 MANPATH=$prefix/usr/share/man man layerbench-coll > "$prefix/man.txt"
 grep -q -- "--iterations" "$prefix/man.txt" && head -12 "$prefix/man.txt"
+echo "== find_package(layerbench) from the prefix"
+probe=$prefix/cmake-probe
+mkdir -p "$probe"
+cat > "$probe/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.25)
+project(probe NONE)
+find_package(layerbench 0.1 REQUIRED)
+get_target_property(coll layerbench::layerbench-coll LOCATION)
+if(NOT EXISTS "${coll}")
+  message(FATAL_ERROR "layerbench::layerbench-coll points at a missing ${coll}")
+endif()
+message(STATUS "layerbench::layerbench-coll = ${coll}")
+CMAKE
+cmake -S "$probe" -B "$probe/build" -DCMAKE_PREFIX_PATH="$prefix/usr" | grep "layerbench::"
 echo "package_check: OK ($deb, unpacked into $prefix)"
