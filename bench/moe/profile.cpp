@@ -35,7 +35,7 @@ void add_flags(CLI::App& app, RunConfig& c) {
   app.add_option("--layout", c.layout, "sp | tp");
   app.add_option("--layers", c.layers, "stack depth for the stack figures and --ab");
   app.add_option("--moe-layers", c.moe_layers, "MoE layers per forward (derived lines)");
-  app.add_option("--ab", c.ab, "metadata: interleaved A/B, per-layer exchange vs reused splits");
+  app.add_option("--ab", c.ab, "metadata: interleaved A/B, per-layer exchange vs reused splits, checked against the exchange what-if (added to --what-if when missing)");
   app.add_option("--pairs", c.pairs, "A/B pairs (the cap with --ab-sequential)");
   app.add_flag("--ab-sequential", c.ab_sequential,
                "stop the A/B at the first pair where an always-valid confidence sequence excludes 0 or lies inside "
