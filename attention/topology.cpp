@@ -10,13 +10,16 @@
 namespace layerbench::attention {
 namespace {
 
-// "usp4" -> 4 after the prefix; UsageError for anything but a positive integer.
+// No job has more ranks than this; a larger degree is a typo (and would overflow U*A).
+constexpr int kMaxDegree = 1 << 20;
+
+// "usp4" -> 4 after the prefix; UsageError for anything but an integer in [1, kMaxDegree].
 int parse_degree(std::string_view text, std::string_view prefix, std::string_view whole) {
   const std::string_view digits = text.substr(prefix.size());
   int v = 0;
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
-  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() || v < 1)
-    throw UsageError(fmt::format("topology '{}': '{}' needs a positive degree", whole, text));
+  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() || v < 1 || v > kMaxDegree)
+    throw UsageError(fmt::format("topology '{}': '{}' needs a degree in [1, {}]", whole, text, kMaxDegree));
   return v;
 }
 

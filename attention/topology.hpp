@@ -15,7 +15,7 @@ struct Topology {
   int allgather = 1;  // A
   bool uaa = false;   // uneven-head padding + uneven sequence split + length exchange
 
-  int world() const { return ulysses * allgather; }
+  long long world() const { return static_cast<long long>(ulysses) * allgather; }
   // Heads after UAA padding: ceil(H/U)*U under uaa, H otherwise.
   int padded_heads(int heads) const;
 };

@@ -5,6 +5,10 @@ find_package(CLI11 CONFIG REQUIRED)
 find_package(nlohmann_json 3.10 CONFIG REQUIRED)
 find_package(Boost 1.74 CONFIG REQUIRED COMPONENTS headers)   # Boost.Math is header-only
 find_package(benchmark CONFIG REQUIRED)
+# RE2 (linear-time regular expressions) for layerbench-ab's regex metrics: no backtracking, so a
+# long output line can never overflow the stack. Debian ships a pkg-config file, no CMake config.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
 if(LAYERBENCH_ENABLE_TESTING)
   find_package(GTest CONFIG REQUIRED)
 endif()

@@ -3,6 +3,7 @@
 #include "collectives/cuda_internal.hpp"
 #include "collectives/spin_cuda.hpp"
 #include "collectives/error.hpp"
+#include "collectives/watchdog.hpp"
 
 #include <fmt/format.h>
 #include <nccl.h>
@@ -211,6 +212,7 @@ void watched_wait(CudaDevice& dev, const std::function<cudaError_t()>& query, co
 }  // namespace
 
 void set_wait_timeout(Device& dev, double seconds) {
+  watchdog::set_timeout(seconds);  // MPI waits (control plane) on every backend
   if (auto* w = dynamic_cast<detail::WatchedDevice*>(&dev)) w->set_timeout_s(seconds);
 }
 

@@ -136,7 +136,8 @@ class Device {
 std::unique_ptr<Device> make_host_device();
 // CUDA backend device: selects GPU `local_rank % device_count` (throws without CUDA support).
 std::unique_ptr<Device> make_cuda_device(int local_rank);
-// Host waits on the CUDA backend give up (and abort NCCL) after this long; no-op on the host.
+// A host wait longer than this ends the job: MPI calls on every backend (collectives/watchdog.hpp,
+// naming the rank that holds the job up) and device waits on the CUDA backend (which abort NCCL).
 void set_wait_timeout(Device& dev, double seconds);
 // Number of visible CUDA devices (0 when built without CUDA or no driver).
 int cuda_device_count();

@@ -3,6 +3,8 @@
 // that throws layerbench::Error with rank, host, call text and source location. The macros
 // expand at the call site, so this header needs none of the CUDA headers; the translation unit
 // that uses LB_CUDA_CHECK includes <cuda_runtime.h> itself.
+#include "common/usage.hpp"
+
 #include <source_location>
 #include <stdexcept>
 #include <string>
@@ -16,11 +18,7 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Bad user input: a clear message and exit code 2 on every rank.
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+// Bad user input (common/usage.hpp's UsageError): a clear message and exit code 2 on every rank.
 
 // "rank 3 on host-a" once the process identity is known, "rank ?" before.
 std::string rank_tag();
@@ -32,6 +30,19 @@ namespace detail {
                               std::string_view message,
                               std::source_location loc = std::source_location::current());
 std::string mpi_error_string(int code);
+
+// Marks this process as waiting inside an MPI call for the host-wait watchdog
+// (collectives/watchdog.hpp), which ends the job when one call waits longer than --timeout.
+class MpiWaitScope {
+ public:
+  explicit MpiWaitScope(const char* call) noexcept;
+  ~MpiWaitScope();
+  MpiWaitScope(const MpiWaitScope&) = delete;
+  MpiWaitScope& operator=(const MpiWaitScope&) = delete;
+
+ private:
+  bool owner_ = false;
+};
 }  // namespace detail
 
 }  // namespace layerbench
@@ -43,6 +54,7 @@ std::string mpi_error_string(int code);
 
 #define LB_MPI_CHECK(call)                                                                    \
   do {                                                                                        \
+    const ::layerbench::detail::MpiWaitScope lb_mpi_wait_(#call);                             \
     const int lb_mpi_rc_ = (call);                                                            \
     if (lb_mpi_rc_ != 0 /* MPI_SUCCESS */)                                                    \
       ::layerbench::detail::throw_error("MPI", #call,                                         \

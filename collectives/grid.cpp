@@ -10,9 +10,10 @@ GridLayout GridLayout::make(int world, int inner, int outer) {
   if (inner < 1 || outer < 1)
     throw std::invalid_argument("grid degrees must be >= 1 (got " + std::to_string(inner) + "x" +
                                 std::to_string(outer) + ")");
-  if (inner * outer != world)
+  const long long ranks = static_cast<long long>(inner) * outer;  // no int overflow: 5x858993460 is not 4
+  if (ranks != world)
     throw std::invalid_argument("grid " + std::to_string(inner) + "x" + std::to_string(outer) +
-                                " needs " + std::to_string(inner * outer) + " ranks, the world has " +
+                                " needs " + std::to_string(ranks) + " ranks, the world has " +
                                 std::to_string(world));
   return GridLayout{inner, outer};
 }

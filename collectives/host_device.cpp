@@ -1,6 +1,7 @@
 #include "collectives/delay.hpp"
 #include "collectives/device.hpp"
 #include "collectives/error.hpp"
+#include "collectives/watchdog.hpp"
 
 #include <chrono>
 #include <cstdlib>
@@ -96,7 +97,7 @@ std::unique_ptr<Device> make_cuda_device(int) {
   throw UsageError("this build of layerbench has no CUDA backend (configure with nvcc present)");
 }
 int cuda_device_count() { return 0; }
-void set_wait_timeout(Device&, double) {}
+void set_wait_timeout(Device&, double seconds) { watchdog::set_timeout(seconds); }
 #endif
 
 }  // namespace layerbench

@@ -1,6 +1,7 @@
 #include "collectives/runtime.hpp"
 
 #include "collectives/error.hpp"
+#include "collectives/watchdog.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -43,12 +44,15 @@ MpiEnvironment::MpiEnvironment(int* argc, char*** argv) {
   gethostname(name, sizeof name - 1);
   host_ = name;
   set_process_identity(rank_, host_);
+  watchdog::start(300);  // the binaries set --timeout once parsed
 }
 
 MpiEnvironment::~MpiEnvironment() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
+  if (finalized) return;
+  watchdog::stop();
+  MPI_Finalize();
 }
 
 Backend resolve_backend(BackendChoice c, const MpiEnvironment& env) {

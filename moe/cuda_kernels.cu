@@ -4,6 +4,8 @@
 #include "moe/cuda_kernels.cuh"
 #include "moe/init.hpp"
 
+#include <cub/block/block_scan.cuh>
+
 namespace layerbench::moe::cuda {
 
 namespace {
@@ -29,14 +31,24 @@ __global__ void fill_kernel(void* dst, bool is_bf16, std::int64_t ld, std::uint6
   }
 }
 
-// One block per row: fp32 sum of squares, then scale.
+// One block per row: fp32 sum of squares, then scale; VEC: 8 bf16 per 16-byte access (h a
+// multiple of 8, rows 16-byte aligned).
+template <bool VEC>
 __global__ void rms_norm_kernel(const bf16* x, const float* w, bf16* y, std::int64_t h) {
   const bf16* xr = x + blockIdx.x * h;  // (h)
   bf16* yr = y + blockIdx.x * h;        // (h)
+  const std::int64_t step = VEC ? 8 : 1;
   float ss = 0;
-  for (std::int64_t c = threadIdx.x; c < h; c += blockDim.x) {
-    const float v = __bfloat162float(xr[c]);
-    ss += v * v;
+  for (std::int64_t c = threadIdx.x * step; c < h; c += blockDim.x * step) {
+    if constexpr (VEC) {
+      const uint4 v4 = *reinterpret_cast<const uint4*>(xr + c);
+      const bf16* v = reinterpret_cast<const bf16*>(&v4);
+#pragma unroll
+      for (int q = 0; q < 8; ++q) ss += __bfloat162float(v[q]) * __bfloat162float(v[q]);
+    } else {
+      const float v = __bfloat162float(xr[c]);
+      ss += v * v;
+    }
   }
   __shared__ float red[32];
   for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
@@ -49,8 +61,19 @@ __global__ void rms_norm_kernel(const bf16* x, const float* w, bf16* y, std::int
   }
   __syncthreads();
   const float inv = rsqrtf(red[0] / float(h) + 1e-6f);
-  for (std::int64_t c = threadIdx.x; c < h; c += blockDim.x)
-    yr[c] = __float2bfloat16_rn(__bfloat162float(xr[c]) * inv * (w[c] + 1.0f));
+  for (std::int64_t c = threadIdx.x * step; c < h; c += blockDim.x * step) {
+    if constexpr (VEC) {
+      const uint4 v4 = *reinterpret_cast<const uint4*>(xr + c);
+      const bf16* v = reinterpret_cast<const bf16*>(&v4);
+      uint4 o4;
+      bf16* o = reinterpret_cast<bf16*>(&o4);
+#pragma unroll
+      for (int q = 0; q < 8; ++q) o[q] = __float2bfloat16_rn(__bfloat162float(v[q]) * inv * (w[c + q] + 1.0f));
+      *reinterpret_cast<uint4*>(yr + c) = o4;
+    } else {
+      yr[c] = __float2bfloat16_rn(__bfloat162float(xr[c]) * inv * (w[c] + 1.0f));
+    }
+  }
 }
 
 __global__ void swiglu_packed_kernel(const bf16* in, bf16* out, std::int64_t m, std::int64_t n) {
@@ -59,6 +82,24 @@ __global__ void swiglu_packed_kernel(const bf16* in, bf16* out, std::int64_t m, 
     const std::int64_t r = i / n, j = i % n;
     const __nv_bfloat162 gu = reinterpret_cast<const __nv_bfloat162*>(in + r * 2 * n)[j];
     out[i] = __float2bfloat16_rn(swiglu7_dev(__low2float(gu), __high2float(gu)));
+  }
+}
+
+// The same, 8 outputs per thread from two 16-byte loads (n a multiple of 8, 16-byte aligned).
+__global__ void swiglu_packed8_kernel(const uint4* in, uint4* out, std::int64_t m, std::int64_t nv) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < m * nv;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    const uint4 a = in[2 * i], b = in[2 * i + 1];  // row r's pairs 8v .. 8v + 7 (rows are 2 nv vectors)
+    const __nv_bfloat162* pa = reinterpret_cast<const __nv_bfloat162*>(&a);
+    const __nv_bfloat162* pb = reinterpret_cast<const __nv_bfloat162*>(&b);
+    uint4 o4;
+    bf16* o = reinterpret_cast<bf16*>(&o4);
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      o[q] = __float2bfloat16_rn(swiglu7_dev(__low2float(pa[q]), __high2float(pa[q])));
+      o[q + 4] = __float2bfloat16_rn(swiglu7_dev(__low2float(pb[q]), __high2float(pb[q])));
+    }
+    out[i] = o4;
   }
 }
 
@@ -95,6 +136,21 @@ __global__ void add_kernel(const bf16* x, const bf16* y, bf16* out, std::int64_t
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
        i += std::int64_t(gridDim.x) * blockDim.x)
     out[i] = __float2bfloat16_rn(__bfloat162float(x[i]) + __bfloat162float(y[i]));
+}
+
+// 8 elements per thread (16-byte aligned; the tail goes to add_kernel).
+__global__ void add8_kernel(const uint4* x, const uint4* y, uint4* out, std::int64_t nv) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < nv;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    const uint4 a4 = x[i], b4 = y[i];
+    const bf16* a = reinterpret_cast<const bf16*>(&a4);
+    const bf16* b = reinterpret_cast<const bf16*>(&b4);
+    uint4 o4;
+    bf16* o = reinterpret_cast<bf16*>(&o4);
+#pragma unroll
+    for (int q = 0; q < 8; ++q) o[q] = __float2bfloat16_rn(__bfloat162float(a[q]) + __bfloat162float(b[q]));
+    out[i] = o4;
+  }
 }
 
 __global__ void to_float_kernel(const bf16* x, float* y, std::int64_t n) {
@@ -162,10 +218,15 @@ __global__ void topk_kernel(const float* logits, const float* bias, int* idx, fl
   }
 }
 
+// Keys arrive sorted, so a warp's keys are mostly equal: one atomic per distinct key per warp
+// (__match_any_sync) instead of one per key on the same address.
 __global__ void histogram_kernel(const int* keys, int* counts, std::int64_t n) {
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += std::int64_t(gridDim.x) * blockDim.x)
-    atomicAdd(counts + keys[i], 1);
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    const int key = keys[i];
+    const unsigned same = __match_any_sync(__activemask(), key);
+    if ((threadIdx.x & 31) == __ffs(same) - 1) atomicAdd(counts + key, __popc(same));
+  }
 }
 
 // One warp per sorted assignment: copy its (d) row, 8 bf16 per lane-step.
@@ -212,7 +273,60 @@ __global__ void combine_kernel(const bf16* yd, const int* inv, const float* prob
   }
 }
 
+// One block: tile counts per expert, a block-wide scan (carried over blocks of 1024 experts),
+// then every expert writes its own tiles; the rest of the list is padded with empty tiles.
+constexpr int kTileThreads = 1024;
+__global__ void build_tiles_kernel(const int* __restrict__ counts, const int* __restrict__ offsets,
+                                   ExpertTile* __restrict__ tiles, int* __restrict__ n_out, int experts, int max_tiles,
+                                   bool paired) {
+  using Scan = cub::BlockScan<int, kTileThreads>;
+  __shared__ typename Scan::TempStorage tmp;
+  constexpr int R = static_cast<int>(kExpertTileRows);
+  int carry = 0;
+  for (int e0 = 0; e0 < experts; e0 += kTileThreads) {
+    const int e = e0 + static_cast<int>(threadIdx.x);
+    const int c = e < experts ? counts[e] : 0;
+    const int live = (c + R - 1) / R, nt = paired ? live + (live & 1) : live;
+    int first = 0, total = 0;
+    Scan(tmp).ExclusiveSum(nt, first, total);
+    first += carry;
+    const std::int64_t row0 = e < experts ? offsets[e] : 0;
+    for (int i = 0; i < nt && first + i < max_tiles; ++i)
+      tiles[first + i] = i < live ? ExpertTile{row0 + std::int64_t(i) * R, e, min(R, c - i * R)}
+                                  : ExpertTile{row0 + std::int64_t(live - 1) * R, e, -min(R, c - (live - 1) * R)};
+    carry += total;
+    __syncthreads();  // the scan's storage is reused
+  }
+  for (int i = carry + static_cast<int>(threadIdx.x); i < max_tiles; i += kTileThreads) tiles[i] = ExpertTile{0, 0, 0};
+  if (threadIdx.x == 0) *n_out = carry;
+}
+
+__global__ void invert_permutation_kernel(const int* __restrict__ vals, int* __restrict__ inv, std::int64_t n) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x)
+    inv[vals[i]] = static_cast<int>(i);
+}
+
 }  // namespace
+
+void invert_permutation(const int* vals_sorted, int* inv, std::int64_t n, cudaStream_t s) {
+  if (n == 0) return;
+  invert_permutation_kernel<<<blocks_for(n), kThreads, 0, s>>>(vals_sorted, inv, n);
+  LB_CUDA_CHECK_LAUNCH();
+}
+
+std::int64_t max_expert_tiles(std::int64_t assignments, std::int64_t experts) {
+  // Every expert at most one partial tile, and one empty partner when paired; even.
+  return (assignments / kExpertTileRows + 2 * std::min(assignments, experts) + 2 + 1) / 2 * 2;
+}
+
+void build_expert_tiles(const int* counts, const int* offsets, ExpertTile* tiles, int* n_tiles, std::int64_t experts,
+                        std::int64_t max_tiles, bool paired, cudaStream_t s) {
+  LB_CHECK(max_tiles < (std::int64_t{1} << 31) && experts < (std::int64_t{1} << 31), "too many expert tiles");
+  build_tiles_kernel<<<1, kTileThreads, 0, s>>>(counts, offsets, tiles, n_tiles, static_cast<int>(experts),
+                                                static_cast<int>(max_tiles), paired);
+  LB_CUDA_CHECK_LAUNCH();
+}
 
 void fill(void* dst, bool is_bf16, const SeededSlice& f, cudaStream_t s) {
   if (f.rows * f.cols == 0) return;
@@ -222,12 +336,20 @@ void fill(void* dst, bool is_bf16, const SeededSlice& f, cudaStream_t s) {
 }
 void rms_norm(const bf16* x, const float* w, bf16* y, std::int64_t rows, std::int64_t h, cudaStream_t s) {
   if (rows == 0) return;
-  rms_norm_kernel<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(x, w, y, h);
+  const bool vec = h % 8 == 0 && (reinterpret_cast<std::uintptr_t>(x) | reinterpret_cast<std::uintptr_t>(y)) % 16 == 0;
+  if (vec)
+    rms_norm_kernel<true><<<static_cast<unsigned>(rows), kThreads, 0, s>>>(x, w, y, h);
+  else
+    rms_norm_kernel<false><<<static_cast<unsigned>(rows), kThreads, 0, s>>>(x, w, y, h);
   LB_CUDA_CHECK_LAUNCH();
 }
 void swiglu_packed(const bf16* in, bf16* out, std::int64_t m, std::int64_t n, cudaStream_t s) {
   if (m * n == 0) return;
-  swiglu_packed_kernel<<<blocks_for(m * n), kThreads, 0, s>>>(in, out, m, n);
+  if (n % 8 == 0 && (reinterpret_cast<std::uintptr_t>(in) | reinterpret_cast<std::uintptr_t>(out)) % 16 == 0)
+    swiglu_packed8_kernel<<<blocks_for(m * n / 8), kThreads, 0, s>>>(reinterpret_cast<const uint4*>(in),
+                                                                      reinterpret_cast<uint4*>(out), m, n / 8);
+  else
+    swiglu_packed_kernel<<<blocks_for(m * n), kThreads, 0, s>>>(in, out, m, n);
   LB_CUDA_CHECK_LAUNCH();
 }
 void swiglu_split(const bf16* in, bf16* out, std::int64_t rows, std::int64_t inter,
@@ -245,7 +367,17 @@ void transpose_blocks(const bf16* in, bf16* out, std::int64_t a, std::int64_t b,
 }
 void add(const bf16* x, const bf16* y, bf16* out, std::int64_t n, cudaStream_t s) {
   if (n == 0) return;
-  add_kernel<<<blocks_for(n), kThreads, 0, s>>>(x, y, out, n);
+  std::int64_t done = 0;
+  if ((reinterpret_cast<std::uintptr_t>(x) | reinterpret_cast<std::uintptr_t>(y) | reinterpret_cast<std::uintptr_t>(out)) %
+          16 ==
+      0) {
+    done = n / 8 * 8;
+    if (done > 0)
+      add8_kernel<<<blocks_for(done / 8), kThreads, 0, s>>>(reinterpret_cast<const uint4*>(x),
+                                                           reinterpret_cast<const uint4*>(y), reinterpret_cast<uint4*>(out),
+                                                           done / 8);
+  }
+  if (done < n) add_kernel<<<blocks_for(n - done), kThreads, 0, s>>>(x + done, y + done, out + done, n - done);
   LB_CUDA_CHECK_LAUNCH();
 }
 void to_float(const bf16* x, float* y, std::int64_t n, cudaStream_t s) {

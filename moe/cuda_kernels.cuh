@@ -5,6 +5,7 @@
 #include "moe/expert_buckets.hpp"
 #include "moe/init.hpp"
 
+#include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -69,6 +70,24 @@ void to_float(const bf16* x, float* y, std::int64_t n, cudaStream_t s);
 void topk(const float* logits, const float* bias, int* idx, float* prob, int* vals,
           std::int64_t tokens, std::int64_t hv, std::int64_t experts, std::int64_t k, float scale,
           cudaStream_t s);
+// Fused router (moe/router_kernels.cu): logits on the bf16 tensor cores with the gate split
+// exactly into three bf16 parts (fp32-accurate), sigmoid, top-k of score + bias (ties: lower
+// id), L1 normalise, scale; same outputs as topk() without the fp32 logit tensor. The gate is
+// read in a split copy made once per weight set by prepare_router_gate (router_gate_split_elems
+// bf16 elements). supported(): compute capability >= 8.0, 256 experts, d a multiple of 32,
+// k <= 8. x: (T, heads_local, d) bf16, heads [0, hv) routed.
+bool fused_route_supported(std::int64_t experts, std::int64_t d, std::int64_t k);
+std::int64_t router_gate_split_elems(std::int64_t heads, std::int64_t d);
+void prepare_router_gate(const float* gate, bf16* split, std::int64_t heads, std::int64_t experts, std::int64_t d,
+                         cudaStream_t s);
+void fused_route(const bf16* x, std::int64_t heads_local, const bf16* gate_split, const float* bias, int* idx,
+                 float* prob, int* vals, std::int64_t tokens, std::int64_t hv, std::int64_t experts, std::int64_t d,
+                 std::int64_t k, float scale, cudaStream_t s);
+// The unfused router: x -> fp32 (xf, T * heads_local * d), logits fp32 (hv, T, E) by cuBLAS
+// SGEMM on `blas`, then topk(). Any E, d, k.
+void route_sgemm(const bf16* x, std::int64_t heads_local, const float* gate, const float* bias, float* xf,
+                 float* logits, int* idx, float* prob, int* vals, std::int64_t tokens, std::int64_t hv,
+                 std::int64_t experts, std::int64_t d, std::int64_t k, float scale, cublasHandle_t blas, cudaStream_t s);
 void histogram(const int* keys, int* counts, std::int64_t n, cudaStream_t s);
 // Sorted assignments -> expert-major rows of xs (d per row); inv[a] = row of assignment a.
 // Expert e's rows start at base[e] (base != nullptr), else at e * cap (cap > 0), else compact.
@@ -77,6 +96,17 @@ void gather(const bf16* x, const int* keys, const int* vals, const int* offsets,
             std::int64_t d, std::int64_t cap, const std::int64_t* base, cudaStream_t s);
 // Tiles of the expert kernels: moe::ExpertTile (moe/expert_buckets.hpp), kExpertTileRows rows.
 using moe::ExpertTile;
+// The device-side expert schedule: tiles of the compact expert-major layout (expert e's rows
+// from offsets[e]) built on the device from the counts, no host read. Experts in id order,
+// ceil(count / kExpertTileRows) tiles each; entries [*n_tiles, max_tiles) are empty (valid = 0),
+// which every tile-list kernel skips, so kernels launch over max_tiles without knowing the count.
+// paired: each expert's tiles are padded to an even number: after an odd last tile comes its
+// copy with valid negated (no rows of its own: the down kernel leaves it empty, the gate/up
+// kernel splits that tile's column blocks between the pair), so entries 2p and 2p + 1 always
+// belong to one expert.
+std::int64_t max_expert_tiles(std::int64_t assignments, std::int64_t experts);
+void build_expert_tiles(const int* counts, const int* offsets, ExpertTile* tiles, int* n_tiles, std::int64_t experts,
+                        std::int64_t max_tiles, bool paired, cudaStream_t s);
 // The largest d the fused gate/up kernels take.
 std::int64_t gate_up_swiglu_max_d();
 // act (rows, I) = swiglu7(xs W13[e][:, :I], xs W13[e][:, I:]) for every tile, fp32 accumulation,
@@ -87,14 +117,25 @@ void gate_up_swiglu(const bf16* xs, const bf16* w13, bf16* act, const ExpertTile
 // a K-major, block-interleaved copy (E, 2 Ip, dp) made once per weight set by
 // prepare_w13_kmajor (w13_kmajor_elems bf16 elements). supported(): a compute capability 9.0
 // device and 64 <= d <= 256, d and I multiples of 8. xs has `rows` rows (TMA bounds); W13k
-// holds `experts` experts.
+// holds `experts` experts. Empty tiles (valid = 0) are skipped.
 bool gate_up_swiglu_sm90_supported(std::int64_t d, std::int64_t inter);
 std::int64_t w13_kmajor_elems(std::int64_t experts, std::int64_t d, std::int64_t inter);
 void prepare_w13_kmajor(const bf16* w13, bf16* w13k, std::int64_t experts, std::int64_t d, std::int64_t inter,
                         cudaStream_t s);
 void gate_up_swiglu_sm90(const bf16* xs, std::int64_t rows, const bf16* w13k, std::int64_t experts, bf16* act,
                          const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter,
-                         cudaStream_t s);
+                         cudaStream_t s, bool paired = false);
+// The same kernel reading its A rows straight from the token rows (no expert-major copy): tile
+// row r is sorted assignment row0 + r, vals_sorted[row0 + r] = (token * hv + head) * k + j, so
+// it is row token * hl + head of x (x_rows rows of d). The device-side schedule uses it.
+// paired: a list from build_expert_tiles with paired, run in 2-CTA clusters: two tiles of one
+// expert share each weight stage (TMA multicast), a lone tile's column blocks are split.
+void gate_up_swiglu_sm90_gathered(const bf16* x, std::int64_t x_rows, const int* vals_sorted, std::int64_t hl,
+                                  std::int64_t hv, std::int64_t k, const bf16* w13k, std::int64_t experts, bf16* act,
+                                  const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter,
+                                  cudaStream_t s, bool paired = false);
+// inv[vals_sorted[i]] = i for i < n: the sorted row of every assignment (for combine()).
+void invert_permutation(const int* vals_sorted, int* inv, std::int64_t n, cudaStream_t s);
 // Hopper (sm_90a, wgmma) down projection yd (rows, d) = act (rows, I) W_down[e] for every tile
 // (moe/expert_down_sm90.cu). It reads W_down in a K-major copy (E, 256, Ip) made once per
 // weight set by prepare_wdown_kmajor (wdown_kmajor_elems bf16 elements). supported(): a compute
@@ -103,8 +144,12 @@ bool down_sm90_supported(std::int64_t d, std::int64_t inter);
 std::int64_t wdown_kmajor_elems(std::int64_t experts, std::int64_t inter);
 void prepare_wdown_kmajor(const bf16* wd, bf16* wdk, std::int64_t experts, std::int64_t d, std::int64_t inter,
                           cudaStream_t s);
+// n_live (device, optional): the live length of a device-built list (build_expert_tiles).
+// paired: the list is in pairs of one expert (build_expert_tiles with paired); the two CTAs of
+// a 2-CTA cluster take a pair and share its weight stream (TMA multicast).
 void down_sm90(const bf16* act, std::int64_t rows, const bf16* wdk, std::int64_t experts, bf16* yd,
-               const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter, cudaStream_t s);
+               const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter, cudaStream_t s,
+               const int* n_live = nullptr, bool paired = false);
 // y (T, hl, d) for heads < hv: sum_j prob[a_j] * yd[inv[a_j]] in j order, fp32.
 void combine(const bf16* yd, const int* inv, const float* prob, bf16* y, std::int64_t tokens,
              std::int64_t hl, std::int64_t hv, std::int64_t k, std::int64_t d, cudaStream_t s);

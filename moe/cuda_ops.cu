@@ -1,5 +1,11 @@
 // CUDA implementation of the MoE primitives: bf16 activations and weights; cuBLAS for the dense
-// GEMMs and the fp32 router. Experts (--expert-gemm):
+// GEMMs. Experts (--expert-gemm):
+//   device    (auto on compute capability 9.0 when both Hopper kernels apply) the device-side
+//             schedule: tiles built on the device from the counts, our gate/up + SwiGLU7 kernel
+//             reading its rows straight from the tokens and our down kernel over them; no host
+//             synchronisation, so the layer can be a CUDA graph;
+//   device-pairs the same with the tiles paired per expert and both kernels in 2-CTA clusters
+//             that share each weight stage (TMA multicast);
 //   fused     (auto on compute capability 9.0 when 64 <= d_head <= 256 and d, I are multiples
 //             of 8) our gate/up GEMM with SwiGLU7 in its epilogue
 //             over 128-row expert tiles, one launch (moe/expert_gemm_sm90.cu: TMA + wgmma on
@@ -11,6 +17,8 @@
 //             load (one call per bucket, padded to its largest count) and a SwiGLU7 pass.
 // (A capacity-padded strided-batched path and a cuBLAS grouped-batched path were measured
 // slowest on 2xH200 and removed.)
+// Routing: the fused router kernel (moe/router_kernels.cu) where it applies (256 experts, d_head
+// a multiple of 32), else fp32 logits by cuBLAS SGEMM and a top-k kernel.
 // Routing result, permutation, expert intermediates and the kernels' K-major weight copies
 // live in this object's workspace.
 #include "collectives/cuda_internal.hpp"
@@ -35,6 +43,8 @@ class CudaOps final : public Ops {
   CudaOps(Device& dev, ExpertPath path)
       : dev_(dev),
         auto_(path == ExpertPath::automatic),
+        device_(path == ExpertPath::device || path == ExpertPath::device_pairs),
+        pairs_(path == ExpertPath::device_pairs),
         fused_(path == ExpertPath::fused || path == ExpertPath::fused_down || path == ExpertPath::fused_mma),
         own_down_(path == ExpertPath::fused_down),
         force_mma_(path == ExpertPath::fused_mma) {
@@ -55,7 +65,9 @@ class CudaOps final : public Ops {
   // the mode's.
   std::string describe() const override {
     if (!last_path_.empty()) return "cuda bf16, experts: " + last_path_;
-    return auto_    ? "cuda bf16, experts: Hopper kernels on compute capability 9.0 (else cuBLAS buckets)"
+    return device_  ? "cuda bf16, experts: device-side schedule, Hopper gate/up and down kernels"
+           : auto_  ? "cuda bf16, experts: device-side schedule with the Hopper kernels on compute capability 9.0 "
+                      "(else cuBLAS buckets)"
            : fused_ ? "cuda bf16, experts: fused gate/up GEMM + SwiGLU7 kernel"
                     : "cuda bf16, cuBLAS batched expert GEMMs over load buckets";
   }
@@ -96,23 +108,23 @@ class CudaOps final : public Ops {
     cudaStream_t st = detail::cuda_stream(s);
     const std::int64_t T = r.tokens, hv = r.heads_valid, E = r.experts, d = r.d, k = r.topk;
     const std::int64_t A = T * hv * k;
-    ensure(xf_, T * r.heads_local * d * 4);
-    ensure(logits_, hv * T * E * 4);
     ensure(idx_, A * 4);
     ensure(prob_, A * 4);
     ensure(vals_, A * 4);
-    // Router in fp32 (the reference's precision): x (T, Hl, d) -> fp32, then per head
-    // logits (T, E) = x_h (T, d) gate_h (E, d)^T as one strided-batched SGEMM over heads.
-    cuda::to_float(static_cast<const bf16*>(r.x), xf_.as<float>(), T * r.heads_local * d, st);
-    const float alpha = 1.0f, beta = 0.0f;
-    LB_CUBLAS_CHECK(cublasSetStream(blas_, st));
-    LB_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
-        blas_, CUBLAS_OP_T, CUBLAS_OP_N, int(E), int(T), int(d), &alpha, r.gate, CUDA_R_32F, int(d),
-        E * d, xf_.as<float>(), CUDA_R_32F, int(r.heads_local * d), d, &beta, logits_.as<float>(),
-        CUDA_R_32F, int(E), T * E, int(hv), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-    cuda::topk(logits_.as<float>(), r.bias, idx_.as<int>(), prob_.as<float>(), vals_.as<int>(), T,
-               hv, E, k, r.scale, st);
     routed_ = r;
+    if (cuda::fused_route_supported(E, d, k)) {
+      // One kernel: fp32-accurate logits on the tensor cores, sigmoid, top-k, normalise, scale.
+      derive(gate_split_, r.gate, r, cuda::router_gate_split_elems(hv, d), [&](const void* w, bf16* out, std::int64_t) {
+        cuda::prepare_router_gate(static_cast<const float*>(w), out, hv, E, d, st);
+      });
+      cuda::fused_route(static_cast<const bf16*>(r.x), r.heads_local, gate_split_.buf.as<bf16>(), r.bias, idx_.as<int>(),
+                        prob_.as<float>(), vals_.as<int>(), T, hv, E, d, k, r.scale, st);
+      return;
+    }
+    ensure(xf_, T * r.heads_local * d * 4);
+    ensure(logits_, hv * T * E * 4);
+    cuda::route_sgemm(static_cast<const bf16*>(r.x), r.heads_local, r.gate, r.bias, xf_.as<float>(), logits_.as<float>(),
+                      idx_.as<int>(), prob_.as<float>(), vals_.as<int>(), T, hv, E, d, k, r.scale, blas_, st);
   }
 
   void experts(const RoutedArgs& r, Stream s) override {
@@ -140,11 +152,15 @@ class CudaOps final : public Ops {
     cuda::histogram(keys_sorted_.as<int>(), counts_.as<int>(), A, st);
     scan_bytes = cub_tmp_.bytes();
     LB_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(cub_tmp_.data(), scan_bytes, counts_.as<int>(), offsets_.as<int>(), int(G), st));
+    if (device_schedule(d, I)) {
+      device_experts(r, st);
+      return;
+    }
     // 2. Per-expert counts to the host: the GEMM shapes depend on them (one small D2H + sync,
     //    as a framework's grouped GEMM launch needs too).
     LB_CUDA_CHECK(cudaMemcpyAsync(host_counts_, counts_.data(), G * 4, cudaMemcpyDeviceToHost, st));
     dev_.synchronize(s);  // watched: polls NCCL errors (a dispatch may be queued ahead of this)
-    last_counts_.assign(host_counts_, host_counts_ + G);
+    ++host_syncs_;
     const std::int64_t rows = plan_buckets(G);
     ensure(xs_, rows * d * 2);       // (rows, d)    expert-major inputs
     // The fused gate/up kernels keep a (128, d) input tile in shared memory: d <= 256. `auto`
@@ -178,21 +194,66 @@ class CudaOps final : public Ops {
   void weights_changed() override {
     w13k_.src = nullptr;
     wdk_.src = nullptr;
+    gate_split_.src = nullptr;
   }
 
   std::vector<std::int64_t> expert_counts(const RoutedArgs& r) override {
     experts(r, dev_.compute_stream());
-    dev_.synchronize(dev_.compute_stream());
-    return {last_counts_.begin(), last_counts_.end()};
+    const auto c = dev_.download<int>(counts_.data(), static_cast<std::size_t>(r.heads_valid * r.experts));
+    return {c.begin(), c.end()};
   }
+
+  std::int64_t host_syncs() const override { return host_syncs_; }
 
  private:
   static constexpr std::int64_t kMaxExperts = 1 << 16;
 
   void ensure(Buffer& b, std::int64_t bytes) {
     if (static_cast<std::int64_t>(b.bytes()) >= bytes) return;
-    dev_.synchronize_all();  // the old buffer may still be in use on a stream
+    dev_.synchronize_all();  // the old buffer may still be in use on a stream (first calls only)
+    ++host_syncs_;
     b = dev_.alloc(static_cast<std::size_t>(std::max<std::int64_t>(bytes, 256)));
+  }
+
+  // The device-side schedule: `device` / `device-pairs`, and `auto` on compute capability 9.0
+  // where both Hopper kernels apply.
+  bool device_schedule(std::int64_t d, std::int64_t I) const {
+    if (!device_ && !auto_) return false;
+    const bool ok = cuda::gate_up_swiglu_sm90_supported(d, I) && cuda::down_sm90_supported(d, I) &&
+                    d <= cuda::gate_up_swiglu_max_d();
+    LB_CHECK(ok || !device_, "--expert-gemm device needs a compute capability 9.0 device, 64 <= d_head <= 256, "
+                             "I >= 64, d and I multiples of 8");
+    return ok;
+  }
+
+  // 2'-4'. After the sort, counts and offsets: tiles built on the device from the counts, our
+  // gate/up + SwiGLU7 kernel reading its rows straight from x (no expert-major copy) and our
+  // down kernel over that list (launched over its upper bound; empty entries are skipped), the
+  // combine. Every shape the host needs (rows = assignments, the tile bound) is known without
+  // the counts: no host read, so the layer can be captured in a CUDA graph.
+  void device_experts(const RoutedArgs& r, cudaStream_t st) {
+    const std::int64_t T = r.tokens, hv = r.heads_valid, d = r.d, k = r.topk, I = r.inter;
+    const std::int64_t A = T * hv * k, G = hv * r.experts, max_tiles = cuda::max_expert_tiles(A, G);
+    ensure(tiles_, max_tiles * static_cast<std::int64_t>(sizeof(cuda::ExpertTile)));
+    ensure(n_live_, 4);
+    ensure(act_, A * I * 2);
+    ensure(yd_, A * d * 2);
+    prepare_w13k(r, st);
+    prepare_wdk(r, st);
+    last_path_ = std::string("device-side schedule (tiles built on the device, no host read); wgmma (sm_90a) fused ") +
+                 "gather + gate/up GEMM + SwiGLU7 and wgmma down GEMM over 128-row expert tiles" +
+                 (pairs_ ? ", in 2-CTA clusters sharing each weight stage" : "");
+    cuda::build_expert_tiles(counts_.as<int>(), offsets_.as<int>(), tiles_.as<cuda::ExpertTile>(), n_live_.as<int>(), G,
+                             max_tiles, pairs_, st);
+    cuda::invert_permutation(vals_sorted_.as<int>(), inv_.as<int>(), A, st);
+    const auto* tl = tiles_.as<cuda::ExpertTile>();
+    cuda::gate_up_swiglu_sm90_gathered(static_cast<const bf16*>(r.x), T * r.heads_local, vals_sorted_.as<int>(),
+                                       r.heads_local, hv, k, w13k_.buf.as<bf16>(), G, act_.as<bf16>(), tl, max_tiles, d,
+                                       I, st, pairs_);
+    cuda::down_sm90(act_.as<bf16>(), A, wdk_.buf.as<bf16>(), G, yd_.as<bf16>(), tl, max_tiles, d, I, st,
+                    n_live_.as<int>(), pairs_);
+    cuda::combine(yd_.as<bf16>(), inv_.as<int>(), prob_.as<float>(), static_cast<bf16*>(r.y), T, r.heads_local, hv, k,
+                  d, st);
   }
 
   // Pinned host table of `nptr` pointers (and its device twin) for batched/grouped GEMM calls.
@@ -291,7 +352,7 @@ class CudaOps final : public Ops {
     const std::int64_t G = r.heads_valid * r.experts;
     if (w.src == src && w.key[0] == G && w.key[1] == r.d && w.key[2] == r.inter) return;
     ensure(w.buf, elems * 2);
-    make(static_cast<const bf16*>(src), w.buf.as<bf16>(), G);
+    make(src, w.buf.as<bf16>(), G);
     w.src = src;
     w.key[0] = G;
     w.key[1] = r.d;
@@ -299,11 +360,15 @@ class CudaOps final : public Ops {
   }
   void prepare_w13k(const RoutedArgs& r, cudaStream_t st) {
     derive(w13k_, r.w13, r, cuda::w13_kmajor_elems(r.heads_valid * r.experts, r.d, r.inter),
-           [&](const bf16* w, bf16* out, std::int64_t G) { cuda::prepare_w13_kmajor(w, out, G, r.d, r.inter, st); });
+           [&](const void* w, bf16* out, std::int64_t G) {
+             cuda::prepare_w13_kmajor(static_cast<const bf16*>(w), out, G, r.d, r.inter, st);
+           });
   }
   void prepare_wdk(const RoutedArgs& r, cudaStream_t st) {
     derive(wdk_, r.w_down, r, cuda::wdown_kmajor_elems(r.heads_valid * r.experts, r.inter),
-           [&](const bf16* w, bf16* out, std::int64_t G) { cuda::prepare_wdown_kmajor(w, out, G, r.d, r.inter, st); });
+           [&](const void* w, bf16* out, std::int64_t G) {
+             cuda::prepare_wdown_kmajor(static_cast<const bf16*>(w), out, G, r.d, r.inter, st);
+           });
   }
 
   // Tile list of the fused gate/up kernel: ceil(count / 128) row tiles per non-empty expert,
@@ -326,9 +391,10 @@ class CudaOps final : public Ops {
   }
 
   Device& dev_;
-  bool auto_, fused_, own_down_, force_mma_, fuse_now_ = false, sm90_now_ = false, down_now_ = false;
+  bool auto_, device_, pairs_, fused_, own_down_, force_mma_, fuse_now_ = false, sm90_now_ = false, down_now_ = false;
+  std::int64_t host_syncs_ = 0;
   std::string last_path_;
-  DerivedWeights w13k_, wdk_;
+  DerivedWeights w13k_, wdk_, gate_split_;
   cuda::ExpertTile* host_tiles_ = nullptr;
   std::int64_t host_tiles_cap_ = 0, n_tiles_ = 0;
   std::int64_t* host_base_ = nullptr;
@@ -338,9 +404,8 @@ class CudaOps final : public Ops {
   void* host_ptrs_ = nullptr;
   std::size_t host_ptr_cap_ = 0;
   RoutedArgs routed_;
-  std::vector<int> last_counts_;
   Buffer xf_, logits_, idx_, prob_, vals_, keys_sorted_, vals_sorted_, counts_, offsets_, inv_,
-      cub_tmp_, xs_, h13_, act_, yd_, dev_ptrs_, base_, tiles_;
+      cub_tmp_, xs_, h13_, act_, yd_, dev_ptrs_, base_, tiles_, n_live_;
 };
 
 }  // namespace

@@ -13,6 +13,14 @@
 // into a STAGES-deep ring guarded by full / empty mbarriers; the producer runs ahead into the
 // next tile while the consumers store the last one. Shared-memory tiles use the 128-byte
 // swizzle (see moe/sm90.cuh).
+//
+// Paired mode (a device-built list whose entries 2p, 2p + 1 are two tiles of one expert, the
+// second possibly empty): the two CTAs of a 2-CTA cluster take the two tiles of a pair and
+// share the weight stream. Each producer loads its own A and one half (128 rows) of each B
+// stage, multicast into both CTAs; a stage is refilled once the consumer warps of both CTAs
+// released it (each consumer warp arrives on its own and on the peer's empty barrier). The
+// weights then cross L2 once per pair instead of once per tile. An empty partner loads no A
+// and stores nothing (its MMAs run on stale shared memory, keeping the wgmma code unbranched).
 #include "collectives/error.hpp"
 #include "moe/cuda_kernels.cuh"
 #include "moe/sm90.cuh"
@@ -65,10 +73,19 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], std::uint64_t 
 }
 #endif  // LB_WGMMA
 
+
+template <bool PAIR>
 __global__ void __launch_bounds__(THREADS, 1)
     down_sm90_kernel(const __grid_constant__ CUtensorMap amap, const __grid_constant__ CUtensorMap wmap,
-                     bf16* __restrict__ yd, const ExpertTile* __restrict__ tiles, int n_tiles, int d, int ksteps) {
+                     bf16* __restrict__ yd, const ExpertTile* __restrict__ tiles, int n_tiles, const int* __restrict__ n_live,
+                     int d, int ksteps) {
 #ifdef LB_WGMMA
+  // A device-built list holds its live count on the device (entries past it are empty).
+  if (n_live != nullptr) n_tiles = min(n_tiles, *n_live);
+  const int rank = PAIR ? cluster_rank() : 0;
+  const int first = PAIR ? static_cast<int>(blockIdx.x) / 2 : static_cast<int>(blockIdx.x);
+  const int stride = PAIR ? static_cast<int>(gridDim.x) / 2 : static_cast<int>(gridDim.x);
+  const int units = PAIR ? n_tiles / 2 : n_tiles;  // pairs, or tiles
   extern __shared__ unsigned char smem_raw[];
   const std::uint32_t raw = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_raw));
   const std::uint32_t base = (raw + 1023u) & ~1023u;
@@ -76,64 +93,84 @@ __global__ void __launch_bounds__(THREADS, 1)
   if (threadIdx.x == 0) {
     for (int i = 0; i < STAGES; ++i) {
       mbar_init(full + 8 * i, 1);
-      mbar_init(empty + 8 * i, 2 * 128);
+      mbar_init(empty + 8 * i, PAIR ? 2 * 8 : 2 * 128);  // paired: the consumer warps of both CTAs
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
-  __syncthreads();
+  if constexpr (PAIR)
+    cluster_sync();  // the peer's barriers exist before anything arrives on them
+  else
+    __syncthreads();
   const int wg = threadIdx.x >> 7;  // 0, 1: consumers; 2: the producer warp
   if (wg == 2) {
     if (threadIdx.x == 256) {
       int s = 0;
-      for (int t = blockIdx.x; t < n_tiles; t += gridDim.x) {
-        const ExpertTile tile = tiles[t];
+      for (int u = first; u < units; u += stride) {
+        const ExpertTile tile = tiles[PAIR ? 2 * u + rank : u];
+        const bool live = !PAIR || tile.valid > 0;
         for (int ks = 0; ks < ksteps; ++ks, ++s) {
           const int stage = s % STAGES;
           if (s >= STAGES) mbar_wait(empty + 8 * stage, ((s / STAGES) - 1) & 1);
           const std::uint32_t dst = base + stage * STAGE_BYTES, bar = full + 8 * stage;
-          mbar_arrive_expect_tx(bar, STAGE_BYTES);
-          tma_load_2d(dst, &amap, ks * BK, static_cast<int>(tile.row0), bar);
-          tma_load_2d(dst + A_STAGE, &wmap, ks * BK, tile.expert * BN, bar);
+          mbar_arrive_expect_tx(bar, live ? STAGE_BYTES : B_STAGE);
+          if (live) tma_load_2d(dst, &amap, ks * BK, static_cast<int>(tile.row0), bar);
+          if constexpr (PAIR)
+            tma_load_2d_multicast(dst + A_STAGE + rank * (B_STAGE / 2), &wmap, ks * BK, tile.expert * BN + rank * (BN / 2),
+                                  bar, 0x3);
+          else
+            tma_load_2d(dst + A_STAGE, &wmap, ks * BK, tile.expert * BN, bar);
         }
       }
     }
-    return;
-  }
-  const int tid = threadIdx.x & 127, lane = tid & 31, w = tid >> 5;
-  float acc[128];
-  int s = 0;
-  for (int t = blockIdx.x; t < n_tiles; t += gridDim.x) {
-    const ExpertTile tile = tiles[t];
-    for (int ks = 0; ks < ksteps; ++ks, ++s) {
-      const int stage = s % STAGES;
-      mbar_wait(full + 8 * stage, (s / STAGES) & 1);
+  } else {
+    const int tid = threadIdx.x & 127, lane = tid & 31, w = tid >> 5;
+    auto release = [&](int stage) {
+      if constexpr (PAIR) {
+        __syncwarp();
+        if (lane == 0) {
+          mbar_arrive(empty + 8 * stage);
+          mbar_arrive_peer(empty + 8 * stage, rank ^ 1);
+        }
+      } else {
+        mbar_arrive(empty + 8 * stage);
+      }
+    };
+    float acc[128];
+    int s = 0;
+    for (int u = first; u < units; u += stride) {
+      const ExpertTile tile = tiles[PAIR ? 2 * u + rank : u];
+      for (int ks = 0; ks < ksteps; ++ks, ++s) {
+        const int stage = s % STAGES;
+        mbar_wait(full + 8 * stage, (s / STAGES) & 1);
+        fence_acc(acc);
+        wgmma_fence();
+        const std::uint64_t da = desc_sw128(base + stage * STAGE_BYTES + wg * 64 * 128);
+        const std::uint64_t db = desc_sw128(base + stage * STAGE_BYTES + A_STAGE);
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; ++kk)  // +32 bytes along K = +2 in the descriptor's address field
+          wgmma_m64n256k16(acc, da + 2 * kk, db + 2 * kk, ks > 0 || kk > 0);
+        wgmma_commit();
+        wgmma_wait<1>();
+        if (ks > 0) release((s - 1) % STAGES);  // step s - 1's MMAs are complete
+      }
+      wgmma_wait<0>();
+      release((s - 1) % STAGES);  // the tile's last step
       fence_acc(acc);
-      wgmma_fence();
-      const std::uint64_t da = desc_sw128(base + stage * STAGE_BYTES + wg * 64 * 128);
-      const std::uint64_t db = desc_sw128(base + stage * STAGE_BYTES + A_STAGE);
+      {
+        // Thread (warp w, lane l) holds rows 64g + 16w + l/4 (+8) and, per n8 group q, columns
+        // 8q + 2(l%4) + {0,1}.
+        const int row0 = wg * 64 + w * 16 + (lane >> 2), col0 = (lane & 3) * 2;
+        bf16* out = yd + tile.row0 * d;
 #pragma unroll
-      for (int kk = 0; kk < BK / 16; ++kk)  // +32 bytes along K = +2 in the descriptor's address field
-        wgmma_m64n256k16(acc, da + 2 * kk, db + 2 * kk, ks > 0 || kk > 0);
-      wgmma_commit();
-      wgmma_wait<1>();
-      if (ks > 0) mbar_arrive(empty + 8 * ((s - 1) % STAGES));  // step s - 1's MMAs are complete
-    }
-    wgmma_wait<0>();
-    mbar_arrive(empty + 8 * ((s - 1) % STAGES));  // the tile's last step
-    fence_acc(acc);
-    {
-      // Thread (warp w, lane l) holds rows 64g + 16w + l/4 (+8) and, per n8 group q, columns
-      // 8q + 2(l%4) + {0,1}.
-      const int row0 = wg * 64 + w * 16 + (lane >> 2), col0 = (lane & 3) * 2;
-      bf16* out = yd + tile.row0 * d;
-#pragma unroll
-      for (int i = 0; i < 128; i += 2) {
-        const int row = row0 + ((i >> 1) & 1) * 8, col = col0 + (i >> 2) * 8;
-        if (row < tile.valid && col < d)
-          *reinterpret_cast<__nv_bfloat162*>(out + std::int64_t(row) * d + col) = __floats2bfloat162_rn(acc[i], acc[i + 1]);
+        for (int i = 0; i < 128; i += 2) {
+          const int row = row0 + ((i >> 1) & 1) * 8, col = col0 + (i >> 2) * 8;
+          if (row < tile.valid && col < d)
+            *reinterpret_cast<__nv_bfloat162*>(out + std::int64_t(row) * d + col) = __floats2bfloat162_rn(acc[i], acc[i + 1]);
+        }
       }
     }
   }
+  if constexpr (PAIR) cluster_sync();  // no CTA leaves while its peer may still write into it
 #else
   __trap();  // never launched: the launcher requires a compute capability 9.0 device
 #endif
@@ -153,14 +190,26 @@ __global__ void prepare_wdown_kmajor_kernel(const bf16* __restrict__ wd, bf16* _
   }
 }
 
-void launch(const CUtensorMap& amap, const CUtensorMap& wmap, bf16* yd, const ExpertTile* tiles, int n_tiles, int d,
-            int ksteps, cudaStream_t s) {
-  ensure_max_dynamic_smem(reinterpret_cast<const void*>(down_sm90_kernel), SMEM_BYTES);
+void launch(const CUtensorMap& amap, const CUtensorMap& wmap, bf16* yd, const ExpertTile* tiles, int n_tiles,
+            const int* n_live, int d, int ksteps, bool paired, cudaStream_t s) {
   int dev = 0, sms = 0;
   LB_CUDA_CHECK(cudaGetDevice(&dev));
   LB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  const int grid = std::max(1, std::min(n_tiles, sms));
-  down_sm90_kernel<<<grid, THREADS, SMEM_BYTES, s>>>(amap, wmap, yd, tiles, n_tiles, d, ksteps);
+  if (!paired) {
+    ensure_max_dynamic_smem(reinterpret_cast<const void*>(down_sm90_kernel<false>), SMEM_BYTES);
+    const int grid = std::max(1, std::min(n_tiles, sms));
+    down_sm90_kernel<false><<<grid, THREADS, SMEM_BYTES, s>>>(amap, wmap, yd, tiles, n_tiles, n_live, d, ksteps);
+    LB_CUDA_CHECK_LAUNCH();
+    return;
+  }
+  ensure_max_dynamic_smem(reinterpret_cast<const void*>(down_sm90_kernel<true>), SMEM_BYTES);
+  PairLaunch pl(static_cast<unsigned>(sms / 2 * 2), THREADS, SMEM_BYTES, s);
+  static int resident[64] = {};  // co-resident 2-CTA clusters per device (SMs pair up inside a GPC)
+  int& clusters = resident[dev & 63];
+  if (clusters == 0) LB_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, down_sm90_kernel<true>, &pl.cfg));
+  const int grid_clusters = std::max(1, std::min(clusters, std::max(1, n_tiles / 2)));
+  pl.cfg.gridDim = dim3(static_cast<unsigned>(2 * grid_clusters));
+  LB_CUDA_CHECK(cudaLaunchKernelEx(&pl.cfg, down_sm90_kernel<true>, amap, wmap, yd, tiles, n_tiles, n_live, d, ksteps));
   LB_CUDA_CHECK_LAUNCH();
 }
 
@@ -185,17 +234,20 @@ void prepare_wdown_kmajor(const bf16* wd, bf16* wdk, std::int64_t experts, std::
 }
 
 void down_sm90(const bf16* act, std::int64_t rows, const bf16* wdk, std::int64_t experts, bf16* yd,
-               const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter, cudaStream_t s) {
+               const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter, cudaStream_t s,
+               const int* n_live, bool paired) {
   if (n_tiles == 0) return;
+  LB_CHECK(!paired || n_tiles % 2 == 0, "Hopper down kernel: a paired tile list has an even length");
   LB_CHECK(down_sm90_supported(d, inter),
            "Hopper down kernel: needs a compute capability 9.0 device, 0 < d_head <= 256, I >= 64, d and I multiples of 8");
   const std::int64_t ip = (inter + BK - 1) / BK * BK;
   LB_CHECK(n_tiles < (std::int64_t{1} << 31) && rows < (std::int64_t{1} << 31) && experts * BN < (std::int64_t{1} << 31),
            "Hopper down kernel: TMA coordinates and tile counts are 32-bit");
   const CUtensorMap amap = encode_tma_2d(act, static_cast<std::uint64_t>(inter), static_cast<std::uint64_t>(rows), BK, BM);
-  const CUtensorMap wmap = encode_tma_2d(wdk, static_cast<std::uint64_t>(ip), static_cast<std::uint64_t>(experts * BN), BK, BN);
+  const CUtensorMap wmap =
+      encode_tma_2d(wdk, static_cast<std::uint64_t>(ip), static_cast<std::uint64_t>(experts * BN), BK, paired ? BN / 2 : BN);
   const int nt = static_cast<int>(n_tiles), di = static_cast<int>(d), ks = static_cast<int>(ip / BK);
-  launch(amap, wmap, yd, tiles, nt, di, ks, s);
+  launch(amap, wmap, yd, tiles, nt, n_live, di, ks, paired, s);
 }
 
 }  // namespace layerbench::moe::cuda

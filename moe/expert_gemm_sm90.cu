@@ -76,7 +76,24 @@ struct Ctx {
   bf16* out;                     // the tile's first act row
   int inter, valid, g, tid;      // g: consumer warpgroup; tid within it
   int rows0;                     // first tile row of this consumer: 64g, or 0 in a half tile
+  int j0, dj;                    // this CTA's column blocks: j0, j0 + dj, ... (ring position li)
+  bool share;                    // paired: the peer CTA shares the ring (release on both)
 };
+
+// A consumed stage back to the producer(s): unpaired, every consumer thread arrives; paired,
+// one arrive per consumer warp, on the peer's barrier too when the two CTAs share the ring.
+template <bool PAIR>
+__device__ __forceinline__ void release(const Ctx& c, int stage) {
+  if constexpr (PAIR) {
+    __syncwarp();
+    if ((c.tid & 31) == 0) {
+      mbar_arrive(c.empty + 8 * stage);
+      if (c.share) mbar_arrive_peer(c.empty + 8 * stage, static_cast<int>(cluster_rank()) ^ 1);
+    }
+  } else {
+    mbar_arrive(c.empty + 8 * stage);
+  }
+}
 
 // SwiGLU7 of column block j from one accumulator set: thread (warp w, lane l) of a consumer
 // holds rows rows0 + 16w + l/4 (+8) and, per n8 group q, columns 8q + 2(l%4) + {0,1}; gate
@@ -123,11 +140,12 @@ __device__ __forceinline__ void epilogue(const Ctx& c, const float (&acc)[64], i
 // complete. The block ends with wait_group 0 and the SwiGLU7 epilogue (ptxas keeps the wgmma
 // pipeline only when accumulators are read after a wait_group 0); the other consumer's MMAs
 // keep the tensor cores busy meanwhile (the consumers run a block apart).
-template <int KS>
-__device__ __forceinline__ void column_block(const Ctx& c, float (&acc)[64], int j, bool release_partner = false) {
+template <int KS, bool PAIR>
+__device__ __forceinline__ void column_block(const Ctx& c, float (&acc)[64], int li, bool release_partner = false) {
+  const int j = c.j0 + li * c.dj;
 #pragma unroll
   for (int ks = 0; ks < KS; ++ks) {
-    const int s = j * KS + ks, stage = s % STAGES;
+    const int s = li * KS + ks, stage = s % STAGES;
     mbar_wait(c.full + 8 * stage, (s / STAGES) & 1);
     fence_acc(acc);
     wgmma_fence();
@@ -139,11 +157,11 @@ __device__ __forceinline__ void column_block(const Ctx& c, float (&acc)[64], int
     wgmma_commit();
     if (ks + 1 < KS) {
       wgmma_wait<1>();
-      if (ks > 0) mbar_arrive(c.empty + 8 * ((s - 1) % STAGES));  // step s - 1's MMAs are complete
+      if (ks > 0) release<PAIR>(c, (s - 1) % STAGES);  // step s - 1's MMAs are complete
     } else {
       wgmma_wait<0>();
-      if (ks > 0) mbar_arrive(c.empty + 8 * ((s - 1) % STAGES));
-      mbar_arrive(c.empty + 8 * stage);
+      if (ks > 0) release<PAIR>(c, (s - 1) % STAGES);
+      release<PAIR>(c, stage);
     }
   }
   fence_acc(acc);
@@ -156,24 +174,61 @@ __device__ __forceinline__ void column_block(const Ctx& c, float (&acc)[64], int
 
 // A column block computed by the other consumer: its stages are released as they arrive
 // (waiting on `full` keeps the releases in the right phase).
-template <int KS>
-__device__ __forceinline__ void pass_block(const Ctx& c, int j) {
+template <int KS, bool PAIR>
+__device__ __forceinline__ void pass_block(const Ctx& c, int li) {
 #pragma unroll
   for (int ks = 0; ks < KS; ++ks) {
-    const int s = j * KS + ks, stage = s % STAGES;
+    const int s = li * KS + ks, stage = s % STAGES;
     mbar_wait(c.full + 8 * stage, (s / STAGES) & 1);
-    mbar_arrive(c.empty + 8 * stage);
+    release<PAIR>(c, stage);
   }
 }
 
 #endif  // LB_WGMMA
 
+// The A tile gathered straight from the token rows (the device-side schedule): row r of a
+// tile is assignment vals[row0 + r] = (token * hv + head) * k + j, i.e. row token * hl + head
+// of x (ld d). x == nullptr: A comes by TMA from the expert-major copy behind xmap.
+struct GatherA {
+  const bf16* x = nullptr;
+  const int* vals = nullptr;
+  int hl = 0, hv = 0, k = 0, d = 0;
+};
+
+#ifdef LB_WGMMA
+// The 256 consumer threads copy the (128, 64 KS) A tile of `tile` into the swizzled slabs with
+// 16-byte cp.async (thread t: row t / 2, every other 16-byte chunk; rows past the tile and
+// k >= d are zero-filled), wait for their own copies and make them visible to the async proxy
+// (wgmma reads them); each then arrives on the tile's mbarrier.
+template <int KS>
+__device__ __forceinline__ void gather_a_tile(const GatherA& g, const ExpertTile& tile, std::uint32_t a_base, int tid) {
+  constexpr int CHUNKS = KS * BK / 8;  // 16-byte chunks per row
+  const int r = tid >> 1;
+  const bool row_live = r < tile.valid;
+  std::int64_t off = 0;
+  if (row_live) {
+    const int a = __ldg(g.vals + tile.row0 + r), pair = a / g.k;
+    off = (std::int64_t(pair / g.hv) * g.hl + pair % g.hv) * g.d;
+  }
+#pragma unroll
+  for (int c = tid & 1; c < CHUNKS; c += 2) {
+    const bool live = row_live && c * 8 < g.d;
+    const bf16* src = live ? g.x + off + c * 8 : g.x;
+    const std::uint32_t dst = a_base + (c / 8) * A_SLAB + r * 128 + (((c % 8) ^ (r & 7)) << 4);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(live ? 16 : 0) : "memory");
+  }
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+#endif
+
 // Declared identically for the host and device passes; the body exists only for sm_90a.
 // Warpgroups 0 and 1 consume; warp 8 is the producer (one thread issues every TMA copy).
-template <int KS>
+template <int KS, bool PAIR>
 __global__ void __launch_bounds__(THREADS, 1)
     gate_up_swiglu_sm90_kernel(const __grid_constant__ CUtensorMap xmap, const __grid_constant__ CUtensorMap wmap,
-                               bf16* __restrict__ act, const ExpertTile* __restrict__ tiles, int inter, int wrows) {
+                               bf16* __restrict__ act, const ExpertTile* __restrict__ tiles, int inter, int wrows,
+                               const GatherA gather) {
 #ifdef LB_WGMMA
   extern __shared__ unsigned char smem_raw[];
   const std::uint32_t raw = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_raw));
@@ -181,67 +236,109 @@ __global__ void __launch_bounds__(THREADS, 1)
   const std::uint32_t b_base = a_base + KMAX / BK * A_SLAB;
   const std::uint32_t c_base = b_base + STAGES * B_STAGE;
   const std::uint32_t full = c_base + 2 * C_BYTES, empty = full + 8 * STAGES, a_full = empty + 8 * STAGES;
-  const ExpertTile tile = tiles[blockIdx.x];
-  const int nb = (inter + BNH - 1) / BNH, total = nb * KS;
+  // Paired (see the launcher): the CTAs of a cluster take list entries 2p and 2p + 1. A live
+  // second entry: two tiles of one expert sharing each weight stage (each CTA loads one half,
+  // multicast). A negative one: one tile whose column blocks the two CTAs split (even / odd).
+  const ExpertTile first = tiles[PAIR ? blockIdx.x & ~1u : blockIdx.x];
+  if (first.valid <= 0) return;  // an empty entry of a device-built tile list (both CTAs of a pair)
+  const int nb = (inter + BNH - 1) / BNH;
+  ExpertTile tile = first;
+  bool share = false;
+  int rank = 0, j0 = 0, dj = 1, nbl = nb;
+  if constexpr (PAIR) {
+    rank = cluster_rank();
+    const ExpertTile second = tiles[blockIdx.x | 1u];
+    share = second.valid > 0;
+    if (share && rank == 1) tile = second;
+    if (!share) {
+      j0 = nb > 1 ? rank : 0;
+      dj = nb > 1 ? 2 : 1;
+      nbl = nb > 1 ? (nb - rank + 1) / 2 : (rank == 0 ? nb : 0);
+    }
+  }
+  const int total = nbl * KS;
   if (threadIdx.x == 0) {
     for (int i = 0; i < STAGES; ++i) {
       mbar_init(full + 8 * i, 1);
-      mbar_init(empty + 8 * i, 2 * 128);
+      mbar_init(empty + 8 * i, PAIR ? (share ? 16 : 8) : 2 * 128);
     }
-    mbar_init(a_full, 1);
+    mbar_init(a_full, gather.x ? 256 : 1);  // gathered: every consumer thread arrives
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
-  __syncthreads();
+  if constexpr (PAIR)
+    cluster_sync();  // the peer's barriers exist before anything arrives on them
+  else
+    __syncthreads();
   const int wg = threadIdx.x >> 7;  // 0, 1: consumers; 2: the producer warp
   if (wg == 2) {
+    const int wrow0 = tile.expert * wrows;
     if (threadIdx.x == 256) {
-      // A tile (128 rows x KS slabs of 64 k); rows past the matrix and k >= d arrive as zeros.
-      mbar_arrive_expect_tx(a_full, KS * A_SLAB);
-      for (int ks = 0; ks < KS; ++ks)
-        tma_load_2d(a_base + ks * A_SLAB, &xmap, ks * BK, static_cast<int>(tile.row0), a_full);
-      const int wrow0 = tile.expert * wrows;
+      if (!gather.x) {
+        // A tile (128 rows x KS slabs of 64 k); rows past the matrix and k >= d arrive as zeros.
+        mbar_arrive_expect_tx(a_full, KS * A_SLAB);
+        for (int ks = 0; ks < KS; ++ks)
+          tma_load_2d(a_base + ks * A_SLAB, &xmap, ks * BK, static_cast<int>(tile.row0), a_full);
+      }
       for (int s = 0; s < total; ++s) {
-        const int stage = s % STAGES, j = s / KS, ks = s - j * KS;
+        const int stage = s % STAGES, li = s / KS, ks = s - li * KS, row = wrow0 + (j0 + li * dj) * BN;
         if (s >= STAGES) mbar_wait(empty + 8 * stage, ((s / STAGES) - 1) & 1);
-        mbar_arrive_expect_tx(full + 8 * stage, B_STAGE);
-        tma_load_2d(b_base + stage * B_STAGE, &wmap, ks * BK, wrow0 + j * BN, full + 8 * stage);
+        const std::uint32_t dst = b_base + stage * B_STAGE, bar = full + 8 * stage;
+        mbar_arrive_expect_tx(bar, B_STAGE);
+        if constexpr (PAIR) {  // boxes of BNH rows: the gate half, then the up half
+          if (share) {
+            tma_load_2d_multicast(dst + rank * (B_STAGE / 2), &wmap, ks * BK, row + rank * BNH, bar, 0x3);
+          } else {
+            tma_load_2d(dst, &wmap, ks * BK, row, bar);
+            tma_load_2d(dst + B_STAGE / 2, &wmap, ks * BK, row + BNH, bar);
+          }
+        } else {
+          tma_load_2d(dst, &wmap, ks * BK, row, bar);
+        }
       }
     }
-    return;
-  }
-  Ctx c;
-  c.a_base = a_base;
-  c.b_base = b_base;
-  c.c_base = c_base + wg * C_BYTES;
-  c.full = full;
-  c.empty = empty;
-  c.out = act + tile.row0 * inter;
-  c.inter = inter;
-  c.valid = tile.valid;
-  c.g = wg;
-  c.rows0 = 64 * wg;
-  c.tid = threadIdx.x & 127;
-  mbar_wait(a_full, 0);
-  if (c.g == 1) asm volatile("bar.sync 1, 256;\n" ::: "memory");  // see column_block
-  float acc[64];
-  if (c.valid <= 64) {
-    // Half tile (at most 64 live rows, e.g. an expert's last): both consumers take rows 0-63
-    // and split the column blocks, even to consumer 0 and odd to consumer 1; each hands the
-    // other's stages straight back. They still alternate MMAs and epilogues.
-    c.rows0 = 0;
-    int j = 0;
-    for (int mine = c.g; mine < nb; mine += 2) {
-      for (; j < mine; ++j) pass_block<KS>(c, j);
-      column_block<KS>(c, acc, mine, c.g == 0 && mine == 0);
-      ++j;
+  } else if (nbl > 0) {
+    Ctx c;
+    c.a_base = a_base;
+    c.b_base = b_base;
+    c.c_base = c_base + wg * C_BYTES;
+    c.full = full;
+    c.empty = empty;
+    c.out = act + tile.row0 * inter;
+    c.inter = inter;
+    c.valid = tile.valid;
+    c.g = wg;
+    c.rows0 = 64 * wg;
+    c.tid = threadIdx.x & 127;
+    c.j0 = j0;
+    c.dj = dj;
+    c.share = share;
+    if (gather.x) {
+      gather_a_tile<KS>(gather, tile, a_base, threadIdx.x);
+      mbar_arrive(a_full);
     }
-    for (; j < nb; ++j) pass_block<KS>(c, j);
-    return;
+    mbar_wait(a_full, 0);
+    if (c.g == 1) asm volatile("bar.sync 1, 256;\n" ::: "memory");  // see column_block
+    float acc[64];
+    if (c.valid <= 64) {
+      // Half tile (at most 64 live rows, e.g. an expert's last): both consumers take rows 0-63
+      // and split the column blocks, even to consumer 0 and odd to consumer 1; each hands the
+      // other's stages straight back. They still alternate MMAs and epilogues.
+      c.rows0 = 0;
+      int li = 0;
+      for (int mine = c.g; mine < nbl; mine += 2) {
+        for (; li < mine; ++li) pass_block<KS, PAIR>(c, li);
+        column_block<KS, PAIR>(c, acc, mine, c.g == 0 && mine == 0);
+        ++li;
+      }
+      for (; li < nbl; ++li) pass_block<KS, PAIR>(c, li);
+    } else {
+      // No zero fill: the first MMA of every block overwrites (scale_d = 0), and writing the
+      // registers here would make ptxas serialise the wgmma pipeline.
+      column_block<KS, PAIR>(c, acc, 0, c.g == 0);
+      for (int li = 1; li < nbl; ++li) column_block<KS, PAIR>(c, acc, li);
+    }
   }
-  // No zero fill: the first MMA of every block overwrites (scale_d = 0), and writing the
-  // registers here would make ptxas serialise the wgmma pipeline.
-  column_block<KS>(c, acc, 0, c.g == 0);
-  for (int j = 1; j < nb; ++j) column_block<KS>(c, acc, j);
+  if constexpr (PAIR) cluster_sync();  // no CTA leaves while its peer may still write into it
 #else
   __trap();  // never launched: the launcher requires a compute capability 9.0 device
 #endif
@@ -267,10 +364,17 @@ __global__ void prepare_w13_kmajor_kernel(const bf16* __restrict__ w13, bf16* __
 
 template <int KS>
 void launch_sm90(const CUtensorMap& xmap, const CUtensorMap& wmap, bf16* act, const ExpertTile* tiles,
-                 std::int64_t n_tiles, int inter, int wrows, cudaStream_t s) {
-  ensure_max_dynamic_smem(reinterpret_cast<const void*>(gate_up_swiglu_sm90_kernel<KS>), SMEM_BYTES);
-  gate_up_swiglu_sm90_kernel<KS><<<static_cast<unsigned>(n_tiles), THREADS, SMEM_BYTES, s>>>(
-      xmap, wmap, act, tiles, inter, wrows);
+                 std::int64_t n_tiles, int inter, int wrows, const GatherA& g, bool paired, cudaStream_t s) {
+  if (!paired) {
+    ensure_max_dynamic_smem(reinterpret_cast<const void*>(gate_up_swiglu_sm90_kernel<KS, false>), SMEM_BYTES);
+    gate_up_swiglu_sm90_kernel<KS, false><<<static_cast<unsigned>(n_tiles), THREADS, SMEM_BYTES, s>>>(
+        xmap, wmap, act, tiles, inter, wrows, g);
+    LB_CUDA_CHECK_LAUNCH();
+    return;
+  }
+  ensure_max_dynamic_smem(reinterpret_cast<const void*>(gate_up_swiglu_sm90_kernel<KS, true>), SMEM_BYTES);
+  PairLaunch pl(static_cast<unsigned>(n_tiles), THREADS, SMEM_BYTES, s);
+  LB_CUDA_CHECK(cudaLaunchKernelEx(&pl.cfg, gate_up_swiglu_sm90_kernel<KS, true>, xmap, wmap, act, tiles, inter, wrows, g));
   LB_CUDA_CHECK_LAUNCH();
 }
 
@@ -294,10 +398,13 @@ void prepare_w13_kmajor(const bf16* w13, bf16* w13k, std::int64_t experts, std::
   LB_CUDA_CHECK_LAUNCH();
 }
 
-void gate_up_swiglu_sm90(const bf16* xs, std::int64_t rows, const bf16* w13k, std::int64_t experts, bf16* act,
-                         const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter,
-                         cudaStream_t s) {
+namespace {
+
+void gate_up_launch(const bf16* xs, std::int64_t rows, const bf16* w13k, std::int64_t experts, bf16* act,
+                    const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter, const GatherA& g,
+                    bool paired, cudaStream_t s) {
   if (n_tiles == 0) return;
+  LB_CHECK(!paired || n_tiles % 2 == 0, "Hopper gate/up kernel: a paired tile list has an even length");
   LB_CHECK(gate_up_swiglu_sm90_supported(d, inter),
            "Hopper gate/up kernel: needs a compute capability 9.0 device, 64 <= d_head <= 256, d and I multiples of 8");
   LB_CHECK(n_tiles < (std::int64_t{1} << 31), "too many expert tiles for one launch");
@@ -305,15 +412,32 @@ void gate_up_swiglu_sm90(const bf16* xs, std::int64_t rows, const bf16* w13k, st
   LB_CHECK(rows < (std::int64_t{1} << 31) && experts * wrows < (std::int64_t{1} << 31),
            "Hopper gate/up kernel: TMA coordinates are 32-bit");
   const CUtensorMap xmap = encode_tma_2d(xs, static_cast<std::uint64_t>(d), static_cast<std::uint64_t>(rows), BK, BM);
-  const CUtensorMap wmap =
-      encode_tma_2d(w13k, static_cast<std::uint64_t>(dp), static_cast<std::uint64_t>(experts * wrows), BK, BN);
+  const CUtensorMap wmap = encode_tma_2d(w13k, static_cast<std::uint64_t>(dp), static_cast<std::uint64_t>(experts * wrows),
+                                         BK, paired ? BNH : BN);
   const int ii = static_cast<int>(inter), wr = static_cast<int>(wrows);
   switch (dp / BK) {  // k slabs of 64
-    case 1: launch_sm90<1>(xmap, wmap, act, tiles, n_tiles, ii, wr, s); break;
-    case 2: launch_sm90<2>(xmap, wmap, act, tiles, n_tiles, ii, wr, s); break;
-    case 3: launch_sm90<3>(xmap, wmap, act, tiles, n_tiles, ii, wr, s); break;
-    default: launch_sm90<4>(xmap, wmap, act, tiles, n_tiles, ii, wr, s); break;
+    case 1: launch_sm90<1>(xmap, wmap, act, tiles, n_tiles, ii, wr, g, paired, s); break;
+    case 2: launch_sm90<2>(xmap, wmap, act, tiles, n_tiles, ii, wr, g, paired, s); break;
+    case 3: launch_sm90<3>(xmap, wmap, act, tiles, n_tiles, ii, wr, g, paired, s); break;
+    default: launch_sm90<4>(xmap, wmap, act, tiles, n_tiles, ii, wr, g, paired, s); break;
   }
+}
+
+}  // namespace
+
+void gate_up_swiglu_sm90(const bf16* xs, std::int64_t rows, const bf16* w13k, std::int64_t experts, bf16* act,
+                         const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter,
+                         cudaStream_t s, bool paired) {
+  gate_up_launch(xs, rows, w13k, experts, act, tiles, n_tiles, d, inter, GatherA{}, paired, s);
+}
+
+void gate_up_swiglu_sm90_gathered(const bf16* x, std::int64_t x_rows, const int* vals_sorted, std::int64_t hl,
+                                  std::int64_t hv, std::int64_t k, const bf16* w13k, std::int64_t experts, bf16* act,
+                                  const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter,
+                                  cudaStream_t s, bool paired) {
+  LB_CHECK(x_rows * d < (std::int64_t{1} << 40), "gathered gate/up: x too large");
+  const GatherA g{x, vals_sorted, static_cast<int>(hl), static_cast<int>(hv), static_cast<int>(k), static_cast<int>(d)};
+  gate_up_launch(x, x_rows, w13k, experts, act, tiles, n_tiles, d, inter, g, paired, s);
 }
 
 }  // namespace layerbench::moe::cuda

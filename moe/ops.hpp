@@ -72,24 +72,33 @@ class Ops {
   virtual void weights_changed() {}
   // Assignments per local expert of the last route() (host copy; may synchronise).
   virtual std::vector<std::int64_t> expert_counts(const RoutedArgs& r) = 0;
+  // Host synchronisations the primitives made so far (a counts read-back, a workspace growth):
+  // the difference over a layer is what keeps it from running ahead of the device (and out of
+  // a CUDA graph). The host backend runs synchronously and counts none.
+  virtual std::int64_t host_syncs() const { return 0; }
 };
 
 // The CUDA expert paths, one name table. layerbench-moe offers the paths a measurement
 // justifies (`in_profile`); the others are kernel-study variants, run by the GPU layer tests and
 // timed alone by layerbench-moe-kernels.
-enum class ExpertPath { automatic, bucketed, fused, fused_down, fused_mma };
+enum class ExpertPath { automatic, device, device_pairs, bucketed, fused, fused_down, fused_mma };
 struct ExpertPathInfo {
   ExpertPath path;
   std::string_view name;
   bool in_profile;
   std::string_view help;
 };
-inline constexpr std::array<ExpertPathInfo, 5> kExpertPaths{{
-    {ExpertPath::automatic, "auto", true,
-     "our TMA + wgmma gate/up GEMM with SwiGLU7 in its epilogue, then cuBLAS down GEMMs, on compute "
-     "capability 9.0; else bucketed"},
+inline constexpr std::array<ExpertPathInfo, 7> kExpertPaths{{
+    {ExpertPath::automatic, "auto", true, "device on compute capability 9.0 where both Hopper kernels apply; else bucketed"},
+    {ExpertPath::device, "device", true,
+     "device-side schedule: tiles built on the device from the counts, our TMA + wgmma gate/up GEMM (rows read "
+     "straight from the tokens, SwiGLU7 in its epilogue) and down GEMM; no host synchronisation (CUDA-graph capturable)"},
+    {ExpertPath::device_pairs, "device-pairs", false,
+     "device, with both kernels in 2-CTA clusters sharing each weight stage (measured slower)"},
     {ExpertPath::bucketed, "bucketed", true, "cuBLAS batched GEMMs over experts of similar load, SwiGLU7 pass"},
-    {ExpertPath::fused, "fused", false, "our gate/up + SwiGLU7 kernel (wgmma on Hopper, mma.sync elsewhere)"},
+    {ExpertPath::fused, "fused", true,
+     "host-planned: our gate/up + SwiGLU7 kernel (wgmma on Hopper, mma.sync elsewhere), cuBLAS down GEMMs over load "
+     "buckets"},
     {ExpertPath::fused_down, "fused-down", false, "fused, plus our Hopper down-projection kernel"},
     {ExpertPath::fused_mma, "fused-mma", false, "the mma.sync gate/up + SwiGLU7 kernel on any GPU"},
 }};

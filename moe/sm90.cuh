@@ -23,6 +23,27 @@ CUtensorMap encode_tma_2d(const void* base, std::uint64_t inner, std::uint64_t o
 // Compute capability 9.0 (the sm_90a kernels' only target).
 bool device_is_sm90();
 
+// Launch configuration of a kernel in 2-CTA clusters (cudaLaunchKernelEx with the cluster
+// dimension attribute); used in place (cfg points at attr).
+struct PairLaunch {
+  cudaLaunchAttribute attr{};
+  cudaLaunchConfig_t cfg{};
+  PairLaunch(unsigned grid, int threads, int smem, cudaStream_t s) {
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = 2;
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    cfg.gridDim = dim3(grid);
+    cfg.blockDim = dim3(static_cast<unsigned>(threads));
+    cfg.dynamicSmemBytes = static_cast<std::size_t>(smem);
+    cfg.stream = s;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+  }
+  PairLaunch(const PairLaunch&) = delete;
+  PairLaunch& operator=(const PairLaunch&) = delete;
+};
+
 #ifdef LB_WGMMA
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
@@ -76,6 +97,34 @@ __device__ __forceinline__ void tma_load_2d(std::uint32_t dst, const CUtensorMap
       : "memory");
 }
 
+// 2-CTA clusters (the paired expert kernels): rank in the cluster, a cluster-wide barrier of
+// all threads, an arrive on the same mbarrier of the peer CTA, and a TMA box multicast into the
+// same offset of every CTA in `mask` (each CTA's `bar` at that offset gets the bytes).
+__device__ __forceinline__ int cluster_rank() {
+  int r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+// The same mbarrier (same offset) in CTA `peer` of the cluster.
+__device__ __forceinline__ void mbar_arrive_peer(std::uint32_t bar, int peer) {
+  std::uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(bar), "r"(peer));
+  // Default (CTA-scope) release, as for a local arrive: a cluster-scope release would first wait
+  // for this thread's outstanding global stores (the epilogue's) to become visible to the peer.
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
+}
+// tma_load_2d into the same offset of every CTA in `mask`, completing on each one's `bar`.
+__device__ __forceinline__ void tma_load_2d_multicast(std::uint32_t dst, const CUtensorMap* map, int c0, int c1,
+                                                      std::uint32_t bar, std::uint16_t mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+      : "memory");
+}
 #endif  // LB_WGMMA
 
 }  // namespace layerbench::moe::cuda::sm90

@@ -1,5 +1,6 @@
 #include "reports/inputs.hpp"
 
+#include "common/text.hpp"
 #include "stats/summary.hpp"
 
 #include <fmt/format.h>
@@ -9,6 +10,8 @@
 #include <charconv>
 #include <fstream>
 #include <map>
+#include <set>
+#include <tuple>
 #include <sstream>
 #include <stdexcept>
 
@@ -105,6 +108,9 @@ bool run_failed(const nlohmann::json& rec) {
 PairedStudy assemble(std::map<long long, std::pair<double, double>> pairs, PairedStudy study) {
   for (const auto& [id, v] : pairs) {
     if (std::isnan(v.first) || std::isnan(v.second)) continue;  // incomplete or failed pair
+    if (v.first < 0 || v.second < 0)
+      throw std::runtime_error(fmt::format("{}: pair {}: negative value {} (relative changes need non-negative "
+                                           "measurements)", study.path, id, v.first < 0 ? v.first : v.second));
     study.pair_ids.push_back(id);
     study.base.push_back(v.first);
     study.candidate.push_back(v.second);
@@ -122,7 +128,9 @@ std::string read_text_file(const std::string& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   if (in.bad()) throw std::runtime_error(path + ": read error");
-  return ss.str();
+  std::string text = ss.str();
+  text::strip_bom_in_place(text);  // a UTF-8 byte order mark is accepted, as CRLF is
+  return text;
 }
 
 nlohmann::json read_json_file(const std::string& path) {
@@ -130,7 +138,7 @@ nlohmann::json read_json_file(const std::string& path) {
   if (trim(text).empty()) throw std::runtime_error(path + ": file is empty");
   try {
     return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse errors and number overflow ("1e999")
     throw std::runtime_error(fmt::format("{}: invalid or truncated JSON ({})", path, e.what()));
   }
 }
@@ -205,6 +213,14 @@ ResultFile result_file_from_json(const nlohmann::json& doc, const std::string& p
                     : what + " A/B time";
     st.header = {{"base", ab.value("base", std::string("base"))},
                  {"candidate", ab.value("candidate", std::string("candidate"))}};
+    if (ab.contains("predictions") && ab["predictions"].is_array() && !ab["predictions"].empty()) {
+      const auto& p = ab["predictions"][0];
+      if (p.contains("predicted_ms") && p["predicted_ms"].is_number()) {
+        st.predicted = p["predicted_ms"].get<double>();
+        st.predicted_half_width = p.value("half_width_ms", 0.0);
+        st.predicted_source = p.value("source", std::string("prediction"));
+      }
+    }
     if (st.base.size() >= 2) f.study = std::move(st);
   }
   return f;
@@ -223,7 +239,12 @@ PairedStudy parse_study_jsonl(const std::string& text, const std::string& path, 
     nlohmann::json rec;
     try {
       rec = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error&) {
+    } catch (const nlohmann::json::exception&) {
+      // A study killed mid-write ends in a torn line without a newline: skip it, only there
+      // (layerbench-ab analyze does the same).
+      const std::streamoff at = in.tellg();
+      const std::size_t here = at < 0 ? text.size() : static_cast<std::size_t>(at);
+      if (text.find_first_not_of(" \t\r\n", here) == std::string::npos) break;
       throw std::runtime_error(fmt::format("{}:{}: invalid or truncated JSON record", path, line_no));
     }
     if (!rec.is_object()) throw std::runtime_error(fmt::format("{}:{}: record is not a JSON object", path, line_no));
@@ -241,6 +262,7 @@ PairedStudy parse_study_jsonl(const std::string& text, const std::string& path, 
   // both arms succeeded; a failed arm voids that attempt, never pairs with another attempt's run.
   constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
   std::map<std::pair<long long, long long>, std::pair<double, double>> attempts;
+  std::set<std::tuple<long long, long long, std::string>> seen;  // (pair, attempt, arm)
   bool metric_seen = false;
   for (const auto& rec : runs) {
     const auto where = fmt::format("{}:{}", path, rec["__line"].get<std::size_t>());
@@ -252,6 +274,9 @@ PairedStudy parse_study_jsonl(const std::string& text, const std::string& path, 
     if (arm != "base" && arm != "candidate")
       throw std::runtime_error(where + ": \"arm\" must be \"base\" or \"candidate\"");
     const long long attempt = rec.contains("attempt") && rec["attempt"].is_number_integer() ? rec["attempt"].get<long long>() : 0;
+    if (!seen.insert({rec["pair"].get<long long>(), attempt, arm}).second)
+      throw std::runtime_error(fmt::format("{}: pair {} attempt {} has a second {} run (duplicate record)", where,
+                                           rec["pair"].get<long long>(), attempt, arm));
     auto& slot = attempts.try_emplace({rec["pair"].get<long long>(), attempt}, kNan, kNan).first->second;
     const double v = run_failed(rec) ? kNan : run_value(rec, study.metric);
     if (!std::isnan(v)) metric_seen = true;
@@ -298,6 +323,7 @@ PairedStudy parse_study_csv(const std::string& text, const std::string& path) {
       throw std::runtime_error(fmt::format("{}: {} cells, header has {} (truncated?)", where, cells.size(), header.size()));
     const long long id = pair_col >= 0 ? static_cast<long long>(parse_number(cells[pair_col], where)) : next_id;
     ++next_id;
+    if (pairs.count(id)) throw std::runtime_error(fmt::format("{}: pair {} appears twice", where, id));
     pairs[id] = {parse_number(cells[base_col], where), parse_number(cells[cand_col], where)};
   }
   if (header.empty()) throw std::runtime_error(path + ": empty CSV");
@@ -334,13 +360,13 @@ InputKind sniff_input(const std::string& path) {
     if (is_gbench_json(doc)) return InputKind::gbench_json;
     if (doc.is_object() && doc.contains("pair") && doc.contains("arm")) return InputKind::study_jsonl;
     return InputKind::unknown;
-  } catch (const nlohmann::json::parse_error&) {
+  } catch (const nlohmann::json::exception&) {
   }
   // Not one JSON document: JSON Lines if the first line is a complete object.
   const auto first = t.substr(0, t.find('\n'));
   try {
     if (nlohmann::json::parse(first).is_object()) return InputKind::study_jsonl;
-  } catch (const nlohmann::json::parse_error&) {
+  } catch (const nlohmann::json::exception&) {
   }
   throw std::runtime_error(path + ": invalid or truncated JSON");
 }

@@ -28,6 +28,10 @@ struct PairedStudy {
   std::vector<long long> pair_ids;    // one per complete pair, ascending
   std::vector<double> base, candidate;  // kept by position: base[i] and candidate[i] are pair i
   nlohmann::json header = nlohmann::json::object();
+  // A prediction of the delta with its own uncertainty (layerbench-moe --ab: the what-if's).
+  std::optional<double> predicted;
+  double predicted_half_width = 0;
+  std::string predicted_source;
 };
 
 struct ResultFile {

@@ -1,9 +1,10 @@
 #include "reports/report.hpp"
 
+#include "common/output_file.hpp"
+
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <stdexcept>
 
@@ -21,11 +22,7 @@ figure { margin: 12px 0 24px; } svg.plot { border: 1px solid #ddd; max-width: 10
 p.intro { max-width: 900px; line-height: 1.4; }
 )";
 
-void write_file(const std::filesystem::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary);
-  out << text;
-  if (!out) throw std::runtime_error(p.string() + ": cannot write");
-}
+void write_file(const std::filesystem::path& p, const std::string& text) { write_file_atomic(p.string(), text); }
 
 // Markdown intro text uses `code` spans; the HTML page shows them as <code>.
 std::string intro_html(const std::string& md) {

@@ -26,7 +26,12 @@ std::string interval(const stats::Interval& ci, const std::string& unit) {
 
 }  // namespace
 
-Section paired_study(const PairedStudy& study, const stats::PairedOptions& options) {
+Section paired_study(const PairedStudy& study, const stats::PairedOptions& given) {
+  stats::PairedOptions options = given;
+  if (study.predicted && !options.predicted) {
+    options.predicted = study.predicted;
+    options.predicted_half_width = study.predicted_half_width;
+  }
   const stats::PairedAnalysis a = stats::analyze_paired(study.base, study.candidate, options);
   const std::string& u = study.unit;
   const std::string metric = study.metric.empty() ? "value" : study.metric;
@@ -77,6 +82,19 @@ Section paired_study(const PairedStudy& study, const stats::PairedOptions& optio
     outliers += fmt::format("{}{} ({} {})", outliers.empty() ? "" : ", ", fmt_signed(o.value, 3, u.empty() ? "" : " " + u),
                             stats::to_string(o.side), stats::to_string(o.severity));
   d.add_row({"Tukey outliers (labelled, kept)", outliers.empty() ? "none" : outliers});
+  if (a.predicted) {
+    const auto& c = a.predicted->check;
+    const std::string src = study.predicted_source.empty() ? "" : " (" + study.predicted_source + ")";
+    d.add_row({"predicted" + src, fmt_signed(c.predicted, 3, u.empty() ? "" : " " + u) +
+                                      (c.half_width > 0 ? " ± " + with_unit(c.half_width, u) : "")});
+    d.add_row({fmt::format("measured − predicted, {}% CI", cl),
+               fmt_signed(c.difference, 3, u.empty() ? "" : " " + u) + " " + interval(c.difference_ci, u)});
+    d.add_row({"measured / predicted (Fieller)",
+               c.ratio_bounded ? fmt::format("{} [{}, {}]", fmt_fixed(c.ratio, 3), fmt_fixed(c.ratio_ci.low, 3),
+                                             fmt_fixed(c.ratio_ci.high, 3))
+                               : fmt_fixed(c.ratio, 3) + ", interval unbounded"});
+    d.add_row({"prediction", c.holds ? "holds (the difference's CI contains 0)" : "fails (the difference's CI excludes 0)"});
+  }
   s.tables.push_back(std::move(d));
   for (const auto& w : a.warnings) s.notes.push_back("warning: " + w);
   for (const auto& g : a.guidance) s.notes.push_back(g);

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "stats/summary.hpp"
+#include "stats/tests.hpp"
 
 namespace layerbench::stats {
 namespace {
@@ -442,6 +443,31 @@ MeanMedianBootstrap bootstrap_mean_median(std::span<const double> x, const Boots
   }
   finish(out.mean, means, jack_mean, o);
   finish(out.median, medians, jack_median, o);
+  return out;
+}
+
+}  // namespace layerbench::stats
+
+namespace layerbench::stats {
+
+MeanMedianBootstrap normal_limit_mean_median(std::span<const double> x, double confidence) {
+  MeanMedianBootstrap out;
+  const std::size_t n = x.size();
+  const auto t = t_test(x, confidence);
+  out.mean.estimate = t.mean;
+  out.mean.percentile = out.mean.bca = t.ci;
+  out.mean.standard_error = t.se;
+  std::vector<double> sorted(x.begin(), x.end());
+  std::sort(sorted.begin(), sorted.end());
+  out.median.estimate = quantile_sorted(sorted, 0.5);
+  // Ranks n/2 -+ z sqrt(n)/2 (the binomial(n, 1/2) normal limit), 1-based, clipped to the sample.
+  const double z = boost::math::quantile(boost::math::normal(), 0.5 + confidence / 2);
+  const double half = z * std::sqrt(static_cast<double>(n)) / 2;
+  const auto lo = static_cast<std::size_t>(std::clamp(std::floor(static_cast<double>(n) / 2 - half), 1.0, static_cast<double>(n)));
+  const auto hi = static_cast<std::size_t>(std::clamp(std::ceil(static_cast<double>(n) / 2 + half) + 1, 1.0, static_cast<double>(n)));
+  out.median.percentile = out.median.bca = Interval{sorted[lo - 1], sorted[hi - 1]};
+  // The sd of the order statistic: the interval's half width over z.
+  out.median.standard_error = (sorted[hi - 1] - sorted[lo - 1]) / (2 * z);
   return out;
 }
 

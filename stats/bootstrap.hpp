@@ -14,6 +14,14 @@ namespace layerbench::stats {
 
 inline constexpr std::uint64_t default_bootstrap_seed = 20240531;
 
+// Above this many pairs the paired analysis and the gate use normal-limit intervals instead of
+// the bootstrap (t for a mean, the distribution-free order-statistic interval for a median, the
+// delta method for a ratio of means): the bootstrap costs n x resamples (and BCa's jackknife n^2),
+// minutes at 10^6 pairs, while at this n the sampling distributions are normal to within the
+// bootstrap's own Monte Carlo error.
+inline constexpr std::size_t kBootstrapMaxPairs = 10000;
+
+
 struct BootstrapOptions {
   std::size_t resamples = 200000;
   std::uint64_t seed = default_bootstrap_seed;
@@ -51,6 +59,11 @@ struct MeanMedianBootstrap {
 // sorting. It resamples rows of x sorted ascending (stable), so its resampled statistics equal
 // those of bootstrap() on the sorted sample with the same seed.
 MeanMedianBootstrap bootstrap_mean_median(std::span<const double> x, const BootstrapOptions& options = {});
+
+// Normal-limit stand-ins for the bootstrap at large n (kBootstrapMaxPairs): the t interval of the
+// mean and the order-statistic interval of the median of x (percentile and bca both hold the
+// interval; resamples = 0 marks them as not resampled).
+MeanMedianBootstrap normal_limit_mean_median(std::span<const double> x, double confidence);
 
 // ---- building blocks (exposed for tests and other callers) ----
 

@@ -23,6 +23,10 @@ std::string pct_text(double v) { return std::isnan(v) ? "n/a" : fmt::format("{:+
 
 std::vector<std::string> reading_guidance(const PairedAnalysis& a) {
   std::vector<std::string> g;
+  if (a.normal_limit)
+    g.push_back(fmt::format("With {} pairs (more than {}) the intervals are normal-limit ones (t for the mean, order "
+                            "statistics for the median) instead of the bootstrap, which would take minutes here and "
+                            "agree to within its own resampling error.", a.n, kBootstrapMaxPairs));
   const double alpha = a.alpha;
   const double w_p = a.wilcoxon.p_exact.value_or(a.wilcoxon.p_normal);
   const bool rank_sig = w_p < alpha || a.sign.p < alpha;

@@ -43,7 +43,12 @@ PairedAnalysis analyze_paired(std::span<const double> base, std::span<const doub
   bo.seed = o.seed;
   bo.confidence = o.confidence;
   bo.num_threads = o.num_threads;
-  a.bootstrap = bootstrap_mean_median(a.deltas, bo);
+  if (a.n > kBootstrapMaxPairs) {
+    a.bootstrap = normal_limit_mean_median(a.deltas, o.confidence);
+    a.normal_limit = true;
+  } else {
+    a.bootstrap = bootstrap_mean_median(a.deltas, bo);
+  }
   for (const auto& w : a.bootstrap.mean.warnings) a.warnings.push_back("mean delta " + w);
   for (const auto& w : a.bootstrap.median.warnings) a.warnings.push_back("median delta " + w);
 

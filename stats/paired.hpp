@@ -58,6 +58,7 @@ struct PairedAnalysis {
   DeltaSummary delta;
   TTestResult t;
   MeanMedianBootstrap bootstrap;
+  bool normal_limit = false;  // n > kBootstrapMaxPairs: `bootstrap` holds normal-limit intervals
   WilcoxonResult wilcoxon;
   SignTestResult sign;
   TukeyFences fences;

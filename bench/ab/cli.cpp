@@ -18,6 +18,8 @@
 #include "bench/ab/report.hpp"
 #include "bench/ab/runner.hpp"
 #include "bench/ab/study_report.hpp"
+#include "common/cli.hpp"
+#include "common/output_file.hpp"
 #include "stats/power.hpp"
 #include "stats/sequential.hpp"
 
@@ -37,11 +39,18 @@ struct AnalysisFlags {
   std::string csv;       // FILE or '-': every recorded run of a study
 };
 
+// Bounds: the bootstrap keeps one statistic per resample, and a study longer than this is a typo.
+constexpr std::size_t kMaxResamples = 10'000'000;
+constexpr std::size_t kMaxPairs = 10'000'000;
+constexpr std::size_t kMaxWarmup = 1'000'000;
+constexpr std::size_t kMaxRetries = 1000;
+constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600.0;  // 1e12 s would overflow the clock
+
 void add_analysis_flags(CLI::App* cmd, AnalysisFlags& f) {
   cli::add_confidence_options(*cmd, f.confidence, f.alpha);
-  cmd->add_option("--resamples", f.resamples, "bootstrap resamples (>= 1000)");
-  cmd->add_option("--seed", f.seed, "bootstrap seed (fixed default: runs reproduce)");
-  cmd->add_option("--trim", f.trim, "trimmed-mean proportion cut from each end, in [0, 0.5)");
+  cli::add_int(*cmd, "--resamples", f.resamples, "bootstrap resamples", std::size_t{1000}, kMaxResamples);
+  cli::add_int(*cmd, "--seed", f.seed, "bootstrap seed (fixed default: runs reproduce)");
+  cli::add_real(*cmd, "--trim", f.trim, "trimmed-mean proportion cut from each end, in [0, 0.5)", {0, 0.5, false, true});
   cmd->add_option("--predicted", f.predicted, "predicted delta (base - candidate) to check, X or X+-E (also X±E): E is the half-width "
                   "of the prediction's own interval at --confidence");
   cmd->add_flag("--continuity", f.continuity, "continuity correction of the Wilcoxon z");
@@ -88,6 +97,7 @@ stats::PairedOptions to_options(const AnalysisFlags& f) {
   if ((f.json == "-") + (f.markdown == "-") + (f.csv == "-") > 1) {
     throw InputError("--json -, --markdown - and --csv -: only one may go to standard output");
   }
+  check_output_paths({{"--json", &f.json}, {"--markdown", &f.markdown}, {"--csv", &f.csv}});  // before any work
   stats::PairedOptions o;
   o.confidence = f.confidence;
   o.resamples = f.resamples;
@@ -159,6 +169,7 @@ struct PlanFlags {
 };
 
 int plan(const PlanFlags& f) {
+  if (!f.json.empty()) check_output_path(f.json, "--json");
   double sd = 0, effect = 0;
   Amount sd_in, effect_in;  // zero and absent unless given
   if (f.sd) sd_in = parse_amount(*f.sd, "--sd");
@@ -232,7 +243,7 @@ int run_cli(int argc, char** argv) {
                        "base mean)");
   plan_cmd->add_option("--effect", plan_flags.effect, "delta to detect (a number, or a percentage such as 3%)");
   cli::add_confidence_options(*plan_cmd, plan_flags.confidence, plan_flags.alpha);
-  plan_cmd->add_option("--power", plan_flags.power, "power");
+  cli::add_real(*plan_cmd, "--power", plan_flags.power, "power", num::RealRange::open(0, 1));
   plan_cmd->add_option("--pilot", plan_flags.pilot, "pilot study (CSV or JSONL) giving sd and, by default, the effect");
   cli::add_output_option(*plan_cmd, "--json", plan_flags.json, "the plan as JSON (schema layerbench-ab-plan/1)");
 
@@ -250,18 +261,18 @@ int run_cli(int argc, char** argv) {
   bool sequential = false;
   std::string equivalence;
   double tune_pairs = 10;
-  auto* pairs_opt = run_cmd->add_option("--pairs", c.pairs, "number of pairs (fixed-n study)");
+  auto* pairs_opt = cli::add_int(*run_cmd, "--pairs", c.pairs, "number of pairs (fixed-n study)", std::size_t{1}, kMaxPairs);
   run_cmd->add_flag("--sequential", sequential,
                     "stop as soon as an always-valid confidence sequence decides: it excludes 0 (effect), lies "
                     "inside +-equivalence, or --max-pairs is reached");
-  auto* max_opt = run_cmd->add_option("--max-pairs", max_pairs, "cap of a --sequential study");
+  auto* max_opt = cli::add_int(*run_cmd, "--max-pairs", max_pairs, "cap of a --sequential study", std::size_t{2}, kMaxPairs);
   run_cmd->add_option("--equivalence", equivalence,
                       "--sequential: stop when the interval lies inside +-E (5% of the base mean, or a number in "
                       "the metric's unit)");
-  run_cmd->add_option("--tune-pairs", tune_pairs, "--sequential: pairs at which the interval is tightest")
-      ->capture_default_str();
+  cli::add_real(*run_cmd, "--tune-pairs", tune_pairs, "--sequential: pairs at which the interval is tightest",
+                num::RealRange::closed(1, static_cast<double>(kMaxPairs)));
   pairs_opt->excludes(max_opt);
-  run_cmd->add_option("--warmup", c.warmup, "unrecorded warm-up rounds of every arm");
+  cli::add_int(*run_cmd, "--warmup", c.warmup, "unrecorded warm-up rounds of every arm", std::size_t{0}, kMaxWarmup);
   run_cmd->add_option("--order", c.order,
                       "alternate (AB, BA, ...; more arms rotate), fixed (AB) or random (seeded)");
   run_cmd->add_option("--metric", metric_specs,
@@ -271,15 +282,22 @@ int run_cli(int argc, char** argv) {
   run_cmd->add_option("--study,--out", run_opts.out, "study JSONL journal (appended and fsync'ed per run; --out is the "
                                                      "old spelling)")->type_name("FILE");
   run_cmd->add_flag("--resume", run_opts.resume, "continue a study from its first incomplete pair");
-  run_cmd->add_option("--timeout", c.timeout, "seconds before a run's process group is killed (0 = none)");
-  run_cmd->add_option("--retries", c.retries, "retries of a pair whose run failed");
+  cli::add_real(*run_cmd, "--timeout", c.timeout, "seconds before a run's process group is killed (0 = none)",
+                num::RealRange::non_negative(kMaxTimeoutSeconds));
+  cli::add_int(*run_cmd, "--retries", c.retries, "retries of a pair whose run failed", std::size_t{0}, kMaxRetries);
   run_cmd->add_option("--prepare", c.prepare, "command run before every run");
   run_cmd->add_option("--check-output", c.check_output, "file each run writes; reports whether the arms match");
   run_cmd->add_option("--telemetry", c.telemetry, "gpu: sample GPU clocks, power, throttle reasons and memory (NVML) "
                       "while each run is alive; per-run summaries in the JSONL, per-arm comparison in the report");
-  run_cmd->add_option("--telemetry-period", c.telemetry_period_ms, "telemetry sampling period in ms (default 20)");
+  cli::add_real(*run_cmd, "--telemetry-period", c.telemetry_period_ms, "telemetry sampling period in ms",
+                num::RealRange::closed(1, 60000));
   add_analysis_flags(run_cmd, run_flags);  // --seed also seeds --order random
 
+  if (argc > 1 && argv[1][0] != '-' && !analyze_cmd->check_name(argv[1]) && !plan_cmd->check_name(argv[1]) &&
+      !run_cmd->check_name(argv[1])) {
+    std::fprintf(stderr, "layerbench-ab: error: unknown command '%s' (expected analyze, plan or run; see --help)\n", argv[1]);
+    return exit_bad_input;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -325,6 +343,7 @@ int run_cli(int argc, char** argv) {
       }
       if (c.pairs == 0 && !*pairs_opt) throw InputError("--pairs N is required (or --sequential --max-pairs N)");
     }
+    check_output_paths({{"--study", &run_opts.out}, {"--json", &run_opts.json}, {"--markdown", &run_opts.markdown}});
     return run_study(run_opts);
   } catch (const InputError& e) {
     std::fprintf(stderr, "layerbench-ab: error: %s\n", e.what());

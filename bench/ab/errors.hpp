@@ -1,17 +1,14 @@
 #pragma once
-// Errors that end the program with exit status 2 and a message naming the file and line.
-#include <stdexcept>
-#include <string>
+// Errors that end the program with exit status 2 and a message naming the file and line: the
+// project's one usage-error type and exit codes (common/usage.hpp) under the names ab uses.
+#include "common/usage.hpp"
 
 namespace layerbench::ab {
 
 // Bad input or usage: the message is complete ("FILE:LINE: what is wrong").
-class InputError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+using InputError = layerbench::UsageError;
 
-inline constexpr int exit_bad_input = 2;
-inline constexpr int exit_interrupted = 130;
+inline constexpr int exit_bad_input = kExitUsage;
+inline constexpr int exit_interrupted = kExitInterrupted;
 
 }  // namespace layerbench::ab

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <fmt/format.h>
 #include <fstream>
 #include <sys/stat.h>
 
 #include "bench/ab/errors.hpp"
+#include "common/text.hpp"
 
 namespace layerbench::ab {
 namespace {
@@ -63,6 +65,7 @@ PairedInput load_csv(const std::string& path) {
   std::vector<std::string> header;
   while (header.empty() && std::getline(in, line)) {
     ++line_no;
+    if (line_no == 1) text::strip_bom_in_place(line);  // spreadsheet exports start with one
     if (!trim(line).empty()) header = split_csv(line);
   }
   if (header.empty()) throw InputError(fmt::format("{}:1: empty file (expected a header naming base and candidate)", path));
@@ -113,7 +116,16 @@ PairedInput load_study(const std::string& path) {
 
 PairedInput load_pairs(const std::string& path) {
   require_readable(path);
-  return looks_like_jsonl(path) ? load_study(path) : load_csv(path);
+  auto input = looks_like_jsonl(path) ? load_study(path) : load_csv(path);
+  // Paired statistics hold for any values (e.g. differences), but "% of the base mean" does not.
+  const auto negative = [](const std::vector<double>& v) {
+    return std::any_of(v.begin(), v.end(), [](double x) { return x < 0; });
+  };
+  if (negative(input.base) || negative(input.candidate)) {
+    std::fprintf(stderr, "layerbench-ab: warning: %s has negative values: the percentages (of the base mean) are not "
+                         "relative changes of a measurement\n", path.c_str());
+  }
+  return input;
 }
 
 }  // namespace layerbench::ab

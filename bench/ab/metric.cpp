@@ -1,11 +1,13 @@
 #include "bench/ab/metric.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <fmt/format.h>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <re2/re2.h>
 #include <set>
 #include <sstream>
 #include <sys/stat.h>
@@ -35,9 +37,10 @@ std::optional<double> json_lookup(const nlohmann::json& root, const std::vector<
   for (const auto& key : path) {
     if (node->is_object() && node->contains(key)) {
       node = &(*node)[key];
-    } else if (node->is_array() && !key.empty() && key.find_first_not_of("0123456789") == std::string::npos &&
-               std::stoul(key) < node->size()) {
-      node = &(*node)[std::stoul(key)];
+    } else if (std::size_t index = 0; node->is_array() && !key.empty() &&
+               key.find_first_not_of("0123456789") == std::string::npos &&
+               std::from_chars(key.data(), key.data() + key.size(), index).ec == std::errc() && index < node->size()) {
+      node = &(*node)[index];  // an index too large for size_t fails from_chars: not found
     } else {
       return std::nullopt;
     }
@@ -66,10 +69,11 @@ std::optional<double> json_in(const std::string& text, const std::vector<std::st
   return std::nullopt;
 }
 
-std::optional<double> regex_in(const std::string& text, const std::regex& pattern) {
-  std::smatch m;
-  if (!std::regex_search(text, m, pattern) || !m[1].matched) return std::nullopt;
-  return to_number(m[1].str());
+// RE2: linear time and no recursion, so a 50 KB output line cannot overflow the stack.
+std::optional<double> regex_in(const std::string& text, const re2::RE2& pattern) {
+  std::string capture;
+  if (!re2::RE2::PartialMatch(text, pattern, &capture) || capture.empty()) return std::nullopt;
+  return to_number(capture);
 }
 
 // "NAME=" or "NAME(UNIT)=" at the front; NAME has no ':' so it never swallows a source keyword.
@@ -79,23 +83,23 @@ struct NamePrefix {
   std::string rest;
 };
 std::optional<NamePrefix> split_name(const std::string& text) {
-  static const std::regex prefix(R"(^([A-Za-z_][A-Za-z0-9_.-]*)(\(([^()]*)\))?=([\s\S]*)$)");
-  std::smatch m;
-  if (!std::regex_match(text, m, prefix)) return std::nullopt;
-  NamePrefix p{m[1].str(), std::nullopt, m[4].str()};
-  if (m[2].matched) p.unit = m[3].str();
+  static const re2::RE2 prefix(R"(([A-Za-z_][A-Za-z0-9_.-]*)(\(([^()]*)\))?=([\s\S]*))");
+  std::string name, paren, unit, rest;
+  if (!re2::RE2::FullMatch(text, prefix, &name, &paren, &unit, &rest)) return std::nullopt;
+  NamePrefix p{name, std::nullopt, rest};
+  if (!paren.empty()) p.unit = unit;
   return p;
 }
 
 void parse_extractor(MetricSpec& spec, const std::string& body) {
   if (body.rfind("regex:", 0) == 0) {
     spec.kind = MetricSpec::Kind::regex;
-    try {
-      spec.pattern = std::regex(body.substr(6), std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      throw InputError(fmt::format("--metric {}: invalid regular expression ({})", spec.text, e.what()));
-    }
-    if (spec.pattern.mark_count() < 1) {
+    re2::RE2::Options options;
+    options.set_log_errors(false);
+    auto re = std::make_shared<const re2::RE2>(body.substr(6), options);
+    if (!re->ok()) throw InputError(fmt::format("--metric {}: invalid regular expression ({})", spec.text, re->error()));
+    spec.pattern = re;
+    if (spec.pattern->NumberOfCapturingGroups() < 1) {
       throw InputError(fmt::format("--metric {}: the regex needs a capture group, e.g. 'time=([0-9.]+)'", spec.text));
     }
     return;
@@ -213,7 +217,7 @@ std::optional<double> extract_metric(const MetricSpec& spec, const ProcessResult
   }
   for (const auto* t : texts) {
     std::optional<double> v;
-    if (spec.kind == MetricSpec::Kind::regex) v = regex_in(*t, spec.pattern);
+    if (spec.kind == MetricSpec::Kind::regex) v = regex_in(*t, *spec.pattern);
     else if (spec.kind == MetricSpec::Kind::json) v = json_in(*t, spec.json_path);
     else v = to_number(*t);
     if (v) return v;

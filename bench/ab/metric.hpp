@@ -10,11 +10,15 @@
 // A file is re-read after each run; a file the run did not rewrite (same inode, size and mtime as
 // before the run) is stale and gives no value.
 #include <optional>
-#include <regex>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "bench/ab/process.hpp"
+
+namespace re2 {
+class RE2;
+}
 
 namespace layerbench::ab {
 
@@ -27,7 +31,7 @@ struct MetricSpec {
   std::string name;  // defaults: wall, user, sys, peak_rss, metric
   std::string unit;  // defaults: s for times, KiB for peak_rss, empty otherwise
   std::string text;  // as given on the command line
-  std::regex pattern;
+  std::shared_ptr<const re2::RE2> pattern;  // RE2: linear time, no recursion on long lines
   std::vector<std::string> json_path;
 };
 

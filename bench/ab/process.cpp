@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
+#include <cstdint>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdexcept>
@@ -14,13 +16,77 @@
 namespace layerbench::ab {
 namespace {
 
-constexpr std::size_t output_cap = 64u << 20;  // regex/json metrics read stdout and stderr; keep them bounded
+constexpr std::size_t output_cap = 16u << 20;  // regex/json metrics read the last 16 MB of stdout and of stderr
 constexpr std::size_t stderr_tail_cap = 4096;
 
+// Keeps the last `cap` bytes; trims only at twice the cap, so a huge output costs linear time.
 void append_capped(std::string& s, const char* data, std::size_t n, std::size_t cap) {
   s.append(data, n);
+  if (s.size() > 2 * cap) s.erase(0, s.size() - cap);
+}
+
+void trim_to(std::string& s, std::size_t cap) {
   if (s.size() > cap) s.erase(0, s.size() - cap);
 }
+
+// The arm guard: a small process forked once, before the first run, that outlives a SIGKILLed
+// layerbench-ab long enough to kill the arm it was running. It reads the process group of each
+// run from a pipe; when the pipe reports end-of-file (layerbench-ab is gone, however it ended)
+// it kills the last group it was told about. Each run's shell waits for a byte on a second pipe
+// until the guard knows its group, so no run can start unguarded.
+class ArmGuard {
+ public:
+  static ArmGuard& get() {
+    static ArmGuard guard;
+    return guard;
+  }
+  // Tells the guard that `pgid` runs now (0: nothing runs).
+  void running(pid_t pgid) {
+    if (fd_ < 0) return;
+    const std::int32_t v = pgid;
+    (void)!::write(fd_, &v, sizeof v);
+  }
+
+ private:
+  ArmGuard() {
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) != 0) return;
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      ::close(p[0]);
+      ::close(p[1]);
+      return;
+    }
+    if (pid == 0) watch(p[0], p[1]);
+    ::close(p[0]);
+    fd_ = p[1];
+  }
+  [[noreturn]] static void watch(int in, int out) {
+    ::close(out);
+    // Never holds what layerbench-ab holds: the study lock, the caller's pipes, the terminal.
+    const int devnull = ::open("/dev/null", O_RDWR);
+    for (int fd = 0; fd < 3; ++fd) ::dup2(devnull, fd);
+    for (int fd = 3; fd < 1024; ++fd)
+      if (fd != in) ::close(fd);
+    ::signal(SIGINT, SIG_IGN);  // Ctrl-C reaches layerbench-ab, which ends its runs itself
+    ::signal(SIGTERM, SIG_IGN);
+    ::signal(SIGHUP, SIG_IGN);
+    ::setpgid(0, 0);  // out of layerbench-ab's group: a signal to that group does not end the guard
+    std::int32_t current = 0, v = 0;
+    for (;;) {
+      const ssize_t n = ::read(in, &v, sizeof v);
+      if (n == static_cast<ssize_t>(sizeof v)) {
+        current = v;
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      break;  // end-of-file: layerbench-ab is gone
+    }
+    if (current > 0) ::kill(-current, SIGKILL);
+    ::_exit(0);
+  }
+  int fd_ = -1;
+};
 
 double seconds(const timeval& tv) { return static_cast<double>(tv.tv_sec) + 1e-6 * static_cast<double>(tv.tv_usec); }
 
@@ -32,8 +98,9 @@ std::string tail_of(const std::string& text, std::size_t max_bytes) {
 
 ProcessResult run_shell(const std::string& command, double timeout_seconds, const volatile std::sig_atomic_t* stop,
                         const Environment& env, const std::function<void(double)>& tick) {
-  int out_pipe[2], err_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
+  ArmGuard& guard = ArmGuard::get();
+  int out_pipe[2], err_pipe[2], go_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0 || ::pipe2(go_pipe, O_CLOEXEC) != 0) {
     throw std::runtime_error("pipe failed");
   }
   using clock = std::chrono::steady_clock;
@@ -50,12 +117,23 @@ ProcessResult run_shell(const std::string& command, double timeout_seconds, cons
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGPIPE, SIG_DFL);
     for (const auto& [name, value] : env) ::setenv(name.c_str(), value.c_str(), 1);
+    // Start only once the guard knows this group; end-of-file instead means the parent died.
+    ::close(go_pipe[1]);
+    char go = 0;
+    ssize_t got = 0;
+    while ((got = ::read(go_pipe[0], &go, 1)) < 0 && errno == EINTR) {
+    }
+    if (got != 1) ::_exit(127);
     ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
   ::setpgid(pid, pid);  // also in the parent: no race with the kill below
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
+  ::close(go_pipe[0]);
+  guard.running(pid);
+  (void)!::write(go_pipe[1], "g", 1);
+  ::close(go_pipe[1]);
 
   ProcessResult r;
   pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
@@ -110,6 +188,8 @@ ProcessResult run_shell(const std::string& command, double timeout_seconds, cons
   rusage usage{};
   while (::wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
   }
+  trim_to(r.stdout_text, output_cap);
+  trim_to(r.stderr_text, output_cap);
   r.wall_seconds = std::chrono::duration<double>(clock::now() - start).count();
   r.user_seconds = seconds(usage.ru_utime);
   r.sys_seconds = seconds(usage.ru_stime);
@@ -118,6 +198,7 @@ ProcessResult run_shell(const std::string& command, double timeout_seconds, cons
   if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   else if (WIFSIGNALED(status)) r.exit_code = 128 + WTERMSIG(status);
   if (!killed) ::kill(-pid, SIGKILL);  // leftovers of the group (background jobs) do not outlive the run
+  guard.running(0);
   return r;
 }
 

@@ -52,19 +52,26 @@ using Rows = std::vector<std::pair<std::string, std::string>>;
 Rows delta_rows(const stats::PairedAnalysis& a, const stats::PairedOptions& o) {
   const int level = static_cast<int>(std::lround(100 * o.confidence));
   const auto& b = a.bootstrap;
-  return {
+  Rows rows{
       {"mean", fmt::format("{} ({})", sg(a.delta.mean), pct(a.delta.mean_pct))},
       {"median", fmt::format("{} ({})", sg(a.delta.median), pct(a.delta.median_pct))},
       {fmt::format("{:g}% trimmed mean", 100 * a.delta.trim),
        fmt::format("{} ({})", sg(a.delta.trimmed_mean), pct(a.delta.trimmed_mean_pct))},
       {"sd / se", fmt::format("{} / {}", g(a.delta.sd), g(a.delta.se))},
       {fmt::format("{}% CI of the mean (t)", level), ci(a.t.ci)},
-      {fmt::format("{}% CI of the mean (bootstrap percentile, {})", level, resamples_text(b.mean.resamples)),
-       ci(b.mean.percentile)},
-      {fmt::format("{}% CI of the mean (bootstrap BCa)", level), ci(b.mean.bca)},
-      {fmt::format("{}% CI of the median (bootstrap percentile)", level), ci(b.median.percentile)},
-      {fmt::format("{}% CI of the median (bootstrap BCa)", level), ci(b.median.bca)},
   };
+  if (a.normal_limit) {  // n > kBootstrapMaxPairs: no resampling (stats/bootstrap.hpp)
+    rows.push_back({fmt::format("{}% CI of the median (order statistics, normal limit: n > {})", level,
+                                stats::kBootstrapMaxPairs),
+                    ci(b.median.percentile)});
+    return rows;
+  }
+  rows.push_back({fmt::format("{}% CI of the mean (bootstrap percentile, {})", level, resamples_text(b.mean.resamples)),
+                  ci(b.mean.percentile)});
+  rows.push_back({fmt::format("{}% CI of the mean (bootstrap BCa)", level), ci(b.mean.bca)});
+  rows.push_back({fmt::format("{}% CI of the median (bootstrap percentile)", level), ci(b.median.percentile)});
+  rows.push_back({fmt::format("{}% CI of the median (bootstrap BCa)", level), ci(b.median.bca)});
+  return rows;
 }
 
 Rows test_rows(const stats::PairedAnalysis& a) {
@@ -156,7 +163,7 @@ json analysis_json(const stats::PairedAnalysis& a, const stats::PairedOptions& o
       {"t_test", {{"t", num(a.t.t)}, {"df", a.t.df}, {"p", num(a.t.p)}}},
       {"t_ci", {{"confidence", o.confidence}, {"low", num(a.t.ci.low)}, {"high", num(a.t.ci.high)}}},
       {"bootstrap",
-       {{"resamples", b.mean.resamples}, {"seed", b.mean.seed}, {"percentile", interval(b.mean.percentile)},
+       {{"method", a.normal_limit ? "normal_limit" : "bootstrap"}, {"resamples", b.mean.resamples}, {"seed", b.mean.seed}, {"percentile", interval(b.mean.percentile)},
         {"bca", interval(b.mean.bca)}, {"median_percentile", interval(b.median.percentile)},
         {"median_bca", interval(b.median.bca)}}},
       {"wilcoxon",

@@ -1,6 +1,7 @@
 #include "bench/ab/runner.hpp"
 #include "bench/cli/output_file.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <memory>
@@ -22,6 +23,7 @@
 #include "bench/ab/process.hpp"
 #include "bench/ab/progress.hpp"
 #include "bench/ab/report.hpp"
+#include "bench/ab/study_file.hpp"
 #include "bench/ab/study_report.hpp"
 #include "bench/ab/telemetry.hpp"
 #include "collectives/telemetry.hpp"
@@ -55,35 +57,6 @@ class StopSignals {
 
  private:
   struct sigaction old_int_ {}, old_term_ {};
-};
-
-// Appends one JSON line and forces it to disk: a killed study loses at most the run in flight.
-class StudyWriter {
- public:
-  explicit StudyWriter(const std::string& path) : path_(path) {
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw InputError(fmt::format("--out {}: cannot write ({})", path, std::strerror(errno)));
-  }
-  ~StudyWriter() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  StudyWriter(const StudyWriter&) = delete;
-  StudyWriter& operator=(const StudyWriter&) = delete;
-  void append(const nlohmann::json& j) {
-    const std::string line = j.dump() + "\n";
-    std::size_t done = 0;
-    while (done < line.size()) {
-      const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) throw std::runtime_error(fmt::format("{}: write failed ({})", path_, std::strerror(errno)));
-      done += static_cast<std::size_t>(n);
-    }
-    ::fsync(fd_);
-  }
-
- private:
-  std::string path_;
-  int fd_ = -1;
 };
 
 std::uint64_t splitmix(std::uint64_t z) {
@@ -133,23 +106,6 @@ double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-// A study killed in the middle of a write can end in a torn line; cut it off before appending
-// so the next record starts on a line of its own.
-void drop_torn_tail(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (text.empty() || text.back() == '\n') return;
-  const auto keep = text.rfind('\n');
-  if (::truncate(path.c_str(), keep == std::string::npos ? 0 : static_cast<off_t>(keep + 1)) != 0) {
-    throw InputError(fmt::format("{}: cannot repair the torn last line ({})", path, std::strerror(errno)));
-  }
-}
-
-bool file_has_content(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && st.st_size > 0;
-}
-
 void validate(const RunOptions& o) {
   const auto& c = o.config;
   if (c.base.empty()) throw InputError("--base: missing command");
@@ -190,29 +146,6 @@ int run_study(const RunOptions& o) {
   metric_texts.insert(metric_texts.end(), o.config.metrics.begin(), o.config.metrics.end());
   const auto metrics = parse_metrics(metric_texts);
   StudyConfig config = o.config;
-  Study study;
-  const bool existing = file_has_content(o.out);
-  if (existing && !o.resume) {
-    throw InputError(fmt::format("--out {}: the file exists; pass --resume to continue it or choose another path", o.out));
-  }
-  if (existing) {
-    drop_torn_tail(o.out);
-    study = read_study(o.out);
-    const auto& old = study.config;
-    if (old.base != config.base || old.candidate != config.candidate || old.prepare != config.prepare ||
-        old.metric != config.metric || old.check_output != config.check_output ||
-        old.more_candidates != config.more_candidates || old.metrics != config.metrics) {
-      throw InputError(fmt::format("{}: written by other commands (base '{}', candidate '{}', prepare '{}', metric "
-                                   "'{}'); refusing to resume with different ones", o.out, old.base, old.candidate,
-                                   old.prepare, old.metric));
-    }
-    if (old.sequential.has_value() != config.sequential.has_value() ||
-        (old.sequential && sequential_design_json(*old.sequential) != sequential_design_json(*config.sequential))) {
-      throw InputError(fmt::format("{}: recorded with {} stop rule; resume with the same --sequential, "
-                                   "--equivalence, --tune-pairs and --confidence", o.out,
-                                   old.sequential ? sequential_design_json(*old.sequential).dump() : "no sequential"));
-    }
-  }
   std::unique_ptr<telemetry::Sampler> sampler;
   if (config.telemetry == "gpu") {
     std::string why;
@@ -222,12 +155,9 @@ int run_study(const RunOptions& o) {
     if (!sampler) std::fprintf(stderr, "layerbench-ab: warning: --telemetry gpu: %s; runs are recorded without it\n",
                                why.c_str());
   }
-  StudyWriter writer(o.out);
-  if (!existing) {
-    writer.append(header_json(config));
-    study.config = config;
-  }
-  study.config.pairs = config.pairs;  // a resume may extend the study (or raise the sequential cap)
+  StudyFile writer(o.out, config, o.resume);  // locked until the study ends
+  Study& study = writer.study();
+  const bool existing = writer.resumed();
   // A sequential study already stopped (e.g. killed before its report) runs nothing more.
   auto stopped = [&] {
     const auto s = sequential_state(study);
@@ -263,6 +193,7 @@ int run_study(const RunOptions& o) {
   }
 
   bool metric_ever_found = false;
+  std::string result_stderr;  // the last failed run's stderr, for the message when every run fails
   for (const auto& r : study.runs) metric_ever_found |= r.metric.has_value();
   std::vector<double> deltas;
   for (const auto& p : completed_pairs(study)) deltas.push_back(p.base - p.candidate);
@@ -321,6 +252,7 @@ int run_study(const RunOptions& o) {
         study.runs.push_back(rec);
         if (rec.status != "ok") {
           ok = false;
+          result_stderr = tail_of(result.stderr_tail, 200);
           const std::string detail = rec.status == "no_metric" && !why.empty() ? ": " + why
                                      : result.stderr_tail.empty() ? ""
                                                                   : ": " + tail_of(result.stderr_tail, 200);
@@ -346,8 +278,17 @@ int run_study(const RunOptions& o) {
         study.excluded.push_back(pair);
         progress.message(fmt::format("pair {} excluded after {} failed attempt(s)", pair, state.failed_attempts));
         if (!metric_ever_found) {
-          throw InputError(fmt::format("--metric {}: never found in any run (last stdout: '{}')", config.metric,
-                                       study.runs.empty() ? "" : study.runs.back().stdout_tail));
+          const bool any_succeeded = std::any_of(study.runs.begin(), study.runs.end(), [](const RunRecord& r) {
+            return r.exit_code == 0 && r.status != "timeout";
+          });
+          const RunRecord* last = study.runs.empty() ? nullptr : &study.runs.back();
+          if (!any_succeeded && last) {
+            throw InputError(fmt::format("every run failed, so no metric could be read: the {} command {} (exit {}){}",
+                                         last->arm, last->status == "timeout" ? "timed out" : "failed", last->exit_code,
+                                         result_stderr.empty() ? "" : "; its stderr ends: " + result_stderr));
+          }
+          throw InputError(fmt::format("--metric {}: never found in the output of a successful run (last stdout: '{}')",
+                                       config.metric, last ? last->stdout_tail : ""));
         }
       }
     }
@@ -358,7 +299,14 @@ int run_study(const RunOptions& o) {
   const Study saved = read_study(o.out);  // analyse exactly what `analyze` will read later
   if (completed_pairs(saved).size() < 2) {
     if (g_stop) return exit_interrupted;
-    throw InputError(fmt::format("{}: fewer than 2 completed pairs; nothing to analyse", o.out));
+    const RunRecord* failed = nullptr;
+    for (const auto& r : saved.runs)
+      if (r.status != "ok") failed = &r;
+    throw InputError(fmt::format("{}: fewer than 2 completed pairs; nothing to analyse{}", o.out,
+                                 failed ? fmt::format(" (the last failed run: {} {}, exit {}{})", failed->arm, failed->status,
+                                                      failed->exit_code,
+                                                      result_stderr.empty() ? "" : "; its stderr ends: " + result_stderr)
+                                        : ""));
   }
   if (o.json != "-" && o.markdown != "-" && o.csv != "-") std::fputs(render_study(saved, o.analysis, OutputFormat::text).c_str(), stdout);
   std::fflush(stdout);

@@ -6,9 +6,13 @@
 #include <cstdint>
 #include <fmt/format.h>
 #include <fstream>
+#include <iterator>
 #include <map>
+#include <set>
+#include <tuple>
 
 #include "bench/ab/errors.hpp"
+#include "common/text.hpp"
 
 namespace layerbench::ab {
 
@@ -76,7 +80,13 @@ nlohmann::json run_json(const RunRecord& r) {
 nlohmann::json excluded_json(std::size_t pair) { return {{"type", "pair_excluded"}, {"pair", pair}}; }
 
 bool looks_like_jsonl(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
+  char head[3] = {};
+  in.read(head, 3);
+  if (in.gcount() < 3 || std::string_view(head, 3) != text::kUtf8Bom) {
+    in.clear();
+    in.seekg(0);
+  }
   char c = 0;
   while (in.get(c)) {
     if (!std::isspace(static_cast<unsigned char>(c))) return c == '{';
@@ -85,23 +95,39 @@ bool looks_like_jsonl(const std::string& path) {
 }
 
 Study read_study(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open file", path));
+  const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parse_study(content, path);
+}
+
+Study parse_study(std::string_view content, const std::string& path) {
+  content = text::strip_bom(content);
   Study study;
   bool have_header = false;
-  std::string line;
   std::size_t line_no = 0;
-  while (std::getline(in, line)) {
+  std::set<std::tuple<std::size_t, std::size_t, std::string>> seen;  // (pair, attempt, arm)
+  std::size_t pos = 0;
+  while (pos < content.size()) {
+    const auto nl = content.find('\n', pos);
+    const std::string line(content.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos));
+    pos = nl == std::string_view::npos ? content.size() : nl + 1;
+    // The last line with content (a run killed mid-write tears at most that one).
+    const bool last = content.find_first_not_of(" \t\r\n", pos) == std::string_view::npos;
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const auto where = fmt::format("{}:{}", path, line_no);
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error&) {
-      // A run killed mid-write leaves at most a truncated last line: skip it, but only there.
-      if (in.peek() == std::char_traits<char>::eof()) break;
-      throw InputError(where + ": not a JSON object");
+    } catch (const nlohmann::json::exception& e) {  // parse errors and number overflow ("1e999")
+      // A run killed mid-write leaves at most a torn last line: skip it, only there.
+      if (last) break;
+      throw InputError(fmt::format("{}: not a JSON object ({})", where, e.what()));
+    }
+    if (!j.is_object()) throw InputError(where + ": not a JSON object");
+    if (!have_header && j.value("type", std::string{}) != "study") {
+      throw InputError(where + ": no study header (the first record of a layerbench-ab study has \"type\": \"study\")");
     }
     try {
       const auto type = j.at("type").get<std::string>();
@@ -158,6 +184,10 @@ Study read_study(const std::string& path) {
         if (j.contains("telemetry")) r.telemetry = j.at("telemetry");
         if (r.status == "ok" && (!r.metric || !std::isfinite(*r.metric))) {
           throw InputError(where + ": successful run without a finite metric");
+        }
+        if (!seen.insert({r.pair, r.attempt, r.arm}).second) {
+          throw InputError(fmt::format("{}: pair {} attempt {} has a second {} run (duplicate record)", where, r.pair,
+                                       r.attempt, r.arm));
         }
         study.runs.push_back(std::move(r));
       } else if (type == "pair_excluded") {

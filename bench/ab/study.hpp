@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "stats/sequential.hpp"
@@ -76,9 +77,14 @@ stats::SequentialDesign sequential_design_from_json(const nlohmann::json& j, std
 nlohmann::json run_json(const RunRecord& run);
 nlohmann::json excluded_json(std::size_t pair);
 
-// Reads a study file; throws InputError("FILE:LINE: ...") on malformed lines.
+// Reads a study file; throws InputError("FILE:LINE: ...") on malformed lines, a duplicate run
+// record (the same pair, attempt and arm twice) and a negative metric. A torn last line (a run
+// killed mid-write) is skipped; a UTF-8 byte order mark is accepted.
 Study read_study(const std::string& path);
-// True when the text looks like a study (its first non-blank character is '{').
+// The same from the file's text; `path` names it in messages.
+Study parse_study(std::string_view text, const std::string& path);
+// True when the text looks like a study (its first non-blank character, after a byte order
+// mark, is '{').
 bool looks_like_jsonl(const std::string& path);
 
 // A pair (round) whose arms all succeeded in one attempt, in pair order, seen as base against one

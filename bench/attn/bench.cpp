@@ -9,9 +9,11 @@
 #include "attention/verify.hpp"
 #include "collectives/error.hpp"
 #include "collectives/grid.hpp"
+#include "common/cli.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -41,16 +43,17 @@ struct CaseSummary {
 }  // namespace
 
 void add_flags(CLI::App& app, BenchConfig& c) {
-  app.add_option("--heads", c.heads, "attention heads H")->check(CLI::PositiveNumber);
-  app.add_option("--head-dim", c.head_dim, "head dimension D")->check(CLI::PositiveNumber);
-  app.add_option("--seqs", c.seqs, "global image sequence lengths S")->delimiter(',');
-  app.add_option("--batch", c.batch, "batch B")->check(CLI::PositiveNumber);
-  app.add_option("--text-tokens", c.text_tokens, "joint (text) tokens Lt, replicated on every rank");
+  cli::add_int(app, "--heads", c.heads, "attention heads H", 1, 4096);
+  cli::add_int(app, "--head-dim", c.head_dim, "head dimension D (a multiple of 8)", 8, 1024);
+  cli::add_int_list(app, "--seqs", c.seqs, "global image sequence lengths S", 1LL, 1LL << 31);
+  cli::add_int(app, "--batch", c.batch, "batch B", 1LL, 1LL << 20);
+  cli::add_int(app, "--text-tokens", c.text_tokens, "joint (text) tokens Lt, replicated on every rank", 0LL, 1LL << 31);
   app.add_option("--dtype", c.dtype, "bf16 | fp32 (fp32: host backend only)");
   app.add_option("--topologies", c.topologies, "comma list: uspU, uspU+uaa, cpA, uspU+cpA")
       ->required();
-  app.add_option("--verify-budget", c.verify_budget,
-                 "host reference multiply-adds per rank and case (rows are sampled above it)");
+  cli::add_real(app, "--verify-budget", c.verify_budget,
+                "host reference multiply-adds per rank and case (rows are sampled above it)",
+                num::RealRange::positive(1e15));
   harness::mark_cuda_only(app.add_option("--sdpa", c.sdpa, "cuDNN SDPA graph form: auto | unified | composite"));
   app.add_option("--what-if", c.what_if, "what-if (critical-path) profile of these components inside a stack of "
                  "--layers forwards: COMPONENT[@begin|@end][,...] (device spin; host wait for length_exchange)");
@@ -74,14 +77,23 @@ std::vector<harness::WhatIfTarget> what_if_targets(const BenchConfig& c) {
 
 void validate(const BenchConfig& c) {
   parse_topologies(c.topologies);  // throws UsageError with the bad spelling
-  (void)parse_dtype(c.dtype);
+  if (c.dtype != "bf16" && c.dtype != "fp32")
+    throw UsageError(fmt::format("--dtype {}: expected bf16 or fp32 (fp32: host backend only)", c.dtype));
   if (c.seqs.empty()) throw UsageError("--seqs is empty");
   for (long long s : c.seqs)
     if (s < 1) throw UsageError(fmt::format("--seqs: {} is not a positive length", s));
   if (c.text_tokens < 0) throw UsageError("--text-tokens must be >= 0");
   if (c.sdpa != "auto" && c.sdpa != "unified" && c.sdpa != "composite")
     throw UsageError(fmt::format("--sdpa '{}': expected auto, unified or composite", c.sdpa));
-  if (c.head_dim % 8 != 0) throw UsageError("--head-dim must be a multiple of 8");
+  if (c.head_dim % 8 != 0) throw UsageError(fmt::format("--head-dim {}: must be a multiple of 8", c.head_dim));
+  // Each rank holds the gathered K/V of the whole sequence plus its Q/O shards and the reference
+  // copies: about 12 buffers of B x (S + Lt) x H x D values (4 bytes on the host).
+  const long long longest = *std::max_element(c.seqs.begin(), c.seqs.end());
+  const double per_rank = 12.0 * 4 * static_cast<double>(c.batch) * static_cast<double>(longest + c.text_tokens) *
+                          c.heads * c.head_dim;
+  num::check_memory(per_rank < 1.8e19 ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(per_rank)) : std::nullopt,
+                    num::ranks_on_this_machine(), fmt::format("--seqs {} with --heads {} --head-dim {}", longest, c.heads, c.head_dim),
+                    "lower --seqs, --heads or --head-dim");
   if (!c.what_if.empty()) {
     harness::validate_what_if(what_if_options(c));
     (void)what_if_targets(c);

@@ -1,6 +1,7 @@
 #include "bench/cli/app.hpp"
 
 #include "bench/cli/version.hpp"
+#include "common/numeric.hpp"
 
 #include <fmt/format.h>
 
@@ -21,25 +22,15 @@ CLI::Option* add_output_option(CLI::App& app, const std::string& flag, std::stri
 }
 
 double parse_fraction(const std::string& flag, const std::string& text) {
-  std::string t = text;
-  double scale = 1;
-  if (!t.empty() && t.back() == '%') {
-    t.pop_back();
-    scale = 0.01;
+  try {
+    return num::parse_fraction(text, flag, num::RealRange::open(0, 1));  // the one numeric parser
+  } catch (const UsageError& e) {
+    throw CLI::ValidationError(e.what());
   }
-  char* end = nullptr;
-  const double v = std::strtod(t.c_str(), &end);
-  if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(v))
-    throw CLI::ValidationError(flag, fmt::format("'{}' is not a number or a percentage", text));
-  return v * scale;
 }
 
 void add_confidence_options(CLI::App& app, double& confidence, double& alpha) {
-  auto parse = [](const std::string& flag, const std::string& text) {
-    const double v = parse_fraction(flag, text);
-    if (!(v > 0 && v < 1)) throw CLI::ValidationError(flag, fmt::format("{} is outside (0, 1)", text));
-    return v;
-  };
+  auto parse = [](const std::string& flag, const std::string& text) { return parse_fraction(flag, text); };
   auto* c = app.add_option_function<std::string>(
                    "--confidence",
                    [&confidence, &alpha, parse](const std::string& s) {

@@ -25,7 +25,8 @@ CLI::Option* add_output_option(CLI::App& app, const std::string& flag, std::stri
 // values outside (0, 1) are rejected when parsed; the two flags exclude each other.
 void add_confidence_options(CLI::App& app, double& confidence, double& alpha);
 
-// "0.05" -> 0.05, "5%" -> 0.05. Throws CLI::ValidationError naming `flag` otherwise.
+// "0.05" -> 0.05, "5%" -> 0.05, inside (0, 1) (common/numeric.hpp parse_fraction). Throws
+// CLI::ValidationError naming `flag` otherwise.
 double parse_fraction(const std::string& flag, const std::string& text);
 
 }  // namespace layerbench::cli

@@ -1,7 +1,7 @@
 #pragma once
-// Writing an output file so that a reader never sees half of it: the text goes to a temporary
-// file beside the target, is flushed to disk, and replaces the target in one rename. A run
-// killed mid-write leaves the previous complete version. "-" writes to standard output.
+// Writing an output file so that a reader never sees half of it, through the one writer
+// (common/output_file.hpp: a temporary file beside the target, fsync, one rename). A run killed
+// mid-write leaves the previous complete version. "-" writes to standard output.
 #include <string>
 
 namespace layerbench::cli {

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 
@@ -27,6 +28,9 @@ std::string markdown_table(const std::vector<reports::Measurement>& results) {
 
 int run(harness::Context& ctx, const coll::Config& c) {
   const auto plan = coll::make_plan(c);
+  if (plan.fault_rank >= ctx.world.size())
+    throw UsageError(fmt::format("--inject-fault {}: rank {} does not exist ({} ranks)", c.inject_fault, plan.fault_rank,
+                                 ctx.world.size()));
   harness::Runner runner(ctx.world, harness::timing_from(c.common));
   Communicator* comm = &ctx.world;
   GridComms grid;
@@ -81,6 +85,16 @@ int run(harness::Context& ctx, const coll::Config& c) {
     progress->finish();
     std::fputs(table.footer(res).c_str(), text);
     std::fflush(text);
+  }
+  // Sizes too small for the group (less than one element per rank) are skipped; an op with
+  // nothing left measured nothing, which is a usage error, not "0 OK".
+  for (const auto op : plan.op_list) {
+    const bool any = std::any_of(res.results.begin(), res.results.end(), [&](const auto& m) {
+      return m.params.value("op", std::string{}) == coll::to_string(op) || m.name == coll::to_string(op);
+    });
+    if (!any)
+      throw UsageError(fmt::format("{}: no size in -b {} .. -e {} holds one {} element per rank at {} ranks; raise -e",
+                                   coll::to_string(op), c.min_bytes, c.max_bytes, c.dtype, comm->size()));
   }
   auto arr = nlohmann::json::array();
   for (const auto& m : res.results) arr.push_back(reports::to_json(m));

@@ -2,6 +2,7 @@
 #include "bench/coll/sweep.hpp"
 
 #include "collectives/error.hpp"
+#include "common/numeric.hpp"
 
 #include <fmt/format.h>
 
@@ -39,28 +40,7 @@ Op parse_op(std::string_view s) {
   throw UsageError(fmt::format("--ops: unknown op '{}' (known: {})", s, known));
 }
 
-std::uint64_t parse_size(const std::string& s) {
-  if (s.empty()) throw UsageError("empty size");
-  std::size_t pos = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &pos);
-  } catch (const std::exception&) {
-    throw UsageError(fmt::format("cannot read size '{}' (e.g. 8, 1K, 64M, 1G)", s));
-  }
-  std::uint64_t mult = 1;
-  if (pos < s.size()) {
-    const char u = static_cast<char>(std::toupper(static_cast<unsigned char>(s[pos])));
-    if (u == 'K') mult = 1ull << 10;
-    else if (u == 'M') mult = 1ull << 20;
-    else if (u == 'G') mult = 1ull << 30;
-    else throw UsageError(fmt::format("cannot read size '{}' (suffix must be K, M or G)", s));
-    if (pos + 1 != s.size() && !(pos + 2 == s.size() && std::toupper(static_cast<unsigned char>(s[pos + 1])) == 'B'))
-      throw UsageError(fmt::format("cannot read size '{}'", s));
-  }
-  if (!(v >= 0) || !std::isfinite(v)) throw UsageError(fmt::format("size '{}' must be a non-negative number", s));
-  return static_cast<std::uint64_t>(v * static_cast<double>(mult));
-}
+std::uint64_t parse_size(const std::string& s, std::string_view what) { return num::parse_bytes(s, what); }
 
 std::vector<std::uint64_t> size_steps(std::uint64_t begin, std::uint64_t end, double factor,
                                       std::uint64_t increment) {

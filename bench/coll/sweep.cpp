@@ -3,6 +3,7 @@
 #include "bench/coll/sweep.hpp"
 
 #include "collectives/error.hpp"
+#include "common/cli.hpp"
 
 #include <fmt/format.h>
 
@@ -22,7 +23,8 @@ void add_flags(CLI::App& app, Config& c) {
   app.add_option("-b,--minbytes", c.min_bytes, "smallest size (nccl-tests convention per op; K/M/G)")
       ->capture_default_str();
   app.add_option("-e,--maxbytes", c.max_bytes, "largest size")->capture_default_str();
-  app.add_option("-f,--stepfactor", c.step_factor, "multiply the size by this each step")->capture_default_str();
+  cli::add_real(app, "-f,--stepfactor", c.step_factor, "multiply the size by this each step",
+                num::RealRange{1, 1e6, true, false});
   app.add_option("-i,--stepbytes", c.step_increment, "add this many bytes each step instead of -f");
   app.add_option("--dtype", c.dtype, "bf16, fp32 or int64")->capture_default_str();
   app.add_option("--place", c.places, "out, in or both (in-place and out-of-place)")->capture_default_str();
@@ -30,12 +32,13 @@ void add_flags(CLI::App& app, Config& c) {
   app.add_option("--grid", c.grid, "UxA process grid (Ulysses groups contiguous, AllGather groups strided)");
   app.add_option("--group", c.group, "world, ulysses or allgather: run the op inside those sub-groups")
       ->capture_default_str();
-  app.add_option("--imbalance", c.imbalance, "all_to_allv: rank 0 sends this many times what the others send")
-      ->capture_default_str();
+  cli::add_real(app, "--imbalance", c.imbalance, "all_to_allv: rank 0 sends this many times what the others send",
+                num::RealRange::closed(1, 1e6));
   app.add_option("--matrix", c.matrix, "all_to_allv: file with an N x N matrix of byte counts (row = sender)");
-  app.add_option("--link-gbps", c.link_gbps, "per-GPU link bandwidth (GB/s): adds a % of link column");
-  app.add_option("--aggregate-iterations", c.aggregate_iterations,
-                 "back-to-back ops in the nccl-tests-style aggregate (default: --iterations)");
+  cli::add_real(app, "--link-gbps", c.link_gbps, "per-GPU link bandwidth (GB/s): adds a % of link column",
+                num::RealRange::non_negative(1e6));
+  cli::add_int(app, "--aggregate-iterations", c.aggregate_iterations,
+               "back-to-back ops in the nccl-tests-style aggregate (default: --iterations)", 0, harness::kMaxIterations);
   harness::mark_cuda_only(app.add_flag("--comm-alloc", c.comm_alloc,
                "allocate buffers with ncclMemAlloc (as nccl-tests >= 2.19 does) instead of cudaMalloc"));
   app.add_option("--inject-fault", c.inject_fault, "testing only: RANK:wrong or RANK:throw")->group("");
@@ -81,18 +84,31 @@ Plan make_plan(const Config& c) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--dtype: ") + e.what());
   }
-  const auto b = parse_size(c.min_bytes), e = parse_size(c.max_bytes);
+  const auto b = parse_size(c.min_bytes, "-b"), e = parse_size(c.max_bytes, "-e");
   if (b < 1) throw UsageError("-b must be at least 1 byte");
   if (e < b) throw UsageError(fmt::format("-e ({}) is smaller than -b ({})", c.max_bytes, c.min_bytes));
-  if (e > (1ull << 34)) throw UsageError("-e: sizes above 16G are not supported");
+  if (e > (1ull << 34)) throw UsageError(fmt::format("-e {}: sizes above 16G are not supported", c.max_bytes));
   std::uint64_t inc = 0;
   if (!c.step_increment.empty()) {
-    inc = parse_size(c.step_increment);
+    inc = parse_size(c.step_increment, "-i");
     if (inc == 0) throw UsageError("-i must be > 0");
   } else if (!(c.step_factor > 1.0)) {
     throw UsageError(fmt::format("-f must be > 1 (got {})", c.step_factor));
   }
+  // Count the steps before building the list: -i 1 up to 16G would be 2^34 entries per rank.
+  const double steps = inc ? static_cast<double>(e - b) / static_cast<double>(inc) + 1
+                           : std::floor(std::log(static_cast<double>(e) / static_cast<double>(b)) / std::log(c.step_factor)) + 1;
+  if (steps > static_cast<double>(kMaxSizes))
+    throw UsageError(fmt::format("-b {} -e {} {} gives about {:.3g} sizes; at most {} per sweep (raise {})",
+                                 c.min_bytes, c.max_bytes,
+                                 inc ? fmt::format("-i {}", c.step_increment) : fmt::format("-f {}", c.step_factor),
+                                 steps, kMaxSizes, inc ? "-i" : "-f"));
   p.sizes = size_steps(b, e, c.step_factor, inc);
+  // Every rank holds send and receive buffers plus host copies for the data check; rank 0 of an
+  // imbalanced all_to_allv sends --imbalance times more.
+  const double per_rank = 4.0 * static_cast<double>(e) * std::max(1.0, c.imbalance);
+  num::check_memory(per_rank < 1.8e19 ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(per_rank)) : std::nullopt,
+                    num::ranks_on_this_machine(), fmt::format("-e {}", c.max_bytes), "lower -e");
   if (c.places != "out" && c.places != "in" && c.places != "both")
     throw UsageError(fmt::format("--place: expected out, in or both (got '{}')", c.places));
   if (!c.grid.empty()) {
@@ -114,11 +130,7 @@ Plan make_plan(const Config& c) {
   if (!c.inject_fault.empty()) {
     const auto colon = c.inject_fault.find(':');
     if (colon == std::string::npos) throw UsageError("--inject-fault: expected RANK:wrong or RANK:throw");
-    try {
-      p.fault_rank = std::stoi(c.inject_fault.substr(0, colon));
-    } catch (const std::exception&) {
-      throw UsageError("--inject-fault: RANK must be an integer");
-    }
+    p.fault_rank = num::parse_int<int>(c.inject_fault.substr(0, colon), "--inject-fault RANK", 0);
     p.fault_kind = c.inject_fault.substr(colon + 1);
     if (p.fault_kind != "wrong" && p.fault_kind != "throw")
       throw UsageError("--inject-fault: kind must be wrong or throw");

@@ -20,8 +20,10 @@ enum class Op { all_gather, all_to_all, all_to_allv, all_reduce, reduce_scatter,
 std::string_view to_string(Op op);
 Op parse_op(std::string_view s);  // UsageError listing the known ops
 
-// "8", "1K", "64M", "1G" (binary multiples). UsageError on anything else.
-std::uint64_t parse_size(const std::string& s);
+// "8", "1K", "64M", "1G" (binary multiples). UsageError naming `what` on anything else.
+std::uint64_t parse_size(const std::string& s, std::string_view what = "size");
+// A sweep longer than this is a typo (-f 1.0000001, -i 1 up to 16G), rejected before it is built.
+inline constexpr std::uint64_t kMaxSizes = 10000;
 // -b/-e with factor f (>1) or increment i (>0): nccl-tests' stepping.
 std::vector<std::uint64_t> size_steps(std::uint64_t begin, std::uint64_t end, double factor,
                                       std::uint64_t increment);

@@ -6,6 +6,7 @@
 #include "stats/summary.hpp"
 #include "stats/wilcoxon.hpp"
 
+#include <boost/math/distributions/normal.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -129,6 +130,23 @@ Finding gate_paired(std::string name, std::span<const double> base, std::span<co
   f.p_worse = std::isnan(p_up) ? 1.0 : (o.higher_is_better ? p_down : p_up);
   f.p_better = std::isnan(p_up) ? 1.0 : (o.higher_is_better ? p_up : p_down);
 
+  if (base.size() > stats::kBootstrapMaxPairs) {
+    // Normal limit (stats/bootstrap.hpp): the delta-method interval of the ratio of the means,
+    // se = sd(c_i - R b_i) / (sqrt(n) mean(b)) with R = mean(c) / mean(b); each end a one-sided bound.
+    const double ratio = f.candidate_center / f.base_center;
+    double ss = 0;
+    for (std::size_t i = 0; i < base.size(); ++i) {
+      const double u = candidate[i] - ratio * base[i];
+      ss += u * u;
+    }
+    const double n = static_cast<double>(base.size());
+    const double se = std::sqrt(ss / (n - 1)) / (std::sqrt(n) * std::abs(f.base_center));
+    const double z = boost::math::quantile(boost::math::normal(), 1 - o.alpha);
+    f.ci = {f.change - z * se, f.change + z * se};
+    f.note = fmt::format("normal-limit interval (delta method: more than {} pairs)", stats::kBootstrapMaxPairs);
+    decide(f, o);
+    return f;
+  }
   // Relative change of the means over one shared index vector per resample (pairs stay pairs).
   stats::BootstrapOptions bo;
   bo.resamples = o.resamples;

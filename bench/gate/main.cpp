@@ -7,6 +7,8 @@
 #include "bench/gate/gate.hpp"
 #include "bench/gate/inputs.hpp"
 #include "bench/gate/output.hpp"
+#include "common/cli.hpp"
+#include "common/output_file.hpp"
 #include "reports/inputs.hpp"
 
 #include <CLI/CLI.hpp>
@@ -51,6 +53,17 @@ lg::GateReport run_unpaired(const std::string& base_path, const std::string& can
   r.metric = base.metric;
   r.unit = base.unit;
   r.options = o;
+  for (const auto& k : m.keys) {
+    for (const auto* f : {&base, &cand}) {
+      const auto& set = f->sets.at(k);
+      if (set.values.empty())
+        throw std::runtime_error(fmt::format("{}: '{}' has no samples: nothing to gate", f->path, set.display));
+      for (double v : set.values)
+        if (!(v >= 0))
+          throw std::runtime_error(fmt::format("{}: '{}' has a negative or non-finite sample {} (times and rates are "
+                                               "non-negative)", f->path, set.display, v));
+    }
+  }
   for (const auto& k : m.keys)
     r.findings.push_back(lg::gate_unpaired(base.sets.at(k).display, base.sets.at(k).values, cand.sets.at(k).values, o));
   for (const auto& k : m.only_base) r.only_base.push_back(base.sets.at(k).display);
@@ -76,7 +89,8 @@ int main(int argc, char** argv) {
   app.add_flag("--higher-is-better", o.higher_is_better, "a larger value is better (bandwidth, throughput)");
   layerbench::cli::add_output_option(app, "--markdown", markdown, "the verdict table as markdown (PR comment)");
   layerbench::cli::add_output_option(app, "--json", json, "the verdicts as JSON (schema layerbench-gate/1)");
-  app.add_option("--resamples", o.resamples, "bootstrap resamples")->check(CLI::Range(1000, 10000000));
+  layerbench::cli::add_int(app, "--resamples", o.resamples, "bootstrap resamples", std::size_t{1000},
+                           std::size_t{10000000});
   bool sequential = false;
   std::string equivalence_text;
   std::size_t max_pairs = 0;
@@ -84,10 +98,12 @@ int main(int argc, char** argv) {
   app.add_flag("--sequential", sequential,
                "paired: the always-valid sequential rule (run it after every pair; exit 3 = undecided, add pairs)");
   app.add_option("--equivalence", equivalence_text, "--sequential: no-change margin (default: the threshold)");
-  app.add_option("--max-pairs", max_pairs, "--sequential: cap; undecided at the cap is inconclusive (0 = none)");
-  app.add_option("--tune-pairs", tune_pairs, "--sequential: pairs at which the interval is tightest")
-      ->capture_default_str();
-  app.add_option("--seed", o.seed, "bootstrap seed");
+  layerbench::cli::add_int(app, "--max-pairs", max_pairs,
+                           "--sequential: cap; undecided at the cap is inconclusive (0 = none)", std::size_t{0},
+                           std::size_t{10000000});
+  layerbench::cli::add_real(app, "--tune-pairs", tune_pairs, "--sequential: pairs at which the interval is tightest",
+                            layerbench::num::RealRange::closed(1, 1e7));
+  layerbench::cli::add_int(app, "--seed", o.seed, "bootstrap seed");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -105,6 +121,7 @@ int main(int argc, char** argv) {
       throw std::invalid_argument("give either --pairs FILE or both --baseline and --candidate");
     if (!paired && (baseline.empty() || candidate.empty()))
       throw std::invalid_argument("--baseline and --candidate go together");
+    layerbench::check_output_paths({{"--markdown", &markdown}, {"--json", &json}});  // before any work
     std::optional<layerbench::stats::SequentialDesign> design;
     if (sequential) {
       if (!paired) throw std::invalid_argument("--sequential needs a paired study (--pairs FILE)");

@@ -1,6 +1,7 @@
 #pragma once
 // The gate's verdict table as console text, markdown (a PR comment) and JSON, plus the exit code.
 #include "bench/gate/gate.hpp"
+#include "common/usage.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -20,7 +21,7 @@ struct GateReport {
 
 inline constexpr int kExitPass = 0;
 inline constexpr int kExitRegression = 1;
-inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitBadInput = kExitUsage;
 inline constexpr int kExitUndecided = 3;  // --sequential: the rule has not stopped; run more pairs
 
 // 1 when any finding regressed, else 3 when a sequential finding is still undecided, else 0.

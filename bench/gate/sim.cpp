@@ -6,6 +6,7 @@
 // The unpaired rows draw independent samples without drift (one warm process per arm, as a benchmark run).
 #include "bench/cli/app.hpp"
 #include "bench/gate/gate.hpp"
+#include "common/cli.hpp"
 #include "reports/table.hpp"
 #include "stats/tests.hpp"
 #include "stats/wilcoxon.hpp"
@@ -97,15 +98,25 @@ int main(int argc, char** argv) {
   CLI::App app{"layerbench-gate-sim: false-alarm rate and power of layerbench-gate on simulated studies"};
   layerbench::cli::init_app(app, "layerbench-gate-sim");
   SimConfig c;
-  app.add_option("--studies", c.studies, "simulated studies per row")->check(CLI::Range(100, 1000000));
-  app.add_option("--pairs", c.pairs, "pairs per paired study (samples per arm when unpaired)")->check(CLI::Range(2, 10000));
-  app.add_option("--cv", c.cv, "per-run coefficient of variation");
-  app.add_option("--drift", c.drift, "sd of the per-pair drift shared by both arms (paired model)");
-  app.add_option("--effect", c.effect, "true relative slowdown of the candidate in the power rows");
-  app.add_option("--alpha", c.alpha, "significance level")->check(CLI::Range(1e-6, 0.5));
-  app.add_option("--resamples", c.resamples, "bootstrap resamples per study")->check(CLI::Range(500, 1000000));
-  app.add_option("--seed", c.seed, "simulation seed");
-  CLI11_PARSE(app, argc, argv);
+  namespace cli = layerbench::cli;
+  using layerbench::num::RealRange;
+  cli::add_int(app, "--studies", c.studies, "simulated studies per row", std::size_t{100}, std::size_t{1000000});
+  cli::add_int(app, "--pairs", c.pairs, "pairs per paired study (samples per arm when unpaired)", std::size_t{2},
+               std::size_t{10000});
+  cli::add_real(app, "--cv", c.cv, "per-run coefficient of variation", RealRange::non_negative(1));
+  cli::add_real(app, "--drift", c.drift, "sd of the per-pair drift shared by both arms (paired model)",
+                RealRange::non_negative(1));
+  cli::add_real(app, "--effect", c.effect, "true relative slowdown of the candidate in the power rows",
+                RealRange::open(-1, 10));
+  cli::add_real(app, "--alpha", c.alpha, "significance level", RealRange::closed(1e-6, 0.5));
+  cli::add_int(app, "--resamples", c.resamples, "bootstrap resamples per study", std::size_t{500}, std::size_t{1000000});
+  cli::add_int(app, "--seed", c.seed, "simulation seed");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : layerbench::kExitUsage;
+  }
 
   std::ostringstream cmd;
   for (int i = 0; i < argc; ++i) cmd << (i ? " " : "") << (i == 0 ? "layerbench-gate-sim" : argv[i]);

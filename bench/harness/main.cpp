@@ -167,7 +167,11 @@ int mpi_main_impl(int argc, char** argv, const BinaryInfo& info,
     }
     abort_job(2, fmt::format("[{}] {}", rank_tag(), msg));
   } catch (const std::exception& e) {
-    abort_job(1, fmt::format("{}: [{}] fatal: {}", info.name, rank_tag(), e.what()));
+    // Messages from the check macros already start with the rank tag: print it once.
+    std::string what = e.what();
+    const std::string tag = fmt::format("[{}] ", rank_tag());
+    if (what.rfind(tag, 0) == 0) what.erase(0, tag.size());
+    abort_job(1, fmt::format("{}: {}fatal: {}", info.name, tag, what));
   }
 }
 

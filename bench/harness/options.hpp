@@ -8,6 +8,11 @@
 
 namespace layerbench::harness {
 
+// Bounds of the shared numeric flags: every sample is kept, so iterations bound memory; a
+// timeout beyond a week is a typo (and 1e12 s would overflow the clock).
+inline constexpr int kMaxIterations = 10'000'000;
+inline constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600.0;
+
 struct CommonOptions {
   std::string backend = "auto";  // auto | cuda | host
   int warmup = 5;

@@ -3,7 +3,11 @@
 // other before timing. Prints median / min ms over the timed launches and the useful rate
 // (2 FLOP per MAC of the GEMM over live rows; tile padding not counted): the gate/up kernels
 // and, on Hopper, the down kernel (checked against an fp64 product of sampled rows first).
+// --router-tokens T adds the router at T tokens for each of --router-heads: the fused router
+// kernel and the unfused path (fp32 cuBLAS logits + top-k), which must choose the same experts
+// before either is timed.
 //   layerbench-moe-kernels [--experts 1536] [--mean-rows 352] [--d 256] [--inter 1280]
+//                          [--router-tokens 15000 --router-heads 12,6]
 #include "bench/cli/app.hpp"
 #include "collectives/cuda_internal.hpp"
 #include "collectives/device.hpp"
@@ -13,6 +17,7 @@
 #include "stats/summary.hpp"
 
 #include <CLI/CLI.hpp>
+#include <cublas_v2.h>
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -25,11 +30,75 @@
 using namespace layerbench;
 using namespace layerbench::moe;
 
+namespace {
+
+using TimeFn = std::function<void(const std::string&, double, const std::function<void()>&)>;
+
+// The router at T tokens x H heads (x bf16 (T, H, d), gate fp32 (H, 256, d), 256 experts,
+// top-6, scale 4.9): the fused kernel and the unfused path must pick the same expert sets on all
+// but near-tied (token, head) pairs (their logits round differently); then both are timed.
+bool time_router(Device& dev, std::int64_t T, std::int64_t H, std::int64_t d, const TimeFn& time) {
+  constexpr std::int64_t E = 256, K = 6;
+  const auto st = detail::cuda_stream(dev.compute_stream());
+  if (!cuda::fused_route_supported(E, d, K)) {
+    fmt::print("router: the fused kernel does not apply (d_head {} or the device)\n", d);
+    return true;
+  }
+  const std::int64_t A = T * H * K;
+  Buffer x = dev.alloc(static_cast<std::size_t>(T * H * d) * 2), gate = dev.alloc(static_cast<std::size_t>(H * E * d) * 4);
+  Buffer bias = dev.alloc(static_cast<std::size_t>(H * E) * 4);
+  cuda::fill(x.data(), true, {.seed = 7, .tensor = 1, .scale = 1.7f, .rows = T * H, .cols = d, .full_cols = d, .ld = d}, st);
+  cuda::fill(gate.data(), false, {.seed = 7, .tensor = 2, .scale = 1.0f / std::sqrt(float(d)), .rows = H * E, .cols = d, .full_cols = d, .ld = d}, st);
+  cuda::fill(bias.data(), false, {.seed = 7, .tensor = 3, .scale = 0.02f, .rows = H, .cols = E, .full_cols = E, .ld = E}, st);
+  Buffer split = dev.alloc(static_cast<std::size_t>(cuda::router_gate_split_elems(H, d)) * 2);
+  Buffer xf = dev.alloc(static_cast<std::size_t>(T * H * d) * 4), logits = dev.alloc(static_cast<std::size_t>(H * T * E) * 4);
+  Buffer idx[2] = {dev.alloc(A * 4), dev.alloc(A * 4)}, prob = dev.alloc(A * 4), vals = dev.alloc(A * 4);
+  cublasHandle_t blas = nullptr;
+  LB_CUBLAS_CHECK(cublasCreate(&blas));
+  cuda::prepare_router_gate(gate.as<float>(), split.as<cuda::bf16>(), H, E, d, st);
+  auto fused = [&](int* out) {
+    cuda::fused_route(x.as<cuda::bf16>(), H, split.as<cuda::bf16>(), bias.as<float>(), out, prob.as<float>(),
+                      vals.as<int>(), T, H, E, d, K, 4.9f, st);
+  };
+  auto unfused = [&](int* out) {
+    cuda::route_sgemm(x.as<cuda::bf16>(), H, gate.as<float>(), bias.as<float>(), xf.as<float>(), logits.as<float>(), out,
+                      prob.as<float>(), vals.as<int>(), T, H, E, d, K, 4.9f, blas, st);
+  };
+  fused(idx[0].as<int>());
+  unfused(idx[1].as<int>());
+  const auto a = dev.download<int>(idx[0].data(), static_cast<std::size_t>(A));
+  const auto b = dev.download<int>(idx[1].data(), static_cast<std::size_t>(A));
+  std::int64_t differ = 0;
+  for (std::int64_t p = 0; p < T * H; ++p) {
+    std::vector<int> sa(a.begin() + p * K, a.begin() + (p + 1) * K), sb(b.begin() + p * K, b.begin() + (p + 1) * K);
+    std::sort(sa.begin(), sa.end());
+    std::sort(sb.begin(), sb.end());
+    differ += sa != sb;
+  }
+  fmt::print("router check, {} tokens x {} heads: fused and unfused expert sets differ on {} of {} pairs\n", T, H, differ,
+             T * H);
+  const double flops = 2.0 * static_cast<double>(T * H * E * d);
+  const bool ok = differ * 100 <= T * H;  // near ties only
+  if (ok) {
+    time("router " + std::to_string(T) + " x " + std::to_string(H) + ", fused kernel", flops, [&] { fused(idx[0].as<int>()); });
+    time("router " + std::to_string(T) + " x " + std::to_string(H) + ", fp32 cuBLAS + top-k", flops,
+         [&] { unfused(idx[1].as<int>()); });
+  } else {
+    fmt::print(stderr, "error: the routers disagree beyond near ties\n");
+  }
+  cublasDestroy(blas);
+  return ok;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"layerbench-moe-kernels: the fused expert gate/up + SwiGLU7 kernels on one GPU"};
   layerbench::cli::init_app(app, "layerbench-moe-kernels");
   std::int64_t experts = 1536, mean_rows = 352, d = 256, inter = 1280;
   int iterations = 30, warmup = 5;
+  std::int64_t router_tokens = 0;
+  std::vector<std::int64_t> router_heads{12, 6};
   double spread = 0.3;
   app.add_option("--experts", experts, "experts (an SP2 rank of the released geometry: 6 heads x 256)")->check(CLI::PositiveNumber);
   app.add_option("--mean-rows", mean_rows, "mean rows per expert (7500 x 2 tokens x top-6 / 256)")->check(CLI::PositiveNumber);
@@ -38,7 +107,16 @@ int main(int argc, char** argv) {
   app.add_option("--inter", inter, "expert intermediate size I")->check(CLI::PositiveNumber);
   app.add_option("--iterations", iterations, "timed launches")->check(CLI::PositiveNumber);
   app.add_option("--warmup", warmup, "untimed launches first")->check(CLI::NonNegativeNumber);
+  app.add_option("--router-tokens", router_tokens, "also time the router at this many tokens (0: skip)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--router-heads", router_heads, "router: local heads per case (256 experts each, d_head = --d)")
+      ->delimiter(',');
   CLI11_PARSE(app, argc, argv);
+  for (auto h : router_heads)
+    if (h <= 0) {
+      fmt::print(stderr, "error: --router-heads must be positive\n");
+      return 2;
+    }
   if (d % 8 != 0 || inter % 8 != 0) {
     fmt::print(stderr, "error: --d and --inter must be multiples of 8\n");
     return 2;
@@ -107,10 +185,9 @@ int main(int argc, char** argv) {
   fmt::print("experts {}, rows {} (mean {}, spread {}), d {}, I {}, tiles {}, {:.3f} TFLOP per launch\n", experts,
              rows, mean_rows, spread, d, inter, nt, flop * 1e-12);
   fmt::print("| kernel | median ms | min ms | TFLOP/s (median) |\n|---|---:|---:|---:|\n");
-  double flop_scale = 1.0;  // the down GEMM has half the gate/up FLOPs
   const Stream cs = dev->compute_stream();
   auto timer = dev->make_timer();
-  auto time = [&](const char* name, const std::function<void()>& launch) {
+  auto time_flops = [&](const std::string& name, double flops, const std::function<void()>& launch) {
     for (int i = 0; i < warmup; ++i) launch();
     std::vector<double> ms;
     for (int i = 0; i < iterations; ++i) {
@@ -120,11 +197,31 @@ int main(int argc, char** argv) {
       ms.push_back(timer->elapsed_ms());
     }
     const auto sum = stats::summarize(ms);
-    fmt::print("| {} | {:.4f} | {:.4f} | {:.1f} |\n", name, sum.median, sum.min,
-               flop_scale * flop / (sum.median * 1e-3) * 1e-12);
+    fmt::print("| {} | {:.4f} | {:.4f} | {:.1f} |\n", name, sum.median, sum.min, flops / (sum.median * 1e-3) * 1e-12);
+  };
+  double flop_scale = 1.0;  // the down GEMM has half the gate/up FLOPs
+  auto time = [&](const char* name, const std::function<void()>& launch) { time_flops(name, flop_scale * flop, launch); };
+  // The device-built paired list of the device-side schedule (2-CTA clusters sharing each
+  // weight stage); its results must equal the unpaired kernels' bit for bit.
+  std::vector<int> offs(counts.size());
+  for (std::size_t e = 0; e < counts.size(); ++e) offs[e] = static_cast<int>(base[e]);
+  Buffer dcounts = dev->upload(counts), doffs = dev->upload(offs), dlive = dev->alloc(4);
+  const std::int64_t pn = cuda::max_expert_tiles(live, experts);
+  Buffer dpt = dev->alloc(static_cast<std::size_t>(pn) * sizeof(cuda::ExpertTile));
+  cuda::build_expert_tiles(dcounts.as<int>(), doffs.as<int>(), dpt.as<cuda::ExpertTile>(), dlive.as<int>(), experts, pn,
+                           true, st);
+  const auto* pt = dpt.as<cuda::ExpertTile>();
+  auto same = [&](const Buffer& x, const Buffer& y, std::size_t n, const char* what) {
+    const bool eq = dev->download<std::uint16_t>(x.data(), n) == dev->download<std::uint16_t>(y.data(), n);
+    if (!eq) fmt::print(stderr, "error: {}: the paired kernel differs from the unpaired one\n", what);
+    return eq;
   };
   if (sm90) {
+    cuda::gate_up_swiglu_sm90(xs, rows, w13k, experts, db.as<cuda::bf16>(), pt, pn, d, inter, st, true);
+    if (!same(da, db, static_cast<std::size_t>(rows * inter), "gate/up")) return 1;
     time("wgmma (sm_90a)", [&] { cuda::gate_up_swiglu_sm90(xs, rows, w13k, experts, da.as<cuda::bf16>(), tl, nt, d, inter, st); });
+    time("wgmma (sm_90a), 2-CTA pairs",
+         [&] { cuda::gate_up_swiglu_sm90(xs, rows, w13k, experts, da.as<cuda::bf16>(), pt, pn, d, inter, st, true); });
   }
   time("mma.sync", [&] { cuda::gate_up_swiglu(xs, w13, db.as<cuda::bf16>(), tl, nt, d, inter, st); });
   if (cuda::down_sm90_supported(d, inter)) {
@@ -165,9 +262,20 @@ int main(int argc, char** argv) {
     }
     const double down_flop = 2.0 * static_cast<double>(live) * static_cast<double>(d) * static_cast<double>(inter);
     flop_scale = down_flop / flop;
+    Buffer dy2 = dev->alloc(static_cast<std::size_t>(rows * d) * 2);
+    cuda::down_sm90(da.as<cuda::bf16>(), rows, dwdk.as<cuda::bf16>(), experts, dy.as<cuda::bf16>(), tl, nt, d, inter, st);
+    cuda::down_sm90(da.as<cuda::bf16>(), rows, dwdk.as<cuda::bf16>(), experts, dy2.as<cuda::bf16>(), pt, pn, d, inter, st,
+                    dlive.as<int>(), true);
+    if (!same(dy, dy2, static_cast<std::size_t>(rows * d), "down")) return 1;
     time("down GEMM, wgmma (sm_90a)", [&] {
       cuda::down_sm90(da.as<cuda::bf16>(), rows, dwdk.as<cuda::bf16>(), experts, dy.as<cuda::bf16>(), tl, nt, d, inter, st);
     });
+    time("down GEMM, wgmma (sm_90a), 2-CTA pairs", [&] {
+      cuda::down_sm90(da.as<cuda::bf16>(), rows, dwdk.as<cuda::bf16>(), experts, dy2.as<cuda::bf16>(), pt, pn, d, inter, st,
+                      dlive.as<int>(), true);
+    });
   }
+  for (const auto h : router_heads)
+    if (router_tokens > 0 && !time_router(*dev, router_tokens, h, d, time_flops)) return 1;
   return 0;
 }

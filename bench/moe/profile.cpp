@@ -5,6 +5,7 @@
 #include "bench/cli/progress.hpp"
 
 #include "collectives/error.hpp"
+#include "common/cli.hpp"
 #include "moe/expert_check.hpp"
 #include "moe/init.hpp"
 #include "bench/moe/report.hpp"
@@ -24,19 +25,21 @@ namespace layerbench::moe {
 using harness::Clock;
 
 void add_flags(CLI::App& app, RunConfig& c) {
-  app.add_option("--hidden", c.geo.hidden, "hidden size");
-  app.add_option("--moe-heads", c.geo.heads, "MoE heads (d_head = hidden / heads)");
-  app.add_option("--experts", c.geo.experts, "experts per head");
-  app.add_option("--topk", c.geo.topk, "experts per (token, head)");
-  app.add_option("--intermediate", c.geo.intermediate, "expert / shared intermediate size");
-  app.add_option("--scale", c.geo.scale, "routing scale");
-  app.add_option("--tokens", c.tokens, "local tokens per rank (sp) or replicated tokens (tp)");
-  app.add_option("--split-sizes", c.split_sizes, "sp: tokens per rank, one per rank")->delimiter(',');
+  constexpr std::int64_t big = std::int64_t{1} << 40;  // the real bounds are in validate()
+  cli::add_int(app, "--hidden", c.geo.hidden, "hidden size", std::int64_t{1}, big);
+  cli::add_int(app, "--moe-heads", c.geo.heads, "MoE heads (d_head = hidden / heads)", std::int64_t{1}, big);
+  cli::add_int(app, "--experts", c.geo.experts, "experts per head", std::int64_t{1}, big);
+  cli::add_int(app, "--topk", c.geo.topk, "experts per (token, head)", std::int64_t{1}, big);
+  cli::add_int(app, "--intermediate", c.geo.intermediate, "expert / shared intermediate size", std::int64_t{1}, big);
+  cli::add_real(app, "--scale", c.geo.scale, "routing scale", num::RealRange::positive(1e6));
+  constexpr std::int64_t most_tokens = std::int64_t{1} << 30;  // counts become MPI ints
+  cli::add_int(app, "--tokens", c.tokens, "local tokens per rank (sp) or replicated tokens (tp)", std::int64_t{1}, most_tokens);
+  cli::add_int_list(app, "--split-sizes", c.split_sizes, "sp: tokens per rank, one per rank", std::int64_t{1}, most_tokens);
   app.add_option("--layout", c.layout, "sp | tp");
-  app.add_option("--layers", c.layers, "stack depth for the stack figures and --ab");
-  app.add_option("--moe-layers", c.moe_layers, "MoE layers per forward (derived lines)");
+  cli::add_int(app, "--layers", c.layers, "stack depth for the stack figures and --ab", 1, 10000);
+  cli::add_int(app, "--moe-layers", c.moe_layers, "MoE layers per forward (derived lines)", 1, 10000);
   app.add_option("--ab", c.ab, "metadata: interleaved A/B, per-layer exchange vs reused splits");
-  app.add_option("--pairs", c.pairs, "A/B pairs (the cap with --ab-sequential)");
+  cli::add_int(app, "--pairs", c.pairs, "A/B pairs (the cap with --ab-sequential)", 2, 1'000'000);
   app.add_flag("--ab-sequential", c.ab_sequential,
                "stop the A/B at the first pair where an always-valid confidence sequence excludes 0 or lies inside "
                "+-equivalence (alpha 0.05)");
@@ -55,8 +58,10 @@ void add_flags(CLI::App& app, RunConfig& c) {
          "--expert-gemm", [&c, paths](const std::string& s) { c.expert_gemm = paths.at(s); }, help)
       ->check(CLI::IsMember(names))
       ->default_str("auto"));
-  app.add_option("--dense-gemm-size", c.dense_gemm_size, "reference dense GEMM M=N=K (0: auto)");
+  cli::add_int(app, "--dense-gemm-size", c.dense_gemm_size, "reference dense GEMM M=N=K (0: auto)",
+               decltype(c.dense_gemm_size){0}, decltype(c.dense_gemm_size){65536});
   app.add_flag("--skip-check", c.skip_check, "skip the pre-timing consistency check");
+  app.add_flag("--graph", c.graph, "also time the layer and the --layers stack captured as CUDA graphs (needs an expert path with no host synchronisation, e.g. device)");
   app.add_option("--what-if", c.what_if, "what-if (critical-path) profile of these components inside the --layers "
                  "stack: COMPONENT[@begin|@end][,...] (a device spin on the component's stream, a host wait for the "
                  "sequence-size exchange)");
@@ -136,6 +141,38 @@ nlohmann::json check(MoeLayer& layer, const void* x, Stream s) {
 
 double gemm_flops(double m, double n, double k) { return 2.0 * m * n * k; }
 
+// The layer (reused split sizes) and the stack captured once as CUDA graphs and replayed:
+// `<name>_graph` beside the eager components, same clock. Only a path with no host
+// synchronisation inside the layer can be captured (otherwise the reason is recorded); the
+// replayed layer must reproduce the eager layer's output bit for bit.
+using AddFn = std::function<void(const std::string&, const std::function<void(Stream)>&, Clock)>;
+void add_graph_components(MoeLayer& layer, nlohmann::json& checks, const AddFn& add, const void* x, void* out,
+                          const std::function<void(Stream)>& stack_body) {
+  auto& dev = layer.ep().device();
+  const Stream s = dev.compute_stream();
+  const auto splits = std::span<const std::int64_t>(layer.plan().splits);
+  if (checks.value("host_syncs_per_layer", 0.0) != 0.0) {
+    checks["graph"] = {{"captured", false}, {"reason", "the expert path synchronises with the host inside the layer"}};
+    return;
+  }
+  auto g_layer = std::shared_ptr<Graph>(dev.capture(s, [&](Stream st) { layer.forward(x, out, splits, st); }));
+  layer.forward(x, out, splits, s);
+  Buffer eager = layer.make_activation();
+  dev.copy(eager.data(), out, eager.bytes(), s);
+  dev.memset(out, 0x7f, eager.bytes(), s);
+  g_layer->launch(s);
+  dev.synchronize(s);
+  double differs = bitwise_equal(dev, eager.data(), out, eager.bytes()) ? 0.0 : 1.0;
+  layer.ep().control_max(std::span<double>(&differs, 1));
+  checks["graph"] = {{"captured", true}, {"replay_bit_identical", differs == 0.0}};
+  if (differs != 0.0) throw Error("moe graph check failed: the replayed layer differs from the eager layer");
+  add("whole_layer_graph", [g_layer](Stream st) { g_layer->launch(st); }, Clock::device);
+  if (stack_body) {
+    auto g_stack = std::shared_ptr<Graph>(dev.capture(s, stack_body));
+    add("stack_reused_split_sizes_graph", [g_stack](Stream st) { g_stack->launch(st); }, Clock::host);
+  }
+}
+
 }  // namespace
 
 int run(harness::Context& ctx, const RunConfig& c) {
@@ -155,6 +192,17 @@ int run(harness::Context& ctx, const RunConfig& c) {
   nlohmann::json checks = c.skip_check ? nlohmann::json{{"skipped", true}} : check(layer, x.data(), s);
   layer.forward(x.data(), out.data(), splits, s);  // every buffer holds live data from here on
   dev.synchronize(s);
+  // Host synchronisations inside one layer (reused split sizes; workspaces already sized): the
+  // expert path's counts read-back, if it has one. Zero lets the host run ahead and the layer
+  // be captured as a CUDA graph.
+  {
+    const auto h0 = layer.ops().host_syncs();
+    layer.forward(x.data(), out.data(), splits, s);
+    dev.synchronize(s);
+    double hs = static_cast<double>(layer.ops().host_syncs() - h0);
+    world.control_max(std::span<double>(&hs, 1));
+    checks["host_syncs_per_layer"] = hs;
+  }
 
   harness::Runner runner(world, harness::timing_from(c.common));
   std::string telemetry_status;
@@ -251,16 +299,21 @@ int run(harness::Context& ctx, const RunConfig& c) {
     add("branches_overlapped", [&](Stream st) { layer.branches(splits, true, st); }, Clock::device, false);
   }
   Buffer sa = layer.make_activation(), sb = layer.make_activation();
-  if (c.layers > 1) {
-    auto stack = [&](bool reuse) {
-      return [&, reuse](Stream st) {
-        dev.copy(sa.data(), x.data(), sa.bytes(), st);
-        run_stack(layer, sa.data(), sb.data(), c.layers, reuse, st);
-      };
+  auto stack = [&](bool reuse) {
+    return [&, reuse](Stream st) {
+      dev.copy(sa.data(), x.data(), sa.bytes(), st);
+      run_stack(layer, sa.data(), sb.data(), c.layers, reuse, st);
     };
+  };
+  if (c.layers > 1) {
     add("stack_per_layer_exchange", stack(false), Clock::host, false);
     add("stack_reused_split_sizes", stack(true), Clock::host, false);
   }
+  if (c.graph)
+    add_graph_components(
+        layer, checks,
+        [&](const std::string& name, const std::function<void(Stream)>& body, Clock clock) { add(name, body, clock, false); },
+        x.data(), out.data(), c.layers > 1 ? std::function<void(Stream)>(stack(true)) : std::function<void(Stream)>());
 
   // Dense bf16 (fp32 on host) GEMM reference, measured in the same run.
   const std::int64_t g = c.dense_gemm_size > 0 ? c.dense_gemm_size : (world.backend() == Backend::cuda ? 8192 : 128);

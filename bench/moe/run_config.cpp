@@ -2,11 +2,15 @@
 
 #include "bench/harness/whatif.hpp"
 #include "collectives/error.hpp"
+#include "common/numeric.hpp"
 #include "stats/amount.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
+#include <utility>
 
 namespace layerbench::moe {
 
@@ -21,6 +25,13 @@ void validate(const RunConfig& c) {
   positive(g.topk, "--topk");
   positive(g.intermediate, "--intermediate");
   positive(c.tokens, "--tokens");
+  // Token counts become MPI element counts (int) and index one buffer each: bound them first.
+  constexpr std::int64_t kMaxTokens = std::int64_t{1} << 30;
+  if (c.tokens > kMaxTokens) throw UsageError(fmt::format("--tokens {}: must be at most {}", c.tokens, kMaxTokens));
+  for (auto s : c.split_sizes)
+    if (s > kMaxTokens) throw UsageError(fmt::format("--split-sizes entry {}: must be at most {}", s, kMaxTokens));
+  for (const auto& [v, flag] : {std::pair{g.hidden, "--hidden"}, {g.heads, "--moe-heads"}, {g.intermediate, "--intermediate"}})
+    if (v > (std::int64_t{1} << 20)) throw UsageError(fmt::format("{} {}: must be at most {}", flag, v, 1 << 20));
   if (g.hidden % g.heads != 0)
     throw UsageError(fmt::format("--hidden {} is not divisible by --moe-heads {}", g.hidden, g.heads));
   if (g.topk > g.experts)
@@ -64,8 +75,33 @@ void validate(const RunConfig& c) {
     throw UsageError("--framework-exchange-ms must be >= 0");
 }
 
+std::optional<std::uint64_t> bytes_per_rank(const RunConfig& c, int world) {
+  const Geometry& g = c.geo;
+  const bool sp = parse_layout(c.layout) == Layout::sp;
+  const auto most = c.split_sizes.empty() ? c.tokens : *std::max_element(c.split_sizes.begin(), c.split_sizes.end());
+  std::int64_t all = 0;  // tokens over all ranks (sp) or the replicated tokens (tp)
+  for (auto t : c.split_sizes) all += t;
+  if (c.split_sizes.empty()) all = sp ? c.tokens * world : c.tokens;
+  const double act = 4;  // bytes per activation (fp32 on the host; bf16 on GPUs is half)
+  const double n = static_cast<double>(sp ? most : c.tokens), h = static_cast<double>(g.hidden);
+  const double inter = static_cast<double>(g.intermediate) / (sp ? 1 : world);
+  // Per token: ~10 hidden-wide buffers, ~8 intermediate-wide, topk dispatched rows per head
+  // (received at most from every rank: bounded by the global token count).
+  const double activations = n * act * (10 * h + 8 * inter) +
+                             static_cast<double>(std::min<std::int64_t>(all, most * world)) * act * static_cast<double>(g.topk) * h;
+  // Expert banks are split over the ranks; shared and modality MLPs are replicated.
+  const double experts = static_cast<double>(g.heads) * static_cast<double>(g.experts) * 3 *
+                         static_cast<double>(g.d_head()) * static_cast<double>(g.intermediate) * act / world;
+  const double dense = (1 + kNumModalities) * 3 * h * inter * act;
+  const double total = activations + experts + dense;
+  if (!(total < 1.8e19)) return std::nullopt;
+  return static_cast<std::uint64_t>(total);
+}
+
 void validate_for_world(const RunConfig& c, int world) {
   const Layout layout = parse_layout(c.layout);
+  num::check_memory(bytes_per_rank(c, world), num::ranks_on_this_machine(), "this geometry",
+                    "lower --tokens / --split-sizes or the geometry");
   if (layout == Layout::sp) {
     if (!c.split_sizes.empty() && static_cast<int>(c.split_sizes.size()) != world)
       throw UsageError(fmt::format("--split-sizes has {} entries but the world has {} ranks",

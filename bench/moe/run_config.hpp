@@ -6,6 +6,7 @@
 #include "moe/ops.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@ struct RunConfig {
   ExpertPath expert_gemm = ExpertPath::automatic;  // cuda; the flag offers the profile's paths
   std::int64_t dense_gemm_size = 0;  // 0 = 8192 on cuda, 256 on host
   bool skip_check = false;
+  bool graph = false;  // also time the layer and the stack replayed as CUDA graphs
   // What-if profile: components to delay inside the --layers stack ("a,b@begin"), delay levels
   // (microseconds per instance) and rounds.
   std::string what_if;
@@ -38,7 +40,11 @@ struct RunConfig {
 
 // Checks that do not need the world size (UsageError).
 void validate(const RunConfig& c);
-// Checks against the world: split sizes match, heads divisible under TP, ... (UsageError).
+// Rough upper bound of one rank's memory (activations, its share of the expert banks, the
+// replicated MLPs); nothing when it does not fit in 64 bits.
+std::optional<std::uint64_t> bytes_per_rank(const RunConfig& c, int world);
+// Checks against the world: split sizes match, heads divisible under TP, ..., and the memory
+// estimate (UsageError with the estimate).
 void validate_for_world(const RunConfig& c, int world);
 
 }  // namespace layerbench::moe

@@ -1,6 +1,9 @@
 // layerbench-report FILES... --output-dir DIR: report.md (PR-ready tables), one CSV per table, report.html (inline SVG).
 // Exit codes: 0 written, 2 bad input or unwritable output.
 #include "bench/cli/app.hpp"
+#include "common/cli.hpp"
+#include "common/output_file.hpp"
+#include "common/usage.hpp"
 #include "reports/report.hpp"
 
 #include <CLI/CLI.hpp>
@@ -27,23 +30,25 @@ int main(int argc, char** argv) {
   app.add_option("--title", title, "page and markdown title");
   double alpha = 1 - options.confidence;
   layerbench::cli::add_confidence_options(app, options.confidence, alpha);
-  app.add_option("--resamples", options.resamples, "bootstrap resamples for paired studies")->check(CLI::Range(1000, 10000000));
-  app.add_option("--seed", options.seed, "bootstrap seed (recorded in the report)");
+  layerbench::cli::add_int(app, "--resamples", options.resamples, "bootstrap resamples for paired studies",
+                           std::size_t{1000}, std::size_t{10000000});
+  layerbench::cli::add_int(app, "--seed", options.seed, "bootstrap seed (recorded in the report)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+    return rc == 0 ? 0 : layerbench::kExitUsage;
   }
   try {
     if (!(options.confidence >= 0.5 && options.confidence <= 0.999))
       throw std::invalid_argument(fmt::format("--confidence {:g}: must be in [0.5, 0.999]", options.confidence));
+    layerbench::check_output_dir(out_dir, "--output");  // before reading anything
     auto report = layerbench::reports::build_report(files, options);
     report.title = title;
     for (const auto& path : layerbench::reports::write_report(report, out_dir)) fmt::print("wrote {}\n", path);
     return 0;
   } catch (const std::exception& e) {
     fmt::print(stderr, "layerbench-report: error: {}\n", e.what());
-    return 2;
+    return layerbench::kExitUsage;
   }
 }

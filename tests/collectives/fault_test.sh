@@ -22,7 +22,7 @@ echo "exit code $rc after ${elapsed}s"
 case $kind in
   wrong) echo "$out" | grep -q "wrong" || { echo "FAIL: no data-check message"; exit 1; } ;;
   throw) echo "$out" | grep -q "injected fault" || { echo "FAIL: no fault message"; exit 1; } ;;
-  usage) [ "$rc" -eq 2 ] && echo "$out" | grep -q -- "--iterations must be >= 1" || { echo "FAIL: want exit 2 + message"; exit 1; } ;;
+  usage) [ "$rc" -eq 2 ] && echo "$out" | grep -q -- "--iterations -3: must be a whole number" || { echo "FAIL: want exit 2 + message"; exit 1; } ;;
   cudaflag) [ "$rc" -eq 2 ] && echo "$out" | grep -q -- "only the CUDA backend uses" || { echo "FAIL: want exit 2 + message"; exit 1; } ;;
 esac
 echo PASS

@@ -120,15 +120,22 @@ TEST(ReportStudy, BadInputNamesFileAndLine) {
     std::ofstream(dir / name) << text;
     return (dir / name).string();
   };
-  // A JSONL whose last record was cut off mid-write.
+  // A JSONL whose last record was cut off mid-write (a killed layerbench-ab run): the torn line is
+  // skipped, as layerbench-ab analyze does; a broken line before the end is an error naming it.
   const auto truncated = write("cut.jsonl", R"({"type":"study","metric":"wall"}
 {"type":"run","pair":0,"attempt":0,"arm":"base","metric":1.0,"status":"ok"}
-{"type":"run","pair":0,"attempt":0,"arm":"candid)");
+{"type":"run","pair":0,"attempt":0,"arm":"candidate","metric":1.5,"status":"ok"}
+{"type":"run","pair":1,"attempt":0,"arm":"candid)");
+  EXPECT_EQ(lr::load_study(truncated).base.size(), 1u);
+  const auto broken = write("broken.jsonl", R"({"type":"study","metric":"wall"}
+{"type":"run","pair":0,"attempt":0,"arm":"base","metric":1.0,"status":"ok"}
+{"type":"run","pair":0,"attempt":0,"arm":"candid
+{"type":"run","pair":1,"attempt":0,"arm":"base","metric":1.0,"status":"ok"})");
   try {
-    lr::load_study(truncated);
-    FAIL() << "truncated JSONL accepted";
+    lr::load_study(broken);
+    FAIL() << "a broken line before the end accepted";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("cut.jsonl:3"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("broken.jsonl:3"), std::string::npos) << e.what();
   }
   EXPECT_THROW(lr::load_study(write("short.csv", "base,candidate\n1.0,2.0\n3.0\n")), std::runtime_error);
   EXPECT_THROW(lr::load_study(write("nan.csv", "base,candidate\n1.0,abc\n")), std::runtime_error);

@@ -1,9 +1,11 @@
 #include "bench/gate/gate.hpp"
 #include "bench/gate/output.hpp"
+#include "stats/bootstrap.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 #include <span>
 #include <vector>
 
@@ -140,6 +142,34 @@ TEST(Gate, ReportExitCodeAndMarkdown) {
   const auto j = lg::to_json(r);
   EXPECT_EQ(j["result"], "fail");
   EXPECT_EQ(j["findings"][1]["verdict"], "regressed");
+}
+
+// Above stats::kBootstrapMaxPairs the paired rule's interval is the delta-method normal limit; it
+// must agree with the bootstrap where both can run.
+TEST(Gate, PairedLargeNNormalLimitMatchesBootstrap) {
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> noise(0, 0.02);
+  auto make = [&](std::size_t n, std::vector<double>& b, std::vector<double>& c) {
+    b.resize(n);
+    c.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      b[i] = 1.0 + noise(rng);
+      c[i] = 1.003 * b[i] + noise(rng);
+    }
+  };
+  std::vector<double> b, c;
+  make(layerbench::stats::kBootstrapMaxPairs + 5000, b, c);
+  const auto big = lg::gate_paired("t", b, c, opts(0.02));
+  EXPECT_NE(big.note.find("normal-limit"), std::string::npos);
+  EXPECT_LT(big.ci.low, big.change);
+  EXPECT_GT(big.ci.high, big.change);
+  // The same data cut to the threshold: bootstrap. The two intervals' widths scale as 1/sqrt(n).
+  std::vector<double> b2(b.begin(), b.begin() + layerbench::stats::kBootstrapMaxPairs),
+      c2(c.begin(), c.begin() + layerbench::stats::kBootstrapMaxPairs);
+  const auto boot = lg::gate_paired("t", b2, c2, opts(0.02));
+  EXPECT_EQ(boot.note.find("normal-limit"), std::string::npos);
+  const double scale = std::sqrt(static_cast<double>(b2.size()) / static_cast<double>(b.size()));
+  EXPECT_NEAR((big.ci.high - big.ci.low) / (boot.ci.high - boot.ci.low), scale, 0.1 * scale);
 }
 
 TEST(Gate, SequentialRuleStopsEarlyOnARegressionAndOnEquivalence) {

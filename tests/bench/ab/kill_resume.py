@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""layerbench-ab run under faults.
+
+usage: kill_resume.py AB_BINARY WORKDIR KIND
+  kills    20 SIGKILLs at random moments with --resume in between: no completed pair is lost,
+           the file always parses, no arm process outlives a kill, and the study completes.
+  writers  two writers of one study at once: the second exits 2 at once, the file stays valid.
+"""
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+PAIRS = 30
+# Unique sleep lengths mark each kind's arm processes in /proc (the kinds may run side by side).
+MARKS = {"kills": ("0.0517", "0.0523"), "writers": ("0.0531", "0.0537")}
+BASE, CAND = "", ""
+
+
+def arm_processes():
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmd = open(f"/proc/{entry}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
+            state = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        # The arms (sh -c sleep ...), not layerbench-ab itself or its guard (a fork of it).
+        if state != "Z" and (BASE in cmd or CAND in cmd) and "layerbench-ab" not in cmd and "kill_resume" not in cmd:
+            pids.append((int(entry), cmd.strip()))
+    return pids
+
+
+def read_study(path):
+    """Completed pairs {pair: (base, candidate)}; fails on anything but a torn last line."""
+    text = open(path, "rb").read().decode()
+    lines = text.split("\n")
+    runs, header = {}, None
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            if i == len(lines) - 1:
+                break  # torn last line
+            sys.exit(f"FAIL: line {i + 1} is not JSON: {line[:80]!r}")
+        if rec.get("type") == "study":
+            if header is not None:
+                sys.exit("FAIL: second study header")
+            header = rec
+        elif rec.get("type") == "run":
+            key = (rec["pair"], rec["attempt"], rec["arm"])
+            if key in runs:
+                sys.exit(f"FAIL: duplicate run record {key}")
+            runs[key] = rec
+    if header is None:
+        sys.exit("FAIL: no header")
+    done = {}
+    for (pair, attempt, arm), rec in runs.items():
+        other = runs.get((pair, attempt, "candidate" if arm == "base" else "base"))
+        if rec["status"] == "ok" and other and other["status"] == "ok" and pair not in done:
+            done[pair] = True
+    return done
+
+
+def ab(binary, out, resume, **kw):
+    args = [binary, "run", "--base", BASE, "--candidate", CAND, "--pairs", str(PAIRS), "--out", out]
+    if resume:
+        args.append("--resume")
+    return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kw)
+
+
+def finish_complete(p, out, what):
+    """Waits for writer `p`, then checks that the study holds every pair exactly once."""
+    _, err = p.communicate(timeout=120)
+    if p.returncode != 0:
+        sys.exit(f"FAIL: {what} exited {p.returncode}: {err.decode()}")
+    done = read_study(out)
+    if sorted(done) != list(range(PAIRS)):
+        sys.exit(f"FAIL: the study has pairs {sorted(done)}, expected 0..{PAIRS - 1}")
+    return done
+
+
+def kills(binary, work):
+    out = os.path.join(work, "kills.jsonl")
+    if os.path.exists(out):
+        os.unlink(out)
+    rng = random.Random(20261201)
+    done_before = {}
+    for k in range(20):
+        p = ab(binary, out, resume=os.path.exists(out))
+        time.sleep(rng.uniform(0.02, 0.5))
+        p.kill()
+        p.wait()
+        time.sleep(0.3)  # the arm guard ends the run in flight
+        left = arm_processes()
+        if left:
+            for pid, _ in left:
+                os.kill(pid, signal.SIGKILL)
+            sys.exit(f"FAIL: after kill {k + 1} arm processes outlive layerbench-ab: {left}")
+        if os.path.exists(out) and os.path.getsize(out) > 0:
+            done = read_study(out)
+            lost = set(done_before) - set(done)
+            if lost:
+                sys.exit(f"FAIL: kill {k + 1} lost completed pairs {sorted(lost)}")
+            done_before = done
+        print(f"kill {k + 1}: {len(done_before)} pairs complete")
+    done = finish_complete(ab(binary, out, resume=True), out, "the final resume")
+    print(f"complete: {len(done)} pairs after 20 kills")
+
+
+def writers(binary, work):
+    out = os.path.join(work, "writers.jsonl")
+    if os.path.exists(out):
+        os.unlink(out)
+    first = ab(binary, out, resume=False)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and (not os.path.exists(out) or os.path.getsize(out) == 0):
+        time.sleep(0.02)
+    t0 = time.monotonic()
+    second = subprocess.run([binary, "run", "--base", BASE, "--candidate", CAND, "--pairs", str(PAIRS), "--out", out,
+                             "--resume"], capture_output=True, timeout=30)
+    elapsed = time.monotonic() - t0
+    msg = second.stderr.decode()
+    print(msg.strip(), f"(exit {second.returncode} after {elapsed:.2f} s)")
+    if second.returncode != 2 or "another layerbench-ab run is writing" not in msg:
+        first.kill()
+        sys.exit("FAIL: the second writer did not exit 2 with the lock message")
+    if elapsed > 2:
+        sys.exit("FAIL: the second writer did not exit at once")
+    done = finish_complete(first, out, "the first writer")
+    r = subprocess.run([binary, "analyze", out], capture_output=True)
+    if r.returncode != 0:
+        sys.exit(f"FAIL: analyze of the study exited {r.returncode}: {r.stderr.decode()}")
+    print("the file is valid:", len(done), "pairs")
+
+
+def main():
+    global BASE, CAND
+    binary, work, kind = sys.argv[1:4]
+    BASE, CAND = (f"sleep {m}" for m in MARKS[kind])
+    os.makedirs(work, exist_ok=True)
+    {"kills": kills, "writers": writers}[kind](binary, work)
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()
