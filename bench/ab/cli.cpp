@@ -196,7 +196,7 @@ int plan(const PlanFlags& f) {
     effect = effect_in.value;
     pct = sd_in.relative;
   }
-  if (!(sd > 0) || !std::isfinite(sd)) throw InputError(fmt::format("--sd {}: must be > 0", f.sd.value_or(fmt::format("{:g}", sd))));
+  if (!(sd > 0) || !std::isfinite(sd)) throw InputError(fmt::format("--sd {}: must be positive", sd));
   if (effect == 0 || !std::isfinite(effect)) throw InputError(fmt::format("--effect {}: must be non-zero", effect));
   if (!(f.alpha > 0 && f.alpha < 1)) throw InputError(fmt::format("--alpha {}: must be in (0, 1)", f.alpha));
   if (!(f.power > 0 && f.power < 1)) throw InputError(fmt::format("--power {}: must be in (0, 1)", f.power));

@@ -3,6 +3,14 @@
 source "$(dirname "${BASH_SOURCE[0]}")/require_gpu.sh"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# RE2 from the packages snapshot.sh carries, when the machine has none (see snapshot.sh).
+if ! pkg-config --exists re2 2>/dev/null && compgen -G "../debs/libre2*.deb" >/dev/null; then
+  RE2_PREFIX=/tmp/lb-re2
+  for d in ../debs/libre2*.deb; do dpkg -x "$d" "$RE2_PREFIX"; done
+  sed -i "s|=/usr|=$RE2_PREFIX/usr|" "$RE2_PREFIX"/usr/lib/x86_64-linux-gnu/pkgconfig/re2.pc
+  export PKG_CONFIG_PATH="$RE2_PREFIX/usr/lib/x86_64-linux-gnu/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+  export LD_LIBRARY_PATH="$RE2_PREFIX/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 MPIRUN_ENV=(-x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MULTICAST -x NVSHMEM_DISABLE_NVLS)
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
