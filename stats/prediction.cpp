@@ -50,9 +50,10 @@ PredictionCheck check_prediction(double mean, Interval mean_ci, double se, doubl
   c.verdict = fmt::format("prediction {}: measured - predicted = {:+.4g}, {}% CI [{:+.4g}, {:+.4g}] {} 0",
                           c.holds ? "holds" : "fails", c.difference, level, c.difference_ci.low,
                           c.difference_ci.high, c.holds ? "contains" : "excludes");
-  if (c.holds && c.difference_ci.high - c.difference_ci.low > 2 * std::abs(predicted)) {
-    c.verdict += fmt::format(" (the interval is wider than twice the prediction: this study cannot tell {:+.4g} from 0)",
-                             predicted);
+  // A prediction that holds only because the study cannot see the effect at all: a prediction
+  // of no effect would hold as well.
+  if (c.holds && predicted != 0 && mean_ci.contains(0.0)) {
+    c.verdict += " (the measured delta's CI also contains 0: a prediction of no effect would hold too)";
   }
   return c;
 }

@@ -23,8 +23,8 @@ struct PredictionCheck {
   Interval ratio_ci;       // +-inf ends when Fieller's set is not a bounded interval
   bool ratio_bounded = false;
   bool holds = false;
-  // One sentence: the verdict, and when the interval is wider than the prediction itself a
-  // caution that the study cannot tell the prediction from zero.
+  // One sentence: the verdict, and when the measured delta's own interval contains 0 a caution
+  // that a prediction of no effect would hold as well.
   std::string verdict;
 };
 

@@ -58,8 +58,8 @@ void add_flags(CLI::App& app, BenchConfig& c) {
   app.add_option("--what-if", c.what_if, "what-if (critical-path) profile of these components inside a stack of "
                  "--layers forwards: COMPONENT[@begin|@end][,...] (device spin; host wait for length_exchange)");
   app.add_option("--what-if-levels", c.what_if_levels, "injected delays per instance in us")->delimiter(',');
-  app.add_option("--what-if-rounds", c.what_if_rounds, "what-if rounds (each visits every level once)");
-  app.add_option("--layers", c.layers, "forwards per timed stack of the what-if")->check(CLI::PositiveNumber);
+  cli::add_int(app, "--what-if-rounds", c.what_if_rounds, "what-if rounds (each visits every level once)", 2, 100000);
+  cli::add_int(app, "--layers", c.layers, "forwards per timed stack of the what-if", 1, 10000);
 }
 
 namespace {

@@ -38,7 +38,7 @@ void add_flags(CLI::App& app, RunConfig& c) {
   app.add_option("--layout", c.layout, "sp | tp");
   cli::add_int(app, "--layers", c.layers, "stack depth for the stack figures and --ab", 1, 10000);
   cli::add_int(app, "--moe-layers", c.moe_layers, "MoE layers per forward (derived lines)", 1, 10000);
-  app.add_option("--ab", c.ab, "metadata: interleaved A/B, per-layer exchange vs reused splits");
+  app.add_option("--ab", c.ab, "metadata: interleaved A/B, per-layer exchange vs reused splits, checked against the exchange what-if (added to --what-if when missing)");
   cli::add_int(app, "--pairs", c.pairs, "A/B pairs (the cap with --ab-sequential)", 2, 1'000'000);
   app.add_flag("--ab-sequential", c.ab_sequential,
                "stop the A/B at the first pair where an always-valid confidence sequence excludes 0 or lies inside "
@@ -67,11 +67,13 @@ void add_flags(CLI::App& app, RunConfig& c) {
                  "stack: COMPONENT[@begin|@end][,...] (a device spin on the component's stream, a host wait for the "
                  "sequence-size exchange)");
   app.add_option("--what-if-levels", c.what_if_levels, "injected delays per instance in us")->delimiter(',');
-  app.add_option("--what-if-rounds", c.what_if_rounds, "what-if rounds (each visits every level once)");
+  cli::add_int(app, "--what-if-rounds", c.what_if_rounds, "what-if rounds (each visits every level once)", 2, 100000);
   app.add_option("--telemetry", c.telemetry, "GPU telemetry during every measurement: auto (on the cuda backend), gpu, off");
-  app.add_option("--telemetry-period", c.telemetry_period_ms, "telemetry sampling period in ms");
-  app.add_option("--framework-exchange-ms", c.framework_exchange_ms,
-                 "a framework's sequence-size exchange, measured elsewhere, for the profile's 'not timed' lines");
+  cli::add_real(app, "--telemetry-period", c.telemetry_period_ms, "telemetry sampling period in ms",
+                num::RealRange::closed(1, 10000));
+  cli::add_real(app, "--framework-exchange-ms", c.framework_exchange_ms,
+                "a framework's sequence-size exchange, measured elsewhere, for the profile's 'not timed' lines",
+                num::RealRange::non_negative(1e6));
 }
 
 std::unique_ptr<MoeLayer> make_layer(const RunConfig& c, Communicator& ep, std::uint64_t seed) {

@@ -37,6 +37,10 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['complete'
 echo "== man layerbench-coll (from the installed pages)"
 MANPATH=$prefix/usr/share/man man layerbench-coll > "$prefix/man.txt"
 grep -q -- "--iterations" "$prefix/man.txt" && head -12 "$prefix/man.txt"
+echo "== installed layerbench-quickstart (no GPU: the host backend, the installed binaries)"
+( cd "$prefix" && "$bin/layerbench-quickstart" > quickstart.txt 2>&1 ) || { tail -20 "$prefix/quickstart.txt"; exit 1; }
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['complete'] and d['results']" \
+  "$prefix/layerbench-results/moe.json"
 echo "== find_package(layerbench) from the prefix"
 probe=$prefix/cmake-probe
 mkdir -p "$probe"

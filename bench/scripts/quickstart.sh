@@ -26,6 +26,9 @@ else
   coll=$here/layerbench-coll
   out=layerbench-results
 fi
+# Binaries built without CUDA (the host preset, the Debian package) run on the CPU even where a
+# GPU is visible.
+case "$("$moe" --version 2>/dev/null || true)" in *"CUDA none"*) ngpu=0 ;; esac
 [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
 mkdir -p "$out"

@@ -49,6 +49,7 @@ TEST(PredictionCheck, HoldsAndFails) {
   EXPECT_NEAR(near.difference_ci.low, 0.027 - std::hypot(0.127, 0.02), 1e-12);
   EXPECT_NEAR(near.difference_ci.high, 0.027 + std::hypot(0.133, 0.02), 1e-12);
   EXPECT_NE(near.verdict.find("holds"), std::string::npos);
+  EXPECT_NE(near.verdict.find("no effect would hold too"), std::string::npos);  // [-0.05, 0.21] contains 0
   const auto far = check_prediction(0.077, {-0.05, 0.21}, 0.065, 100, 0.69, 0.0, 0.95);
   EXPECT_FALSE(far.holds);
   EXPECT_NE(far.verdict.find("fails"), std::string::npos);
@@ -74,6 +75,7 @@ TEST(PredictionCheck, PairedAnalysisCarriesIt) {
   const auto& c = a.predicted->check;
   EXPECT_NEAR(c.measured, a.delta.mean, 1e-12);
   EXPECT_TRUE(c.holds);  // the mean delta is ~1.004
+  EXPECT_EQ(c.verdict.find("no effect"), std::string::npos);  // and clearly away from 0
   EXPECT_DOUBLE_EQ(c.half_width, 0.05);
   EXPECT_TRUE(c.ratio_bounded);
   EXPECT_TRUE(c.ratio_ci.contains(1.0));
