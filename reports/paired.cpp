@@ -269,4 +269,36 @@ std::string paired_markdown(const stats::PairedAnalysis& a, const stats::PairedO
   return out;
 }
 
+PairedTables paired_tables(const stats::PairedAnalysis& a, const stats::PairedOptions& o, const PairedContext& ctx) {
+  PairedTables out;
+  Table arms;
+  arms.title = "Arms";
+  arms.headers = {"Arm", "n", "median", "mean", "sd", "min", "max"};
+  arms.align = {Align::left};
+  for (const auto& [name, s] : {std::pair{ctx.base_label, a.base}, std::pair{ctx.candidate_label, a.candidate}})
+    arms.add_row({name, std::to_string(s.n), g(s.median), g(s.mean), g(s.sd), g(s.min), g(s.max)});
+  out.tables.push_back(std::move(arms));
+  auto rows_table = [](std::string title, const std::string& head, const Rows& rows) {
+    Table t;
+    t.title = std::move(title);
+    t.headers = {head, "Value"};
+    t.align = {Align::left, Align::left};
+    for (const auto& [k, v] : rows) t.add_row({k, v});
+    return t;
+  };
+  out.tables.push_back(rows_table(fmt::format("Paired delta{} (base minus candidate), n={}", unit_suffix(ctx), a.n),
+                                  "Statistic", delta_rows(a, o)));
+  Rows tests = test_rows(a);
+  const Rows extra = block_rows(ctx);
+  tests.insert(tests.end(), extra.begin(), extra.end());
+  tests.emplace_back("verdict", paired_verdict(a).text);
+  out.tables.push_back(rows_table("Tests", "Test", tests));
+  for (const auto& blk : ctx.blocks) out.notes.insert(out.notes.end(), blk.lines.begin(), blk.lines.end());
+  if (ctx.sequential)
+    for (const auto& s : sequential_lines(ctx.sequential)) out.notes.push_back(s);
+  for (const auto& s : notes_of(a, ctx)) out.notes.push_back(s);
+  for (const auto& w : a.warnings) out.notes.push_back("Warning: " + w);
+  return out;
+}
+
 }  // namespace layerbench::reports
