@@ -81,7 +81,7 @@ Rows test_rows(const stats::PairedAnalysis& a) {
   Rows rows{
       {"paired t", fmt::format("t={:.4g}, df={:g}, two-sided p={}", a.t.t, a.t.df, pv(a.t.p))},
       {"Wilcoxon signed-rank",
-       fmt::format("W+={:g}, W-={:g}, n={}, z={:.3f}, p(normal)={}, p(exact)={}", w.w_plus, w.w_minus, w.n_nonzero,
+       fmt::format("W+={:g}, W-={:g}, n={}, z={:.4g}, p(normal)={}, p(exact)={}", w.w_plus, w.w_minus, w.n_nonzero,
                    w.z, pv(w.p_normal), w.p_exact ? pv(*w.p_exact) : "n/a")},
       {"sign test", fmt::format("{}/{} pairs positive, two-sided p={}", a.sign.positive, a.sign.n, pv(a.sign.p))},
   };

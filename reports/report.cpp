@@ -61,15 +61,20 @@ Report build_report(const std::vector<std::string>& paths, const stats::PairedOp
       case InputKind::other_json: {
         // A JSON document of another tool (e.g. torch's side-by-side figures beside a run): said,
         // not guessed at.
-        const std::string why = path + ": skipped: a JSON document that is neither layerbench JSON (schema layerbench/N), "
-                                       "Google Benchmark JSON nor a paired study";
+        const std::string why = path + ": skipped: a JSON document of another tool (for example torch's side-by-side "
+                                       "figures), neither layerbench JSON (schema layerbench/N), Google Benchmark JSON "
+                                       "nor a paired study";
         r.skipped.push_back(why);
         break;
       }
       case InputKind::unknown: throw std::runtime_error(path + ": not a layerbench result file or paired study");
     }
   }
-  if (r.sections.empty()) throw std::runtime_error("no input could be reported (" + std::to_string(r.skipped.size()) + " skipped)");
+  if (r.sections.empty()) {
+    std::string why = "no input could be reported";
+    for (const auto& s : r.skipped) why += "\n  " + s;
+    throw std::runtime_error(why);
+  }
   if (!r.skipped.empty()) {
     Section s;
     s.title = "Skipped inputs";

@@ -31,6 +31,9 @@ struct Section {
 //   results with params.op and bytes      -> collective sweep (layerbench-coll)
 //   anything else                         -> a plain results table
 // Every result-file section carries the file's numeric CSV (reports::results_to_csv).
+// "dir/moe.json" -> "moe": names the CSVs a section writes.
+std::string file_stem(const std::string& path);
+
 std::vector<Section> result_sections(const ResultFile& file, double confidence = 0.95);
 
 Section component_profile(const ResultFile& file);

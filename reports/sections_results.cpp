@@ -28,12 +28,16 @@ std::string source_line(const ResultFile& f) {
   return s + ".";
 }
 
-std::string stem_of(const std::string& path) {
+}  // namespace
+
+std::string file_stem(const std::string& path) {
   const auto slash = path.find_last_of('/');
   std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   const auto dot = base.rfind('.');
   return dot == std::string::npos || dot == 0 ? base : base.substr(0, dot);
 }
+
+namespace {
 
 bool has_total(const std::vector<Measurement>& ms, const std::string& group) {
   return std::any_of(ms.begin(), ms.end(), [&](const auto& m) { return m.group == group && m.role == Role::total; });
@@ -47,7 +51,7 @@ std::vector<std::string> total_groups(const ResultFile& f) {
 }
 
 void attach_csv(Section& s, const ResultFile& f, const std::string& title) {
-  s.source = stem_of(f.path);
+  s.source = file_stem(f.path);
   s.csvs.push_back({title, results_to_csv(f.results)});
 }
 
@@ -166,7 +170,8 @@ Section collective_sweep(const ResultFile& file) {
                                     fmt_quantity(r.algbw_bytes_per_s, Unit::bytes_per_s),
                                     fmt_quantity(r.busbw_bytes_per_s, Unit::bytes_per_s)};
     if (with_link) row.push_back(fmt_share(r.busbw_bytes_per_s / (link * 1e9)));
-    row.push_back(m->metrics.contains("wrong") ? m->metrics["wrong"].dump() : "—");
+    row.push_back(m->metrics.contains("wrong") && m->metrics["wrong"].is_number()
+                      ? fmt_sig(m->metrics["wrong"].get<double>()) : "—");
     t.add_row(std::move(row));
     const std::string key = op_of(m) + " (" + placement + ")";
     if (!series.count(key)) order.push_back(key);

@@ -57,7 +57,7 @@ Section paired_study(const PairedStudy& study, const stats::PairedOptions& given
   auto pt = paired_tables(a, options, ctx);
   for (auto& t : pt.tables) s.tables.push_back(std::move(t));
   s.notes = std::move(pt.notes);
-  s.source = study.path;
+  s.source = file_stem(study.path);
   s.csvs.push_back({"pairs", pairs_csv(study, a)});
 
   // Per-pair series: drift shows up as a trend shared by both arms, which pairing cancels.

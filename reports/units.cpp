@@ -59,7 +59,13 @@ std::string quantity(double v, Unit u, int sig, bool sign) {
   if (!std::isfinite(v)) return "—";
   if (u == Unit::fraction) return sign ? fmt_share_signed(v, sig) : fmt_share(v, sig);
   if (u == Unit::count) return sign ? fmt::format("{:+.0f}", v) : fmt::format("{:.0f}", v);
-  const Scale s = scale_for(u, std::fabs(v));
+  // The unit is chosen for the value as printed (999.96 ms reads 1.00 s, not 1000 ms).
+  double mag = std::fabs(v);
+  if (mag > 0) {
+    const double step = std::pow(10.0, std::floor(std::log10(mag)) - sig + 1);
+    mag = std::round(mag / step) * step;
+  }
+  const Scale s = scale_for(u, mag);
   const std::string num = fixed(v / s.factor, sig, sign);
   return *s.symbol ? num + " " + s.symbol : num;
 }
