@@ -51,7 +51,9 @@ int decimals_for(double v, int sig) {
 std::string fixed(double v, int sig, bool sign) {
   if (!std::isfinite(v)) return "—";
   if (v == 0) return sign ? "±0" : "0";
-  const int d = decimals_for(v, sig);
+  // Decimals for the value as rounded (0.9999 at 3 digits reads 1.00, not 1.000).
+  const double step = std::pow(10.0, std::floor(std::log10(std::fabs(v))) - sig + 1);
+  const int d = decimals_for(std::round(v / step) * step, sig);
   return sign ? fmt::format("{:+.{}f}", v, d) : fmt::format("{:.{}f}", v, d);
 }
 

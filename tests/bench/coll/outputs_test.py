@@ -20,7 +20,7 @@ assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
 assert "out of bounds values : 0 OK" in proc.stdout, proc.stdout[-2000:]
 
 doc = json.loads((tmp / "out.json").read_text())
-assert doc["schema"] == "layerbench/1" and doc["binary"] == "layerbench-coll" and doc["complete"] is True
+assert doc["schema"] == "layerbench/2" and doc["binary"] == "layerbench-coll" and doc["complete"] is True
 assert "Avg bus bandwidth" in proc.stdout, proc.stdout[-2000:]
 ctx = doc["context"]
 for key in ("date", "git_sha", "backend", "world_size", "versions", "ranks", "argv", "timing"):

@@ -33,7 +33,7 @@ def main():
                "--heads", "7", "--seqs", "64,66", "--text-tokens", "3", "--topologies", "usp2+uaa,cp2",
                "--json", p("attn.json"), "--csv", p("attn.csv"), "--markdown", p("attn.md")])
     for name in ("coll", "coll_b"):
-        run(mpi + [coll, "--backend", "host", "-b", "8", "-e", "64K", "-f", "4", "--iterations", "5", "--warmup", "1",
+        run(mpi + [coll, "--backend", "host", "-b", "8", "-e", "64K", "-f", "4", "--iterations", "10", "--warmup", "1",
                    "--json", p(name + ".json"), "--csv", p(name + ".csv"), "--benchmark_format=json",
                    "--benchmark_out=" + p(name + "_gb.json")])
     study = p("study.jsonl")
