@@ -1,5 +1,7 @@
 #include "reports/paired.hpp"
 
+#include "reports/units.hpp"
+
 
 #include "reports/sequential.hpp"
 
@@ -93,8 +95,8 @@ Rows test_rows(const stats::PairedAnalysis& a) {
   }
   rows.emplace_back("Tukey outliers of the delta", outliers);
   rows.emplace_back("drift (Spearman vs pair index)",
-                    fmt::format("base rho={:+.3f} p={}; delta rho={:+.3f} p={}", a.drift.base.rho,
-                                pv(a.drift.base.p), a.drift.delta.rho, pv(a.drift.delta.p)));
+                    fmt::format("base rho={} p={}; delta rho={} p={}", fmt_sig_signed(a.drift.base.rho), pv(a.drift.base.p), fmt_sig_signed(a.drift.delta.rho),
+                                pv(a.drift.delta.p)));
   if (a.predicted) {
     const auto& c = a.predicted->check;
     const std::string pm = c.half_width > 0 ? fmt::format(" +- {}", g(c.half_width)) : "";
