@@ -10,9 +10,11 @@
 
 namespace {
 
-std::string outcome_of_reference(const std::string& text, const std::string& metric) {
+// The pairs, metric and header a reader gives, or its error.
+template <class Read>
+std::string outcome(Read read) {
   try {
-    const auto s = layerbench::reports::parse_study_jsonl(text, "s.jsonl", metric);
+    const auto s = read();
     std::string out = "metric=" + s.metric + " header=" + s.header.dump() + "\n";
     for (std::size_t i = 0; i < s.base.size(); ++i)
       out += std::to_string(s.pair_ids[i]) + ": " + std::to_string(s.base[i]) + " " + std::to_string(s.candidate[i]) + "\n";
@@ -22,16 +24,12 @@ std::string outcome_of_reference(const std::string& text, const std::string& met
   }
 }
 
+std::string outcome_of_reference(const std::string& text, const std::string& metric) {
+  return outcome([&] { return layerbench::reports::parse_study_jsonl(text, "s.jsonl", metric); });
+}
+
 std::string outcome_of_one_pass(const std::string& text, const std::string& metric) {
-  try {
-    const auto s = layerbench::jsonl::read_paired_runs(text, "s.jsonl", metric);
-    std::string out = "metric=" + s.metric + " header=" + s.header.dump() + "\n";
-    for (std::size_t i = 0; i < s.base.size(); ++i)
-      out += std::to_string(s.pair_ids[i]) + ": " + std::to_string(s.base[i]) + " " + std::to_string(s.candidate[i]) + "\n";
-    return out;
-  } catch (const std::exception& e) {
-    return std::string("error: ") + e.what();
-  }
+  return outcome([&] { return layerbench::jsonl::read_paired_runs(text, "s.jsonl", metric); });
 }
 
 const std::string kHeader = R"({"type":"study","version":1,"base":"a","candidate":"b","metric":"wall"})";
