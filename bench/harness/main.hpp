@@ -23,7 +23,6 @@ struct Context {
   Communicator& world;
   std::string binary;
   std::vector<std::string> argv;    // as given (for the result file)
-  std::vector<std::string> gbench;  // --benchmark_* flags, if any
   bool is_root() const { return world.rank() == 0; }
 };
 
