@@ -154,9 +154,9 @@ bool is_gbench_json(const nlohmann::json& doc) {
 
 ResultFile result_file_from_json(const nlohmann::json& doc, const std::string& path) {
   if (!is_layerbench_json(doc)) throw std::runtime_error(path + ": not a layerbench result file (schema layerbench/N)");
-  if (doc["schema"] != kSchema && doc["schema"] != "layerbench/2")
+  if (doc["schema"] != kSchema && doc["schema"] != kSchemaV1)
     throw std::runtime_error(fmt::format("{}: unsupported schema {} (expected {} or {})", path, doc["schema"].dump(),
-                                         kSchema, "layerbench/2"));
+                                         kSchema, kSchemaV1));
   ResultFile f;
   f.path = path;
   f.binary = doc.value("binary", std::string{});

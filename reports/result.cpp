@@ -5,16 +5,64 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace layerbench::reports {
+
+namespace {
+constexpr std::pair<Role, const char*> kRoles[] = {
+    {Role::part, "part"},           {Role::total, "total"}, {Role::communication, "communication"},
+    {Role::reference, "reference"}, {Role::stack, "stack"}, {Role::probe, "probe"},
+};
+nlohmann::json num_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+}  // namespace
+
+std::string to_string(Role r) {
+  for (const auto& [role, name] : kRoles)
+    if (role == r) return name;
+  return "part";
+}
+
+Role parse_role(const std::string& s) {
+  for (const auto& [role, name] : kRoles)
+    if (s == name) return role;
+  throw std::runtime_error(fmt::format("unknown measurement role '{}'", s));
+}
+
+double median_ms(const Measurement& m) {
+  return m.samples_ms.empty() ? std::numeric_limits<double>::quiet_NaN() : stats::summarize(m.samples_ms).median;
+}
+
+Rates rates_of(const Measurement& m) {
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+  Rates r;
+  r.median_ms = median_ms(m) / std::max(1, m.instances);
+  const double s = r.median_ms * 1e-3;
+  const bool timed = std::isfinite(s) && s > 0;
+  r.flop_per_s = timed && m.work.flops > 0 ? m.work.flops / s : nan;
+  r.algbw_bytes_per_s = timed && m.work.bytes > 0 ? m.work.bytes / s : nan;
+  r.busbw_bytes_per_s = timed && m.work.bytes > 0 && m.work.bus_factor > 0 ? r.algbw_bytes_per_s * m.work.bus_factor : nan;
+  return r;
+}
 
 nlohmann::json to_json(const Measurement& m) {
   nlohmann::json j;
   j["name"] = m.name;
   if (!m.group.empty()) j["group"] = m.group;
+  j["role"] = to_string(m.role);
+  if (!m.parent.empty()) j["parent"] = m.parent;
+  if (m.instances != 1) j["instances"] = m.instances;
   j["params"] = m.params;
   j["metrics"] = m.metrics;
+  if (!m.work.empty()) {
+    j["work"] = {{"flops", m.work.flops}, {"bytes", m.work.bytes}, {"bus_factor", m.work.bus_factor}};
+    const Rates r = rates_of(m);
+    j["rates"] = {{"flop_per_s", num_or_null(r.flop_per_s)},
+                  {"algbw_bytes_per_s", num_or_null(r.algbw_bytes_per_s)},
+                  {"busbw_bytes_per_s", num_or_null(r.busbw_bytes_per_s)}};
+  }
   j["samples_ms"] = m.samples_ms;
   if (!m.samples_ms.empty()) {
     const auto s = stats::summarize(m.samples_ms);
@@ -39,6 +87,15 @@ Measurement measurement_from_json(const nlohmann::json& j) {
   m.params = j.value("params", nlohmann::json::object());
   m.metrics = j.value("metrics", nlohmann::json::object());
   m.samples_ms = j.at("samples_ms").get<std::vector<double>>();
+  if (j.contains("role")) m.role = parse_role(j.at("role").get<std::string>());
+  m.parent = j.value("parent", std::string{});
+  m.instances = std::max(1, j.value("instances", 1));
+  if (j.contains("work") && j["work"].is_object()) {
+    const auto& w = j["work"];
+    m.work.flops = w.value("flops", 0.0);
+    m.work.bytes = w.value("bytes", 0.0);
+    m.work.bus_factor = w.value("bus_factor", 0.0);
+  }
   return m;
 }
 
@@ -61,23 +118,32 @@ std::string results_to_csv(const std::vector<Measurement>& results) {
   std::vector<std::string> metric_keys;
   for (const auto& m : results)
     for (auto it = m.metrics.begin(); it != m.metrics.end(); ++it)
-      if (std::find(metric_keys.begin(), metric_keys.end(), it.key()) == metric_keys.end())
+      if (it.value().is_number() && std::find(metric_keys.begin(), metric_keys.end(), it.key()) == metric_keys.end())
         metric_keys.push_back(it.key());
-  std::string out = "name,group,params,n,median_ms,min_ms,max_ms,mean_ms,p10_ms,p90_ms,cv";
+  std::string out =
+      "name,group,role,parent,instances,params,n,median_ms,min_ms,max_ms,mean_ms,p10_ms,p90_ms,cv,"
+      "work_flop,work_bytes,bus_factor,rate_flop_per_s,algbw_bytes_per_s,busbw_bytes_per_s";
   for (const auto& k : metric_keys) out += "," + csv_cell(k);
   out += "\n";
+  auto cell = [](double v) { return std::isfinite(v) ? fmt::format("{}", v) : std::string(); };
   for (const auto& m : results) {
     std::string params;
     for (auto it = m.params.begin(); it != m.params.end(); ++it)
       params += (params.empty() ? "" : ";") + it.key() + "=" + scalar_text(it.value());
-    out += csv_cell(m.name) + "," + csv_cell(m.group) + "," + csv_cell(params);
+    out += csv_cell(m.name) + "," + csv_cell(m.group) + "," + to_string(m.role) + "," + csv_cell(m.parent) + "," +
+           std::to_string(m.instances) + "," + csv_cell(params);
     if (m.samples_ms.empty()) {
       out += ",0,,,,,,,";
     } else {
       const auto s = stats::summarize(m.samples_ms);
       out += fmt::format(",{},{},{},{},{},{},{},{}", s.n, s.median, s.min, s.max, s.mean, s.p10, s.p90, s.cv);
     }
-    for (const auto& k : metric_keys) out += "," + (m.metrics.contains(k) ? csv_cell(scalar_text(m.metrics.at(k))) : "");
+    const Rates r = rates_of(m);
+    out += "," + (m.work.flops > 0 ? cell(m.work.flops) : "") + "," + (m.work.bytes > 0 ? cell(m.work.bytes) : "") + "," +
+           (m.work.bus_factor > 0 ? cell(m.work.bus_factor) : "") + "," + cell(r.flop_per_s) + "," +
+           cell(r.algbw_bytes_per_s) + "," + cell(r.busbw_bytes_per_s);
+    for (const auto& k : metric_keys)
+      out += "," + (m.metrics.contains(k) && m.metrics.at(k).is_number() ? cell(m.metrics.at(k).get<double>()) : "");
     out += "\n";
   }
   return out;

@@ -66,7 +66,7 @@ SampleFile load_samples(const std::string& path, const std::string& metric) {
   const auto doc = reports::read_json_file(path);
   if (reports::is_layerbench_json(doc)) return from_layerbench(doc, path, metric);
   if (reports::is_gbench_json(doc)) return from_gbench(doc, path, metric);
-  throw std::runtime_error(path + ": neither a layerbench result file (schema layerbench/1) nor Google Benchmark JSON");
+  throw std::runtime_error(path + ": neither a layerbench result file (schema layerbench/N) nor Google Benchmark JSON");
 }
 
 Matched match(const SampleFile& base, const SampleFile& candidate) {

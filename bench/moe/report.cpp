@@ -12,10 +12,6 @@
 
 namespace layerbench::moe {
 
-double median_ms(const reports::Measurement& m) {
-  return m.samples_ms.empty() ? 0.0 : stats::summarize(m.samples_ms).median;
-}
-
 namespace {
 
 const ComponentResult* find(const std::vector<ComponentResult>& v, const std::string& n) {

@@ -49,7 +49,7 @@ struct ProfileInputs {
   std::string telemetry_status;
 };
 
-double median_ms(const reports::Measurement& m);
+using reports::median_ms;  // NaN without samples
 
 // What reusing the split sizes should save: the exchange's own median cost times the exchanges
 // saved, with the percentile-bootstrap interval of that median (at `confidence`).
