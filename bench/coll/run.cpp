@@ -411,6 +411,7 @@ SweepResult run_sweep(const Config& cfg, const Plan& plan, Communicator& world, 
         const double agg_busbw = static_cast<double>(c->bytes) / (agg_ms * 1e-3) / 1e9 * busbw_factor(op, n);
         m.group = id.group;
         m.params = std::move(id.params);
+        m.work = {0, static_cast<double>(c->bytes), busbw_factor(op, n)};
         m.metrics = {{"time_us", med_ms * 1e3}, {"algbw_gbps", algbw}, {"busbw_gbps", busbw},
                      {"agg_time_us", agg_ms * 1e3}, {"agg_busbw_gbps", agg_busbw}, {"wrong", wrong}};
         if (cfg.link_gbps > 0) m.metrics["pct_link"] = 100.0 * busbw / cfg.link_gbps;

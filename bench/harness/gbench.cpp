@@ -7,6 +7,7 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -102,9 +103,19 @@ GbTimeUnit auto_time_unit(double median_ms) {
 }
 
 std::vector<std::pair<std::string, double>> gbench_counters(const reports::Measurement& m, double sample_ms) {
-  (void)m;
-  (void)sample_ms;
-  return {};
+  // The rates of this one sample, derived where every rate is (reports::rates_of).
+  reports::Measurement one = m;
+  one.samples_ms = {sample_ms};
+  const reports::Rates r = reports::rates_of(one);
+  std::vector<std::pair<std::string, double>> out;
+  auto add = [&](const char* name, double v) {
+    if (std::isfinite(v)) out.emplace_back(name, v);
+  };
+  add("bytes_per_second", r.algbw_bytes_per_s);
+  add("algbw", r.algbw_bytes_per_s);
+  add("busbw", r.busbw_bytes_per_s);
+  add("FLOP/s", r.flop_per_s);
+  return out;
 }
 
 void report_to_gbench(const GbenchOptions& gb, const GbenchContext& ctx,
@@ -136,6 +147,7 @@ void report_to_gbench(const GbenchOptions& gb, const GbenchContext& ctx,
   benchmark::AddCustomContext("ranks", std::to_string(ctx.ranks));
   for (auto it = ctx.timing.begin(); it != ctx.timing.end(); ++it)
     benchmark::AddCustomContext("timing_" + it.key(), it->is_string() ? it->get<std::string>() : it->dump());
+  benchmark::ClearRegisteredBenchmarks();
   for (const auto& m : results) {
     if (m.samples_ms.empty()) continue;
     auto shared = std::make_shared<const reports::Measurement>(m);
@@ -156,7 +168,8 @@ void report_to_gbench(const GbenchOptions& gb, const GbenchContext& ctx,
   std::unique_ptr<benchmark::BenchmarkReporter> file;
   if (!gb.out.empty()) file = make_reporter(gb.out_format, benchmark::ConsoleReporter::OO_None);
   benchmark::RunSpecifiedBenchmarks(display.get(), file.get());
-  benchmark::Shutdown();
+  // No benchmark::Shutdown(): in Google Benchmark 1.7 it frees the custom context without
+  // resetting the pointer, so any later report in this process would use freed memory.
   std::fflush(stdout);
   if (!tmp_out.empty()) {
     std::ifstream in(tmp_out, std::ios::binary);

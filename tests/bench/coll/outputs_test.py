@@ -22,7 +22,7 @@ assert "out of bounds values : 0 OK" in proc.stderr, proc.stderr[-2000:]
 assert json.loads(proc.stdout)["benchmarks"], proc.stdout[-2000:]
 
 doc = json.loads((tmp / "out.json").read_text())
-assert doc["schema"] == "layerbench/1" and doc["binary"] == "layerbench-coll" and doc["complete"] is True
+assert doc["schema"] == "layerbench/2" and doc["binary"] == "layerbench-coll" and doc["complete"] is True
 assert "Avg bus bandwidth" in proc.stderr, proc.stderr[-2000:]
 ctx = doc["context"]
 for key in ("date", "git_sha", "backend", "world_size", "versions", "ranks", "argv", "timing"):
