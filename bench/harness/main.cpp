@@ -53,7 +53,8 @@ void add_gbench_help(CLI::App& app) {
                                   "those that do not)"},
            {"--benchmark_list_tests", "=true: print the benchmark names and measure nothing"},
            {"--benchmark_time_unit", "=ns|us|ms|s: the unit of every time (default: per benchmark, the largest "
-                                     "unit in which its median is >= 1)"},
+                                     "unit in which its median is >= 1; give it when comparing runs, as compare.py "
+                                     "skips a benchmark whose unit differs between two files)"},
            {"--benchmark_report_aggregates_only", "=true: report only mean, median, stddev and cv"},
            {"--benchmark_display_aggregates_only", "=true: display only the aggregates (the file gets all)"},
            {"--benchmark_color", "=auto|true|false; also --benchmark_counters_tabular=true and "

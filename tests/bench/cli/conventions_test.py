@@ -121,7 +121,7 @@ try:
 except ValueError:
     failures.append(f"coll --json -: stdout is not JSON: rc {rc} {out[:300]!r} {err[-300:]!r}")
 if doc:
-    expect(doc["schema"] == "layerbench/1" and doc["complete"] is True, "coll JSON schema/complete")
+    expect(doc["schema"] == "layerbench/2" and doc["complete"] is True, "coll JSON schema/complete")
     expect("cuda_driver" not in doc["context"]["versions"], f"host run records a CUDA driver: {doc['context']['versions']}")
     expect("all_reduce" in err, "coll --json -: the table should go to stderr")
 

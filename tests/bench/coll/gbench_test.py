@@ -31,9 +31,10 @@ def run(*extra):
     return p
 
 
-# 1. Pure JSON on stdout, the same report in the file.
+# 1. Pure JSON on stdout, the same report in the file. The two runs compare.py reads name their
+# unit (compare.py compares a benchmark only between files of one unit).
 for arm in ("a", "b"):
-    p = run("--benchmark_format=json", f"--benchmark_out={tmp / (arm + '.json')}")
+    p = run("--benchmark_format=json", f"--benchmark_out={tmp / (arm + '.json')}", "--benchmark_time_unit=us")
     doc = json.loads(p.stdout)  # the whole of stdout is one document
     assert "out of bounds values : 0 OK" in p.stderr, p.stderr[-2000:]
     ctx = doc["context"]
@@ -45,10 +46,13 @@ for arm in ("a", "b"):
         if b["run_type"] == "iteration":
             assert b["repetitions"] == 9 and b["iterations"] == 1, b
             assert b["busbw"] > 0 and b["bytes_per_second"] > 0, b
-        if b.get("aggregate_name") == "median":
-            assert 1 <= b["real_time"] < 1000, b  # the unit in which the median is >= 1
+        if b.get("aggregate_name") != "cv":
+            assert b["time_unit"] == "us", b
 p = run("--benchmark_format=json")  # no --benchmark_out: stdout is still pure JSON
-assert json.loads(p.stdout)["benchmarks"]
+medians = [b for b in json.loads(p.stdout)["benchmarks"] if b.get("aggregate_name") == "median"]
+assert len(medians) == 12, medians
+for b in medians:  # no unit given: the largest in which the median is >= 1
+    assert 1 <= b["real_time"] < 1000 or (b["time_unit"] == "ns" and b["real_time"] < 1), b
 
 # 3. The filter selects what is measured.
 p = run("--benchmark_filter=all_reduce.*in_place:true", f"--json={tmp / 'f.json'}",
