@@ -134,7 +134,7 @@ int main(int argc, char** argv) {
   return harness::mpi_main<coll::Config>(
       argc, argv,
       {coll::kBinary, "Collective sweeps at nccl-tests fidelity: per-iteration rank-max times, algbw/busbw, "
-                          "data checks, in- and out-of-place"},
+                          "data checks, in- and out-of-place", /*selects_before_timing=*/true},
       [](CLI::App& app, coll::Config& c) { coll::add_flags(app, c); },
       [](const coll::Config& c) { (void)coll::make_plan(c); },
       run);

@@ -51,7 +51,8 @@ void add_gbench_help(CLI::App& app) {
            {"--benchmark_out_format", "=json|console|csv: the format of --benchmark_out (default json)"},
            {"--benchmark_filter", "=REGEX: measure and report only the benchmarks whose names match (-REGEX: "
                                   "those that do not)"},
-           {"--benchmark_list_tests", "=true: print the benchmark names and measure nothing"},
+           {"--benchmark_list_tests", "=true: print the benchmark names and measure nothing (where the binary "
+                                      "knows them before measuring)"},
            {"--benchmark_time_unit", "=ns|us|ms|s: the unit of every time (default: per benchmark, the largest "
                                      "unit in which its median is >= 1; give it when comparing runs, as compare.py "
                                      "skips a benchmark whose unit differs between two files)"},
@@ -120,6 +121,10 @@ int mpi_main_impl(int argc, char** argv, const BinaryInfo& info,
     // First: a value given after a space (--benchmark_format json) would otherwise reach CLI11
     // as a stray argument.
     const_cast<CommonOptions&>(common()).gbench = parse_gbench_flags(gb_args);
+    if (common().gbench.list_tests && !info.selects_before_timing)
+      throw UsageError(fmt::format(
+          "--benchmark_list_tests: {} names its benchmarks only as it measures them; read the names from a run's "
+          "--benchmark_format=json (--benchmark_filter then selects which are reported)", info.name));
     app.parse(rev);
     validate();
   } catch (const CLI::CallForHelp&) {

@@ -29,6 +29,10 @@ struct Context {
 struct BinaryInfo {
   std::string name;         // e.g. "layerbench-coll"
   std::string description;  // one line for --help
+  // The binary knows its Google Benchmark names before measuring (it skips what
+  // --benchmark_filter leaves out and honours --benchmark_list_tests); otherwise
+  // --benchmark_list_tests is a usage error rather than a whole run whose results are dropped.
+  bool selects_before_timing = false;
 };
 
 int mpi_main_impl(int argc, char** argv, const BinaryInfo& info,
