@@ -235,6 +235,9 @@ std::string what_if_notes() {
         "component takes inside the stack.\n";
   md += "- a small lack-of-fit p (< 0.01) means the response is not linear in the delay (e.g. hidden up to a slack, "
         "then critical): read the fraction as an average over the levels.\n";
+  md += "- on a power-capped GPU (see the telemetry) a component on the critical path reads below 1: the injected "
+        "idle lets the clocks rise in the rest of the stack (the SM clock by level shows it). Removing the work "
+        "meets the same response, so the prediction keeps it; the fraction is then not a pure critical-path share.\n";
   return md;
 }
 
