@@ -99,6 +99,31 @@ double calibrate_host_spin(double us, int reps) {
   return stats::summarize(per).median;
 }
 
+double calibrate_delay(Communicator& comm, Stream s, const WhatIfTarget& target, double us, int reps) {
+  double ms = target.kind == DelayKind::host ? calibrate_host_spin(us, reps)
+                                             : calibrate_device_spin(comm.device(), s, us, reps);
+  comm.control_max(std::span<double>(&ms, 1));
+  return ms;
+}
+
+StackTime time_stack(Communicator& comm, Stream s, InjectedDelays& delays, const WhatIfTarget& target, double us,
+                     const std::function<void()>& body) {
+  Device& dev = comm.device();
+  delays.clear();
+  delays.set(target.component, target.edge, target.kind, us);
+  dev.synchronize(s);
+  comm.control_barrier();
+  const auto n0 = delays.injected();
+  const auto t0 = std::chrono::steady_clock::now();
+  body();
+  dev.synchronize(s);
+  StackTime t;
+  t.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  t.injected = delays.injected() - n0;
+  comm.control_max(std::span<double>(&t.ms, 1));
+  return t;
+}
+
 WhatIfResult run_what_if(const WhatIfOptions& o, const WhatIfTarget& target, int instances_per_stack,
                          int instances_per_forward, const std::vector<double>& cost_samples_ms,
                          const std::function<double(double)>& calibrate, const std::function<double(double)>& stack,
