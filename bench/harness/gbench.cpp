@@ -95,6 +95,14 @@ std::string gbench_run_name(const std::string& binary, const reports::Measuremen
   return gbench_name(binary, m) + "/iterations:1/repeats:" + std::to_string(repetitions) + "/manual_time";
 }
 
+bool gbench_selects_any(const GbenchOptions& gb, const std::string& binary,
+                        const std::vector<reports::Measurement>& ids, int repetitions) {
+  if (gb.list_tests) return false;
+  for (const auto& id : ids)
+    if (gb.selects(gbench_run_name(binary, id, repetitions))) return true;
+  return false;
+}
+
 GbTimeUnit auto_time_unit(double median_ms) {
   if (median_ms >= 1e3) return GbTimeUnit::s;
   if (median_ms >= 1) return GbTimeUnit::ms;

@@ -30,6 +30,11 @@ std::string gbench_name(const std::string& binary, const reports::Measurement& m
 // The name Google Benchmark reports and filters on: gbench_name + "/iterations:1/repeats:N/manual_time".
 std::string gbench_run_name(const std::string& binary, const reports::Measurement& m, int repetitions);
 
+// Whether --benchmark_filter selects any of `ids` (name, group and params; no samples needed),
+// each named as gbench_run_name names it with `repetitions`. Never with --benchmark_list_tests.
+bool gbench_selects_any(const GbenchOptions& gb, const std::string& binary,
+                        const std::vector<reports::Measurement>& ids, int repetitions);
+
 // The largest unit in which `median_ms` is at least 1 (ns below 1 ns; s from 1 s up).
 GbTimeUnit auto_time_unit(double median_ms);
 
