@@ -19,10 +19,15 @@ import time
 
 PAIRS = 30
 ORPHAN_WAIT_S = 10
-# Unique sleep lengths mark each kind's arm processes in /proc (the kinds may run side by side).
+# Unique sleep lengths mark each kind's arm processes in /proc (the kinds may run side by side);
+# the token below tells this run's from another build tree's.
 MARKS = {"kills": ("0.0517", "0.0523"), "writers": ("0.0531", "0.0537")}
 BASE, CAND = "", ""  # the arms' commands
 MARK_BASE, MARK_CAND = "", ""  # what each arm's processes carry in their command line
+# Set in the environment of every layerbench-ab this script starts (its arms inherit it): the arms
+# counted are this run's only, not those of the same test run from another build tree at once.
+TOKEN = f"{os.getpid()}-{time.time_ns()}"
+ENV = dict(os.environ, LAYERBENCH_FAULTS_TOKEN=TOKEN)
 
 
 def arm_processes():
@@ -33,7 +38,10 @@ def arm_processes():
         try:
             cmd = open(f"/proc/{entry}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
             state = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()[0]
+            ours = f"LAYERBENCH_FAULTS_TOKEN={TOKEN}".encode() in open(f"/proc/{entry}/environ", "rb").read().split(b"\0")
         except OSError:
+            continue
+        if not ours:
             continue
         # The arms (sh -c sleep ...), not layerbench-ab itself or its guard (a fork of it).
         if state != "Z" and (MARK_BASE in cmd or MARK_CAND in cmd) and "layerbench-ab" not in cmd and "kill_resume" not in cmd:
@@ -78,7 +86,7 @@ def ab(binary, out, resume, **kw):
     args = [binary, "run", "--base", BASE, "--candidate", CAND, "--pairs", str(PAIRS), "--out", out]
     if resume:
         args.append("--resume")
-    return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kw)
+    return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV, **kw)
 
 
 def finish_complete(p, out, what):
@@ -147,7 +155,7 @@ def writers(binary, work):
         time.sleep(0.02)
     t0 = time.monotonic()
     second = subprocess.run([binary, "run", "--base", BASE, "--candidate", CAND, "--pairs", str(PAIRS), "--out", out,
-                             "--resume"], capture_output=True, timeout=30)
+                             "--resume"], capture_output=True, timeout=30, env=ENV)
     elapsed = time.monotonic() - t0
     msg = second.stderr.decode()
     print(msg.strip(), f"(exit {second.returncode} after {elapsed:.2f} s)")
