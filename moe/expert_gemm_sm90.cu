@@ -20,6 +20,9 @@
 //   acc           one (64, 128) fp32 accumulator set per consumer, emptied by the SwiGLU7
 //                 epilogue after each column block; consumer 1 starts when consumer 0's first
 //                 block of MMAs is done, so one's epilogue overlaps the other's MMAs
+// SwiGLU7's sigmoid: one tanh.approx per value (Sm90Variant::tanh_sigmoid, the default) or
+// exp + rcp. Sm90Variant::gate_up_prefetch > 0: the producer asks L2 for the weight box that
+// many ring steps ahead.
 // Shared-memory tiles use the 128-byte swizzle of wgmma's K-major canonical layout (the TMA
 // SWIZZLE_128B pattern): 16-byte chunk c of row r sits at chunk c ^ (r & 7) of that row's 128
 // bytes; atoms of 8 rows (1024 B) are 1024-byte aligned.
@@ -107,6 +110,15 @@ __device__ __forceinline__ void consumer_sync(int g) {  // immediate ids: ptxas 
     asm volatile("bar.sync 3, 128;\n" ::: "memory");
 }
 
+template <bool TANH>
+__device__ __forceinline__ float swiglu7_epi(float g, float u) {
+  if constexpr (TANH)
+    return swiglu7_dev_tanh(g, u);
+  else
+    return swiglu7_dev_fast(g, u);
+}
+
+template <bool TANH>
 __device__ __forceinline__ void epilogue(const Ctx& c, const float (&acc)[64], int j) {
   const int lane = c.tid & 31, w = c.tid >> 5;
   const int r0 = w * 16 + (lane >> 2), c0 = (lane & 3) * 2;
@@ -114,7 +126,7 @@ __device__ __forceinline__ void epilogue(const Ctx& c, const float (&acc)[64], i
 #pragma unroll
   for (int i = 0; i < 32; i += 2) {
     const int row = r0 + ((i >> 1) & 1) * 8, col = c0 + (i >> 2) * 8;
-    const __nv_bfloat162 v = __floats2bfloat162_rn(swiglu7_dev_fast(acc[i], acc[i + 32]), swiglu7_dev_fast(acc[i + 1], acc[i + 33]));
+    const __nv_bfloat162 v = __floats2bfloat162_rn(swiglu7_epi<TANH>(acc[i], acc[i + 32]), swiglu7_epi<TANH>(acc[i + 1], acc[i + 33]));
     asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(c.c_base + (row * C_PITCH + col) * 2),
                  "r"(*reinterpret_cast<const std::uint32_t*>(&v))
                  : "memory");
@@ -140,7 +152,7 @@ __device__ __forceinline__ void epilogue(const Ctx& c, const float (&acc)[64], i
 // complete. The block ends with wait_group 0 and the SwiGLU7 epilogue (ptxas keeps the wgmma
 // pipeline only when accumulators are read after a wait_group 0); the other consumer's MMAs
 // keep the tensor cores busy meanwhile (the consumers run a block apart).
-template <int KS, bool PAIR>
+template <int KS, bool PAIR, bool TANH>
 __device__ __forceinline__ void column_block(const Ctx& c, float (&acc)[64], int li, bool release_partner = false) {
   const int j = c.j0 + li * c.dj;
 #pragma unroll
@@ -169,7 +181,7 @@ __device__ __forceinline__ void column_block(const Ctx& c, float (&acc)[64], int
   // consumer 1's MMAs then overlap consumer 0's epilogue, and the two stay about half a
   // block-period apart.
   if (release_partner) asm volatile("bar.arrive 1, 256;\n" ::: "memory");
-  epilogue(c, acc, j);
+  epilogue<TANH>(c, acc, j);
 }
 
 // A column block computed by the other consumer: its stages are released as they arrive
@@ -224,11 +236,11 @@ __device__ __forceinline__ void gather_a_tile(const GatherA& g, const ExpertTile
 
 // Declared identically for the host and device passes; the body exists only for sm_90a.
 // Warpgroups 0 and 1 consume; warp 8 is the producer (one thread issues every TMA copy).
-template <int KS, bool PAIR>
+template <int KS, bool PAIR, bool TANH>
 __global__ void __launch_bounds__(THREADS, 1)
     gate_up_swiglu_sm90_kernel(const __grid_constant__ CUtensorMap xmap, const __grid_constant__ CUtensorMap wmap,
                                bf16* __restrict__ act, const ExpertTile* __restrict__ tiles, int inter, int wrows,
-                               const GatherA gather) {
+                               const GatherA gather, int prefetch) {
 #ifdef LB_WGMMA
   extern __shared__ unsigned char smem_raw[];
   const std::uint32_t raw = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_raw));
@@ -281,6 +293,16 @@ __global__ void __launch_bounds__(THREADS, 1)
       }
       for (int s = 0; s < total; ++s) {
         const int stage = s % STAGES, li = s / KS, ks = s - li * KS, row = wrow0 + (j0 + li * dj) * BN;
+        // The weight boxes `prefetch` steps ahead, into L2 (at the start every step past the ring).
+        for (int t = prefetch > 0 && s == 0 ? min(STAGES, prefetch) : s + prefetch; prefetch > 0 && t <= s + prefetch && t < total; ++t) {
+          const int lt = t / KS, kt = t - lt * KS, prow = wrow0 + (j0 + lt * dj) * BN;
+          if constexpr (PAIR) {  // boxes of BNH rows
+            prefetch_l2(&wmap, kt * BK, prow + (share ? rank * BNH : 0));
+            if (!share) prefetch_l2(&wmap, kt * BK, prow + BNH);
+          } else {
+            prefetch_l2(&wmap, kt * BK, prow);
+          }
+        }
         if (s >= STAGES) mbar_wait(empty + 8 * stage, ((s / STAGES) - 1) & 1);
         const std::uint32_t dst = b_base + stage * B_STAGE, bar = full + 8 * stage;
         mbar_arrive_expect_tx(bar, B_STAGE);
@@ -327,15 +349,15 @@ __global__ void __launch_bounds__(THREADS, 1)
       int li = 0;
       for (int mine = c.g; mine < nbl; mine += 2) {
         for (; li < mine; ++li) pass_block<KS, PAIR>(c, li);
-        column_block<KS, PAIR>(c, acc, mine, c.g == 0 && mine == 0);
+        column_block<KS, PAIR, TANH>(c, acc, mine, c.g == 0 && mine == 0);
         ++li;
       }
       for (; li < nbl; ++li) pass_block<KS, PAIR>(c, li);
     } else {
       // No zero fill: the first MMA of every block overwrites (scale_d = 0), and writing the
       // registers here would make ptxas serialise the wgmma pipeline.
-      column_block<KS, PAIR>(c, acc, 0, c.g == 0);
-      for (int li = 1; li < nbl; ++li) column_block<KS, PAIR>(c, acc, li);
+      column_block<KS, PAIR, TANH>(c, acc, 0, c.g == 0);
+      for (int li = 1; li < nbl; ++li) column_block<KS, PAIR, TANH>(c, acc, li);
     }
   }
   if constexpr (PAIR) cluster_sync();  // no CTA leaves while its peer may still write into it
@@ -362,20 +384,36 @@ __global__ void prepare_w13_kmajor_kernel(const bf16* __restrict__ w13, bf16* __
   }
 }
 
+template <int KS, bool PAIR, bool TANH>
+void launch_kernel(const CUtensorMap& xmap, const CUtensorMap& wmap, bf16* act, const ExpertTile* tiles,
+                   std::int64_t n_tiles, int inter, int wrows, const GatherA& g, int pf, cudaStream_t s) {
+  ensure_max_dynamic_smem(reinterpret_cast<const void*>(gate_up_swiglu_sm90_kernel<KS, PAIR, TANH>), SMEM_BYTES);
+  if constexpr (!PAIR) {
+    gate_up_swiglu_sm90_kernel<KS, false, TANH><<<static_cast<unsigned>(n_tiles), THREADS, SMEM_BYTES, s>>>(
+        xmap, wmap, act, tiles, inter, wrows, g, pf);
+  } else {
+    PairLaunch pl(static_cast<unsigned>(n_tiles), THREADS, SMEM_BYTES, s);
+    LB_CUDA_CHECK(
+        cudaLaunchKernelEx(&pl.cfg, gate_up_swiglu_sm90_kernel<KS, true, TANH>, xmap, wmap, act, tiles, inter, wrows, g, pf));
+  }
+  LB_CUDA_CHECK_LAUNCH();
+}
+
 template <int KS>
 void launch_sm90(const CUtensorMap& xmap, const CUtensorMap& wmap, bf16* act, const ExpertTile* tiles,
-                 std::int64_t n_tiles, int inter, int wrows, const GatherA& g, bool paired, cudaStream_t s) {
-  if (!paired) {
-    ensure_max_dynamic_smem(reinterpret_cast<const void*>(gate_up_swiglu_sm90_kernel<KS, false>), SMEM_BYTES);
-    gate_up_swiglu_sm90_kernel<KS, false><<<static_cast<unsigned>(n_tiles), THREADS, SMEM_BYTES, s>>>(
-        xmap, wmap, act, tiles, inter, wrows, g);
-    LB_CUDA_CHECK_LAUNCH();
-    return;
+                 std::int64_t n_tiles, int inter, int wrows, const GatherA& g, bool paired, bool tanh_sigmoid,
+                 int pf, cudaStream_t s) {
+  if (paired) {
+    if (tanh_sigmoid)
+      launch_kernel<KS, true, true>(xmap, wmap, act, tiles, n_tiles, inter, wrows, g, pf, s);
+    else
+      launch_kernel<KS, true, false>(xmap, wmap, act, tiles, n_tiles, inter, wrows, g, pf, s);
+  } else {
+    if (tanh_sigmoid)
+      launch_kernel<KS, false, true>(xmap, wmap, act, tiles, n_tiles, inter, wrows, g, pf, s);
+    else
+      launch_kernel<KS, false, false>(xmap, wmap, act, tiles, n_tiles, inter, wrows, g, pf, s);
   }
-  ensure_max_dynamic_smem(reinterpret_cast<const void*>(gate_up_swiglu_sm90_kernel<KS, true>), SMEM_BYTES);
-  PairLaunch pl(static_cast<unsigned>(n_tiles), THREADS, SMEM_BYTES, s);
-  LB_CUDA_CHECK(cudaLaunchKernelEx(&pl.cfg, gate_up_swiglu_sm90_kernel<KS, true>, xmap, wmap, act, tiles, inter, wrows, g));
-  LB_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
@@ -402,7 +440,7 @@ namespace {
 
 void gate_up_launch(const bf16* xs, std::int64_t rows, const bf16* w13k, std::int64_t experts, bf16* act,
                     const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter, const GatherA& g,
-                    bool paired, cudaStream_t s) {
+                    bool paired, const Sm90Variant& v, cudaStream_t s) {
   if (n_tiles == 0) return;
   LB_CHECK(!paired || n_tiles % 2 == 0, "Hopper gate/up kernel: a paired tile list has an even length");
   LB_CHECK(gate_up_swiglu_sm90_supported(d, inter),
@@ -415,11 +453,14 @@ void gate_up_launch(const bf16* xs, std::int64_t rows, const bf16* w13k, std::in
   const CUtensorMap wmap = encode_tma_2d(w13k, static_cast<std::uint64_t>(dp), static_cast<std::uint64_t>(experts * wrows),
                                          BK, paired ? BNH : BN);
   const int ii = static_cast<int>(inter), wr = static_cast<int>(wrows);
+  const bool th = v.tanh_sigmoid;
+  const int pf = v.gate_up_prefetch;
+  LB_CHECK(pf >= 0, "Hopper gate/up kernel: prefetch distance >= 0");
   switch (dp / BK) {  // k slabs of 64
-    case 1: launch_sm90<1>(xmap, wmap, act, tiles, n_tiles, ii, wr, g, paired, s); break;
-    case 2: launch_sm90<2>(xmap, wmap, act, tiles, n_tiles, ii, wr, g, paired, s); break;
-    case 3: launch_sm90<3>(xmap, wmap, act, tiles, n_tiles, ii, wr, g, paired, s); break;
-    default: launch_sm90<4>(xmap, wmap, act, tiles, n_tiles, ii, wr, g, paired, s); break;
+    case 1: launch_sm90<1>(xmap, wmap, act, tiles, n_tiles, ii, wr, g, paired, th, pf, s); break;
+    case 2: launch_sm90<2>(xmap, wmap, act, tiles, n_tiles, ii, wr, g, paired, th, pf, s); break;
+    case 3: launch_sm90<3>(xmap, wmap, act, tiles, n_tiles, ii, wr, g, paired, th, pf, s); break;
+    default: launch_sm90<4>(xmap, wmap, act, tiles, n_tiles, ii, wr, g, paired, th, pf, s); break;
   }
 }
 
@@ -427,17 +468,17 @@ void gate_up_launch(const bf16* xs, std::int64_t rows, const bf16* w13k, std::in
 
 void gate_up_swiglu_sm90(const bf16* xs, std::int64_t rows, const bf16* w13k, std::int64_t experts, bf16* act,
                          const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter,
-                         cudaStream_t s, bool paired) {
-  gate_up_launch(xs, rows, w13k, experts, act, tiles, n_tiles, d, inter, GatherA{}, paired, s);
+                         cudaStream_t s, bool paired, const Sm90Variant& v) {
+  gate_up_launch(xs, rows, w13k, experts, act, tiles, n_tiles, d, inter, GatherA{}, paired, v, s);
 }
 
 void gate_up_swiglu_sm90_gathered(const bf16* x, std::int64_t x_rows, const int* vals_sorted, std::int64_t hl,
                                   std::int64_t hv, std::int64_t k, const bf16* w13k, std::int64_t experts, bf16* act,
                                   const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter,
-                                  cudaStream_t s, bool paired) {
+                                  cudaStream_t s, bool paired, const Sm90Variant& v) {
   LB_CHECK(x_rows * d < (std::int64_t{1} << 40), "gathered gate/up: x too large");
   const GatherA g{x, vals_sorted, static_cast<int>(hl), static_cast<int>(hv), static_cast<int>(k), static_cast<int>(d)};
-  gate_up_launch(x, x_rows, w13k, experts, act, tiles, n_tiles, d, inter, g, paired, s);
+  gate_up_launch(x, x_rows, w13k, experts, act, tiles, n_tiles, d, inter, g, paired, v, s);
 }
 
 }  // namespace layerbench::moe::cuda

@@ -101,8 +101,9 @@ void compare(const char* what, const Case& cs, const Slots& s, std::int64_t cols
   EXPECT_EQ(padding_written, 0);
 }
 
-// act = swiglu7(x W13[e][:, :I], x W13[e][:, I:]) through a gate/up kernel.
-void check_gate_up(const Case& cs, bool sm90) {
+// act = swiglu7(x W13[e][:, :I], x W13[e][:, I:]) through a gate/up kernel (sm90: the Hopper
+// kernel in variant v).
+void check_gate_up(const Case& cs, bool sm90, const cuda::Sm90Variant& v = {}) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
   if (sm90 && !cuda::gate_up_swiglu_sm90_supported(cs.d, cs.inter)) GTEST_SKIP() << "not a compute capability 9.0 device";
   auto dev = make_cuda_device(0);
@@ -117,7 +118,7 @@ void check_gate_up(const Case& cs, bool sm90) {
   if (sm90) {
     Buffer dwk = dev->alloc(static_cast<std::size_t>(cuda::w13_kmajor_elems(E, d, I)) * 2);
     cuda::prepare_w13_kmajor(dw.as<cuda::bf16>(), dwk.as<cuda::bf16>(), E, d, I, st);
-    cuda::gate_up_swiglu_sm90(xs, s.rows, dwk.as<cuda::bf16>(), E, dact.as<cuda::bf16>(), tl, s.n_tiles, d, I, st);
+    cuda::gate_up_swiglu_sm90(xs, s.rows, dwk.as<cuda::bf16>(), E, dact.as<cuda::bf16>(), tl, s.n_tiles, d, I, st, false, v);
     dev->synchronize(dev->compute_stream());
   } else {
     cuda::gate_up_swiglu(xs, dw.as<cuda::bf16>(), dact.as<cuda::bf16>(), tl, s.n_tiles, d, I, st);
@@ -134,8 +135,8 @@ void check_gate_up(const Case& cs, bool sm90) {
   });
 }
 
-// yd = act W_down[e] through the Hopper down kernel.
-void check_down(const Case& cs) {
+// yd = act W_down[e] through the Hopper down kernel in variant v.
+void check_down(const Case& cs, const cuda::Sm90Variant& v = {}) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
   if (!cuda::down_sm90_supported(cs.d, cs.inter)) GTEST_SKIP() << "not a compute capability 9.0 device";
   auto dev = make_cuda_device(0);
@@ -148,7 +149,7 @@ void check_down(const Case& cs) {
   const auto st = detail::cuda_stream(dev->compute_stream());
   cuda::prepare_wdown_kmajor(dw.as<cuda::bf16>(), dwk.as<cuda::bf16>(), E, d, I, st);
   cuda::down_sm90(da.as<cuda::bf16>(), s.rows, dwk.as<cuda::bf16>(), E, dy.as<cuda::bf16>(), dt.as<cuda::ExpertTile>(),
-                  s.n_tiles, d, I, st);
+                  s.n_tiles, d, I, st, nullptr, false, v);
   const auto got = dev->download<std::uint16_t>(dy.data(), s.rows * d);
   compare("down wgmma", cs, s, d, got, [&](std::int64_t e, std::int64_t r, std::int64_t c) {
     float acc = 0;
@@ -165,14 +166,34 @@ const Case kCases[] = {
     {192, 136, {5}, 0},                // three k slabs, fewer rows than a tile in the matrix
 };
 
+// The kernels' variants besides the defaults (cuda::Sm90Variant): each flag flipped, and L2
+// prefetching into the next tile (distance beyond the 20 k steps of I 1280).
+std::vector<cuda::Sm90Variant> variants() {
+  std::vector<cuda::Sm90Variant> out(6);
+  out[1].tanh_sigmoid = !out[1].tanh_sigmoid;
+  out[2].staged_epilogue = !out[2].staged_epilogue;
+  out[3].half_tiles = !out[3].half_tiles;
+  out[4].down_prefetch = 8;
+  out[4].down_prefetch_b = true;
+  out[4].gate_up_prefetch = 16;
+  out[5].staged_epilogue = out[5].half_tiles = false;
+  out[5].down_prefetch = 30;
+  out[5].gate_up_prefetch = 5;
+  return out;
+}
+
 TEST(ExpertGemmGpu, HopperKernelMatchesTheCpu) {
-  for (const auto& c : kCases) check_gate_up(c, true);
+  for (const auto& v : variants())
+    for (const auto& c : kCases) check_gate_up(c, true, v);
 }
 TEST(ExpertGemmGpu, HopperDownKernelMatchesTheCpu) {
-  for (const auto& c : kCases) check_down(c);
-  check_down({256, 1280, {130, 5}, 3});  // the released I: 20 k steps per tile
-  // More tiles than SMs: the persistent CTAs walk the list more than once.
-  check_down({64, 64, std::vector<int>(160, 130), 2});
+  for (const auto& v : variants()) {
+    for (const auto& c : kCases) check_down(c, v);
+    check_down({256, 1280, {130, 5}, 3}, v);  // the released I: 20 k steps per tile
+    // More tiles than SMs: the persistent CTAs walk the list more than once; 2-row half tiles
+    // among them.
+    check_down({64, 64, std::vector<int>(160, 130), 2}, v);
+  }
 }
 TEST(ExpertGemmGpu, MmaSyncKernelMatchesTheCpu) {
   for (const auto& c : kCases) check_gate_up(c, false);
