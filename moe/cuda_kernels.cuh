@@ -130,9 +130,16 @@ using moe::ExpertTile;
 // copy with valid negated (no rows of its own: the down kernel leaves it empty, the gate/up
 // kernel splits that tile's column blocks between the pair), so entries 2p and 2p + 1 always
 // belong to one expert.
-std::int64_t max_expert_tiles(std::int64_t assignments, std::int64_t experts);
+// wide.tiles != nullptr: the same launch also writes the experts' unpaired tiles of wide.rows
+// rows (e.g. kWideTileRows, the wide gate/up kernel's), padded to wide.max_tiles (from
+// max_expert_tiles(assignments, experts, wide.rows)).
+struct WideTiles {
+  ExpertTile* tiles = nullptr;
+  std::int64_t max_tiles = 0, rows = 0;
+};
+std::int64_t max_expert_tiles(std::int64_t assignments, std::int64_t experts, std::int64_t rows = kExpertTileRows);
 void build_expert_tiles(const int* counts, const int* offsets, ExpertTile* tiles, int* n_tiles, std::int64_t experts,
-                        std::int64_t max_tiles, bool paired, cudaStream_t s);
+                        std::int64_t max_tiles, bool paired, cudaStream_t s, const WideTiles& wide = {});
 // The largest d the fused gate/up kernels take.
 std::int64_t gate_up_swiglu_max_d();
 // act (rows, I) = swiglu7(xs W13[e][:, :I], xs W13[e][:, I:]) for every tile, fp32 accumulation,
@@ -148,9 +155,11 @@ bool gate_up_swiglu_sm90_supported(std::int64_t d, std::int64_t inter);
 std::int64_t w13_kmajor_elems(std::int64_t experts, std::int64_t d, std::int64_t inter);
 void prepare_w13_kmajor(const bf16* w13, bf16* w13k, std::int64_t experts, std::int64_t d, std::int64_t inter,
                         cudaStream_t s);
+// tile_rows: the list's tile height, kExpertTileRows or (unpaired, tanh sigmoid) kWideTileRows.
 void gate_up_swiglu_sm90(const bf16* xs, std::int64_t rows, const bf16* w13k, std::int64_t experts, bf16* act,
                          const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter,
-                         cudaStream_t s, bool paired = false, const Sm90Variant& v = {});
+                         cudaStream_t s, bool paired = false, const Sm90Variant& v = {},
+                         std::int64_t tile_rows = kExpertTileRows);
 // The same kernel reading its A rows straight from the token rows (no expert-major copy): tile
 // row r is sorted assignment row0 + r, vals_sorted[row0 + r] = (token * hv + head) * k + j, so
 // it is row token * hl + head of x (x_rows rows of d). The device-side schedule uses it.
@@ -159,7 +168,8 @@ void gate_up_swiglu_sm90(const bf16* xs, std::int64_t rows, const bf16* w13k, st
 void gate_up_swiglu_sm90_gathered(const bf16* x, std::int64_t x_rows, const int* vals_sorted, std::int64_t hl,
                                   std::int64_t hv, std::int64_t k, const bf16* w13k, std::int64_t experts, bf16* act,
                                   const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter,
-                                  cudaStream_t s, bool paired = false, const Sm90Variant& v = {});
+                                  cudaStream_t s, bool paired = false, const Sm90Variant& v = {},
+                                  std::int64_t tile_rows = kExpertTileRows);
 // inv[vals_sorted[i]] = i for i < n: the sorted row of every assignment (for combine()).
 void invert_permutation(const int* vals_sorted, int* inv, std::int64_t n, cudaStream_t s);
 // Hopper (sm_90a, wgmma) down projection yd (rows, d) = act (rows, I) W_down[e] for every tile

@@ -1,6 +1,7 @@
 // layerbench-moe-kernels: the fused expert gate/up + SwiGLU7 kernels alone, one GPU, on a
 // synthetic load (experts with seeded random row counts around a mean), checked against each
-// other before timing. Prints median / min ms over the timed launches and the useful rate
+// other before timing (the Hopper kernel over 128-row tiles, over 192-row tiles (bit for bit) and
+// in 2-CTA pairs). Prints median / min ms over the timed launches and the useful rate
 // (2 FLOP per MAC of the GEMM over live rows; tile padding not counted): the gate/up kernels
 // and, on Hopper, the down kernel (checked against an fp64 product of sampled rows first).
 // --router-tokens T adds the router at T tokens for each of --router-heads: the fused router
@@ -275,6 +276,22 @@ int main(int argc, char** argv) {
     time("wgmma (sm_90a)", [&] { cuda::gate_up_swiglu_sm90(xs, rows, w13k, experts, da.as<cuda::bf16>(), tl, nt, d, inter, st); });
     time("wgmma (sm_90a), 2-CTA pairs",
          [&] { cuda::gate_up_swiglu_sm90(xs, rows, w13k, experts, da.as<cuda::bf16>(), pt, pn, d, inter, st, true); });
+    // The wide kernel (192-row tiles, the device-side schedule's) over the same experts: the
+    // same MMAs per row, so the same bits.
+    std::vector<cuda::ExpertTile> wide(static_cast<std::size_t>(expert_tile_count(counts, order, kWideTileRows)));
+    fill_expert_tiles(counts, base, order, wide, kWideTileRows);
+    std::vector<std::uint8_t> wide_bytes(wide.size() * sizeof(cuda::ExpertTile));
+    std::memcpy(wide_bytes.data(), wide.data(), wide_bytes.size());
+    Buffer dwt = dev->upload(wide_bytes);
+    const auto* wtl = dwt.as<cuda::ExpertTile>();
+    const auto nwt = static_cast<std::int64_t>(wide.size());
+    auto run_wide = [&] {
+      cuda::gate_up_swiglu_sm90(xs, rows, w13k, experts, db.as<cuda::bf16>(), wtl, nwt, d, inter, st, false, {},
+                                kWideTileRows);
+    };
+    run_wide();
+    if (!same(da, db, static_cast<std::size_t>(rows * inter), "gate/up, 192-row tiles")) return 1;
+    time("wgmma (sm_90a), 192-row tiles", run_wide);
     if (variants) {
       const auto ref = dev->download<std::uint16_t>(da.data(), static_cast<std::size_t>(rows * inter));
       for (const auto& [label, v] : gate_up_variants()) {
