@@ -4,10 +4,9 @@
 //             schedule: tiles built on the device from the counts, our gate/up + SwiGLU7 kernel
 //             reading its rows straight from the tokens and our down kernel over them; no host
 //             synchronisation, so the layer can be a CUDA graph;
-//             Its gate/up kernel runs over 192-row tiles (three consumer warpgroups: a third fewer
-//             weight streams per expert), its down kernel over 128-row tiles;
-//   device-128 the same with 128-row gate/up tiles;
-//   device-pairs the same (128-row tiles) with the tiles paired per expert and both kernels in 2-CTA clusters
+//   device-wide the same with the gate/up kernel over 192-row tiles (three consumer warpgroups:
+//             a third fewer weight streams per expert; the down kernel keeps 128-row tiles);
+//   device-pairs the same with the tiles paired per expert and both kernels in 2-CTA clusters
 //             that share each weight stage (TMA multicast);
 //   fused     (auto on compute capability 9.0 when 64 <= d_head <= 256 and d, I are multiples
 //             of 8) our gate/up GEMM with SwiGLU7 in its epilogue
@@ -46,9 +45,9 @@ class CudaOps final : public Ops {
   CudaOps(Device& dev, ExpertPath path)
       : dev_(dev),
         auto_(path == ExpertPath::automatic),
-        device_(path == ExpertPath::device || path == ExpertPath::device_128 || path == ExpertPath::device_pairs),
+        device_(path == ExpertPath::device || path == ExpertPath::device_wide || path == ExpertPath::device_pairs),
         pairs_(path == ExpertPath::device_pairs),
-        wide_(path == ExpertPath::automatic || path == ExpertPath::device),
+        wide_(path == ExpertPath::device_wide),
         fused_(path == ExpertPath::fused || path == ExpertPath::fused_down || path == ExpertPath::fused_mma),
         own_down_(path == ExpertPath::fused_down),
         force_mma_(path == ExpertPath::fused_mma) {

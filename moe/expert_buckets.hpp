@@ -35,8 +35,8 @@ struct ExpertTile {
   int expert;
   int valid;
 };
-// The Hopper gate/up kernel's wide tiles (three consumer warpgroups) in the device-side schedule:
-// a third fewer weight streams per expert than 128-row tiles.
+// The Hopper gate/up kernel's wide tiles (three consumer warpgroups; the device-wide expert
+// path): a third fewer weight streams per expert than 128-row tiles.
 inline constexpr std::int64_t kWideTileRows = 192;
 // ceil(count / rows) tiles of at most `rows` rows for each expert of `order`, in that order (an
 // expert's tiles adjacent), its rows starting at base[e]. expert_tile_count() sizes `out`.

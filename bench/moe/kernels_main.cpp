@@ -276,7 +276,7 @@ int main(int argc, char** argv) {
     time("wgmma (sm_90a)", [&] { cuda::gate_up_swiglu_sm90(xs, rows, w13k, experts, da.as<cuda::bf16>(), tl, nt, d, inter, st); });
     time("wgmma (sm_90a), 2-CTA pairs",
          [&] { cuda::gate_up_swiglu_sm90(xs, rows, w13k, experts, da.as<cuda::bf16>(), pt, pn, d, inter, st, true); });
-    // The wide kernel (192-row tiles, the device-side schedule's) over the same experts: the
+    // The wide kernel (192-row tiles, the device-wide path's) over the same experts: the
     // same MMAs per row, so the same bits.
     std::vector<cuda::ExpertTile> wide(static_cast<std::size_t>(expert_tile_count(counts, order, kWideTileRows)));
     fill_expert_tiles(counts, base, order, wide, kWideTileRows);
