@@ -1,5 +1,7 @@
 #include "reports/inputs.hpp"
 
+#include "reports/legacy.hpp"
+
 #include "common/text.hpp"
 #include "stats/summary.hpp"
 
@@ -170,27 +172,7 @@ ResultFile result_file_from_json(const nlohmann::json& doc, const std::string& p
       throw std::runtime_error(fmt::format("{}: results[{}]: {}", path, i, e.what()));
     }
   }
-  if (doc.contains("components") && doc["components"].is_object()) {
-    for (const auto& [name, c] : doc["components"].items()) {
-      Component comp;
-      comp.name = name;
-      comp.samples_ms = c.value("samples_ms", std::vector<double>{});
-      if (!comp.samples_ms.empty()) {
-        const auto s = stats::summarize(comp.samples_ms);
-        comp.median_ms = s.median;
-        comp.min_ms = s.min;
-        comp.max_ms = s.max;
-      } else if (c.contains("median_ms")) {
-        comp.median_ms = c.value("median_ms", 0.0);
-        comp.min_ms = c.value("min_ms", comp.median_ms);
-        comp.max_ms = c.value("max_ms", comp.median_ms);
-      } else {
-        throw std::runtime_error(fmt::format("{}: component '{}' has neither samples_ms nor median_ms", path, name));
-      }
-      if (c.contains("in_layer") && c["in_layer"].is_boolean()) comp.in_layer = c["in_layer"].get<bool>();
-      f.components.push_back(std::move(comp));
-    }
-  }
+  if (doc["schema"] == kSchemaV1) infer_v1_roles(f, doc);
   // An embedded paired study: "ab": {"base_ms": [...], "candidate_ms": [...], ...}.
   if (doc.contains("ab") && doc["ab"].is_object() && doc["ab"].contains("base_ms") &&
       doc["ab"].contains("candidate_ms")) {

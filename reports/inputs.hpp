@@ -13,14 +13,6 @@
 
 namespace layerbench::reports {
 
-// A named component with its own samples (layerbench-moe's "components" section).
-struct Component {
-  std::string name;
-  std::vector<double> samples_ms;
-  double median_ms = 0, min_ms = 0, max_ms = 0;
-  std::optional<bool> in_layer;  // the file's own "in_layer" flag, when it has one
-};
-
 struct PairedStudy {
   std::string path;
   std::string metric;                 // name of the measured quantity, e.g. "time_ms"
@@ -40,7 +32,6 @@ struct ResultFile {
   nlohmann::json context = nlohmann::json::object();
   nlohmann::json config = nlohmann::json::object();
   std::vector<Measurement> results;
-  std::vector<Component> components;  // file order
   // An in-process A/B the binary ran (layerbench-moe --ab: "ab" with base_ms / candidate_ms).
   std::optional<PairedStudy> study;
 };

@@ -1,5 +1,7 @@
 #include "reports/paired.hpp"
 
+#include "reports/units.hpp"
+
 
 #include "reports/sequential.hpp"
 
@@ -81,7 +83,7 @@ Rows test_rows(const stats::PairedAnalysis& a) {
   Rows rows{
       {"paired t", fmt::format("t={:.4g}, df={:g}, two-sided p={}", a.t.t, a.t.df, pv(a.t.p))},
       {"Wilcoxon signed-rank",
-       fmt::format("W+={:g}, W-={:g}, n={}, z={:.3f}, p(normal)={}, p(exact)={}", w.w_plus, w.w_minus, w.n_nonzero,
+       fmt::format("W+={:g}, W-={:g}, n={}, z={:.4g}, p(normal)={}, p(exact)={}", w.w_plus, w.w_minus, w.n_nonzero,
                    w.z, pv(w.p_normal), w.p_exact ? pv(*w.p_exact) : "n/a")},
       {"sign test", fmt::format("{}/{} pairs positive, two-sided p={}", a.sign.positive, a.sign.n, pv(a.sign.p))},
   };
@@ -93,8 +95,8 @@ Rows test_rows(const stats::PairedAnalysis& a) {
   }
   rows.emplace_back("Tukey outliers of the delta", outliers);
   rows.emplace_back("drift (Spearman vs pair index)",
-                    fmt::format("base rho={:+.3f} p={}; delta rho={:+.3f} p={}", a.drift.base.rho,
-                                pv(a.drift.base.p), a.drift.delta.rho, pv(a.drift.delta.p)));
+                    fmt::format("base rho={} p={}; delta rho={} p={}", fmt_sig_signed(a.drift.base.rho), pv(a.drift.base.p), fmt_sig_signed(a.drift.delta.rho),
+                                pv(a.drift.delta.p)));
   if (a.predicted) {
     const auto& c = a.predicted->check;
     const std::string pm = c.half_width > 0 ? fmt::format(" +- {}", g(c.half_width)) : "";
@@ -266,6 +268,38 @@ std::string paired_markdown(const stats::PairedAnalysis& a, const stats::PairedO
   out += "\n**How to read this:**\n\n";
   for (const auto& s : notes_of(a, ctx)) out += "- " + s + "\n";
   for (const auto& w : a.warnings) out += "- Warning: " + w + "\n";
+  return out;
+}
+
+PairedTables paired_tables(const stats::PairedAnalysis& a, const stats::PairedOptions& o, const PairedContext& ctx) {
+  PairedTables out;
+  Table arms;
+  arms.title = "Arms";
+  arms.headers = {"Arm", "n", "median", "mean", "sd", "min", "max"};
+  arms.align = {Align::left};
+  for (const auto& [name, s] : {std::pair{ctx.base_label, a.base}, std::pair{ctx.candidate_label, a.candidate}})
+    arms.add_row({name, std::to_string(s.n), g(s.median), g(s.mean), g(s.sd), g(s.min), g(s.max)});
+  out.tables.push_back(std::move(arms));
+  auto rows_table = [](std::string title, const std::string& head, const Rows& rows) {
+    Table t;
+    t.title = std::move(title);
+    t.headers = {head, "Value"};
+    t.align = {Align::left, Align::left};
+    for (const auto& [k, v] : rows) t.add_row({k, v});
+    return t;
+  };
+  out.tables.push_back(rows_table(fmt::format("Paired delta{} (base minus candidate), n={}", unit_suffix(ctx), a.n),
+                                  "Statistic", delta_rows(a, o)));
+  Rows tests = test_rows(a);
+  const Rows extra = block_rows(ctx);
+  tests.insert(tests.end(), extra.begin(), extra.end());
+  tests.emplace_back("verdict", paired_verdict(a).text);
+  out.tables.push_back(rows_table("Tests", "Test", tests));
+  for (const auto& blk : ctx.blocks) out.notes.insert(out.notes.end(), blk.lines.begin(), blk.lines.end());
+  if (ctx.sequential)
+    for (const auto& s : sequential_lines(ctx.sequential)) out.notes.push_back(s);
+  for (const auto& s : notes_of(a, ctx)) out.notes.push_back(s);
+  for (const auto& w : a.warnings) out.notes.push_back("Warning: " + w);
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "reports/table.hpp"
 #include "stats/paired.hpp"
 #include "stats/sequential.hpp"
 
@@ -53,6 +54,15 @@ std::string paired_text(const stats::PairedAnalysis& a, const stats::PairedOptio
                         const PairedContext& ctx = {});
 std::string paired_markdown(const stats::PairedAnalysis& a, const stats::PairedOptions& o,
                             const PairedContext& ctx = {});
+
+// The same content as tables (arms, paired delta, tests with the verdict) and notes (block
+// lines, sequential lines, reading guidance, warnings), for the report's sections.
+struct PairedTables {
+  std::vector<Table> tables;
+  std::vector<std::string> notes;
+};
+PairedTables paired_tables(const stats::PairedAnalysis& a, const stats::PairedOptions& o,
+                           const PairedContext& ctx = {});
 
 // The prediction block: value +- E, measured - predicted and measured / predicted with their
 // intervals, the verdict.

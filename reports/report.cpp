@@ -49,7 +49,7 @@ Report build_report(const std::vector<std::string>& paths, const stats::PairedOp
     switch (sniff_input(path)) {
       case InputKind::layerbench_json: {
         const ResultFile file = load_result_file(path);
-        auto secs = result_sections(file);
+        auto secs = result_sections(file, options.confidence);
         if (secs.empty()) throw std::runtime_error(path + ": no results to report");
         for (auto& s : secs) r.sections.push_back(std::move(s));
         if (file.study) r.sections.push_back(paired_study(*file.study, options));
@@ -61,15 +61,20 @@ Report build_report(const std::vector<std::string>& paths, const stats::PairedOp
       case InputKind::other_json: {
         // A JSON document of another tool (e.g. torch's side-by-side figures beside a run): said,
         // not guessed at.
-        const std::string why = path + ": skipped: a JSON document that is neither layerbench JSON (schema layerbench/N), "
-                                       "Google Benchmark JSON nor a paired study";
+        const std::string why = path + ": skipped: a JSON document of another tool (for example torch's side-by-side "
+                                       "figures), neither layerbench JSON (schema layerbench/N), Google Benchmark JSON "
+                                       "nor a paired study";
         r.skipped.push_back(why);
         break;
       }
       case InputKind::unknown: throw std::runtime_error(path + ": not a layerbench result file or paired study");
     }
   }
-  if (r.sections.empty()) throw std::runtime_error("no input could be reported (" + std::to_string(r.skipped.size()) + " skipped)");
+  if (r.sections.empty()) {
+    std::string why = "no input could be reported";
+    for (const auto& s : r.skipped) why += "\n  " + s;
+    throw std::runtime_error(why);
+  }
   if (!r.skipped.empty()) {
     Section s;
     s.title = "Skipped inputs";
@@ -114,12 +119,18 @@ std::vector<CsvFile> render_csvs(const Report& report) {
   std::vector<CsvFile> out;
   std::set<std::string> used;
   for (const auto& s : report.sections) {
-    for (const auto& t : s.tables) {
-      const std::string stem = slug(s.title + " " + t.title);
+    // Named after the input and the section, so several inputs give distinguishable files.
+    auto add = [&](const std::string& title, std::string text) {
+      const std::string stem = slug((s.source.empty() ? std::string() : s.source + " ") + title);
       std::string name = stem + ".csv";
       for (int k = 2; used.count(name); ++k) name = fmt::format("{}-{}.csv", stem, k);
       used.insert(name);
-      out.push_back({name, to_csv(t)});
+      out.push_back({name, std::move(text)});
+    };
+    if (!s.csvs.empty()) {
+      for (const auto& c : s.csvs) add(c.title, c.text);
+    } else {
+      for (const auto& t : s.tables) add(s.title + " " + t.title, to_csv(t));
     }
   }
   return out;

@@ -9,31 +9,40 @@
 
 namespace layerbench::reports {
 
+// A data file of a section: numbers in numeric columns, units in the header.
+struct CsvData {
+  std::string title;  // becomes part of the file name
+  std::string text;
+};
+
 struct Section {
   std::string title;
+  std::string source;                // the input file the section comes from (file names of its CSVs)
   std::string intro;                 // markdown-safe prose, one paragraph
   std::vector<Table> tables;
   std::vector<std::string> figures;  // complete <svg> documents
   std::vector<std::string> notes;    // bullet points (reading guidance, warnings)
+  std::vector<CsvData> csvs;         // when set, the section's CSVs (else each table's cells)
 };
 
-// The sections a layerbench result file yields, chosen by its content:
-//   "components"                          -> component profile with share of layer (layerbench-moe)
+// The sections a layerbench result file yields, chosen by the declared roles:
+//   a group with a total                  -> its composition (parts nested under their parents)
+//   several groups with totals            -> a comparison of the totals, with intervals
 //   results with params.op and bytes      -> collective sweep (layerbench-coll)
-//   groups "topology/sequence" with total -> topology comparison (layerbench-attn)
 //   anything else                         -> a plain results table
-std::vector<Section> result_sections(const ResultFile& file);
+// Every result-file section carries the file's numeric CSV (reports::results_to_csv).
+// "dir/moe.json" -> "moe": names the CSVs a section writes.
+std::string file_stem(const std::string& path);
+
+std::vector<Section> result_sections(const ResultFile& file, double confidence = 0.95);
 
 Section component_profile(const ResultFile& file);
 Section collective_sweep(const ResultFile& file);
-Section topology_comparison(const ResultFile& file);
+Section totals_comparison(const ResultFile& file, double confidence = 0.95);
 Section results_table(const ResultFile& file);
 // Google Benchmark JSON (layerbench's --benchmark_format=json, or any GB binary): one row per
 // benchmark run and aggregate, times in the file's own unit.
 Section gbench_section(const nlohmann::json& doc, const std::string& path);
 Section paired_study(const PairedStudy& study, const stats::PairedOptions& options = {});
-
-// Attention components that are communication (collectives) vs the attention kernel itself.
-bool is_comm_component(const std::string& name);
 
 }  // namespace layerbench::reports

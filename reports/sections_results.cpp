@@ -1,6 +1,9 @@
-// Sections for layerbench result files: component profile, collective sweep, topology comparison.
+// Sections for layerbench result files, from the declared roles and work: compositions, totals compared,
+// collective sweep, plain results.
 #include "reports/sections.hpp"
 
+#include "reports/derived.hpp"
+#include "reports/profile.hpp"
 #include "reports/svg.hpp"
 #include "reports/units.hpp"
 #include "stats/summary.hpp"
@@ -8,26 +11,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
+#include <cmath>
 #include <map>
+#include <tuple>
 
 namespace layerbench::reports {
 namespace {
-
-double median_of(const std::vector<double>& x) {
-  return x.empty() ? stats::nan_value : stats::summarize(x).median;
-}
-
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-bool is_total_name(const std::string& name) {
-  const auto n = lower(name);
-  return n == "layer" || n == "whole_layer" || n == "whole layer" || n == "total" || n == "moe_layer" ||
-         n == "layer_total";
-}
 
 std::string source_line(const ResultFile& f) {
   std::string s = fmt::format("Source: `{}`", f.path);
@@ -39,75 +28,106 @@ std::string source_line(const ResultFile& f) {
   return s + ".";
 }
 
-double metric_or(const Measurement& m, const char* key, double fallback) {
-  return m.metrics.contains(key) && m.metrics[key].is_number() ? m.metrics[key].get<double>() : fallback;
-}
-
-// Canonical order of the sequence-parallel attention components (layerbench-attn).
-constexpr const char* kAttnOrder[] = {"qkv_all_to_all", "kv_all_gather", "length_exchange", "pad_pack",
-                                      "attention",      "reverse_all_to_all"};
-
 }  // namespace
 
-bool is_comm_component(const std::string& name) {
-  return name == "qkv_all_to_all" || name == "kv_all_gather" || name == "length_exchange" ||
-         name == "reverse_all_to_all" || name.find("all_to_all") != std::string::npos ||
-         name.find("all_gather") != std::string::npos || name.find("dispatch") != std::string::npos;
+std::string file_stem(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  const auto dot = base.rfind('.');
+  return dot == std::string::npos || dot == 0 ? base : base.substr(0, dot);
 }
 
-// A component the file marks "in_layer": false (a probe or a collective timed on its own), a
-// multi-layer stack (the A/B's L-layer figures) or a reference kernel is not a part of one layer:
-// it gets no share, and stays out of the share chart.
-bool is_per_layer_component(const Component& c) {
-  if (c.in_layer) return *c.in_layer;
-  return c.name.rfind("stack_", 0) != 0 && c.name.find("reference") == std::string::npos;
+namespace {
+
+bool has_total(const std::vector<Measurement>& ms, const std::string& group) {
+  return std::any_of(ms.begin(), ms.end(), [&](const auto& m) { return m.group == group && m.role == Role::total; });
 }
+
+std::vector<std::string> total_groups(const ResultFile& f) {
+  std::vector<std::string> out;
+  for (const auto& g : groups_of(f.results))
+    if (has_total(f.results, g)) out.push_back(g);
+  return out;
+}
+
+void attach_csv(Section& s, const ResultFile& f, const std::string& title) {
+  s.source = file_stem(f.path);
+  s.csvs.push_back({title, results_to_csv(f.results)});
+}
+
+}  // namespace
 
 Section component_profile(const ResultFile& file) {
   Section s;
   s.title = "Component profile" + (file.binary.empty() ? std::string{} : " — " + file.binary);
-  std::vector<Component> parts;
-  const Component* total = nullptr;
-  for (const auto& c : file.components) {
-    if (is_total_name(c.name) && total == nullptr) total = &c;
-    else parts.push_back(c);
+  s.intro = source_line(file) +
+            " Rank-max medians. Each part is nested under the parent it declares and its share is of that parent; "
+            "parts are timed on their own, so the \"other / unaccounted\" remainder is what the parts do not explain "
+            "(negative where they overlap inside the parent, or by noise). Rates come from each measurement's "
+            "declared work.";
+  for (const auto& g : total_groups(file)) {
+    const std::string title = g.empty() ? "Composition" : "Composition — " + g;
+    auto c = composition(file.results, g, title);
+    s.tables.push_back(std::move(c.table));
+    for (auto& w : c.warnings) s.notes.push_back("Warning (" + (g.empty() ? std::string("profile") : g) + "): " + w);
+    s.figures.push_back(svg::render(composition_chart(file.results, g, "Composition of " + (g.empty() ? std::string("the total") : g))));
   }
-  std::stable_sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.median_ms > b.median_ms; });
-  double layer_ms = 0;
-  std::string layer_label = "whole layer";
-  if (total != nullptr) {
-    layer_ms = total->median_ms;
-  } else {
-    for (const auto& c : parts) layer_ms += c.median_ms;
-    layer_label = "sum of components";
-  }
-  s.intro = source_line(file) + fmt::format(
-      " Rank-max median per component; share is of the {} median ({} ms).", layer_label, fmt_fixed(layer_ms, 3));
+  attach_csv(s, file, "results");
+  return s;
+}
 
+Section totals_comparison(const ResultFile& file, double confidence) {
+  Section s;
+  s.title = "Totals compared" + (file.binary.empty() ? std::string{} : " — " + file.binary);
+  const int level = static_cast<int>(std::lround(100 * confidence));
+  s.intro = source_line(file) + fmt::format(
+      " The total of each group, its communication (parts with role communication) and, per sequence length, the "
+      "ratio to the fastest total with a {}% interval (independent bootstraps of the two medians); a ratio whose "
+      "interval contains 1 is unresolved.", level);
+  auto split = [](const std::string& g) {
+    const auto slash = g.rfind('/');
+    return slash == std::string::npos ? std::make_pair(g, std::string{})
+                                      : std::make_pair(g.substr(0, slash), g.substr(slash + 1));
+  };
+  struct Row { std::string group; const Measurement* total = nullptr; double comm = 0, parts = 0; };
+  std::vector<Row> rows;
+  std::map<std::string, const Measurement*> fastest;  // sequence -> the fastest total
+  for (const auto& g : total_groups(file)) {
+    Row r{g};
+    for (const auto& m : file.results) {
+      if (m.group != g) continue;
+      if (m.role == Role::total && r.total == nullptr) r.total = &m;
+      if (m.role == Role::communication) r.comm += median_ms(m);
+    }
+    rows.push_back(r);
+    const auto seq = split(g).second;
+    if (!fastest.count(seq) || median_ms(*r.total) < median_ms(*fastest[seq])) fastest[seq] = r.total;
+  }
   Table t;
-  t.title = "Component profile";
-  t.headers = {"Component", "median ms/layer", "min ms", "max ms", "share of layer"};
-  t.align = {Align::left};
-  if (total != nullptr)
-    t.add_row({layer_label, fmt_fixed(total->median_ms, 3), fmt_fixed(total->min_ms, 3), fmt_fixed(total->max_ms, 3),
-               "100.0%"});
-  else
-    t.add_row({layer_label, fmt_fixed(layer_ms, 3), "—", "—", "100.0%"});
+  t.title = "Totals";
+  t.headers = {"group", "sequence", "total", "communication", "communication share",
+               fmt::format("vs fastest ({}% CI)", level)};
+  t.align = {Align::left, Align::left};
   svg::BarChart chart;
-  chart.title = "Share of layer time per component";
-  chart.value = {"share of layer", "%"};
-  chart.category_label = "component";
-  chart.segments = {"median share of layer"};
+  chart.title = "Total per group: communication and the rest";
+  chart.value = {"median time", "ms"};
+  chart.value.include_zero = true;
+  chart.category_label = "group";
+  chart.segments = {"communication", "rest of the total"};
   chart.horizontal = true;
-  for (const auto& c : parts) {
-    const double share = layer_ms > 0 ? c.median_ms / layer_ms : stats::nan_value;
-    const bool per_layer = is_per_layer_component(c);
-    t.add_row({c.name, fmt_fixed(c.median_ms, 3), fmt_fixed(c.min_ms, 3), fmt_fixed(c.max_ms, 3),
-               per_layer ? fmt_percent(share) : std::string("—")});
-    if (!per_layer) continue;
-    chart.categories.push_back(c.name);
-    chart.values.push_back({100.0 * share});
-    chart.value_labels.push_back(fmt_percent(share) + fmt::format(" ({} ms)", fmt_fixed(c.median_ms, 3)));
+  for (const auto& r : rows) {
+    const auto [name, seq] = split(r.group);
+    const double tot = median_ms(*r.total);
+    std::string vs = "fastest";
+    if (fastest[seq] != r.total) {
+      const auto e = ratio_of_medians(*r.total, *fastest[seq], confidence);
+      vs = e.resolved ? fmt::format("{}x [{}, {}]", fmt_sig(e.value), fmt_sig(e.ci.low), fmt_sig(e.ci.high)) : e.text();
+    }
+    t.add_row({name, seq.empty() ? "—" : seq, fmt_time(tot), r.comm > 0 ? fmt_time(r.comm) : "—",
+               r.comm > 0 && tot > 0 ? fmt_share(r.comm / tot) : "—", vs});
+    chart.categories.push_back(r.group);
+    chart.values.push_back({std::min(r.comm, tot), std::max(0.0, tot - r.comm)});
+    chart.value_labels.push_back(fmt_time(tot));
   }
   s.tables.push_back(std::move(t));
   s.figures.push_back(svg::render(chart));
@@ -120,11 +140,12 @@ Section collective_sweep(const ResultFile& file) {
   const double link = file.config.contains("link_gbps") && file.config["link_gbps"].is_number()
                           ? file.config["link_gbps"].get<double>()
                           : stats::nan_value;
+  const bool with_link = std::isfinite(link) && link > 0;
   s.intro = source_line(file) +
-            " busbw = algbw × the nccl-tests factor for the collective (all_reduce 2(n-1)/n, all_gather / "
-            "reduce_scatter / all_to_all (n-1)/n), so it can be held against the per-rank link bandwidth" +
-            (std::isfinite(link) ? fmt::format(" ({} GB/s).", fmt_fixed(link, 1)) : std::string(" (no link_gbps given)."));
-
+            " algbw = bytes / median time; busbw = algbw × the collective's declared bus factor (nccl-tests' "
+            "convention), so it can be held against the per-rank link bandwidth" +
+            (with_link ? fmt::format(" ({}).", fmt_quantity(link * 1e9, Unit::bytes_per_s))
+                       : std::string(" (no link bandwidth given: --link-gbps)."));
   std::vector<const Measurement*> rows;
   for (const auto& m : file.results) rows.push_back(&m);
   auto op_of = [](const Measurement* m) { return m->params.value("op", m->name); };
@@ -133,112 +154,42 @@ Section collective_sweep(const ResultFile& file) {
   std::stable_sort(rows.begin(), rows.end(), [&](const Measurement* a, const Measurement* b) {
     return std::make_tuple(op_of(a), in_place(a), bytes_of(a)) < std::make_tuple(op_of(b), in_place(b), bytes_of(b));
   });
-
   Table t;
   t.title = "Collective sweep";
-  t.headers = {"op", "size", "bytes", "dtype", "placement", "time us", "algbw GB/s", "busbw GB/s"};
-  if (std::isfinite(link)) t.headers.push_back("busbw % of link");
+  t.headers = {"op", "size", "bytes", "dtype", "placement", "time", "algbw", "busbw"};
+  if (with_link) t.headers.push_back("busbw share of link");
   t.headers.push_back("#wrong");
   t.align = {Align::left, Align::right, Align::right, Align::left, Align::left};
   std::map<std::string, svg::Series> series;  // op + placement -> busbw vs size
   std::vector<std::string> order;
   for (const auto* m : rows) {
-    const double time_us = metric_or(*m, "time_us", median_of(m->samples_ms) * 1000.0);
-    const double busbw = metric_or(*m, "busbw_gbps", stats::nan_value);
+    const Rates r = rates_of(*m);
     const std::string placement = in_place(m) ? "in-place" : "out-of-place";
     std::vector<std::string> row = {op_of(m), fmt_bytes(bytes_of(m)), fmt::format("{:.0f}", bytes_of(m)),
-                                    m->params.value("dtype", std::string{"—"}), placement, fmt_fixed(time_us, 2),
-                                    fmt_fixed(metric_or(*m, "algbw_gbps", stats::nan_value), 2), fmt_fixed(busbw, 2)};
-    if (std::isfinite(link)) row.push_back(fmt_percent(busbw / link));
-    row.push_back(m->metrics.contains("wrong") ? m->metrics["wrong"].dump() : "—");
+                                    m->params.value("dtype", std::string{"—"}), placement, fmt_time(r.median_ms),
+                                    fmt_quantity(r.algbw_bytes_per_s, Unit::bytes_per_s),
+                                    fmt_quantity(r.busbw_bytes_per_s, Unit::bytes_per_s)};
+    if (with_link) row.push_back(fmt_share(r.busbw_bytes_per_s / (link * 1e9)));
+    row.push_back(m->metrics.contains("wrong") && m->metrics["wrong"].is_number()
+                      ? fmt_sig(m->metrics["wrong"].get<double>()) : "—");
     t.add_row(std::move(row));
     const std::string key = op_of(m) + " (" + placement + ")";
     if (!series.count(key)) order.push_back(key);
     auto& ser = series[key];
     ser.name = key;
     ser.x.push_back(bytes_of(m));
-    ser.y.push_back(busbw);
+    ser.y.push_back(r.busbw_bytes_per_s / 1e9);
   }
   s.tables.push_back(std::move(t));
-
   svg::XYPlot plot;
   plot.title = "Bus bandwidth vs message size";
   plot.x = {"message size", "bytes", svg::Scale::log2, svg::TickFormat::bytes};
   plot.y = {"busbw", "GB/s"};
   plot.y.include_zero = true;
   for (const auto& k : order) plot.series.push_back(series[k]);
-  if (std::isfinite(link)) plot.ref_lines.push_back({link, fmt::format("link ceiling {} GB/s", fmt_fixed(link, 0)), false});
+  if (with_link) plot.ref_lines.push_back({link, "link ceiling " + fmt_quantity(link * 1e9, Unit::bytes_per_s), false});
   s.figures.push_back(svg::render(plot));
-  return s;
-}
-
-Section topology_comparison(const ResultFile& file) {
-  Section s;
-  s.title = "Topology comparison" + (file.binary.empty() ? std::string{} : " — " + file.binary);
-  s.intro = source_line(file) +
-            " Median ms per component; comm = the collectives (all-to-alls, K/V all-gather, length exchange); "
-            "\"vs fastest\" compares totals at the same sequence length.";
-  std::vector<std::string> groups;
-  std::map<std::string, std::map<std::string, double>> med;  // group -> name -> median ms
-  std::vector<std::string> extra_names;
-  for (const auto& m : file.results) {
-    if (!med.count(m.group)) groups.push_back(m.group);
-    med[m.group][m.name] = median_of(m.samples_ms);
-    const bool known = m.name == "total" || std::find(std::begin(kAttnOrder), std::end(kAttnOrder), m.name) != std::end(kAttnOrder);
-    if (!known && std::find(extra_names.begin(), extra_names.end(), m.name) == extra_names.end()) extra_names.push_back(m.name);
-  }
-  std::vector<std::string> names(std::begin(kAttnOrder), std::end(kAttnOrder));
-  names.insert(names.end(), extra_names.begin(), extra_names.end());
-  auto split = [](const std::string& g) {
-    const auto slash = g.rfind('/');
-    return slash == std::string::npos ? std::make_pair(g, std::string{"—"})
-                                      : std::make_pair(g.substr(0, slash), g.substr(slash + 1));
-  };
-  struct Parts { double comm = 0, kernel = 0, other = 0, total = 0; };
-  std::map<std::string, Parts> parts;
-  std::map<std::string, double> fastest;  // sequence -> fastest total
-  for (const auto& g : groups) {
-    Parts p;
-    for (const auto& [name, v] : med[g]) {
-      if (name == "total") continue;
-      if (is_comm_component(name)) p.comm += v;
-      else if (name == "attention") p.kernel += v;
-      else p.other += v;
-    }
-    p.total = med[g].count("total") ? med[g]["total"] : p.comm + p.kernel + p.other;
-    parts[g] = p;
-    const auto seq = split(g).second;
-    fastest[seq] = fastest.count(seq) ? std::min(fastest[seq], p.total) : p.total;
-  }
-
-  Table t;
-  t.title = "Topology comparison (median ms)";
-  t.headers = {"topology", "sequence"};
-  for (const auto& n : names) t.headers.push_back(n);
-  for (const char* h : {"total", "comm", "comm share", "vs fastest"}) t.headers.push_back(h);
-  t.align = {Align::left, Align::left};
-  svg::BarChart chart;
-  chart.title = "Communication vs kernel time per topology";
-  chart.value = {"median time", "ms"};
-  chart.category_label = "topology / sequence";
-  chart.segments = {"communication", "attention kernel", "other (pad/pack)"};
-  for (const auto& g : groups) {
-    const auto [topo, seq] = split(g);
-    std::vector<std::string> row = {topo, seq};
-    for (const auto& n : names) row.push_back(med[g].count(n) ? fmt_fixed(med[g][n], 3) : "—");
-    const Parts& p = parts[g];
-    row.push_back(fmt_fixed(p.total, 3));
-    row.push_back(fmt_fixed(p.comm, 3));
-    row.push_back(fmt_percent(p.total > 0 ? p.comm / p.total : stats::nan_value));
-    const double best = fastest[seq];
-    row.push_back(p.total == best ? "fastest" : fmt_signed(100.0 * (p.total / best - 1.0), 1, "%"));
-    t.add_row(std::move(row));
-    chart.categories.push_back(g);
-    chart.values.push_back({p.comm, p.kernel, p.other});
-    chart.value_labels.push_back(fmt_fixed(p.total, 2));
-  }
-  s.tables.push_back(std::move(t));
-  s.figures.push_back(svg::render(chart));
+  attach_csv(s, file, "results");
   return s;
 }
 
@@ -248,34 +199,37 @@ Section results_table(const ResultFile& file) {
   s.intro = source_line(file) + " Per-iteration rank-max samples summarised.";
   Table t;
   t.title = "Results";
-  t.headers = {"name", "group", "params", "n", "median ms", "min ms", "max ms", "cv"};
-  t.align = {Align::left, Align::left, Align::left};
+  t.headers = {"name", "group", "role", "params", "n", "median", "min", "max", "cv", "rate"};
+  t.align = {Align::left, Align::left, Align::left, Align::left};
   for (const auto& m : file.results) {
     if (m.samples_ms.empty()) {
-      t.add_row({m.name, m.group, m.params.dump(), "0", "—", "—", "—", "—"});
+      t.add_row({m.name, m.group, to_string(m.role), m.params.dump(), "0", "—", "—", "—", "—", ""});
       continue;
     }
     const auto sum = stats::summarize(m.samples_ms);
-    t.add_row({m.name, m.group, m.params.empty() ? std::string{} : m.params.dump(), std::to_string(sum.n),
-               fmt_fixed(sum.median, 3), fmt_fixed(sum.min, 3), fmt_fixed(sum.max, 3), fmt_percent(sum.cv, 2)});
+    t.add_row({m.name, m.group, to_string(m.role), m.params.empty() ? std::string{} : m.params.dump(),
+               std::to_string(sum.n), fmt_time(sum.median), fmt_time(sum.min), fmt_time(sum.max), fmt_share(sum.cv),
+               rate_text(m)});
   }
   s.tables.push_back(std::move(t));
+  attach_csv(s, file, "results");
   return s;
 }
 
-std::vector<Section> result_sections(const ResultFile& file) {
+std::vector<Section> result_sections(const ResultFile& file, double confidence) {
   std::vector<Section> out;
-  if (!file.components.empty()) out.push_back(component_profile(file));
+  const auto totals = total_groups(file);
   const bool coll = !file.results.empty() && std::all_of(file.results.begin(), file.results.end(), [](const auto& m) {
     return m.params.contains("op") && m.params.contains("bytes");
   });
-  const bool attn = !file.results.empty() &&
-                    std::any_of(file.results.begin(), file.results.end(), [](const auto& m) { return m.name == "total"; }) &&
-                    std::all_of(file.results.begin(), file.results.end(),
-                                [](const auto& m) { return m.group.find('/') != std::string::npos; });
-  if (coll) out.push_back(collective_sweep(file));
-  else if (attn) out.push_back(topology_comparison(file));
-  else if (!file.results.empty() && file.components.empty()) out.push_back(results_table(file));
+  if (!totals.empty()) {
+    out.push_back(component_profile(file));
+    if (totals.size() > 1) out.push_back(totals_comparison(file, confidence));
+  } else if (coll) {
+    out.push_back(collective_sweep(file));
+  } else if (!file.results.empty()) {
+    out.push_back(results_table(file));
+  }
   return out;
 }
 

@@ -51,7 +51,9 @@ int decimals_for(double v, int sig) {
 std::string fixed(double v, int sig, bool sign) {
   if (!std::isfinite(v)) return "—";
   if (v == 0) return sign ? "±0" : "0";
-  const int d = decimals_for(v, sig);
+  // Decimals for the value as rounded (0.9999 at 3 digits reads 1.00, not 1.000).
+  const double step = std::pow(10.0, std::floor(std::log10(std::fabs(v))) - sig + 1);
+  const int d = decimals_for(std::round(v / step) * step, sig);
   return sign ? fmt::format("{:+.{}f}", v, d) : fmt::format("{:.{}f}", v, d);
 }
 
@@ -59,7 +61,13 @@ std::string quantity(double v, Unit u, int sig, bool sign) {
   if (!std::isfinite(v)) return "—";
   if (u == Unit::fraction) return sign ? fmt_share_signed(v, sig) : fmt_share(v, sig);
   if (u == Unit::count) return sign ? fmt::format("{:+.0f}", v) : fmt::format("{:.0f}", v);
-  const Scale s = scale_for(u, std::fabs(v));
+  // The unit is chosen for the value as printed (999.96 ms reads 1.00 s, not 1000 ms).
+  double mag = std::fabs(v);
+  if (mag > 0) {
+    const double step = std::pow(10.0, std::floor(std::log10(mag)) - sig + 1);
+    mag = std::round(mag / step) * step;
+  }
+  const Scale s = scale_for(u, mag);
   const std::string num = fixed(v / s.factor, sig, sign);
   return *s.symbol ? num + " " + s.symbol : num;
 }

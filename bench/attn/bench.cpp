@@ -1,5 +1,6 @@
 #include "bench/attn/bench.hpp"
 
+#include "bench/attn/report.hpp"
 #include "bench/attn/whatif.hpp"
 #include "bench/cli/progress.hpp"
 
@@ -18,27 +19,62 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <thread>
 
 namespace layerbench::attention {
 namespace {
 
-// Component names in forward order; `comm` marks communication (the rest is kernel time).
-struct ComponentInfo {
-  const char* name;
-  bool comm;
+// The measurement contract of one case (this rank, per call). Every component is a part of
+// the case's `total` (the whole forward, sp.forward()); the collectives are `communication`.
+// Work:
+//   attention: 4 B Hl (Lt+R) (Lt+S) D FLOPs, the FlashAttention forward convention: QK^T and PV,
+//     each 2 FLOPs (multiply + add) per multiply-add, non-causal, softmax not counted; Hl are the
+//     heads this rank executes (UAA padding included: the executed work).
+//   total: the same FLOPs (the forward's arithmetic is the kernel's; copies and collectives do
+//     none), so its rate is the forward's effective FLOP/s.
+//   collectives: nccl-tests' size and bus factor. qkv_all_to_all: 3 tensors, the largest
+//     per-rank send or receive (alltoallv convention); kv_all_gather: 2 gathered K/V tensors of
+//     A x R rows; reverse_all_to_all: O's all-to-all plus the joint rows' all-gather; the
+//     length exchange: one int64 per Ulysses rank.
+//   pad_pack: local copies; no work declared.
+struct Declared {
+  reports::Role role = reports::Role::part;
+  reports::Work work;
 };
-constexpr ComponentInfo kComponents[] = {
-    {"length_exchange", true}, {"pad_pack", false},  {"qkv_all_to_all", true},
-    {"kv_all_gather", true},   {"attention", false}, {"reverse_all_to_all", true}};
 
-double median_of(const reports::Measurement& m) {
-  return reports::to_json(m)["median_ms"].get<double>();
+Declared declared(const std::string& name, const Topology& t, const Problem& p, const SpAttention& sp) {
+  const double e = static_cast<double>(dtype_size(p.dtype));
+  const AttentionShape as = sp.attention_shape();
+  const double row = e * static_cast<double>(p.batch) * sp.slice_heads() * p.head_dim;  // bytes of one row slice
+  const auto shards = shard_lengths(t, p.seq);
+  const double widest = static_cast<double>(*std::max_element(shards.begin(), shards.end()));
+  const double a2a_rows = std::max(t.ulysses * widest, static_cast<double>(sp.region()));
+  auto comm = [](double bytes, int n) {
+    return Declared{reports::Role::communication, {0, bytes, static_cast<double>(n - 1) / n}};
+  };
+  const double flops = 4.0 * static_cast<double>(as.batch) * as.heads * static_cast<double>(as.seq_q) *
+                       static_cast<double>(as.seq_kv) * as.head_dim;
+  if (name == "attention") return {reports::Role::part, {flops, 0, 0}};
+  if (name == "total") return {reports::Role::total, {flops, 0, 0}};
+  if (name == "length_exchange") return comm(8.0 * t.ulysses, t.ulysses);
+  if (name == "qkv_all_to_all") return comm(3 * row * a2a_rows, t.ulysses);
+  if (name == "kv_all_gather") return comm(2 * row * t.allgather * static_cast<double>(sp.region()), t.allgather);
+  if (name == "reverse_all_to_all")
+    return comm(row * (a2a_rows + t.ulysses * static_cast<double>(p.text_tokens)), t.ulysses);
+  return {};  // pad_pack
 }
 
-struct CaseSummary {
-  nlohmann::json json;
-  std::string row;  // markdown
-};
+// A cause, beyond noise and overlap, for a part to exceed its total on this run: host ranks
+// beyond the cores time-share them; a part timed alone runs on every rank at once, while inside
+// the forward the collectives stagger the ranks' compute.
+std::string oversubscription_note(Communicator& world) {
+  const unsigned cores = std::thread::hardware_concurrency();
+  if (world.backend() != Backend::host || cores == 0 || static_cast<unsigned>(world.size()) <= cores) return {};
+  return fmt::format("reason on this run: {} host ranks share {} cores, so a part timed alone (every rank computing "
+                     "at once) can contend for them more than the same part inside the forward, where the "
+                     "collectives stagger the ranks",
+                     world.size(), cores);
+}
 
 }  // namespace
 
@@ -115,8 +151,7 @@ int run(harness::Context& ctx, const BenchConfig& c) {
   Device& dev = world.device();
   std::vector<reports::Measurement> results;
   nlohmann::json cases = nlohmann::json::array();
-  std::map<long long, double> first_total;  // per sequence: the first topology's total
-  std::map<long long, std::string> md_rows;
+  std::map<long long, std::vector<CaseRef>> timed;  // per sequence: the cases timed, in run order
   bool all_pass = true;
   const auto targets = what_if_targets(c);
   std::string what_if_md;
@@ -174,52 +209,32 @@ int run(harness::Context& ctx, const BenchConfig& c) {
       }
 
       // ---- timing, component by component, then the whole forward --------------------
-      std::map<std::string, double> med;
       auto time = [&](const char* name, const std::function<void(Stream)>& body,
                       harness::Clock clock = harness::Clock::device) -> reports::Measurement& {
         reports::Measurement m = runner.time(name, body, clock);
         m.group = group;
         m.params = params;
-        med[name] = median_of(m);
+        const auto d = declared(name, t, prob, sp);
+        m.role = d.role;
+        m.work = d.work;
+        if (m.role != reports::Role::total) m.parent = "total";
         results.push_back(std::move(m));
         return results.back();
       };
       if (sp.has_length_exchange())
         time("length_exchange", [&](Stream) { sp.length_exchange(); }, harness::Clock::host);
       time("pad_pack", [&](Stream st) { sp.pack_inputs(st); sp.unpack_outputs(st); });
-      const std::size_t e = dtype_size(dtype);
-      const double tensor_bytes = static_cast<double>(c.batch * sp.local_seq() * sp.padded_heads() * c.head_dim * e);
-      if (t.ulysses > 1) {
-        auto& m = time("qkv_all_to_all", [&](Stream st) { sp.qkv_all_to_all(st); });
-        m.metrics["bytes_per_tensor"] = tensor_bytes;
-        m.metrics["per_tensor_ms"] = med["qkv_all_to_all"] / 3;
-      }
-      if (t.allgather > 1) {
-        auto& m = time("kv_all_gather", [&](Stream st) { sp.kv_all_gather(st); });
-        const double out_bytes = static_cast<double>(c.batch * seq * sp.slice_heads() * c.head_dim * e);
-        const double per = med["kv_all_gather"] / 2;
-        m.metrics["out_bytes_per_tensor"] = out_bytes;
-        m.metrics["per_tensor_ms"] = per;
-        m.metrics["algbw_gbps"] = out_bytes / (per * 1e6);
-        m.metrics["busbw_gbps"] = out_bytes / (per * 1e6) * (t.allgather - 1) / t.allgather;
-      }
+      if (t.ulysses > 1) time("qkv_all_to_all", [&](Stream st) { sp.qkv_all_to_all(st); });
+      if (t.allgather > 1) time("kv_all_gather", [&](Stream st) { sp.kv_all_gather(st); });
       {
         auto& m = time("attention", [&](Stream st) { sp.attention(st); });
-        const double flop_exec = 4.0 * c.batch * as.heads * as.seq_q * as.seq_kv * c.head_dim;
-        const double flop_useful = flop_exec * c.heads / sp.padded_heads();
-        const double best = reports::to_json(m)["min_ms"].get<double>();
         m.params["engine"] = kernels->describe();
-        m.metrics["tflops"] = flop_exec / (med["attention"] * 1e9);
-        m.metrics["tflops_best"] = flop_exec / (best * 1e9);
-        m.metrics["tflops_useful"] = flop_useful / (med["attention"] * 1e9);
         m.metrics["padded_work_fraction"] = static_cast<double>(sp.padded_heads() - c.heads) / c.heads;
-        summary["attention_tflops"] = m.metrics["tflops"];
-        summary["attention_tflops_best"] = m.metrics["tflops_best"];
-        summary["attention_tflops_useful"] = m.metrics["tflops_useful"];
         summary["engine"] = kernels->describe();
       }
       if (t.ulysses > 1) time("reverse_all_to_all", [&](Stream st) { sp.reverse_all_to_all(st); });
       auto& total = time("total", [&](Stream st) { sp.forward(st); });
+      total.metrics["max_abs_err"] = err;
       if (!targets.empty()) {
         std::vector<const reports::Measurement*> measured;
         for (const auto& m : results)
@@ -231,50 +246,27 @@ int run(harness::Context& ctx, const BenchConfig& c) {
         if (!w.empty()) what_if_md += harness::what_if_markdown(w, 0.95, group, /*notes=*/false);
       }
 
-      double comm = 0, kernel = 0;
-      nlohmann::json comps = nlohmann::json::object();
-      for (const auto& ci : kComponents) {
-        const auto it = med.find(ci.name);
-        comps[ci.name] = it == med.end() ? nlohmann::json(nullptr) : nlohmann::json(it->second);
-        if (it != med.end()) (ci.comm ? comm : kernel) += it->second;
-      }
-      const double tot = med["total"];
-      if (!first_total.count(seq)) first_total[seq] = tot;
-      const double rel = tot / first_total[seq];
-      total.metrics["comm_ms"] = comm;
-      total.metrics["kernel_ms"] = kernel;
-      total.metrics["relative_to_first"] = rel;
-      total.metrics["max_abs_err"] = err;
-      comps["total"] = tot;
-      summary["components_ms"] = comps;
-      summary["comm_ms"] = comm;
-      summary["kernel_ms"] = kernel;
-      summary["total_ms"] = tot;
-      summary["relative_to_first"] = rel;
       cases.push_back(summary);
-
-      auto cell = [&](const char* n) {
-        const auto it = med.find(n);
-        return it == med.end() ? std::string("—") : fmt::format("{:.3f}", it->second);
-      };
-      md_rows[seq] += fmt::format(
-          "| {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {} | {} | {} | {} | {} | {} | {:.4g} / {:.4g} | {:.2e} |\n",
-          t.label, tot, rel, comm, kernel, cell("qkv_all_to_all"), cell("kv_all_gather"),
-          cell("length_exchange"), cell("pad_pack"), cell("attention"), cell("reverse_all_to_all"),
-          summary["attention_tflops"].get<double>(), summary["attention_tflops_useful"].get<double>(), err);
+      timed[seq].push_back({group, t.label, seq});
     }
   }
 
+  // Everything printed comes from the measurements' roles and declared work.
+  const double confidence = 0.95;
+  const std::string note = oversubscription_note(world);
   std::string md = fmt::format(
       "## layerbench-attn: {} ranks, {} backend, H={} D={} B={} Lt={} {}\n\nattention: {}\n",
       world.size(), to_string(world.backend()), c.heads, c.head_dim, c.batch, c.text_tokens,
       c.dtype, kernels->describe());
-  for (const auto& [seq, rows] : md_rows)
-    md += fmt::format(
-        "\n### S = {}\n\n| topology | total ms | vs first | comm ms | kernel ms | qkv a2a | kv all-gather "
-        "| length exch. | pad/pack | attention | reverse a2a | attn TFLOP/s exec / useful | max_abs_err |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n{}",
-        seq, rows);
+  for (const auto& [seq, list] : timed) {
+    const auto cmp = compare_totals(results, list, confidence);
+    md += fmt::format("\n### S = {}\n\n{}", seq, cmp.markdown);
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      md += case_markdown(results, list[i], note);
+      for (auto& cj : cases)
+        if (cj["topology"] == list[i].topology && cj["seq"] == seq) cj["total_vs_first"] = cmp.vs_first[i];
+    }
+  }
   if (!what_if_md.empty()) what_if_md += harness::what_if_notes();
   md += what_if_md;
   if (ctx.is_root()) std::fputs(md.c_str(), harness::text_stream(c.common));

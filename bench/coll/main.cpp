@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <optional>
 
@@ -18,11 +19,15 @@ using namespace layerbench;
 namespace {
 
 std::string markdown_table(const std::vector<reports::Measurement>& results) {
-  std::string md = "| op | bytes | in place | time (us) | busbw (GB/s) | #wrong |\n|---|---:|---|---:|---:|---:|\n";
-  for (const auto& m : results)
-    md += fmt::format("| {} | {} | {} | {:.2f} | {:.2f} | {} |\n", m.name, m.params.value("bytes", 0ull),
-                      m.params.value("in_place", false) ? "yes" : "no", m.metrics.value("time_us", 0.0),
-                      m.metrics.value("busbw_gbps", 0.0), m.metrics.value("wrong", 0.0));
+  // Every figure from the declared work (reports::rates_of), in adaptive units.
+  std::string md = "| op | bytes | in place | time | algbw | busbw | #wrong |\n|---|---:|---|---:|---:|---:|---:|\n";
+  auto rate = [](double v) { return std::isfinite(v) ? reports::fmt_quantity(v, reports::Unit::bytes_per_s) : "—"; };
+  for (const auto& m : results) {
+    const auto r = reports::rates_of(m);
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", m.name, m.params.value("bytes", 0ull),
+                      m.params.value("in_place", false) ? "yes" : "no", reports::fmt_time(r.median_ms),
+                      rate(r.algbw_bytes_per_s), rate(r.busbw_bytes_per_s), m.metrics.value("wrong", 0.0));
+  }
   return md;
 }
 

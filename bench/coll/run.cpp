@@ -1,13 +1,14 @@
-// Validation and timing of every (op, size, place). Data are small integers, exact in bf16, fp32
-// and int64 even after summing over ranks, so a check is an exact comparison (#wrong), as in
-// nccl-tests' verifiable data. Each value depends on the sender rank and the element index, so
-// misrouted chunks are caught too.
+// Validation and timing of every (op, size, place), each case built by the op table (cases.hpp).
+// Data are small integers, exact in bf16, fp32 and int64 even after summing over ranks, so a
+// check is an exact comparison (#wrong), as in nccl-tests' verifiable data. Each value depends on
+// the sender rank and the element index, so misrouted chunks are caught too.
 #include "bench/coll/sweep.hpp"
 
 #include "collectives/error.hpp"
 
 #include <fmt/format.h>
 #include "stats/summary.hpp"
+#include "bench/coll/cases.hpp"  // the op table
 
 #include <algorithm>
 #include <cstring>
@@ -15,14 +16,6 @@
 
 namespace layerbench::coll {
 namespace {
-
-// Values in [-r, r] with r = min(7, 256 / ranks): a sum over all ranks stays within bf16's
-// exact integer range (|x| <= 256), so even large jobs check exactly.
-std::int64_t pattern(int rank, std::size_t i, std::uint64_t seed, int ranks) {
-  const std::uint64_t h = (static_cast<std::uint64_t>(i) * 2654435761ull) ^ (static_cast<std::uint64_t>(rank + 1) * 40503ull) ^ seed;
-  const std::int64_t r = std::max<std::int64_t>(1, std::min<std::int64_t>(7, 256 / std::max(ranks, 1)));
-  return static_cast<std::int64_t>((h >> 5) % static_cast<std::uint64_t>(2 * r + 1)) - r;
-}
 
 // Host image of a typed buffer.
 struct HostData {
@@ -67,184 +60,7 @@ struct HostData {
   }
 };
 
-// What one (op, size, place) case needs: buffers, the call, and the expected output.
-struct Case {
-  std::uint64_t bytes = 0;      // nccl-tests' size convention for the op
-  std::size_t count = 0;        // elements per rank (the count column)
-  std::size_t send_elems = 0, recv_elems = 0;
-  std::vector<std::size_t> sc, sd, rc, rd;  // all_to_allv counts / displacements
-  bool in_place = false;
-  std::size_t in_place_offset = 0;  // where the input sits inside the output buffer, in place
-  std::function<void(const Buffer& send, const Buffer& recv, Stream s)> call;
-  std::function<std::int64_t(std::size_t i)> send_value;  // this rank's input
-  std::function<std::int64_t(std::size_t i)> expected;    // this rank's output
-  void* send_ptr(const Buffer& send, const Buffer& recv) const { return in_place ? recv.data() : send.data(); }
-};
-
 std::size_t elem_offset(std::size_t elems, DType t) { return elems * dtype_size(t); }
-
-// Returns nullopt when the op has no such place (e.g. in-place all_to_all: N/A like nccl-tests).
-std::optional<Case> make_case(Op op, std::uint64_t size, bool in_place, const Plan& plan, double imbalance,
-                              Communicator& comm, std::uint64_t seed) {
-  const int n = comm.size(), me = comm.rank();
-  const auto nn = static_cast<std::size_t>(n);
-  const DType t = plan.type;
-  const std::size_t es = dtype_size(t);
-  Case c;
-  c.in_place = in_place;
-  auto val = [seed, n](int r, std::size_t i) { return pattern(r, i, seed, n); };
-  switch (op) {
-    case Op::all_gather: {
-      c.count = size / (nn * es);
-      if (!c.count) return std::nullopt;
-      c.bytes = c.count * nn * es;
-      c.send_elems = c.count;
-      c.recv_elems = c.count * nn;
-      const std::size_t cnt = c.count;
-      c.send_value = [=](std::size_t i) { return val(me, i); };
-      c.expected = [=](std::size_t i) { return val(static_cast<int>(i / cnt), i % cnt); };
-      c.in_place_offset = static_cast<std::size_t>(me) * cnt;
-      c.call = [&comm, cnt, t, in_place, me, es](const Buffer& s, const Buffer& r, Stream st) {
-        const void* src = in_place ? static_cast<const char*>(r.data()) + static_cast<std::size_t>(me) * cnt * es : s.data();
-        comm.all_gather(src, r.data(), cnt, t, st);
-      };
-      return c;
-    }
-    case Op::all_to_all:
-    case Op::all_to_allv: {
-      if (in_place) return std::nullopt;
-      // counts[p][q]: elements rank p sends to rank q.
-      std::vector<std::vector<std::size_t>> counts(nn, std::vector<std::size_t>(nn));
-      if (op == Op::all_to_allv && !plan.matrix_bytes.empty()) {
-        if (plan.matrix_bytes.size() != nn)
-          throw UsageError(fmt::format("--matrix is {0}x{0} but the group has {1} ranks", plan.matrix_bytes.size(), n));
-        for (std::size_t p = 0; p < nn; ++p)
-          for (std::size_t q = 0; q < nn; ++q) {
-            if (plan.matrix_bytes[p][q] % es)
-              throw UsageError(fmt::format("--matrix entry ({},{}) = {} bytes is not a multiple of the {}-byte {} element",
-                                           p + 1, q + 1, plan.matrix_bytes[p][q], es, to_string(t)));
-            counts[p][q] = plan.matrix_bytes[p][q] / es;
-          }
-      } else {
-        const std::size_t base = size / (nn * es);
-        if (!base) return std::nullopt;
-        for (std::size_t p = 0; p < nn; ++p)
-          for (std::size_t q = 0; q < nn; ++q)
-            counts[p][q] = (op == Op::all_to_allv && p == 0) ? static_cast<std::size_t>(base * imbalance) : base;
-      }
-      // nccl-tests alltoallv convention: the largest per-rank send or receive bytes.
-      std::size_t largest = 0;
-      for (std::size_t p = 0; p < nn; ++p) {
-        std::size_t snd = 0, rcv = 0;
-        for (std::size_t q = 0; q < nn; ++q) {
-          snd += counts[p][q];
-          rcv += counts[q][p];
-        }
-        largest = std::max({largest, snd, rcv});
-      }
-      c.bytes = largest * es;
-      const auto m = static_cast<std::size_t>(me);
-      c.sc.resize(nn), c.sd.resize(nn), c.rc.resize(nn), c.rd.resize(nn);
-      std::vector<std::vector<std::size_t>> send_displs(nn, std::vector<std::size_t>(nn));
-      for (std::size_t p = 0; p < nn; ++p)
-        for (std::size_t q = 1; q < nn; ++q) send_displs[p][q] = send_displs[p][q - 1] + counts[p][q - 1];
-      for (std::size_t q = 0; q < nn; ++q) {
-        c.sc[q] = counts[m][q];
-        c.sd[q] = send_displs[m][q];
-        c.rc[q] = counts[q][m];
-        c.rd[q] = q ? c.rd[q - 1] + c.rc[q - 1] : 0;
-      }
-      c.send_elems = c.sd[nn - 1] + c.sc[nn - 1];
-      c.recv_elems = c.rd[nn - 1] + c.rc[nn - 1];
-      c.count = c.send_elems;
-      // Skip only when nobody moves anything: a rank with nothing to send or receive must still
-      // take part in the collective (and in the harness's own collectives) with its peers.
-      if (largest == 0) return std::nullopt;
-      c.send_value = [=](std::size_t i) { return val(me, i); };
-      const auto rd = c.rd, rc = c.rc;
-      c.expected = [=](std::size_t i) {
-        std::size_t p = 0;
-        while (p + 1 < nn && i >= rd[p + 1]) ++p;
-        return val(static_cast<int>(p), send_displs[p][m] + (i - rd[p]));
-      };
-      c.call = [&comm, t, sc = c.sc, sd = c.sd, rc2 = c.rc, rd2 = c.rd](const Buffer& s, const Buffer& r, Stream st) {
-        comm.all_to_allv(s.data(), sc, sd, r.data(), rc2, rd2, t, st);
-      };
-      return c;
-    }
-    case Op::all_reduce: {
-      c.count = size / es;
-      if (!c.count) return std::nullopt;
-      c.bytes = c.count * es;
-      c.send_elems = c.recv_elems = c.count;
-      c.send_value = [=](std::size_t i) { return val(me, i); };
-      c.expected = [=](std::size_t i) {
-        std::int64_t s = 0;
-        for (int r = 0; r < n; ++r) s += val(r, i);
-        return s;
-      };
-      const std::size_t cnt = c.count;
-      c.call = [&comm, cnt, t, in_place](const Buffer& s, const Buffer& r, Stream st) {
-        comm.all_reduce(in_place ? r.data() : s.data(), r.data(), cnt, t, st);
-      };
-      return c;
-    }
-    case Op::reduce_scatter: {
-      c.count = size / (nn * es);
-      if (!c.count) return std::nullopt;
-      c.bytes = c.count * nn * es;
-      c.send_elems = c.count * nn;
-      c.recv_elems = in_place ? c.count * nn : c.count;
-      const std::size_t cnt = c.count;
-      c.send_value = [=](std::size_t i) { return val(me, i); };
-      // In place the result lands in this rank's block of the (full-size) buffer.
-      const std::size_t off = in_place ? static_cast<std::size_t>(me) * cnt : 0;
-      c.expected = [=](std::size_t i) -> std::int64_t {
-        if (i < off || i >= off + cnt) return INT64_MIN;  // not checked
-        std::int64_t s = 0;
-        for (int r = 0; r < n; ++r) s += val(r, static_cast<std::size_t>(me) * cnt + (i - off));
-        return s;
-      };
-      c.call = [&comm, cnt, t, in_place, me, es](const Buffer& s, const Buffer& r, Stream st) {
-        if (in_place) {
-          comm.reduce_scatter(r.data(), static_cast<char*>(r.data()) + static_cast<std::size_t>(me) * cnt * es, cnt, t, st);
-        } else {
-          comm.reduce_scatter(s.data(), r.data(), cnt, t, st);
-        }
-      };
-      return c;
-    }
-    case Op::broadcast: {
-      if (!in_place) return std::nullopt;  // the interface's broadcast is in place
-      c.count = size / es;
-      if (!c.count) return std::nullopt;
-      c.bytes = c.count * es;
-      c.send_elems = c.recv_elems = c.count;
-      c.send_value = [=](std::size_t i) { return val(me, i); };
-      c.expected = [=](std::size_t i) { return val(0, i); };
-      const std::size_t cnt = c.count;
-      c.call = [&comm, cnt, t](const Buffer&, const Buffer& r, Stream st) { comm.broadcast(r.data(), cnt, t, 0, st); };
-      return c;
-    }
-    case Op::sendrecv: {
-      if (in_place) return std::nullopt;
-      c.count = size / es;
-      if (!c.count) return std::nullopt;
-      c.bytes = c.count * es;
-      c.send_elems = c.recv_elems = c.count;
-      const int dst = (me + 1) % n, src = (me + n - 1) % n;
-      c.send_value = [=](std::size_t i) { return val(me, i); };
-      c.expected = [=](std::size_t i) { return val(src, i); };
-      const std::size_t cnt = c.count;
-      c.call = [&comm, cnt, t, dst, src](const Buffer& s, const Buffer& r, Stream st) {
-        comm.sendrecv(s.data(), dst, r.data(), src, cnt, t, st);
-      };
-      return c;
-    }
-    case Op::scalar_exchange: break;
-  }
-  return std::nullopt;
-}
 
 // Fill inputs, poison outputs, run once, compare exactly. Returns this rank's #wrong.
 std::uint64_t check_case(const Case& c, Device& dev, const Buffer& send, const Buffer& recv, DType t,
@@ -282,6 +98,25 @@ void refill(const Case& c, Device& dev, const Buffer& send, const Buffer& recv, 
   void* dst = c.in_place ? static_cast<char*>(recv.data()) + elem_offset(c.in_place_offset, t) : send.data();
   dev.copy_from_host(dst, in.bytes.data(), in.bytes.size(), s);
   dev.synchronize(s);
+}
+
+// Every measurement of layerbench-coll is a collective timed on its own, outside any layer, for
+// the bandwidth derived from it: role `probe` (not `communication`, which is a part of a
+// composed whole and takes a share of its parent; a sweep has no whole). Its work is
+// nccl-tests' size for the op and nccl-tests' bus factor at the group's size, so algbw and busbw
+// come from reports::rates_of.
+void declare_work(reports::Measurement& m, const OpSpec& op, std::uint64_t bytes, int ranks) {
+  m.role = reports::Role::probe;
+  m.work.bytes = static_cast<double>(bytes);
+  m.work.bus_factor = op.bus_factor(ranks);
+}
+
+// The rates of the nccl-tests-style aggregate (back-to-back ops, one mean time).
+reports::Rates aggregate_rates(const reports::Measurement& m, double agg_ms) {
+  reports::Measurement agg;
+  agg.work = m.work;
+  agg.samples_ms = {agg_ms};
+  return reports::rates_of(agg);
 }
 
 }  // namespace
@@ -341,6 +176,7 @@ SweepResult run_sweep(const Config& cfg, const Plan& plan, Communicator& world, 
                     {"host_sync", host_sync}};
         const double med = stats::summarize(m.samples_ms).median;
         m.metrics = {{"time_us", med * 1e3}, {"wrong", w}};
+        declare_work(m, spec(Op::scalar_exchange), 8ull * static_cast<std::uint64_t>(n), n);
         res.results.push_back(std::move(m));
       }
       res.total_wrong += static_cast<std::uint64_t>(w);
@@ -352,7 +188,7 @@ SweepResult run_sweep(const Config& cfg, const Plan& plan, Communicator& world, 
     for (const std::uint64_t size : sizes) {
       const std::size_t first = res.results.size();
       for (const bool in_place : places) {
-        auto c = make_case(op, size, in_place, plan, cfg.imbalance, comm, cfg.common.seed);
+        auto c = spec(op).build(CaseArgs{size, in_place, plan, cfg.imbalance, comm, cfg.common.seed});
         // Every rank derives the same cases, so skipping is collective.
         if (!c) continue;
         auto alloc = [&](std::size_t elems) {
@@ -380,15 +216,12 @@ SweepResult run_sweep(const Config& cfg, const Plan& plan, Communicator& world, 
         auto m = runner.time(std::string(to_string(op)), body);
         const double agg_ms = runner.time_aggregate_ms(body, agg_n);
         const double med_ms = stats::summarize(m.samples_ms).median;
-        const double algbw = static_cast<double>(c->bytes) / (med_ms * 1e-3) / 1e9;
-        const double busbw = algbw * busbw_factor(op, n);
-        const double agg_busbw = static_cast<double>(c->bytes) / (agg_ms * 1e-3) / 1e9 * busbw_factor(op, n);
+        declare_work(m, spec(op), c->bytes, n);
         m.group = group_label;
         m.params = {{"op", std::string(to_string(op))}, {"bytes", c->bytes}, {"count", c->count},
                     {"dtype", std::string(to_string(plan.type))}, {"in_place", in_place}, {"graph", cfg.graph}};
-        m.metrics = {{"time_us", med_ms * 1e3}, {"algbw_gbps", algbw}, {"busbw_gbps", busbw},
-                     {"agg_time_us", agg_ms * 1e3}, {"agg_busbw_gbps", agg_busbw}, {"wrong", wrong}};
-        if (cfg.link_gbps > 0) m.metrics["pct_link"] = 100.0 * busbw / cfg.link_gbps;
+        m.metrics = {{"time_us", med_ms * 1e3}, {"agg_time_us", agg_ms * 1e3},
+                     {"agg_busbw_bytes_per_s", aggregate_rates(m, agg_ms).busbw_bytes_per_s}, {"wrong", wrong}};
         res.results.push_back(std::move(m));
       }
       step_done(first);

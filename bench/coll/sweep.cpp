@@ -1,6 +1,6 @@
-// The sweep driver: one table of per-op behaviour (counts, data, expected values, the call) and
-// one loop that validates, times and records every (op, size, place).
-#include "bench/coll/sweep.hpp"
+// The sweep's flags and their validation into a Plan (the op table: cases.hpp; the loop that
+// checks and times every case: run.cpp).
+#include "bench/coll/cases.hpp"
 
 #include "collectives/error.hpp"
 #include "common/cli.hpp"
@@ -16,8 +16,9 @@
 namespace layerbench::coll {
 
 void add_flags(CLI::App& app, Config& c) {
-  app.add_option("--ops", c.ops, "comma-separated: all_gather, all_to_all, all_to_allv, all_reduce, "
-                                 "reduce_scatter, broadcast, sendrecv, scalar_exchange")
+  std::string names;
+  for (const auto& o : op_table()) names += (names.empty() ? "" : ", ") + std::string(o.name);
+  app.add_option("--ops", c.ops, "comma-separated: " + names)
       ->delimiter(',')
       ->capture_default_str();
   app.add_option("-b,--minbytes", c.min_bytes, "smallest size (nccl-tests convention per op; K/M/G)")

@@ -28,7 +28,7 @@ inline constexpr std::uint64_t kMaxSizes = 10000;
 std::vector<std::uint64_t> size_steps(std::uint64_t begin, std::uint64_t end, double factor,
                                       std::uint64_t increment);
 
-// nccl-tests' bus-bandwidth factor for `n` ranks (collectives.md §2).
+// nccl-tests' bus-bandwidth factor for `n` ranks (collectives.md §2), from the op table (cases.hpp).
 double busbw_factor(Op op, int n);
 
 struct Config {
@@ -98,11 +98,13 @@ class TablePrinter {
   int cell_width() const;
   std::string cell(const reports::Measurement* m) const;
   bool link_;
+  double link_gbps_;
 };
 
 // `v` right-aligned in exactly `width` characters (2, 1, 0 decimals, then exponent form).
 std::string fit_number(double v, int width);
-// Mean busbw over every measurement that has one (nccl-tests' "Avg bus bandwidth").
+// Mean busbw (GB/s, from reports::rates_of) over every measurement with declared bus work
+// (nccl-tests' "Avg bus bandwidth").
 double average_busbw(const std::vector<reports::Measurement>& results);
 
 // The whole table of a finished sweep.

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace layerbench::coll {
 
@@ -25,7 +26,7 @@ std::string fit_number(double v, int width) {
   return std::string(static_cast<std::size_t>(width), '#');
 }
 
-TablePrinter::TablePrinter(const Config& c) : link_(c.link_gbps > 0) {}
+TablePrinter::TablePrinter(const Config& c) : link_(c.link_gbps > 0), link_gbps_(c.link_gbps) {}
 
 int TablePrinter::cell_width() const {
   return kTime + 1 + kBw + 1 + kBw + 1 + (link_ ? kPct + 1 : 0) + kWrong + 1 + kTime;
@@ -48,14 +49,17 @@ std::string TablePrinter::cell(const reports::Measurement* m) const {
   const int w = cell_width();
   if (!m) return fmt::format("{:>{}}{:{}}", "N/A", kTime, "", w - kTime);
   const auto& x = m->metrics;
-  const auto num = [&](const char* key, int width) { return fit_number(x.value(key, 0.0), width); };
-  std::string s = num("time_us", kTime) + " ";
-  const bool bw = x.contains("busbw_gbps");
-  s += bw ? num("algbw_gbps", kBw) + " " + num("busbw_gbps", kBw) + " "
-          : fmt::format("{:>{}} {:>{}} ", "-", kBw, "-", kBw);
-  if (link_) s += (x.contains("pct_link") ? fit_number(x.value("pct_link", 0.0), kPct) : fmt::format("{:>{}}", "-", kPct)) + " ";
+  // Time, algbw and busbw from the declared work (reports::rates_of), in nccl-tests' units
+  // (us, GB/s = 1e9 B/s).
+  const auto r = reports::rates_of(*m);
+  const auto dash = [](int width) { return fmt::format("{:>{}}", "-", width); };
+  std::string s = fit_number(r.median_ms * 1e3, kTime) + " ";
+  const bool bw = std::isfinite(r.busbw_bytes_per_s);
+  s += bw ? fit_number(r.algbw_bytes_per_s / 1e9, kBw) + " " + fit_number(r.busbw_bytes_per_s / 1e9, kBw) + " "
+          : dash(kBw) + " " + dash(kBw) + " ";
+  if (link_) s += (bw ? fit_number(100.0 * r.busbw_bytes_per_s / 1e9 / link_gbps_, kPct) : dash(kPct)) + " ";
   s += fmt::format("{:>{}} ", static_cast<unsigned long long>(x.value("wrong", 0.0)), kWrong);
-  s += bw ? num("agg_time_us", kTime) : fmt::format("{:>{}}", "-", kTime);
+  s += x.contains("agg_time_us") ? fit_number(x.value("agg_time_us", 0.0), kTime) : dash(kTime);
   return s;
 }
 
@@ -89,11 +93,13 @@ std::string TablePrinter::rows(std::span<const reports::Measurement> step) const
 double average_busbw(const std::vector<reports::Measurement>& results) {
   double sum = 0;
   int n = 0;
-  for (const auto& m : results)
-    if (m.metrics.contains("busbw_gbps")) {
-      sum += m.metrics.value("busbw_gbps", 0.0);
+  for (const auto& m : results) {
+    const double busbw = reports::rates_of(m).busbw_bytes_per_s;
+    if (std::isfinite(busbw)) {
+      sum += busbw / 1e9;
       ++n;
     }
+  }
   return n ? sum / n : 0.0;
 }
 

@@ -34,8 +34,6 @@ SampleFile from_layerbench(const nlohmann::json& doc, const std::string& path, c
     if (f.sets.count(key)) throw std::runtime_error(fmt::format("{}: duplicate result '{}'", path, display));
     f.sets[key] = {display, m.samples_ms};
   }
-  for (const auto& c : file.components)
-    if (!c.samples_ms.empty()) f.sets["component\x1f" + c.name] = {"component " + c.name, c.samples_ms};
   return f;
 }
 

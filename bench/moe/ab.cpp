@@ -5,6 +5,7 @@
 #include "collectives/error.hpp"
 #include "bench/moe/profile.hpp"
 #include "bench/moe/report.hpp"
+#include "reports/derived.hpp"
 #include "bench/moe/whatif.hpp"
 #include "reports/paired.hpp"
 #include "reports/sequential.hpp"
@@ -95,7 +96,13 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::v
   const ExchangeEstimate est = exchange_estimate(ex, saved_per_stack, c.confidence);
   const auto* pe = find(comps, "moe_per_layer_exchange");
   const auto* ru = find(comps, "moe_reused_split_sizes");
-  const double median_difference = pe && ru ? (median_ms(*pe) - median_ms(*ru)) * L : 0.0;
+  // The difference of the two separately timed routed-branch medians, with its interval.
+  std::optional<reports::Estimate> median_difference;
+  if (pe && ru) {
+    median_difference = reports::difference_of_medians(*pe, *ru, c.confidence);
+    median_difference->value *= L;
+    median_difference->ci = {median_difference->ci.low * L, median_difference->ci.high * L};
+  }
   const double confidence = c.confidence;
   const auto preds = exchange_predictions(what_ifs, saved_per_stack, confidence);
 
@@ -111,7 +118,7 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::v
             {"scalar_exchanges_base_per_stack", double(base_exchanges) / pairs},
             {"scalar_exchanges_candidate_per_stack", double(cand_exchanges) / pairs},
             {"exchange_estimate", est.json},
-            {"median_difference_estimate_ms", median_difference}};
+            {"median_difference_estimate", median_difference ? median_difference->to_json() : nlohmann::json(nullptr)}};
   if (seq) r.json["sequential"] = reports::sequential_json(*seq);
   std::string md = fmt::format(
       "\n### Metadata A/B: {}-layer stack, {} interleaved pairs (base = per-layer exchange, "
@@ -157,8 +164,9 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::v
     }
     if (preds.empty()) pb.rows.emplace_back("predicted", "no exchange what-if (layout without the exchange)");
     if (est.valid) pb.rows.emplace_back("for reference: exchange cost x exchanges saved (ignores the critical path)", est.text);
-    pb.rows.emplace_back("for reference: difference of the MoE medians x layers (no interval; ignores the critical path)",
-                         reports::fmt_quantity_signed(median_difference, reports::Unit::ms));
+    if (median_difference)
+      pb.rows.emplace_back("for reference: difference of the separately timed routed-branch medians x layers",
+                           median_difference->text());
     pb.rows.emplace_back("scalar exchanges per stack", fmt::format("base {:g}, candidate {:g}", double(base_exchanges) / pairs,
                                                                      double(cand_exchanges) / pairs));
     r.json["predictions"] = pb.json;
@@ -184,15 +192,13 @@ ExchangeEstimate exchange_estimate(const reports::Measurement* ex, double exchan
     e.json = {{"valid", false}, {"reason", ex == nullptr ? "no seq_size_exchange measurement" : "too few samples or no exchange saved"}};
     return e;
   }
-  stats::BootstrapOptions bo;
-  bo.confidence = confidence;
-  bo.resamples = 20000;
-  const auto bs = stats::bootstrap_mean_median(ex->samples_ms, bo);
+  const auto est = reports::scaled_median(*ex, exchanges, confidence);
+  const auto cost = reports::scaled_median(*ex, 1.0, confidence);
   e.valid = true;
-  e.cost_ms = bs.median.estimate;
-  e.cost_ci = bs.median.percentile;
-  e.value = e.cost_ms * exchanges;
-  e.ci = {e.cost_ci.low * exchanges, e.cost_ci.high * exchanges};
+  e.cost_ms = cost.value;
+  e.cost_ci = cost.ci;
+  e.value = est.value;
+  e.ci = est.ci;
   e.half_width = (e.ci.high - e.ci.low) / 2;
   const int level = static_cast<int>(std::lround(100 * confidence));
   e.text = fmt::format("exchange cost {} x {:g} exchanges saved = {}, {}% CI {} (bootstrap of the exchange's median)",
@@ -205,7 +211,7 @@ ExchangeEstimate exchange_estimate(const reports::Measurement* ex, double exchan
             {"estimate_ms", e.value},
             {"estimate_ci_ms", {e.ci.low, e.ci.high}},
             {"confidence", confidence},
-            {"method", "percentile bootstrap of the seq_size_exchange median, times the exchanges saved"}};
+            {"method", est.method}};
   return e;
 }
 

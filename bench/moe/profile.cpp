@@ -215,8 +215,11 @@ int run(harness::Context& ctx, const RunConfig& c) {
   const std::size_t n_components = 13 + (sp ? 4 : 0) + (c.layers > 1 ? 2 : 0);
   std::optional<cli::Progress> progress;
   if (world.rank() == 0) progress.emplace("profile", n_components);
-  auto add = [&](const std::string& name, const std::function<void(Stream)>& body, Clock clock,
-                 bool in_layer, double flops = 0, double bytes = 0) {
+  // Every component declares its place in the layer (role, parent) and its work once; shares,
+  // rates and the composition are derived from that by reports/.
+  using reports::Role;
+  auto add = [&](const std::string& name, const std::function<void(Stream)>& body, Clock clock, Role role,
+                 const std::string& parent, reports::Work work = {}, int instances = 1) {
     ComponentResult r;
     if (std::getenv("LB_MOE_TRACE")) std::fprintf(stderr, "[moe] %s\n", name.c_str());
     const double t0 = telemetry::Sampler::now();
@@ -224,15 +227,20 @@ int run(harness::Context& ctx, const RunConfig& c) {
     r.telemetry = window_covariates(world, sampler.get(), t0, telemetry::Sampler::now());
     if (progress) progress->step(name);
     r.m.group = c.layout;
-    r.in_layer = in_layer;
-    r.flops = flops;
-    r.bytes = bytes;
+    r.m.role = role;
+    r.m.parent = parent;
+    r.m.work = work;
+    r.m.instances = instances;
     comps.push_back(std::move(r));
   };
+  auto flops = [](double f) { return reports::Work{.flops = f}; };
+  auto moved = [](double bytes, double bus_factor = 0) { return reports::Work{.bytes = bytes, .bus_factor = bus_factor}; };
+  const std::string total = "whole_layer", routed = "routed_branch";
   const double N = static_cast<double>(p.local_tokens), H = static_cast<double>(p.hidden);
   const double Hin = static_cast<double>(p.hidden_in_local), Il = static_cast<double>(p.inter_local);
   const double act_b = static_cast<double>(layer.act_bytes());
   const double a2a_bytes = N * static_cast<double>(p.heads_padded * p.d_head) * act_b;
+  const double a2a_bus = static_cast<double>(p.world - 1) / p.world;  // nccl-tests' all-to-all factor
   const double expert_flops = static_cast<double>(layer.expert_assignments()) *
                               gemm_flops(1, 3.0 * static_cast<double>(p.inter), static_cast<double>(p.d_head));
   const double shared_flops = gemm_flops(N, 4 * Il, H) + gemm_flops(N, H, 2 * Il);
@@ -270,18 +278,19 @@ int run(harness::Context& ctx, const RunConfig& c) {
     if (bad != 0.0) throw Error("moe expert reference check failed (on this or another rank): " + ec.to_json().dump());
   }
 
-  add("pre_norm", [&](Stream st) { layer.pre_norm(x.data(), st); }, Clock::device, true);
-  add("split_linear", [&](Stream st) { layer.split_linear(st); }, Clock::device, true, gemm_flops(N, Hin, H));
-  add("seq_size_exchange", [&](Stream) { (void)layer.exchange_sizes(); }, Clock::host, false,
-      0, 8.0 * p.world);
-  if (sp) add("ep_dispatch", [&](Stream st) { layer.ep_dispatch(splits, st); }, Clock::device, true, 0, a2a_bytes);
-  add("routing", [&](Stream st) { layer.route(st); }, Clock::device, true,
-      gemm_flops(static_cast<double>(p.moe_tokens * p.heads_valid), static_cast<double>(p.experts), static_cast<double>(p.d_head)));
+  add("pre_norm", [&](Stream st) { layer.pre_norm(x.data(), st); }, Clock::device, Role::part, total);
+  add("split_linear", [&](Stream st) { layer.split_linear(st); }, Clock::device, Role::part, routed, flops(gemm_flops(N, Hin, H)));
+  // Not in the layer measured here (reused split sizes); on the per-layer-exchange path it is.
+  add("seq_size_exchange", [&](Stream) { (void)layer.exchange_sizes(); }, Clock::host, Role::probe, "",
+      moved(8.0 * p.world, static_cast<double>(p.world - 1) / p.world));
+  if (sp) add("ep_dispatch", [&](Stream st) { layer.ep_dispatch(splits, st); }, Clock::device, Role::communication, routed, moved(a2a_bytes, a2a_bus));
+  add("routing", [&](Stream st) { layer.route(st); }, Clock::device, Role::part, routed,
+      flops(gemm_flops(static_cast<double>(p.moe_tokens * p.heads_valid), static_cast<double>(p.experts), static_cast<double>(p.d_head))));
   // Routing is its own component: the expert part reuses the routing result kept by the layer
   // (computed by the routing runs just above), so the two shares do not overlap.
-  add("local_expert_compute", [&](Stream st) { layer.experts(st); }, Clock::device, true, expert_flops);
-  if (sp) add("ep_undispatch", [&](Stream st) { layer.ep_undispatch(splits, st); }, Clock::device, true, 0, a2a_bytes);
-  add("merge_linear", [&](Stream st) { layer.merge_linear(st); }, Clock::device, true, gemm_flops(N, H, Hin));
+  add("local_expert_compute", [&](Stream st) { layer.experts(st); }, Clock::device, Role::part, routed, flops(expert_flops));
+  if (sp) add("ep_undispatch", [&](Stream st) { layer.ep_undispatch(splits, st); }, Clock::device, Role::communication, routed, moved(a2a_bytes, a2a_bus));
+  add("merge_linear", [&](Stream st) { layer.merge_linear(st); }, Clock::device, Role::part, routed, flops(gemm_flops(N, H, Hin)));
   // TP: the layer's [N, hidden] all-reduce. SP: the same collective as a probe over the world,
   // with the balanced token count so that every rank reduces the same number of elements.
   const DType act = layer.ops().act();
@@ -291,15 +300,16 @@ int run(harness::Context& ctx, const RunConfig& c) {
   layer.ops().fill(red_in.data(), act, {.seed = c.common.seed, .tensor = kDenseA, .scale = 1.0f, .rows = red_tokens, .cols = p.hidden, .full_cols = p.hidden, .ld = p.hidden}, s);
   dev.synchronize(s);
   add("tp_reduction", [&](Stream st) { world.all_reduce(red_in.data(), red_out.data(), nelem, act, st); },
-      Clock::device, !sp, 0, static_cast<double>(nelem) * act_b);
-  add("shared_branch", [&](Stream st) { layer.shared_branch(st); }, Clock::device, true, shared_flops);
-  add("routed_branch", [&](Stream st) { layer.routed_branch(splits, st); }, Clock::device, true);
-  add("whole_layer", [&](Stream st) { layer.forward(x.data(), out.data(), splits, st); }, Clock::device, true);
-  add("moe_per_layer_exchange", [&](Stream st) { layer.routed_branch(std::nullopt, st); }, Clock::host, false);
-  add("moe_reused_split_sizes", [&](Stream st) { layer.routed_branch(splits, st); }, Clock::host, false);
+      Clock::device, sp ? Role::probe : Role::communication, sp ? "" : routed,
+      moved(static_cast<double>(nelem) * act_b, 2.0 * (p.world - 1) / p.world));
+  add("shared_branch", [&](Stream st) { layer.shared_branch(st); }, Clock::device, Role::part, total, flops(shared_flops));
+  add("routed_branch", [&](Stream st) { layer.routed_branch(splits, st); }, Clock::device, Role::part, total);
+  add("whole_layer", [&](Stream st) { layer.forward(x.data(), out.data(), splits, st); }, Clock::device, Role::total, "");
+  add("moe_per_layer_exchange", [&](Stream st) { layer.routed_branch(std::nullopt, st); }, Clock::host, Role::probe, "");
+  add("moe_reused_split_sizes", [&](Stream st) { layer.routed_branch(splits, st); }, Clock::host, Role::probe, "");
   if (sp) {
-    add("branches_serialized", [&](Stream st) { layer.branches(splits, false, st); }, Clock::device, false);
-    add("branches_overlapped", [&](Stream st) { layer.branches(splits, true, st); }, Clock::device, false);
+    add("branches_serialized", [&](Stream st) { layer.branches(splits, false, st); }, Clock::device, Role::probe, "");
+    add("branches_overlapped", [&](Stream st) { layer.branches(splits, true, st); }, Clock::device, Role::probe, "");
   }
   Buffer sa = layer.make_activation(), sb = layer.make_activation();
   auto stack = [&](bool reuse) {
@@ -309,13 +319,16 @@ int run(harness::Context& ctx, const RunConfig& c) {
     };
   };
   if (c.layers > 1) {
-    add("stack_per_layer_exchange", stack(false), Clock::host, false);
-    add("stack_reused_split_sizes", stack(true), Clock::host, false);
+    add("stack_per_layer_exchange", stack(false), Clock::host, Role::stack, "", {}, c.layers);
+    add("stack_reused_split_sizes", stack(true), Clock::host, Role::stack, "", {}, c.layers);
   }
   if (c.graph)
     add_graph_components(
         layer, checks,
-        [&](const std::string& name, const std::function<void(Stream)>& body, Clock clock) { add(name, body, clock, false); },
+        [&](const std::string& name, const std::function<void(Stream)>& body, Clock clock) {
+          const bool is_stack = name.rfind("stack_", 0) == 0;
+          add(name, body, clock, is_stack ? Role::stack : Role::probe, "", {}, is_stack ? c.layers : 1);
+        },
         x.data(), out.data(), c.layers > 1 ? std::function<void(Stream)>(stack(true)) : std::function<void(Stream)>());
 
   // Dense bf16 (fp32 on host) GEMM reference, measured in the same run.
@@ -332,7 +345,9 @@ int run(harness::Context& ctx, const RunConfig& c) {
     });
     if (progress) progress->step("dense_gemm_reference");
     dense.size = g;
-    dense.flops = gemm_flops(static_cast<double>(g), static_cast<double>(g), static_cast<double>(g));
+    dense.m.group = c.layout;
+    dense.m.role = reports::Role::reference;
+    dense.m.work.flops = gemm_flops(static_cast<double>(g), static_cast<double>(g), static_cast<double>(g));
   }
 
   std::optional<AbResult> ab;

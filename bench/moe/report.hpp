@@ -18,18 +18,16 @@
 
 namespace layerbench::moe {
 
+// A component: its measurement (role, parent and work declared by the profile) and the GPU
+// telemetry over it (reduced over ranks).
 struct ComponentResult {
   reports::Measurement m;
-  bool in_layer = true;  // part of the layer's own path in this layout (share of layer)
-  double flops = 0;      // per call, this rank (0: not a compute component)
-  double bytes = 0;      // per call, this rank's buffer (comm components)
-  ab::RunCovariates telemetry;  // GPU telemetry over the measurement (reduced over ranks)
+  ab::RunCovariates telemetry;
 };
 
 struct DenseRef {
-  reports::Measurement m;
+  reports::Measurement m;  // role reference, work.flops declared
   std::int64_t size = 0;
-  double flops = 0;
 };
 
 struct AbResult {

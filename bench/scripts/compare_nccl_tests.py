@@ -15,9 +15,9 @@ row = re.compile(r"^\s+(\d+)\s+(\d+)\s+\S+\s+\S+\s+-?\d+\s+([\d.]+)\s+([\d.]+)\s
 
 
 def load_ours(path):
-    """layerbench-coll JSON -> {(op, bytes, in_place): metrics}."""
+    """layerbench-coll JSON -> {(op, bytes, in_place): measurement}."""
     doc = json.loads(path.read_text())
-    return {(r["params"]["op"], r["params"]["bytes"], r["params"]["in_place"]): r["metrics"] for r in doc["results"]}
+    return {(r["params"]["op"], r["params"]["bytes"], r["params"]["in_place"]): r for r in doc["results"]}
 
 
 def nccl_rows(path):
@@ -42,14 +42,17 @@ for nt_name, op in names.items():
         m = ours.get((op, size, place == "in"))
         if not m:
             continue
-        r_med = m["busbw_gbps"] / nt_bw if nt_bw else float("nan")
-        r_agg = m["agg_busbw_gbps"] / nt_bw if nt_bw else float("nan")
+        # Our busbw: the rates layerbench-coll derived from the declared work (bytes/s).
+        busbw = m["rates"]["busbw_bytes_per_s"] / 1e9
+        agg_busbw = m["metrics"]["agg_busbw_bytes_per_s"] / 1e9
+        r_med = busbw / nt_bw if nt_bw else float("nan")
+        r_agg = agg_busbw / nt_bw if nt_bw else float("nan")
         if size >= 32 << 20:
             key = (op, place)
             worst[key] = min(worst.get(key, 9.0), max(r_med, r_agg))
         if size >= 32 << 20 or size <= 1024:
-            print(f"| {op} | {size} | {place} | {nt_t:.2f} | {m['time_us']:.2f} | {m['agg_time_us']:.2f} | {nt_bw:.2f} | "
-                  f"{m['busbw_gbps']:.2f} | {m['agg_busbw_gbps']:.2f} | {r_med:.3f} | {r_agg:.3f} |")
+            print(f"| {op} | {size} | {place} | {nt_t:.2f} | {m['metrics']['time_us']:.2f} | {m['metrics']['agg_time_us']:.2f} | {nt_bw:.2f} | "
+                  f"{busbw:.2f} | {agg_busbw:.2f} | {r_med:.3f} | {r_agg:.3f} |")
 print()
 for (op, place), r in sorted(worst.items()):
     print(f"- {op} {place}-of-place, sizes >= 32 MB: worst best-view busbw ratio ours/nccl-tests = {r:.3f}")
@@ -68,8 +71,8 @@ if variants:
             for n, res in vs:
                 m = res.get((op, size, place == "in"))
                 if m:
-                    cells.append(f"{m['time_us']:.2f} / {m['agg_time_us']:.2f}")
-                    diffs.setdefault((n, op), []).append(m["agg_time_us"] - t)
+                    cells.append(f"{m['metrics']['time_us']:.2f} / {m['metrics']['agg_time_us']:.2f}")
+                    diffs.setdefault((n, op), []).append(m["metrics"]["agg_time_us"] - t)
                 else:
                     cells.append("-")
             print(f"| {op} | {size} | {place} | {t:.2f} | " + " | ".join(cells) + " |")

@@ -95,7 +95,7 @@ if rc == 0:
     expect(open(f"{tmp}/a.md").read().startswith(("|", "#", "*")), "ab analyze markdown file")
 rc, out, err = run(ab, "analyze", csv_in, "--resamples", "2000", "--alpha", "1%", "--json", "-")
 expect(rc == 0 and json.loads(out)["t_ci"]["confidence"] == 0.99, f"ab analyze --alpha 1% --json -: rc {rc} {err[-200:]}")
-rc, out, err = run(ab, "analyze", csv_in, os.path.join(data, "study.jsonl"), "--resamples", "2000", "--json", "-")
+rc, out, err = run(ab, "analyze", csv_in, os.path.join(os.environ["LB_TEST_OUTPUTS"], "study.jsonl"), "--resamples", "2000", "--json", "-")
 j = json.loads(out) if rc == 0 else {}
 expect(j.get("schema") == "layerbench-ab-analyses/1" and len(j.get("analyses", [])) == 2
        and all(a["schema"] == "layerbench-ab-analysis/1" and "input" in a for a in j["analyses"]),
@@ -121,7 +121,7 @@ try:
 except ValueError:
     failures.append(f"coll --json -: stdout is not JSON: rc {rc} {out[:300]!r} {err[-300:]!r}")
 if doc:
-    expect(doc["schema"] == "layerbench/1" and doc["complete"] is True, "coll JSON schema/complete")
+    expect(doc["schema"] == "layerbench/2" and doc["complete"] is True, "coll JSON schema/complete")
     expect("cuda_driver" not in doc["context"]["versions"], f"host run records a CUDA driver: {doc['context']['versions']}")
     expect("all_reduce" in err, "coll --json -: the table should go to stderr")
 

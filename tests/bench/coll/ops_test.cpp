@@ -109,8 +109,12 @@ TEST(CollTable, RowsLineUpForLongTimesAndTheFooterAveragesBusBandwidth) {
     reports::Measurement m;
     m.name = "all_gather";
     m.params = {{"bytes", bytes}, {"dtype", "bf16"}, {"in_place", in_place}};
-    m.metrics = {{"time_us", time_us}, {"algbw_gbps", busbw * 2}, {"busbw_gbps", busbw}, {"agg_time_us", time_us},
-                 {"wrong", 0.0}};
+    // Declared work that gives `busbw` GB/s at `time_us` (rates_of derives the table's figures).
+    m.samples_ms = {time_us * 1e-3};
+    m.role = reports::Role::probe;
+    m.work.bus_factor = 0.5;
+    m.work.bytes = busbw * 1e9 * time_us * 1e-6 / m.work.bus_factor;
+    m.metrics = {{"time_us", time_us}, {"agg_time_us", time_us}, {"wrong", 0.0}};
     return m;
   };
   SweepResult r;

@@ -20,7 +20,7 @@ assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
 assert "out of bounds values : 0 OK" in proc.stdout, proc.stdout[-2000:]
 
 doc = json.loads((tmp / "out.json").read_text())
-assert doc["schema"] == "layerbench/1" and doc["binary"] == "layerbench-coll" and doc["complete"] is True
+assert doc["schema"] == "layerbench/2" and doc["binary"] == "layerbench-coll" and doc["complete"] is True
 assert "Avg bus bandwidth" in proc.stdout, proc.stdout[-2000:]
 ctx = doc["context"]
 for key in ("date", "git_sha", "backend", "world_size", "versions", "ranks", "argv", "timing"):
@@ -34,17 +34,25 @@ for r in doc["results"]:
     assert r["metrics"]["wrong"] == 0
     for k in ("time_us", "wrong"):
         assert k in r["metrics"], k
+    # Every measurement is a probe declaring nccl-tests' size; its rates come from that work.
+    assert r["role"] == "probe" and r["work"]["bytes"] == r["params"]["bytes"], r
+    for k in ("algbw_bytes_per_s", "busbw_bytes_per_s"):
+        assert r["rates"][k] > 0, (k, r)
     if r["params"]["op"] not in ("scalar_exchange", "scalar_exchange_device"):
-        for k in ("algbw_gbps", "busbw_gbps", "agg_time_us"):
-            assert r["metrics"][k] > 0, (k, r)
+        assert r["metrics"]["agg_time_us"] > 0 and r["metrics"]["agg_busbw_bytes_per_s"] > 0, r
         assert r["params"]["bytes"] >= 1024
 assert seen >= set(ops) | {"scalar_exchange_device"}, seen
 # all_gather 1 MiB on 4 ranks: busbw = algbw * 3/4 exactly (nccl-tests factor).
 ag = [r for r in doc["results"] if r["params"]["op"] == "all_gather"][0]
-assert abs(ag["metrics"]["busbw_gbps"] - 0.75 * ag["metrics"]["algbw_gbps"]) < 1e-9
+assert ag["work"]["bus_factor"] == 0.75
+assert abs(ag["rates"]["busbw_bytes_per_s"] - 0.75 * ag["rates"]["algbw_bytes_per_s"]) < 1e-6
 
 rows = list(csv.DictReader((tmp / "out.csv").open()))
-assert len(rows) == len(doc["results"]) and "busbw_gbps" in rows[0] and "median_ms" in rows[0]
+assert len(rows) == len(doc["results"]) and "busbw_bytes_per_s" in rows[0] and "median_ms" in rows[0]
+# The CSV's rates are numbers, row for row the JSON's (both from the declared work).
+for row, r in zip(rows, doc["results"]):
+    assert row["name"] == r["name"] and row["role"] == "probe", row
+    assert abs(float(row["busbw_bytes_per_s"]) - r["rates"]["busbw_bytes_per_s"]) <= 1e-6 * r["rates"]["busbw_bytes_per_s"]
 
 gb = json.loads((tmp / "gb.json").read_text())
 assert "context" in gb and gb["benchmarks"], "GB JSON without benchmarks"

@@ -55,7 +55,7 @@ except subprocess.TimeoutExpired:
     raise AssertionError("mpirun did not stop within 60 s of SIGINT")
 
 doc = json.load(open(out_json))  # valid JSON, whatever moment the signal hit
-assert doc["schema"] == "layerbench/1" and doc["complete"] is False, doc.get("complete")
+assert doc["schema"] == "layerbench/2" and doc["complete"] is False, doc.get("complete")
 done = doc["progress"]["steps_done"]
 assert 3 <= done < doc["progress"]["steps_total"], doc["progress"]
 sizes = sorted({r["params"]["bytes"] for r in doc["results"]})

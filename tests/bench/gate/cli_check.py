@@ -29,7 +29,7 @@ def wobble(level, n, phase=0.0, amp=0.003):
 
 
 def main():
-    exe, data, work = sys.argv[1:4]
+    exe, data, work, outputs = sys.argv[1:5]  # outputs: real outputs of the binaries (lb.fixture.outputs)
     work = os.path.join(work, "cli_check")
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
@@ -79,37 +79,38 @@ def main():
         (("--baseline", p("base.json"), "--candidate", p("other.json")), "no common benchmarks"),
         (("--baseline", p("base.json"),), "--candidate"),
         (("--pairs", os.path.join(data, "study.csv"), "--baseline", p("base.json")), "either"),
-        (("--baseline", p("base.json"), "--candidate", os.path.join(data, "coll_sweep.json")), "like with like"),
+        (("--baseline", p("base.json"), "--candidate", os.path.join(outputs, "coll.json")), "like with like"),
     ]:
         rc, _, err = run(*args)
         expect(rc == 2 and needle in err, f"bad input {args[-1]}: rc {rc}, stderr {err!r}")
 
     # layerbench JSON: every sample 1.5x slower in the candidate.
-    with open(os.path.join(data, "coll_sweep.json")) as f:
+    with open(os.path.join(outputs, "coll.json")) as f:
         doc = json.load(f)
     for r in doc["results"]:
         r["samples_ms"] = [v * 1.5 for v in r["samples_ms"]]
     with open(p("coll_slow.json"), "w") as f:
         json.dump(doc, f)
-    rc, out, err = run("--baseline", os.path.join(data, "coll_sweep.json"), "--candidate", p("coll_slow.json"))
-    expect(rc == 1 and out.count("regressed") >= 36, f"layerbench JSON 1.5x: rc {rc} {err}")
-    rc, out, _ = run("--baseline", os.path.join(data, "coll_sweep.json"), "--candidate", os.path.join(data, "coll_sweep.json"))
+    rc, out, err = run("--baseline", os.path.join(outputs, "coll.json"), "--candidate", p("coll_slow.json"))
+    # Host timings of a few samples are noisy: the gate must fail, with most rows resolved as regressions.
+    expect(rc == 1 and out.count("regressed") >= len(doc["results"]) // 2, f"layerbench JSON 1.5x: rc {rc} {err}")
+    rc, out, _ = run("--baseline", os.path.join(outputs, "coll.json"), "--candidate", os.path.join(outputs, "coll.json"))
     expect(rc == 0, f"layerbench JSON vs itself: rc {rc}")
-    rc, _, err = run("--baseline", os.path.join(data, "coll_sweep.json"), "--candidate", p("coll_slow.json"), "--metric", "real_time")
+    rc, _, err = run("--baseline", os.path.join(outputs, "coll.json"), "--candidate", p("coll_slow.json"), "--metric", "real_time")
     expect(rc == 2 and "unknown metric" in err, f"layerbench JSON with a gbench metric: rc {rc} {err!r}")
 
     # Paired studies: the study JSONL fixture has the candidate ~0.6% faster; the CSV one ~3% slower.
-    rc, out, _ = run("--pairs", os.path.join(data, "study.jsonl"), "--threshold", "0.2%")
+    rc, out, _ = run("--pairs", os.path.join(outputs, "study.jsonl"), "--threshold", "0.2%")
     expect(rc == 0 and "improved" in out, f"paired JSONL improvement: rc {rc} {out}")
     rc, out, _ = run("--pairs", os.path.join(data, "study.csv"))
     expect(rc == 1 and "regressed" in out, f"paired CSV 3% slower: rc {rc} {out}")
     rc, out, _ = run("--pairs", os.path.join(data, "study.csv"), "--threshold", "5%")
     expect(rc == 0, f"paired CSV under a 5% threshold: rc {rc}")
     with open(p("cut.jsonl"), "w") as f:
-        f.write(open(os.path.join(data, "study.jsonl")).read()[:-40])
+        f.write(open(os.path.join(outputs, "study.jsonl")).read()[:-40])
     rc, _, err = run("--pairs", p("cut.jsonl"))
     expect(rc in (0, 1), f"a torn last line (a killed study) is skipped as layerbench-ab analyze does: rc {rc} {err!r}")
-    lines = open(os.path.join(data, "study.jsonl")).read().splitlines()
+    lines = open(os.path.join(outputs, "study.jsonl")).read().splitlines()
     with open(p("broken.jsonl"), "w") as f:
         f.write("\n".join(lines[:2] + [lines[2][:-10]] + lines[3:]) + "\n")
     rc, _, err = run("--pairs", p("broken.jsonl"))

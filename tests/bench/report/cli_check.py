@@ -25,15 +25,19 @@ def main():
             failures.append(what)
 
     out = os.path.join(work, "ok")
-    rc, stdout, _ = run([exe, os.path.join(data, "study.csv"), os.path.join(data, "coll_sweep.json"), "-o", out,
+    # Real outputs (lb.fixture.outputs): a study, a sweep, a profile and the sweep's GB JSON.
+    rc, stdout, _ = run([exe, os.path.join(data, "study.jsonl"), os.path.join(data, "coll.json"),
+                         os.path.join(data, "moe.json"), os.path.join(data, "coll_gb.json"), "-o", out,
                          "--resamples", "2000"])
     expect(rc == 0, f"good input: rc {rc}")
     for name in ("report.md", "report.html"):
         expect(os.path.exists(os.path.join(out, name)), f"{name} missing")
-    expect(len([f for f in os.listdir(out) if f.endswith(".csv")]) == 3, "expected 3 CSVs")
+    csvs = sorted(f for f in os.listdir(out) if f.endswith(".csv"))
+    for name in ("study-pairs.csv", "coll-results.csv", "moe-results.csv", "moe-pairs.csv"):
+        expect(name in csvs, f"{name} missing from {csvs}")
 
     truncated = os.path.join(work, "cut.json")
-    with open(os.path.join(data, "coll_sweep.json")) as f:
+    with open(os.path.join(data, "coll.json")) as f:
         text = f.read()
     with open(truncated, "w") as f:
         f.write(text[: len(text) // 2])

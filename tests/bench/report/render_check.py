@@ -25,7 +25,7 @@ def main():
     out = os.path.join(work, "render_check")
     shutil.rmtree(out, ignore_errors=True)
     inputs = [os.path.join(data_dir, f) for f in
-              ("moe_profile.json", "coll_sweep.json", "attn_topology.json", "study.jsonl")]
+              ("moe.json", "coll.json", "attn.json", "study.jsonl")]
     subprocess.run([report_bin, *inputs, "-o", out, "--resamples", "5000"], check=True)
     page = os.path.join(out, "report.html")
     png = os.path.join(out, "report.png")

@@ -1,0 +1,99 @@
+#include "reports/derived.hpp"
+
+#include "stats/bootstrap.hpp"
+#include "stats/slope.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace layerbench::reports {
+namespace {
+
+constexpr std::size_t kResamples = 20000;
+constexpr std::uint64_t kSeedA = 0x6c62'6465'7269'7601ULL, kSeedB = 0x6c62'6465'7269'7602ULL;
+
+std::vector<double> per_instance(const Measurement& m) {
+  std::vector<double> x = m.samples_ms;
+  const double k = std::max(1, m.instances);
+  for (auto& v : x) v /= k;
+  return x;
+}
+
+double median_of(std::vector<double> x) {
+  std::sort(x.begin(), x.end());
+  const std::size_t n = x.size();
+  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+// value = f(median_a, median_b); interval from independent resamples of both medians.
+template <class F>
+Estimate combine(const Measurement& a, const Measurement* b, double confidence, double null_value, Unit unit,
+                 const char* method, F f) {
+  Estimate e;
+  e.confidence = confidence;
+  e.unit = unit;
+  e.method = method;
+  if (a.samples_ms.size() < 2 || (b != nullptr && b->samples_ms.size() < 2)) return e;
+  const auto xa = per_instance(a);
+  const auto ra = stats::resampled_medians(xa, kResamples, kSeedA);
+  std::vector<double> xb, rb;
+  if (b != nullptr) {
+    xb = per_instance(*b);
+    rb = stats::resampled_medians(xb, kResamples, kSeedB);
+  }
+  std::vector<double> theta(ra.size());
+  for (std::size_t i = 0; i < ra.size(); ++i) theta[i] = f(ra[i], b != nullptr ? rb[i] : 0.0);
+  e.valid = true;
+  e.value = f(median_of(xa), b != nullptr ? median_of(xb) : 0.0);
+  e.ci = stats::percentile_interval(theta, confidence, stats::Alternative::two_sided);
+  e.resolved = std::isfinite(null_value) ? !e.ci.contains(null_value) : true;
+  return e;
+}
+
+}  // namespace
+
+std::string Estimate::text() const {
+  if (!valid) return "n/a (fewer than 2 samples)";
+  const int level = static_cast<int>(std::lround(100 * confidence));
+  const std::string interval =
+      unit == Unit::none ? fmt::format("[{}, {}]", fmt_sig(ci.low), fmt_sig(ci.high)) : fmt_interval(ci.low, ci.high, unit);
+  if (!resolved)
+    return fmt::format("unresolved ({}% CI {} contains {})", level, interval, unit == Unit::none ? "1" : "0");
+  const std::string v = unit == Unit::none ? fmt_sig(value) : fmt_quantity_signed(value, unit);
+  return fmt::format("{}, {}% CI {}", v, level, interval);
+}
+
+nlohmann::json Estimate::to_json() const {
+  auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  nlohmann::json j = {{"valid", valid}, {"value", num(value)}, {"ci", {num(ci.low), num(ci.high)}},
+                      {"confidence", confidence}, {"resolved", resolved}, {"unit", unit_symbol(unit)},
+                      {"method", method}};
+  return j;
+}
+
+Estimate scaled_median(const Measurement& m, double factor, double confidence) {
+  return combine(m, nullptr, confidence, stats::nan_value, Unit::ms,
+                 "percentile bootstrap of the median, times the count",
+                 [factor](double a, double) { return a * factor; });
+}
+
+Estimate difference_of_medians(const Measurement& a, const Measurement& b, double confidence) {
+  return combine(a, &b, confidence, 0.0, Unit::ms, "difference of medians, independent percentile bootstraps",
+                 [](double x, double y) { return x - y; });
+}
+
+Estimate ratio_of_medians(const Measurement& a, const Measurement& b, double confidence) {
+  return combine(a, &b, confidence, 1.0, Unit::none, "ratio of medians, independent percentile bootstraps",
+                 [](double x, double y) { return y > 0 ? x / y : stats::nan_value; });
+}
+
+Estimate rate_ratio(const Measurement& a, double work_a, const Measurement& b, double work_b, double confidence) {
+  const double w = work_b > 0 ? work_a / work_b : stats::nan_value;
+  return combine(a, &b, confidence, 1.0, Unit::none, "ratio of rates (work over median), independent percentile bootstraps",
+                 [w](double ta, double tb) { return ta > 0 ? w * tb / ta : stats::nan_value; });
+}
+
+}  // namespace layerbench::reports

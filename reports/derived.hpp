@@ -1,0 +1,40 @@
+#pragma once
+// Figures derived from separately timed measurements, each with its uncertainty: a median
+// scaled by a count (an isolated cost x the instances saved), the difference and the ratio of
+// two medians. The interval is a percentile bootstrap of the medians, the two measurements
+// resampled independently (they are separate runs, not pairs). A difference whose interval
+// contains 0, or a ratio whose interval contains 1, is unresolved and prints as such.
+#include "reports/result.hpp"
+#include "reports/units.hpp"
+#include "stats/common.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace layerbench::reports {
+
+struct Estimate {
+  bool valid = false;       // false: too few samples (fewer than 2 in an input)
+  double value = stats::nan_value;
+  stats::Interval ci;
+  double confidence = 0.95;
+  bool resolved = false;    // the interval excludes the null value (0 for a difference, 1 for a ratio)
+  Unit unit = Unit::ms;
+  std::string method;
+
+  // "+1.23 ms, 95% CI [+1.10 ms, +1.40 ms]", "unresolved (95% CI [...] contains 0)" or "n/a (why)".
+  std::string text() const;
+  nlohmann::json to_json() const;
+};
+
+// median(m) x factor (per instance for a stack).
+Estimate scaled_median(const Measurement& m, double factor, double confidence);
+// median(a) - median(b).
+Estimate difference_of_medians(const Measurement& a, const Measurement& b, double confidence);
+// median(a) / median(b) (per instance), unit none.
+Estimate ratio_of_medians(const Measurement& a, const Measurement& b, double confidence);
+// A rate of a against the same rate of b: (work_a / t_a) / (work_b / t_b) = (work_a / work_b) x (t_b / t_a).
+Estimate rate_ratio(const Measurement& a, double work_a, const Measurement& b, double work_b, double confidence);
+
+}  // namespace layerbench::reports
