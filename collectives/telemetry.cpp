@@ -70,7 +70,7 @@ json Summary::to_json() const {
           {"reasons_seen", reason_names(reasons_seen)}};
 }
 
-Summary summarize(std::span<const Sample> samples, int device) {
+Summary summarize(std::span<const Sample> samples, int device, double power_limit_w) {
   Acc sm, mem, power, temp, used;
   std::size_t with_reasons = 0, capped = 0, thermal = 0, throttled = 0;
   Summary s;
@@ -86,7 +86,9 @@ Summary summarize(std::span<const Sample> samples, int device) {
     if (r.reasons) {
       ++with_reasons;
       s.reasons_seen |= *r.reasons;
-      capped += (*r.reasons & kPowerCapReasons) != 0;
+      const bool near_limit = !(std::isfinite(power_limit_w) && power_limit_w > 0 && std::isfinite(r.power_w)) ||
+                              r.power_w >= kPowerCapBand * power_limit_w;
+      capped += (*r.reasons & kPowerCapReasons) != 0 && near_limit;
       thermal += (*r.reasons & kThermalReasons) != 0;
       throttled += (*r.reasons & ~kReasonGpuIdle) != 0;
     }
@@ -195,7 +197,8 @@ std::vector<Sample> Sampler::between(double t0, double t1) const {
 std::vector<Summary> Sampler::summaries(double t0, double t1) const {
   const auto window = between(t0, t1);
   std::vector<Summary> out;
-  for (std::size_t i = 0; i < source_->devices(); ++i) out.push_back(summarize(window, static_cast<int>(i)));
+  for (std::size_t i = 0; i < source_->devices(); ++i)
+    out.push_back(summarize(window, static_cast<int>(i), source_->power_limit_w(i)));
   return out;
 }
 

@@ -89,8 +89,13 @@ struct Summary {
   nlohmann::json to_json() const;  // unknowns as null
 };
 
-// Summary of the samples of `device` (all of `samples` when device < 0).
-Summary summarize(std::span<const Sample> samples, int device = -1);
+// Summary of the samples of `device` (all of `samples` when device < 0). A sample counts as
+// power-capped when a power-cap reason is set and, where the enforced limit is known, the
+// sample's power is within kPowerCapBand of it: the driver also reports the software power-cap
+// reason while it manages clocks far below the limit (seen at 160-240 W of 700 W on an H200 in
+// short runs), which is not the device running at its cap.
+inline constexpr double kPowerCapBand = 0.9;
+Summary summarize(std::span<const Sample> samples, int device = -1, double power_limit_w = kUnknown);
 // Several devices' summaries of one window as one: mean of the clock and power means, lowest
 // minimum clock, highest maxima and peaks, largest shares; samples summed.
 Summary combine(std::span<const Summary> per_device);

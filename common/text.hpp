@@ -1,5 +1,6 @@
 #pragma once
 // Text input helpers shared by every reader of user files.
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -11,5 +12,9 @@ inline constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
 // Removes a leading UTF-8 byte order mark, if any (readers accept one as they accept CRLF).
 std::string_view strip_bom(std::string_view s);
 void strip_bom_in_place(std::string& s);
+
+// A whole file's bytes, read in one go (sized first: large inputs are read without copies);
+// nullopt when it cannot be opened or read (the caller names the file in its own error).
+std::optional<std::string> read_file(const std::string& path);
 
 }  // namespace layerbench::text

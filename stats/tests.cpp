@@ -100,17 +100,33 @@ BinomialResult binomial_test(std::size_t k, std::size_t n, double p_null, Altern
     case Alternative::less: r.p = p_less; break;
     case Alternative::greater: r.p = p_greater; break;
     case Alternative::two_sided: {
-      // Minlike: every outcome no more likely than the observed one, with R/scipy's 1e-7 fuzz.
+      // Minlike: every outcome no more likely than the observed one, with R/scipy's 1e-7 fuzz. The
+      // pmf rises to the mode and falls after it, so those outcomes are two tails [0, a] and
+      // [b, n], found by bisection (O(log n) pmf terms, not n).
       const double threshold = boost::math::pdf(dist, kd) * (1 + 1e-7);
-      std::vector<double> small;
-      for (std::size_t i = 0; i <= n; ++i) {
-        const double pi = boost::math::pdf(dist, static_cast<double>(i));
-        if (pi <= threshold) small.push_back(pi);
+      const auto small = [&](std::size_t i) { return boost::math::pdf(dist, static_cast<double>(i)) <= threshold; };
+      const auto mode = std::min(n, static_cast<std::size_t>(std::floor(static_cast<double>(n + 1) * p_null)));
+      std::size_t lo = 0, hi = mode + 1;  // the left tail is [0, lo): small() holds below lo only
+      while (lo < hi) {
+        const std::size_t mid = lo + (hi - lo) / 2;
+        if (small(mid)) lo = mid + 1;
+        else hi = mid;
       }
-      std::sort(small.begin(), small.end());  // add the smallest terms first
+      const std::size_t left_end = lo;  // outcomes 0 .. left_end - 1
+      lo = mode;
+      hi = n + 1;  // the right tail is [lo, n]: small() holds from lo on
+      while (lo < hi) {
+        const std::size_t mid = lo + (hi - lo) / 2;
+        if (small(mid)) hi = mid;
+        else lo = mid + 1;
+      }
+      const std::size_t right_begin = std::max(lo, left_end);  // the mode can be small (then one tail is all)
       double sum = 0;
-      for (double v : small) sum += v;
-      r.p = std::min(1.0, sum);
+      if (left_end > 0) sum += boost::math::cdf(dist, static_cast<double>(left_end - 1));
+      if (right_begin <= n)
+        sum += right_begin == 0 ? 1.0 : boost::math::cdf(boost::math::complement(dist, static_cast<double>(right_begin - 1)));
+      // Below the smallest normal double the tails are rounding residue (the terms underflow).
+      r.p = sum < std::numeric_limits<double>::min() ? 0.0 : std::min(1.0, sum);
       break;
     }
   }

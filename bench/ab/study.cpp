@@ -6,12 +6,13 @@
 #include <cstdint>
 #include <fmt/format.h>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_set>
 
 #include "bench/ab/errors.hpp"
+#include "common/json_record.hpp"
 #include "common/text.hpp"
 
 namespace layerbench::ab {
@@ -95,28 +96,166 @@ bool looks_like_jsonl(const std::string& path) {
 }
 
 Study read_study(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open file", path));
-  const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return parse_study(content, path);
+  const auto content = text::read_file(path);
+  if (!content) throw InputError(fmt::format("{}: cannot open file", path));
+  return parse_study(*content, path);
 }
+
+namespace {
+
+using json_record::Value;
+
+// (pair, attempt, arm index): a run record's identity; a second record of it is a duplicate.
+struct RunKey {
+  std::size_t pair, attempt, arm;
+  bool operator==(const RunKey&) const = default;
+};
+struct RunKeyHash {
+  std::size_t operator()(const RunKey& k) const {
+    std::uint64_t h = k.pair * 0x9E3779B97F4A7C15ull;
+    h ^= (k.attempt + 0x632BE59BD9B4E019ull) + (h << 6) + (h >> 2);
+    return static_cast<std::size_t>(h ^ (k.arm * 0xC2B2AE3D27D4EB4Full));
+  }
+};
+
+struct RunChecks {
+  std::string path;
+  std::vector<Arm> arms;  // of the study's header
+  // Duplicates: while the runs come in (pair, attempt) order, as `run` writes them, a second record
+  // can only be within the last (pair, attempt); after the first run out of order, a hash set.
+  bool ordered = true;
+  std::size_t group = 0;  // index of the first run of the last (pair, attempt)
+  std::unordered_set<RunKey, RunKeyHash> seen;
+
+  std::string where(std::size_t line_no) const { return fmt::format("{}:{}", path, line_no); }
+  std::size_t arm_index(const std::string& arm, std::size_t line_no) const {
+    for (std::size_t i = 0; i < arms.size(); ++i) {
+      if (arms[i].key == arm) return i;
+    }
+    throw InputError(fmt::format("{}: arm '{}' is not one of the study's arms", where(line_no), arm));
+  }
+  bool duplicate(const std::vector<RunRecord>& runs, const RunRecord& r, std::size_t arm) {
+    if (ordered && !runs.empty()) {
+      const auto& prev = runs.back();
+      if (r.pair == prev.pair && r.attempt == prev.attempt) {
+        for (std::size_t i = group; i < runs.size(); ++i) {
+          if (runs[i].arm == r.arm) return true;
+        }
+        return false;
+      }
+      if (r.pair > prev.pair || (r.pair == prev.pair && r.attempt > prev.attempt)) {
+        group = runs.size();
+        return false;
+      }
+      ordered = false;
+      seen.reserve(runs.size() * 2);
+      for (const auto& q : runs) seen.insert({q.pair, q.attempt, arm_index(q.arm, 0)});
+    }
+    return !ordered && !seen.insert({r.pair, r.attempt, arm}).second;
+  }
+  // The checks after the fields are read, then the record joins the study.
+  void add(Study& study, RunRecord&& r, std::size_t arm, std::size_t line_no) {
+    if (r.status == "ok" && (!r.metric || !std::isfinite(*r.metric))) {
+      throw InputError(where(line_no) + ": successful run without a finite metric");
+    }
+    if (duplicate(study.runs, r, arm)) {
+      throw InputError(fmt::format("{}: pair {} attempt {} has a second {} run (duplicate record)", where(line_no),
+                                   r.pair, r.attempt, r.arm));
+    }
+    study.runs.push_back(std::move(r));
+  }
+};
+
+// A run record as `layerbench-ab run` writes it, read from its members without a JSON document.
+// False when anything is in another form (a value of another type, telemetry): the line then
+// goes through nlohmann::json (read_record), which gives the same record or the same error.
+bool canonical_run(const json_record::Record& rec, RunRecord& r,
+                   std::vector<std::pair<std::string_view, const Value*>>& scratch) {
+  using K = Value::Kind;
+  const auto* type = rec.find("type");
+  if (!type || !type->is_string() || type->string != "run" || rec.find("telemetry")) return false;
+  auto whole = [&](const char* key, std::size_t& out, bool required) {
+    const auto* v = rec.find(key);
+    if (!v) return !required;
+    if (v->kind != K::unsigned_integer) return false;
+    out = v->unsigned_integer;
+    return true;
+  };
+  auto small = [&](const char* key, int& out) {
+    const auto* v = rec.find(key);
+    if (!v) return true;
+    if (v->kind == K::unsigned_integer && v->unsigned_integer <= INT32_MAX) {
+      out = static_cast<int>(v->unsigned_integer);
+    } else if (v->kind == K::integer && v->integer >= INT32_MIN && v->integer <= INT32_MAX) {
+      out = static_cast<int>(v->integer);
+    } else {
+      return false;
+    }
+    return true;
+  };
+  auto real = [&](const char* key, double& out) {
+    const auto* v = rec.find(key);
+    if (!v) return true;
+    if (!v->is_number()) return false;
+    out = v->number();
+    return true;
+  };
+  auto text = [&](const char* key, std::string& out, bool required) {
+    const auto* v = rec.find(key);
+    if (!v) return !required;
+    if (!v->is_string()) return false;
+    out = v->string;
+    return true;
+  };
+  if (!whole("pair", r.pair, true) || !whole("attempt", r.attempt, false) || !text("arm", r.arm, true) ||
+      !small("position", r.position) || !real("start", r.start) || !real("wall", r.wall) || !real("user", r.user) ||
+      !real("sys", r.sys) || !real("peak_rss_kib", r.peak_rss_kib) || !small("exit", r.exit_code) ||
+      !text("status", r.status, true) || !text("stdout_tail", r.stdout_tail, false) ||
+      !text("output_hash", r.output_hash, false)) {
+    return false;
+  }
+  const auto* metric = rec.find("metric");
+  if (!metric || !(metric->is_null() || metric->is_number())) return false;
+  if (metric->is_number()) r.metric = metric->number();
+  rec.members("metrics", scratch);
+  if (scratch.size() != rec.size("metrics")) return false;  // a repeated key: the last value counts
+  for (const auto& [name, v] : scratch) {
+    if (v->is_number()) r.metrics.emplace(name, v->number());
+  }
+  return true;
+}
+
+}  // namespace
 
 Study parse_study(std::string_view content, const std::string& path) {
   content = text::strip_bom(content);
   Study study;
   bool have_header = false;
   std::size_t line_no = 0;
-  std::set<std::tuple<std::size_t, std::size_t, std::string>> seen;  // (pair, attempt, arm)
+  RunChecks checks;
+  checks.path = path;
+  json_record::Record rec;
+  std::vector<std::pair<std::string_view, const Value*>> scratch;
   std::size_t pos = 0;
   while (pos < content.size()) {
     const auto nl = content.find('\n', pos);
-    const std::string line(content.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos));
+    const auto view = content.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
     pos = nl == std::string_view::npos ? content.size() : nl + 1;
     // The last line with content (a run killed mid-write tears at most that one).
     const bool last = content.find_first_not_of(" \t\r\n", pos) == std::string_view::npos;
     ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const auto where = fmt::format("{}:{}", path, line_no);
+    if (view.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    if (have_header && rec.parse(view) && rec.is_object()) {
+      RunRecord r;
+      if (canonical_run(rec, r, scratch)) {
+        const auto arm = checks.arm_index(r.arm, line_no);
+        checks.add(study, std::move(r), arm, line_no);
+        continue;
+      }
+    }
+    // Everything else (the header, excluded pairs, telemetry, any error) through nlohmann::json.
+    const std::string line(view);
+    const auto where = checks.where(line_no);
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(line);
@@ -154,6 +293,7 @@ Study parse_study(std::string_view content, const std::string& path) {
         c.telemetry = j.value("telemetry", "");
         c.telemetry_period_ms = j.value("telemetry_period_ms", 20.0);
         c.telemetry_status = j.value("telemetry_status", "");
+        checks.arms = arms_of(c);
         have_header = true;
       } else if (type == "run") {
         if (!have_header) throw InputError(where + ": run record before the study header");
@@ -161,10 +301,7 @@ Study parse_study(std::string_view content, const std::string& path) {
         r.pair = j.at("pair").get<std::size_t>();
         r.attempt = j.value("attempt", std::size_t{0});
         r.arm = j.at("arm").get<std::string>();
-        const auto arms = arms_of(study.config);
-        if (std::none_of(arms.begin(), arms.end(), [&](const Arm& a) { return a.key == r.arm; })) {
-          throw InputError(fmt::format("{}: arm '{}' is not one of the study's arms", where, r.arm));
-        }
+        const auto arm = checks.arm_index(r.arm, line_no);
         r.position = j.value("position", 0);
         r.start = j.value("start", 0.0);
         if (!j.at("metric").is_null()) r.metric = j.at("metric").get<double>();
@@ -182,14 +319,7 @@ Study parse_study(std::string_view content, const std::string& path) {
         r.stdout_tail = j.value("stdout_tail", "");
         r.output_hash = j.value("output_hash", "");
         if (j.contains("telemetry")) r.telemetry = j.at("telemetry");
-        if (r.status == "ok" && (!r.metric || !std::isfinite(*r.metric))) {
-          throw InputError(where + ": successful run without a finite metric");
-        }
-        if (!seen.insert({r.pair, r.attempt, r.arm}).second) {
-          throw InputError(fmt::format("{}: pair {} attempt {} has a second {} run (duplicate record)", where, r.pair,
-                                       r.attempt, r.arm));
-        }
-        study.runs.push_back(std::move(r));
+        checks.add(study, std::move(r), arm, line_no);
       } else if (type == "pair_excluded") {
         study.excluded.push_back(j.at("pair").get<std::size_t>());
       } else {
@@ -206,22 +336,40 @@ Study parse_study(std::string_view content, const std::string& path) {
 
 std::vector<CompletedPair> completed_pairs(const Study& study, const std::string& candidate_key) {
   const auto arms = arms_of(study.config);
-  // (pair, attempt) -> each arm's record
-  std::map<std::pair<std::size_t, std::size_t>, std::map<std::string, const RunRecord*>> attempts;
-  for (const auto& r : study.runs) attempts[{r.pair, r.attempt}][r.arm] = &r;
+  // The runs in (pair, attempt) order; records of one attempt stay in file order, so a later
+  // record of an arm stands for it (records arrive in this order, so the sort is rarely needed).
+  std::vector<std::size_t> order(study.runs.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto before = [&](std::size_t a, std::size_t b) {
+    const auto& x = study.runs[a];
+    const auto& y = study.runs[b];
+    return x.pair != y.pair ? x.pair < y.pair : x.attempt < y.attempt;
+  };
+  if (!std::is_sorted(order.begin(), order.end(), before)) std::stable_sort(order.begin(), order.end(), before);
   std::vector<CompletedPair> out;
   std::size_t last_pair = SIZE_MAX;
-  for (const auto& [key, runs] : attempts) {
-    const bool complete = std::all_of(arms.begin(), arms.end(), [&](const Arm& a) {
-      const auto it = runs.find(a.key);
-      return it != runs.end() && it->second->status == "ok";
-    });
-    if (!complete || !runs.count(candidate_key)) continue;
-    if (key.first == last_pair) continue;  // keep the first complete attempt of a pair
-    last_pair = key.first;
-    const auto* b = runs.at("base");
-    const auto* c = runs.at(candidate_key);
-    out.push_back({key.first, *b->metric, *c->metric, b->position < c->position, std::min(b->start, c->start),
+  std::vector<const RunRecord*> of_arm(arms.size());
+  for (std::size_t g = 0; g < order.size();) {
+    const auto& first = study.runs[order[g]];
+    std::size_t end = g;
+    const RunRecord* b = nullptr;
+    const RunRecord* c = nullptr;
+    std::fill(of_arm.begin(), of_arm.end(), nullptr);
+    for (; end < order.size() && !before(order[g], order[end]); ++end) {  // one (pair, attempt)
+      const auto& r = study.runs[order[end]];
+      for (std::size_t a = 0; a < arms.size(); ++a) {
+        if (arms[a].key == r.arm) of_arm[a] = &r;
+      }
+      if (r.arm == "base") b = &r;
+      if (r.arm == candidate_key) c = &r;
+    }
+    g = end;
+    const bool complete =
+        std::all_of(of_arm.begin(), of_arm.end(), [](const RunRecord* r) { return r && r->status == "ok"; });
+    if (!complete || !c) continue;
+    if (first.pair == last_pair) continue;  // keep the first complete attempt of a pair
+    last_pair = first.pair;
+    out.push_back({first.pair, *b->metric, *c->metric, b->position < c->position, std::min(b->start, c->start),
                    b->output_hash, c->output_hash, b->telemetry, c->telemetry, b, c});
   }
   return out;

@@ -164,7 +164,9 @@ std::vector<Comparison> compare_arms(const Study& study, const stats::PairedOpti
 std::string render_study(const Study& full, const stats::PairedOptions& options, OutputFormat format) {
   // A sequential study is analysed on the pairs up to its stop (later ones, if any, are ignored).
   const auto sequential = sequential_state(full);
-  const Study study = sequential ? truncated_at_stop(full, *sequential) : full;
+  std::optional<Study> truncated;  // only then a copy
+  if (sequential) truncated = truncated_at_stop(full, *sequential);
+  const Study& study = truncated ? *truncated : full;
   std::vector<double> base, candidate;
   for (const auto& p : completed_pairs(study)) {
     base.push_back(p.base);

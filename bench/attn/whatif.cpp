@@ -1,7 +1,5 @@
 #include "bench/attn/whatif.hpp"
 
-#include <chrono>
-
 namespace layerbench::attention {
 
 std::vector<harness::WhatIfResult> run_attention_what_ifs(SpAttention& sp, Communicator& world,
@@ -14,31 +12,18 @@ std::vector<harness::WhatIfResult> run_attention_what_ifs(SpAttention& sp, Commu
   InjectedDelays delays(dev);
   sp.set_delay_hook(&delays);
   for (const auto& t : targets) {
-    auto max_ms = [&](double ms) {
-      world.control_max(std::span<double>(&ms, 1));
-      return ms;
-    };
     std::size_t last_count = 0;
     auto stack = [&](double us) {
-      delays.clear();
-      delays.set(t.component, t.edge, t.kind, us);
-      dev.synchronize(s);
-      world.control_barrier();
-      const auto n0 = delays.injected();
-      const auto t0 = std::chrono::steady_clock::now();
-      for (int l = 0; l < layers; ++l) sp.forward(s);
-      dev.synchronize(s);
-      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      last_count = delays.injected() - n0;
-      return max_ms(ms);
+      const auto r = harness::time_stack(world, s, delays, t, us, [&] {
+        for (int l = 0; l < layers; ++l) sp.forward(s);
+      });
+      last_count = r.injected;
+      return r.ms;
     };
     (void)stack(0);  // counts the instances; a component this case skips has none
     if (last_count == 0) continue;
     const int instances = static_cast<int>(last_count);
-    auto calibrate = [&](double us) {
-      return max_ms(t.kind == DelayKind::host ? harness::calibrate_host_spin(us, o.calibration_reps)
-                                              : harness::calibrate_device_spin(dev, s, us, o.calibration_reps));
-    };
+    auto calibrate = [&](double us) { return harness::calibrate_delay(world, s, t, us, o.calibration_reps); };
     std::vector<double> cost;
     for (const auto* m : measured)
       if (m && m->name == t.component) cost = m->samples_ms;

@@ -144,6 +144,7 @@ Finding gate_paired(std::string name, std::span<const double> base, std::span<co
     const double z = boost::math::quantile(boost::math::normal(), 1 - o.alpha);
     f.ci = {f.change - z * se, f.change + z * se};
     f.note = fmt::format("normal-limit interval (delta method: more than {} pairs)", stats::kBootstrapMaxPairs);
+    f.normal_limit = true;
     decide(f, o);
     return f;
   }

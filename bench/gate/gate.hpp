@@ -45,6 +45,7 @@ struct Finding {
   std::size_t need = 0;                    // minimum n (pairs / per arm) that can reach alpha
   std::string test;                        // which test produced p
   std::string note;                        // e.g. "inconclusive: need >= 5 pairs"
+  bool normal_limit = false;               // paired, > stats::kBootstrapMaxPairs pairs: delta-method ci
   // --sequential: the confidence sequence's stop (ci is then its interval of `change`); undecided =
   // the rule has not stopped yet and more pairs may follow (exit code 3).
   std::optional<stats::SequentialResult> sequential;

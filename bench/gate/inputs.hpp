@@ -1,7 +1,9 @@
 #pragma once
-// What the gate compares unpaired: per-benchmark sample sets from a layerbench JSON result file
+// What the gate reads. Paired: a study (layerbench-ab JSONL or CSV). Unpaired: per-benchmark sample sets from a layerbench JSON result file
 // (samples_ms of every result, plus layerbench-moe components) or a Google Benchmark JSON file
 // (the per-repetition values of one field, real_time by default).
+#include "reports/inputs.hpp"
+
 #include <map>
 #include <string>
 #include <vector>
@@ -24,6 +26,10 @@ struct SampleFile {
 // metric empty: samples_ms (layerbench) / real_time (gbench). Throws std::runtime_error naming the file
 // on unreadable, truncated or unsupported input, and on a metric no benchmark carries.
 SampleFile load_samples(const std::string& path, const std::string& metric);
+
+// A paired study: a JSONL study through the one-pass reader (common/paired_jsonl.hpp), a CSV
+// through reports::load_study. Throws std::runtime_error naming the file (and line).
+reports::PairedStudy load_paired_study(const std::string& path, const std::string& metric);
 
 struct Matched {
   std::vector<std::string> keys;                 // in both files, sorted

@@ -25,7 +25,7 @@ namespace {
 
 lg::GateReport run_paired(const std::string& path, const std::string& metric, const lg::GateOptions& o,
                           const std::optional<layerbench::stats::SequentialDesign>& sequential) {
-  const auto study = layerbench::reports::load_study(path, metric);
+  const auto study = lg::load_paired_study(path, metric);
   lg::GateReport r;
   r.paired = true;
   r.base_source = r.candidate_source = path;

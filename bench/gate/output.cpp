@@ -1,6 +1,7 @@
 #include "bench/gate/output.hpp"
 
 #include "reports/sequential.hpp"
+#include "stats/bootstrap.hpp"
 
 #include "reports/table.hpp"
 
@@ -58,13 +59,22 @@ std::string rule_text(const GateReport& r) {
         d.max_pairs ? fmt::format("{} pairs", d.max_pairs) : std::string("no cap"), worse == "higher" ? "+" : "-",
         reports::fmt_percent(o.threshold, 2));
   }
-  if (r.paired)
+  if (r.paired) {
+    // What the finding used: the exact Wilcoxon up to 200 pairs, and above stats::kBootstrapMaxPairs
+    // pairs the delta-method (normal-limit) bound instead of the bootstrap.
+    const auto* f = r.findings.empty() ? nullptr : &r.findings.front();
+    const bool exact = !f || f->test.find("exact") != std::string::npos;
+    const bool normal_limit = f && f->normal_limit;
     return fmt::format(
-        "Rule (paired): regressed iff the one-sided exact Wilcoxon signed-rank p < {} and the one-sided {:.0f}% "
-        "bootstrap bound of the relative change of the means is {} than {}{}; improvements likewise in the other "
-        "direction. {} resamples, seed {}.",
-        o.alpha, 100 * (1 - o.alpha), worse == "higher" ? "more" : "less", worse == "higher" ? "+" : "-",
-        reports::fmt_percent(o.threshold, 2), o.resamples, o.seed);
+        "Rule (paired): regressed iff the one-sided {} p < {} and the one-sided {:.0f}% {} of the relative change of "
+        "the means is {} than {}{}; improvements likewise in the other direction. {}",
+        exact ? "exact Wilcoxon signed-rank" : "Wilcoxon signed-rank (normal approximation)", o.alpha,
+        100 * (1 - o.alpha), normal_limit ? "delta-method (normal-limit) bound" : "bootstrap bound",
+        worse == "higher" ? "more" : "less", worse == "higher" ? "+" : "-", reports::fmt_percent(o.threshold, 2),
+        normal_limit ? fmt::format("{} pairs, more than {}: the normal limit replaces the bootstrap.", f->n_base,
+                                   stats::kBootstrapMaxPairs)
+                     : fmt::format("{} resamples, seed {}.", o.resamples, o.seed));
+  }
   return fmt::format(
       "Rule (unpaired): regressed iff the two-sided Mann-Whitney U p < {} and the whole {:.0f}% bootstrap interval of "
       "the ratio of medians is beyond {}{} in the worse ({}) direction; improvements likewise. {} resamples, seed {}.",

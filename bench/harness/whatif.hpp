@@ -11,6 +11,7 @@
 // The predicted end-to-end effect of removing the component = fraction x its isolated cost x
 // its instances per forward. It assumes that shortening behaves like lengthening: where a
 // second path is nearly as long, removing the component saves less than predicted.
+#include "collectives/communicator.hpp"
 #include "collectives/delay.hpp"
 #include "collectives/telemetry.hpp"
 #include "stats/common.hpp"
@@ -91,5 +92,18 @@ std::string what_if_notes();  // how to read the table
 // Calibration helpers: ms per delay of `reps` back-to-back delays alone.
 double calibrate_device_spin(Device& dev, Stream s, double us, int reps);
 double calibrate_host_spin(double us, int reps);
+
+// The two callbacks of run_what_if as every driver writes them (collective on `comm`; `s` is the
+// compute stream of comm's device). calibrate_delay: the target's kind of delay (host wait or
+// device spin) timed alone, rank-max. time_stack: clears `delays`, sets `us` on the target,
+// synchronises `s` and the ranks, times `body` (the stack's forwards on `s`) up to a
+// synchronisation of `s`; `ms` is the rank-max wall time, `injected` the delays this rank applied.
+double calibrate_delay(Communicator& comm, Stream s, const WhatIfTarget& target, double us, int reps);
+struct StackTime {
+  double ms = 0;
+  std::size_t injected = 0;
+};
+StackTime time_stack(Communicator& comm, Stream s, InjectedDelays& delays, const WhatIfTarget& target, double us,
+                     const std::function<void()>& body);
 
 }  // namespace layerbench::harness

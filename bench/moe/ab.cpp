@@ -164,9 +164,6 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::v
     }
     if (preds.empty()) pb.rows.emplace_back("predicted", "no exchange what-if (layout without the exchange)");
     if (est.valid) pb.rows.emplace_back("for reference: exchange cost x exchanges saved (ignores the critical path)", est.text);
-    if (median_difference)
-      pb.rows.emplace_back("for reference: difference of the separately timed routed-branch medians x layers",
-                           median_difference->text());
     pb.rows.emplace_back("scalar exchanges per stack", fmt::format("base {:g}, candidate {:g}", double(base_exchanges) / pairs,
                                                                      double(cand_exchanges) / pairs));
     r.json["predictions"] = pb.json;

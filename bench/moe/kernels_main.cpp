@@ -13,6 +13,9 @@
 //   layerbench-moe-kernels [--experts 1536] [--mean-rows 352] [--d 256] [--inter 1280]
 //                          [--router-tokens 15000 --router-heads 12,6] [--variants]
 #include "bench/cli/app.hpp"
+#include "common/cli.hpp"
+#include "common/numeric.hpp"
+#include "common/usage.hpp"
 #include "collectives/cuda_internal.hpp"
 #include "collectives/device.hpp"
 #include "collectives/types.hpp"
@@ -29,6 +32,8 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -142,6 +147,24 @@ bool close_to(const std::vector<std::uint16_t>& ref, const std::vector<std::uint
   return ok;
 }
 
+// Bytes the study holds at once (device buffers; the checks download as much again to the host),
+// nullopt on overflow: x, W13 and its K-major copy, two activations, W_down and its copy, two outputs.
+std::optional<std::uint64_t> study_bytes(std::int64_t experts, std::int64_t mean_rows, double spread, std::int64_t d,
+                                         std::int64_t inter) {
+  const auto rows = static_cast<std::uint64_t>(std::ceil(static_cast<double>(experts) * static_cast<double>(mean_rows) *
+                                                         (1 + spread))) + static_cast<std::uint64_t>(experts);
+  const auto E = static_cast<std::uint64_t>(experts), D = static_cast<std::uint64_t>(d), I = static_cast<std::uint64_t>(inter);
+  auto term = [](std::initializer_list<std::uint64_t> f) {
+    std::optional<std::uint64_t> p = 1;
+    for (auto x : f) p = p ? num::mul(*p, x) : std::nullopt;
+    return p;
+  };
+  std::optional<std::uint64_t> total = 0;
+  for (const auto& t : {term({6, rows, D}), term({4, rows, I}), term({12, E, D, I})})
+    total = total && t ? num::add(*total, *t) : std::nullopt;
+  return total;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -152,32 +175,41 @@ int main(int argc, char** argv) {
   std::int64_t router_tokens = 0;
   std::vector<std::int64_t> router_heads{12, 6};
   double spread = 0.3;
+  // Flags go through the numeric layer (common/cli.hpp): a bad value exits 2 with the same message
+  // as in every binary, before any GPU is needed.
+  constexpr std::int64_t big = std::int64_t{1} << 20;
+  cli::add_int(app, "--experts", experts, "experts (an SP2 rank of the released geometry: 6 heads x 256)",
+               std::int64_t{1}, big);
+  cli::add_int(app, "--mean-rows", mean_rows, "mean rows per expert (7500 x 2 tokens x top-6 / 256)", std::int64_t{1},
+               big);
+  cli::add_real(app, "--spread", spread, "row counts uniform in mean x [1 - spread, 1 + spread]",
+                num::RealRange::closed(0, 1));
+  cli::add_int(app, "--d", d, "d_head (K of the gate/up GEMM), a multiple of 8", std::int64_t{8}, std::int64_t{256});
+  cli::add_int(app, "--inter", inter, "expert intermediate size I, a multiple of 8", std::int64_t{8}, big);
+  cli::add_int(app, "--iterations", iterations, "timed launches", 1, 1'000'000);
+  cli::add_int(app, "--warmup", warmup, "untimed launches first", 0, 1'000'000);
+  cli::add_int(app, "--router-tokens", router_tokens, "also time the router at this many tokens (0: skip)",
+               std::int64_t{0}, std::int64_t{1} << 24);
+  cli::add_int_list(app, "--router-heads", router_heads, "router: local heads per case (256 experts each, d_head = --d)",
+                    std::int64_t{1}, std::int64_t{1024}, 64);
   bool variants = false;
-  app.add_option("--experts", experts, "experts (an SP2 rank of the released geometry: 6 heads x 256)")->check(CLI::PositiveNumber);
-  app.add_option("--mean-rows", mean_rows, "mean rows per expert (7500 x 2 tokens x top-6 / 256)")->check(CLI::PositiveNumber);
-  app.add_option("--spread", spread, "row counts uniform in mean x [1 - spread, 1 + spread]")->check(CLI::Range(0.0, 1.0));
-  app.add_option("--d", d, "d_head (K of the gate/up GEMM)")->check(CLI::Range(8, 256));
-  app.add_option("--inter", inter, "expert intermediate size I")->check(CLI::PositiveNumber);
-  app.add_option("--iterations", iterations, "timed launches")->check(CLI::PositiveNumber);
-  app.add_option("--warmup", warmup, "untimed launches first")->check(CLI::NonNegativeNumber);
-  app.add_option("--router-tokens", router_tokens, "also time the router at this many tokens (0: skip)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--router-heads", router_heads, "router: local heads per case (256 experts each, d_head = --d)")
-      ->delimiter(',');
   app.add_flag("--variants", variants, "also time the Hopper kernels' variants beside the defaults");
-  CLI11_PARSE(app, argc, argv);
-  for (auto h : router_heads)
-    if (h <= 0) {
-      fmt::print(stderr, "error: --router-heads must be positive\n");
-      return 2;
-    }
-  if (d % 8 != 0 || inter % 8 != 0) {
-    fmt::print(stderr, "error: --d and --inter must be multiples of 8\n");
-    return 2;
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? kExitOk : kExitUsage;
   }
-  if (cuda_device_count() == 0) {
-    fmt::print(stderr, "error: no CUDA device\n");
-    return 1;
+  try {
+    for (const auto& [flag, v] : {std::pair{"--d", d}, std::pair{"--inter", inter}})
+      if (v % 8 != 0) throw UsageError(fmt::format("{} {}: must be a multiple of 8", flag, v));
+    num::check_memory(study_bytes(experts, mean_rows, spread, d, inter), 1, "the kernel study",
+                      "lower --experts, --mean-rows or --inter");
+    if (cuda_device_count() == 0)
+      throw UsageError("no CUDA device is visible (the kernel study runs on one GPU)");
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "layerbench-moe-kernels: {}\n", e.what());
+    return kExitUsage;
   }
   auto dev = make_cuda_device(0);
   const auto st = detail::cuda_stream(dev->compute_stream());

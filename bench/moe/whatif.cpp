@@ -101,27 +101,14 @@ std::vector<harness::WhatIfResult> run_what_ifs(MoeLayer& layer, const void* x, 
   std::optional<cli::Progress> bar;  // one step per what-if round
   if (w.rank() == 0) bar.emplace("what-if", targets.size() * static_cast<std::size_t>(o.rounds));
   for (const auto& t : targets) {
-    auto max_ms = [&](double ms) {
-      w.control_max(std::span<double>(&ms, 1));
-      return ms;
-    };
-    auto calibrate = [&](double us) {
-      return max_ms(t.kind == DelayKind::host ? harness::calibrate_host_spin(us, o.calibration_reps)
-                                              : harness::calibrate_device_spin(dev, s, us, o.calibration_reps));
-    };
+    auto calibrate = [&](double us) { return harness::calibrate_delay(w, s, t, us, o.calibration_reps); };
     auto stack = [&](double us) {
-      delays.clear();
-      delays.set(t.component, t.edge, t.kind, us);
-      dev.synchronize(s);
-      w.control_barrier();
-      const auto n0 = delays.injected();
-      const auto t0 = std::chrono::steady_clock::now();
-      dev.copy(a.data(), x, a.bytes(), s);
-      run_stack(layer, a.data(), b.data(), L, /*reuse=*/false, s);
-      dev.synchronize(s);
-      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      LB_CHECK(delays.injected() - n0 == static_cast<std::size_t>(L), "one injected delay per layer of the stack");
-      return max_ms(ms);
+      const auto r = harness::time_stack(w, s, delays, t, us, [&] {
+        dev.copy(a.data(), x, a.bytes(), s);
+        run_stack(layer, a.data(), b.data(), L, /*reuse=*/false, s);
+      });
+      LB_CHECK(r.injected == static_cast<std::size_t>(L), "one injected delay per layer of the stack");
+      return r.ms;
     };
     const auto* comp = find(comps, t.component);
     const std::vector<double> cost = comp ? comp->m.samples_ms : std::vector<double>{};

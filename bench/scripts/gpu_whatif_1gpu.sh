@@ -4,12 +4,12 @@
 # 36-layer stack). Also: NVML telemetry tests on a real driver, `layerbench-ab run --telemetry
 # gpu` on a GPU command, and the speed benchmark (a four-level what-if of one component, whole
 # command timed; goal <= 3 minutes). Everything lands in $OUT and is packed into one tarball.
-# usage: [LEVELS=0,20,40,80] [ROUNDS=8] [PAIRS=101] [SPEED=1] [BUDGET_S=540] bench/scripts/gpu_whatif_1gpu.sh
+# usage: [LEVELS=0,100,200,400] [ROUNDS=8] [PAIRS=101] [SPEED=1] [BUDGET_S=540] bench/scripts/gpu_whatif_1gpu.sh
 # (BUDGET_S: the seconds the whole script may take; the speed run is skipped when too few are left)
 # Run from a snapshot (bench/scripts/snapshot.sh, then in .devbuild/src).
 set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
-LEVELS=${LEVELS:-0,20,40,80}
+LEVELS=${LEVELS:-0,100,200,400}
 ROUNDS=${ROUNDS:-8}
 PAIRS=${PAIRS:-101}
 BUDGET_S=${BUDGET_S:-540}

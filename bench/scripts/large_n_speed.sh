@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Speed of the paired analysis at large n: `layerbench-ab analyze` and `layerbench-gate --pairs`
 # on N pairs (default 10^6), as a CSV and as a layerbench-ab study JSONL. Prints one markdown
-# table of wall-clock seconds (the figure; not a timed test). Above stats::kBootstrapMaxPairs
-# (10000) pairs both use normal-limit intervals instead of the bootstrap (stats/bootstrap.hpp).
+# table of wall-clock seconds (the figure; not a timed test), then what each tool says changes at
+# large n: above stats::kBootstrapMaxPairs pairs both use normal-limit intervals instead of the
+# bootstrap (stats/bootstrap.hpp).
 # usage: bench/scripts/large_n_speed.sh [BUILD_DIR] [N]
 set -euo pipefail
 build=${1:-build/host}
@@ -34,6 +35,7 @@ with open(f"{work}/pairs.csv", "w") as csv, open(f"{work}/study.jsonl", "w") as 
 PY
 
 cores=$(nproc)
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "| command | input | pairs | wall s | exit |"
 echo "|---|---|---:|---:|---:|"
 for input in pairs.csv study.jsonl; do
@@ -50,4 +52,8 @@ for input in pairs.csv study.jsonl; do
   done
 done
 echo
+# What changes at large n, as the tools print it (the switch point comes from stats::kBootstrapMaxPairs).
+"$ab" analyze "$work/study.jsonl" | grep -m1 -o 'intervals are normal-limit ones.*' | sed 's/^/ab analyze: /' || true
+"$gate" --pairs "$work/study.jsonl" --threshold 0.5% | grep -m1 '^Rule' | sed 's/^/gate --pairs: /' || true
+echo "Load average (1, 5, 15 min) before: $load_before; after: $(cut -d' ' -f1-3 /proc/loadavg)."
 echo "Machine: $cores cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), commit $(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)."

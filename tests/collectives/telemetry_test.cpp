@@ -44,6 +44,16 @@ TEST(TelemetrySummary, MeansSharesAndPeaks) {
   EXPECT_NE(std::find(names.begin(), names.end(), "gpu_idle"), names.end());
 }
 
+// The software power-cap reason far below the enforced limit (the driver managing clocks in a
+// lightly loaded run) is not a power-capped sample; within 10% of the limit it is.
+TEST(TelemetrySummary, PowerCappedOnlyNearTheLimit) {
+  const std::vector<Sample> v = {at(0, 0, 1980, 180, kReasonSwPowerCap, 1000), at(1, 0, 1500, 690, kReasonSwPowerCap, 1000),
+                                 at(2, 0, 1500, 640, kReasonSwPowerCap, 1000), at(3, 0, 1980, 200, 0, 1000)};
+  EXPECT_DOUBLE_EQ(summarize(v, 0, 700).power_capped_share, 0.5);   // 690 W and 640 W are within 10% of 700 W
+  EXPECT_DOUBLE_EQ(summarize(v, 0, 1000).power_capped_share, 0.0);  // none within 10% of 1000 W
+  EXPECT_DOUBLE_EQ(summarize(v, 0).power_capped_share, 0.75);       // limit unknown: the reason alone
+}
+
 TEST(TelemetrySummary, UnknownsStayUnknownAndJsonIsNull) {
   const std::vector<Sample> v = {at(0, 0, kUnknown, kUnknown, std::nullopt), at(1, 1, 1500, 300, 0)};
   const Summary s0 = summarize(v, 0);

@@ -7,8 +7,7 @@
 
 #include "tests/bench/ab/cli_test_util.hpp"
 
-using layerbench::ab::testing::run_ab;
-using layerbench::ab::testing::TempDir;
+using namespace layerbench::ab::testing;
 using nlohmann::json;
 
 namespace {

@@ -117,4 +117,23 @@ int wait_exit(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+int interrupt_after_lines(const std::vector<std::string>& args, const std::filesystem::path& dir,
+                          const std::filesystem::path& study, std::size_t lines, int sig) {
+  const pid_t pid = spawn_ab(args, dir);
+  wait_for_lines(study, lines);
+  ::kill(pid, sig);
+  return wait_exit(pid);
+}
+
+CliResult run_ab_until(const std::vector<std::string>& args, const std::filesystem::path& study, int attempts,
+                       const std::function<bool(const CliResult&)>& resolved) {
+  CliResult r;
+  for (int attempt = 0; attempt < attempts; ++attempt) {
+    std::filesystem::remove(study);
+    r = run_ab(args);
+    if (r.exit_code != 0 || resolved(r)) break;  // an error is not retried
+  }
+  return r;
+}
+
 }  // namespace layerbench::ab::testing

@@ -1,6 +1,10 @@
 #pragma once
-// Running the layerbench-ab binary from tests: exit status, stdout and stderr.
+// Running the layerbench-ab binary from tests: exit status, stdout and stderr, studies in the
+// background interrupted at a given point, timing studies repeated until they resolve. The CLI
+// tests use the whole namespace (using namespace layerbench::ab::testing).
+#include <csignal>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <sys/types.h>
@@ -43,5 +47,16 @@ pid_t spawn_ab(const std::vector<std::string>& args, const std::filesystem::path
 void wait_for_lines(const std::filesystem::path& path, std::size_t lines);
 // Exit status of a child, 128 + signal when killed.
 int wait_exit(pid_t pid);
+// Starts `args` in the background in `dir`, sends `sig` once `study` has `lines` lines and returns
+// the exit status (128 + SIGKILL for a kill).
+int interrupt_after_lines(const std::vector<std::string>& args, const std::filesystem::path& dir,
+                          const std::filesystem::path& study, std::size_t lines, int sig = SIGKILL);
+
+// Runs a timing study up to `attempts` times (removing `study` before each) until `resolved`
+// holds for its result, and returns the last result. On a loaded 2-core machine process start-up
+// noise can swamp a short study's real difference now and then; a wrong sign or a broken rule
+// fails every attempt.
+CliResult run_ab_until(const std::vector<std::string>& args, const std::filesystem::path& study, int attempts,
+                       const std::function<bool(const CliResult&)>& resolved);
 
 }  // namespace layerbench::ab::testing

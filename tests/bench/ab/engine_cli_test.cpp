@@ -12,11 +12,7 @@
 
 #include "tests/bench/ab/cli_test_util.hpp"
 
-using layerbench::ab::testing::read_lines;
-using layerbench::ab::testing::read_text;
-using layerbench::ab::testing::records;
-using layerbench::ab::testing::run_ab;
-using layerbench::ab::testing::TempDir;
+using namespace layerbench::ab::testing;
 using nlohmann::json;
 
 TEST(EngineCli, MetricPrintedOnStderrLikePythonLogging) {

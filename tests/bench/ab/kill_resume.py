@@ -4,6 +4,9 @@
 usage: kill_resume.py AB_BINARY WORKDIR KIND
   kills    20 SIGKILLs at random moments with --resume in between: no completed pair is lost,
            the file always parses, no arm process outlives a kill, and the study completes.
+           Around each kill the arms are held (they wait while a HOLD file exists), so an arm the
+           guard failed to end would live on: the check waits up to ORPHAN_WAIT_S for the arms to
+           go, which a loaded machine needs, without letting a short arm end on its own first.
   writers  two writers of one study at once: the second exits 2 at once, the file stays valid.
 """
 import json
@@ -15,9 +18,11 @@ import sys
 import time
 
 PAIRS = 30
+ORPHAN_WAIT_S = 10
 # Unique sleep lengths mark each kind's arm processes in /proc (the kinds may run side by side).
 MARKS = {"kills": ("0.0517", "0.0523"), "writers": ("0.0531", "0.0537")}
-BASE, CAND = "", ""
+BASE, CAND = "", ""  # the arms' commands
+MARK_BASE, MARK_CAND = "", ""  # what each arm's processes carry in their command line
 
 
 def arm_processes():
@@ -31,7 +36,7 @@ def arm_processes():
         except OSError:
             continue
         # The arms (sh -c sleep ...), not layerbench-ab itself or its guard (a fork of it).
-        if state != "Z" and (BASE in cmd or CAND in cmd) and "layerbench-ab" not in cmd and "kill_resume" not in cmd:
+        if state != "Z" and (MARK_BASE in cmd or MARK_CAND in cmd) and "layerbench-ab" not in cmd and "kill_resume" not in cmd:
             pids.append((int(entry), cmd.strip()))
     return pids
 
@@ -87,23 +92,40 @@ def finish_complete(p, out, what):
     return done
 
 
+def arms_gone(deadline_s):
+    """Waits until no arm process is left (True), or deadline_s pass (False)."""
+    deadline = time.monotonic() + deadline_s
+    while arm_processes():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
 def kills(binary, work):
+    global BASE, CAND
     out = os.path.join(work, "kills.jsonl")
-    if os.path.exists(out):
-        os.unlink(out)
+    hold = os.path.join(work, "kills.hold")
+    for f in (out, hold):
+        if os.path.exists(f):
+            os.unlink(f)
+    # Each arm waits while `hold` exists: the run in flight at a kill is held until the guard ends it.
+    BASE, CAND = (f"{arm}; while [ -e '{hold}' ]; do sleep 0.01; done" for arm in (BASE, CAND))
     rng = random.Random(20261201)
     done_before = {}
     for k in range(20):
         p = ab(binary, out, resume=os.path.exists(out))
         time.sleep(rng.uniform(0.02, 0.5))
+        open(hold, "w").close()
         p.kill()
         p.wait()
-        time.sleep(0.3)  # the arm guard ends the run in flight
+        gone = arms_gone(ORPHAN_WAIT_S)  # the arm guard ends the run in flight
         left = arm_processes()
-        if left:
+        os.unlink(hold)
+        if not gone:
             for pid, _ in left:
                 os.kill(pid, signal.SIGKILL)
-            sys.exit(f"FAIL: after kill {k + 1} arm processes outlive layerbench-ab: {left}")
+            sys.exit(f"FAIL: after kill {k + 1} arm processes outlive layerbench-ab by {ORPHAN_WAIT_S} s: {left}")
         if os.path.exists(out) and os.path.getsize(out) > 0:
             done = read_study(out)
             lost = set(done_before) - set(done)
@@ -142,9 +164,10 @@ def writers(binary, work):
 
 
 def main():
-    global BASE, CAND
+    global BASE, CAND, MARK_BASE, MARK_CAND
     binary, work, kind = sys.argv[1:4]
     BASE, CAND = (f"sleep {m}" for m in MARKS[kind])
+    MARK_BASE, MARK_CAND = BASE, CAND
     os.makedirs(work, exist_ok=True)
     {"kills": kills, "writers": writers}[kind](binary, work)
     print("PASS")

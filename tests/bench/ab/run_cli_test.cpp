@@ -17,14 +17,7 @@
 
 #include "tests/bench/ab/cli_test_util.hpp"
 
-using layerbench::ab::testing::read_lines;
-using layerbench::ab::testing::read_text;
-using layerbench::ab::testing::run_ab;
-using layerbench::ab::testing::records;
-using layerbench::ab::testing::spawn_ab;
-using layerbench::ab::testing::TempDir;
-using layerbench::ab::testing::wait_exit;
-using layerbench::ab::testing::wait_for_lines;
+using namespace layerbench::ab::testing;
 using nlohmann::json;
 
 namespace {
@@ -41,18 +34,15 @@ std::string sequence_command(const std::filesystem::path& dir) {
 TEST(RunCli, RealDifferenceIsSignificantWithTheRightSign) {
   TempDir dir;
   const auto out = dir.path() / "study.jsonl";
-  // 10 ms apart. Process start-up on a loaded 2-core machine adds 20-40 ms of noise to single
-  // runs, which can swamp a 12-pair study now and then; a study is repeated (up to 5 times) only
-  // when it fails, so a correct runner passes while a wrong sign or a broken pairing fails every time.
-  layerbench::ab::testing::CliResult r;
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    std::filesystem::remove(out);
-    r = run_ab({"run", "--base", "sleep 0.03", "--candidate", "sleep 0.02", "--pairs", "12", "--out", out.string(),
-                "--json", "-", "--resamples", "2000"});
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    const auto j = json::parse(r.out);
-    if (j["delta"]["mean"].get<double>() > 0 && j["wilcoxon"]["p_exact"].get<double>() < 0.01) break;
-  }
+  // 10 ms apart; process start-up adds 20-40 ms of noise to single runs on a loaded machine, so the
+  // study is repeated (up to 5 times) until it resolves (run_ab_until).
+  const auto r = run_ab_until({"run", "--base", "sleep 0.03", "--candidate", "sleep 0.02", "--pairs", "12", "--out",
+                               out.string(), "--json", "-", "--resamples", "2000"},
+                              out, 5, [](const CliResult& c) {
+                                const auto j = json::parse(c.out);
+                                return j["delta"]["mean"].get<double>() > 0 && j["wilcoxon"]["p_exact"].get<double>() < 0.01;
+                              });
+  ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = json::parse(r.out);
   EXPECT_EQ(j["n"], 12);
   EXPECT_GT(j["delta"]["mean"].get<double>(), 0.0);  // positive = the candidate is faster
@@ -112,10 +102,7 @@ TEST(RunCli, SigkillThenResumeEndsWithExactlyNPairsAndMatchesAnalyze) {
   const auto out = dir.path() / "study.jsonl";
   const std::vector<std::string> args{"run", "--base", "sleep 0.05", "--candidate", "sleep 0.04", "--pairs", "8",
                                       "--out", out.string(), "--json", "-", "--resamples", "2000"};
-  const pid_t pid = spawn_ab(args, dir.path());
-  wait_for_lines(out, 1 + 7);  // header and 3.5 pairs
-  ::kill(pid, SIGKILL);
-  EXPECT_EQ(wait_exit(pid), 128 + SIGKILL);
+  EXPECT_EQ(interrupt_after_lines(args, dir.path(), out, 1 + 7), 128 + SIGKILL);  // header and 3.5 pairs
   const auto before = read_lines(out);
   ASSERT_LT(before.size(), 1u + 16u);
 
@@ -236,12 +223,10 @@ TEST(RunCli, TimeoutKillsTheRunAndIsRecorded) {
 TEST(RunCli, CtrlCStopsAfterWritingWhatFinished) {
   TempDir dir;
   const auto out = dir.path() / "int.jsonl";
-  const pid_t pid = spawn_ab({"run", "--base", "sleep 0.02", "--candidate", "sleep 0.02", "--pairs", "500", "--out",
-                              out.string(), "--resamples", "1000"},
-                             dir.path());
-  wait_for_lines(out, 1 + 8);
-  ::kill(pid, SIGINT);
-  EXPECT_EQ(wait_exit(pid), 130);
+  EXPECT_EQ(interrupt_after_lines({"run", "--base", "sleep 0.02", "--candidate", "sleep 0.02", "--pairs", "500", "--out",
+                                   out.string(), "--resamples", "1000"},
+                                  dir.path(), out, 1 + 8, SIGINT),
+            130);
   const auto lines = read_lines(out);
   EXPECT_LT(lines.size(), 1u + 1000u);
   for (const auto& line : lines) EXPECT_TRUE(json::accept(line)) << line;

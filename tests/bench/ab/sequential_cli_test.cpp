@@ -12,13 +12,7 @@
 
 #include "tests/bench/ab/cli_test_util.hpp"
 
-using layerbench::ab::testing::read_lines;
-using layerbench::ab::testing::records;
-using layerbench::ab::testing::run_ab;
-using layerbench::ab::testing::spawn_ab;
-using layerbench::ab::testing::TempDir;
-using layerbench::ab::testing::wait_exit;
-using layerbench::ab::testing::wait_for_lines;
+using namespace layerbench::ab::testing;
 using nlohmann::json;
 
 namespace {
@@ -35,18 +29,12 @@ std::string pair_value_command(const std::filesystem::path& dir, const std::stri
 TEST(SequentialCli, RealDifferenceStopsEarlyWithTheRightSign) {
   TempDir dir;
   const auto out = dir.path() / "seq.jsonl";
-  // Start-up noise on a loaded machine can hide a 10 ms difference in a short study now and then; a
-  // study is repeated (up to 5 times) only when it does not stop on an effect, so a wrong sign or a
-  // broken stop rule fails every time.
-  json j;
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    std::filesystem::remove(out);
-    const auto r = run_ab({"run", "--base", "sleep 0.03", "--candidate", "sleep 0.02", "--sequential", "--max-pairs",
-                           "60", "--out", out.string(), "--json", "-", "--resamples", "2000"});
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    j = json::parse(r.out);
-    if (j["sequential"]["stop"] == "effect") break;
-  }
+  // Repeated (up to 5 times) until it stops on an effect: start-up noise can hide 10 ms now and then.
+  const auto r = run_ab_until({"run", "--base", "sleep 0.03", "--candidate", "sleep 0.02", "--sequential",
+                               "--max-pairs", "60", "--out", out.string(), "--json", "-", "--resamples", "2000"},
+                              out, 5, [](const CliResult& c) { return json::parse(c.out)["sequential"]["stop"] == "effect"; });
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
   const auto& s = j["sequential"];
   EXPECT_EQ(s["stop"], "effect");
   EXPECT_LT(s["pairs"].get<int>(), 60);  // early: before the cap
@@ -69,16 +57,14 @@ TEST(SequentialCli, RealDifferenceStopsEarlyWithTheRightSign) {
 TEST(SequentialCli, AAStudyStopsOnEquivalence) {
   TempDir dir;
   const auto out = dir.path() / "aa.jsonl";
-  json j;
-  for (int attempt = 0; attempt < 3; ++attempt) {  // an A/A study errs (stops on "effect") <= 5% of the time
-    std::filesystem::remove(out);
-    const auto r = run_ab({"run", "--base", "sleep 0.1", "--candidate", "sleep 0.1", "--sequential",
-                           "--equivalence", "5%", "--max-pairs", "150", "--out", out.string(), "--json", "-",
-                           "--resamples", "2000"});
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    j = json::parse(r.out);
-    if (j["sequential"]["stop"] == "equivalence") break;
-  }
+  // An A/A study errs (stops on "effect") <= 5% of the time: up to 3 attempts.
+  const auto r = run_ab_until({"run", "--base", "sleep 0.1", "--candidate", "sleep 0.1", "--sequential",
+                               "--equivalence", "5%", "--max-pairs", "150", "--out", out.string(), "--json", "-",
+                               "--resamples", "2000"},
+                              out, 3,
+                              [](const CliResult& c) { return json::parse(c.out)["sequential"]["stop"] == "equivalence"; });
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
   const auto& s = j["sequential"];
   ASSERT_EQ(s["stop"], "equivalence") << s.dump();
   const double margin = s["margin"].get<double>();
@@ -123,10 +109,8 @@ TEST(SequentialCli, KilledAndResumedStudyStopsWhereAnUninterruptedOneDoes) {
   ASSERT_GE(stop_pair, 8) << "the data should need more than a few pairs";
 
   const auto part = dir.path() / "part.jsonl";
-  const pid_t pid = spawn_ab(args_for("part.jsonl"), dir.path());
-  wait_for_lines(part, 1 + 2 * 4 + 1);  // header, four pairs and one run of the fifth
-  ::kill(pid, SIGKILL);
-  EXPECT_EQ(wait_exit(pid), 128 + SIGKILL);
+  // Killed after the header, four pairs and one run of the fifth.
+  EXPECT_EQ(interrupt_after_lines(args_for("part.jsonl"), dir.path(), part, 1 + 2 * 4 + 1), 128 + SIGKILL);
   ASSERT_LT(records(part, "run").size(), 2u * stop_pair) << "killed after the stop: nothing to resume";
 
   auto resumed = args_for("part.jsonl");

@@ -2,7 +2,7 @@
 """Runs one case of the bad-input table (cases.txt) and checks its exit code and message.
 
 Usage: run_case.py TABLE CASE_ID [NP] --bin NAME=PATH ... --mpirun PATH --data DIR --work DIR
-       run_case.py --list TABLE
+       run_case.py --list TABLE [--have NAME,...]
 
 A case line is  ID | RANKS | EXIT | MESSAGE FRAGMENT | COMMAND  (RANKS: '-' = no mpirun, or a
 comma list such as 2,4); indented 'setup:' / 'after:' lines that follow it run through /bin/sh
@@ -11,6 +11,7 @@ Placeholders: {NAME} (a binary), {tmp} (a fresh directory per case), {data} (tes
 Under mpirun every rank records its own exit code, and each must equal EXIT.
 """
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -53,9 +54,14 @@ def substitute(text, subs):
 def main():
     args = sys.argv[1:]
     if args[0] == "--list":
-        # For CMake: ID@NP entries (NP 0 = no mpirun), ';'-separated.
+        # For CMake: ID@NP entries (NP 0 = no mpirun), ';'-separated. With --have NAME,...: only the
+        # cases whose binaries this build has (layerbench-moe-kernels exists only in CUDA builds).
+        have = set(args[3].split(",")) if len(args) > 3 and args[2] == "--have" else None
         entries = []
         for cid, case in parse_table(args[1]).items():
+            text = " ".join([case["cmd"]] + case["setup"] + case["after"])
+            if have is not None and not set(re.findall(r"\{([a-z]+)\}", text)) <= have | {"tmp", "data"}:
+                continue
             nps = ["0"] if case["ranks"] == "-" else case["ranks"].split(",")
             entries += [f"{cid}@{np}" for np in nps]
         sys.stdout.write(";".join(entries))
