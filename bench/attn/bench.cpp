@@ -3,6 +3,7 @@
 #include "bench/attn/report.hpp"
 #include "bench/attn/whatif.hpp"
 #include "bench/cli/progress.hpp"
+#include "bench/harness/gbench.hpp"
 
 #include "attention/kernels.hpp"
 #include "attention/sp_attention.hpp"
@@ -136,6 +137,25 @@ void validate(const BenchConfig& c) {
   }
 }
 
+// --benchmark_filter selects the (topology, length) cases measured: a case none of whose
+// components it names is neither checked nor timed. A selected case is timed whole (its
+// composition stays complete); Google Benchmark then reports the components that match.
+bool case_selected(const BenchConfig& c, const std::string& group, const nlohmann::json& params,
+                   const std::string& engine, int repetitions) {
+  std::vector<reports::Measurement> ids;
+  auto names = SpAttention::hook_points();
+  names.push_back("total");
+  for (const auto& name : names) {
+    reports::Measurement id;
+    id.name = name;
+    id.group = group;
+    id.params = params;
+    if (name == "attention") id.params["engine"] = engine;
+    ids.push_back(std::move(id));
+  }
+  return harness::gbench_selects_any(c.common.gbench, "layerbench-attn", ids, repetitions);
+}
+
 int run(harness::Context& ctx, const BenchConfig& c) {
   Communicator& world = ctx.world;
   const auto topologies = parse_topologies(c.topologies);
@@ -156,6 +176,7 @@ int run(harness::Context& ctx, const BenchConfig& c) {
   const auto targets = what_if_targets(c);
   std::string what_if_md;
 
+  std::size_t selected_cases = 0;
   std::optional<cli::Progress> progress;
   if (ctx.is_root()) progress.emplace("topologies", topologies.size() * c.seqs.size());
   for (const auto& t : topologies) {
@@ -171,6 +192,17 @@ int run(harness::Context& ctx, const BenchConfig& c) {
       } step_done{progress, fmt::format("{} S={}", t.label, seq)};
       const Problem prob{c.batch, seq, c.heads, c.head_dim, c.text_tokens, dtype};
       SpAttention sp(*grid.inner, *grid.outer, t, prob, *kernels, world.rank());
+      const std::string group = fmt::format("{}/S={}", t.label, seq);
+      const AttentionShape as = sp.attention_shape();
+      nlohmann::json params = {{"topology", t.label}, {"ulysses", t.ulysses},
+                               {"allgather", t.allgather}, {"uaa", t.uaa},
+                               {"seq", seq}, {"batch", c.batch},
+                               {"heads", c.heads}, {"padded_heads", sp.padded_heads()},
+                               {"head_dim", c.head_dim}, {"text_tokens", c.text_tokens},
+                               {"dtype", c.dtype}, {"seq_q", as.seq_q}, {"seq_kv", as.seq_kv},
+                               {"local_heads", as.heads}};
+      if (!case_selected(c, group, params, kernels->describe(), runner.options().iterations)) continue;
+      ++selected_cases;
       const std::uint64_t seed = c.common.seed ^ (static_cast<std::uint64_t>(seq) << 20);
       fill_inputs(sp, dev, prob, seed);
       kernels->prepare(sp.attention_shape());  // plan build stays out of the timed region
@@ -186,19 +218,10 @@ int run(harness::Context& ctx, const BenchConfig& c) {
       const double tol = tolerance(dtype) * ref_max;  // relative to the largest |reference|
       const bool pass = ref_max > 0 && err <= tol;
       all_pass = all_pass && pass;
-      const std::string group = fmt::format("{}/S={}", t.label, seq);
       if (ctx.is_root())
         std::fprintf(stderr, "[attn] %s: max_abs_err %.3g (max |ref| %.3g, tol %.3g = %.0e x max |ref|, %s rows) %s\n",
                      group.c_str(), err, ref_max, tol, tolerance(dtype), chk.all_rows ? "all" : "sampled",
                      pass ? "ok" : "FAIL");
-      const AttentionShape as = sp.attention_shape();
-      nlohmann::json params = {{"topology", t.label}, {"ulysses", t.ulysses},
-                               {"allgather", t.allgather}, {"uaa", t.uaa},
-                               {"seq", seq}, {"batch", c.batch},
-                               {"heads", c.heads}, {"padded_heads", sp.padded_heads()},
-                               {"head_dim", c.head_dim}, {"text_tokens", c.text_tokens},
-                               {"dtype", c.dtype}, {"seq_q", as.seq_q}, {"seq_kv", as.seq_kv},
-                               {"local_heads", as.heads}};
       nlohmann::json summary = {{"topology", t.label}, {"seq", seq}, {"params", params},
                                 {"max_abs_err", err}, {"max_abs_ref", ref_max}, {"tolerance", tol},
                                 {"rel_tolerance", tolerance(dtype)},
@@ -250,6 +273,10 @@ int run(harness::Context& ctx, const BenchConfig& c) {
       timed[seq].push_back({group, t.label, seq});
     }
   }
+
+  if (selected_cases == 0)
+    throw UsageError(fmt::format("--benchmark_filter={}: selects no component of the {} (topology, length) cases",
+                                 c.common.gbench.filter, topologies.size() * c.seqs.size()));
 
   // Everything printed comes from the measurements' roles and declared work.
   const double confidence = 0.95;

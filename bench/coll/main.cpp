@@ -60,7 +60,8 @@ int run(harness::Context& ctx, const coll::Config& c) {
   const coll::TablePrinter table(c);
   std::optional<cli::Progress> progress;
   std::FILE* text = harness::text_stream(c.common);
-  if (ctx.is_root()) {
+  const bool list_only = c.common.gbench.list_tests;  // names only: nothing is checked or timed
+  if (ctx.is_root() && !list_only) {
     std::fprintf(text, "# layerbench-coll: backend %s, %d ranks, group %s (%d ranks), %d warm-up + %d timed iterations\n",
                 std::string(to_string(ctx.world.backend())).c_str(), ctx.world.size(), c.group.c_str(), comm->size(),
                 runner.options().warmup, runner.options().iterations);
@@ -76,7 +77,7 @@ int run(harness::Context& ctx, const coll::Config& c) {
   const auto res = coll::run_sweep(c, plan, ctx.world, *comm, runner,
                                    [&](const coll::SweepResult& so_far, std::span<const reports::Measurement> step) {
                                      ++done;
-                                     if (!ctx.is_root()) return;
+                                     if (!ctx.is_root() || list_only) return;
                                      progress->finish();
                                      std::fputs(table.rows(step).c_str(), text);
                                      std::fflush(text);
@@ -86,17 +87,29 @@ int run(harness::Context& ctx, const coll::Config& c) {
                                      const auto& s = steps[std::min(done, steps.size()) - 1];
                                      progress->step(fmt::format("{} {} B", coll::to_string(s.op), s.size));
                                    });
+  if (list_only) {
+    harness::write_outputs(ctx, c.common, doc, res.unselected, "");
+    return 0;
+  }
   if (ctx.is_root()) {
     progress->finish();
     std::fputs(table.footer(res).c_str(), text);
     std::fflush(text);
   }
   // Sizes too small for the group (less than one element per rank) are skipped; an op with
-  // nothing left measured nothing, which is a usage error, not "0 OK".
-  for (const auto op : plan.op_list) {
-    const bool any = std::any_of(res.results.begin(), res.results.end(), [&](const auto& m) {
+  // nothing left measured nothing, which is a usage error, not "0 OK". An op whose cases
+  // --benchmark_filter left out had sizes.
+  auto has_op = [](const std::vector<reports::Measurement>& ms, coll::Op op) {
+    return std::any_of(ms.begin(), ms.end(), [&](const auto& m) {
       return m.params.value("op", std::string{}) == coll::to_string(op) || m.name == coll::to_string(op);
     });
+  };
+  if (res.results.empty() && !res.unselected.empty())
+    throw UsageError(fmt::format("--benchmark_filter={}: selects none of the {} measurements of this sweep "
+                                 "(list their names with --benchmark_list_tests=true)",
+                                 c.common.gbench.filter, res.unselected.size()));
+  for (const auto op : plan.op_list) {
+    const bool any = has_op(res.results, op) || has_op(res.unselected, op);
     if (!any)
       throw UsageError(fmt::format("{}: no size in -b {} .. -e {} holds one {} element per rank at {} ranks; raise -e",
                                    coll::to_string(op), c.min_bytes, c.max_bytes, c.dtype, comm->size()));
@@ -120,8 +133,8 @@ int run(harness::Context& ctx, const coll::Config& c) {
 int main(int argc, char** argv) {
   return harness::mpi_main<coll::Config>(
       argc, argv,
-      {"layerbench-coll", "Collective sweeps at nccl-tests fidelity: per-iteration rank-max times, algbw/busbw, "
-                          "data checks, in- and out-of-place"},
+      {coll::kBinary, "Collective sweeps at nccl-tests fidelity: per-iteration rank-max times, algbw/busbw, "
+                          "data checks, in- and out-of-place", /*selects_before_timing=*/true},
       [](CLI::App& app, coll::Config& c) { coll::add_flags(app, c); },
       [](const coll::Config& c) { (void)coll::make_plan(c); },
       run);

@@ -4,6 +4,7 @@
 // the sender rank and the element index, so misrouted chunks are caught too.
 #include "bench/coll/sweep.hpp"
 
+#include "bench/harness/gbench.hpp"
 #include "collectives/error.hpp"
 
 #include <fmt/format.h>
@@ -149,6 +150,14 @@ SweepResult run_sweep(const Config& cfg, const Plan& plan, Communicator& world, 
   if (cfg.places != "in") places.push_back(false);
   if (cfg.places != "out") places.push_back(true);
 
+  // --benchmark_filter selects what is measured, before any check or timing; with
+  // --benchmark_list_tests nothing is (the names are listed).
+  const auto& gb = cfg.common.gbench;
+  auto selected = [&](const reports::Measurement& id) {
+    if (!gb.list_tests && gb.selects(harness::gbench_run_name(kBinary, id, runner.options().iterations))) return true;
+    res.unselected.push_back(id);
+    return false;
+  };
   auto step_done = [&](std::size_t first) {
     if (on_step) on_step(res, std::span<const reports::Measurement>(res.results).subspan(first));
   };
@@ -156,6 +165,19 @@ SweepResult run_sweep(const Config& cfg, const Plan& plan, Communicator& world, 
     if (op == Op::scalar_exchange) {
       const std::size_t first = res.results.size();
       // The sequence-size exchange: host-synchronised (what `.item()` pays) and device-only.
+      std::vector<reports::Measurement> ids;
+      for (const bool host_sync : {true, false}) {
+        reports::Measurement id;
+        id.name = host_sync ? "scalar_exchange" : "scalar_exchange_device";
+        id.group = group_label;
+        id.params = {{"op", id.name}, {"bytes", 8 * n}, {"count", 1}, {"dtype", "int64"}, {"in_place", false},
+                     {"host_sync", host_sync}};
+        if (selected(id)) ids.push_back(std::move(id));
+      }
+      if (ids.empty()) {
+        step_done(first);
+        continue;
+      }
       const std::int64_t mine = 1000 + comm.rank();
       const auto got = comm.scalar_exchange(mine);
       std::uint64_t wrong = fault_pending && plan.fault_kind == "wrong" ? 1 : 0;
@@ -166,14 +188,12 @@ SweepResult run_sweep(const Config& cfg, const Plan& plan, Communicator& world, 
       world.control_sum(std::span<double>(&w, 1));
       auto scratch = dev.alloc(sizeof(std::int64_t)), out = dev.alloc(sizeof(std::int64_t) * static_cast<std::size_t>(n));
       dev.copy_from_host(scratch.data(), &mine, sizeof mine, dev.compute_stream());
-      for (const bool host_sync : {true, false}) {
-        auto m = host_sync ? runner.time("scalar_exchange", [&](Stream) { comm.scalar_exchange(mine); },
-                                         harness::Clock::host)
-                           : runner.time("scalar_exchange_device",
-                                         [&](Stream s) { comm.scalar_exchange_device(scratch.data(), out.data(), s); });
-        m.group = group_label;
-        m.params = {{"op", m.name}, {"bytes", 8 * n}, {"count", 1}, {"dtype", "int64"}, {"in_place", false},
-                    {"host_sync", host_sync}};
+      for (auto& id : ids) {
+        const bool host_sync = id.params["host_sync"].get<bool>();
+        auto m = host_sync ? runner.time(id.name, [&](Stream) { comm.scalar_exchange(mine); }, harness::Clock::host)
+                           : runner.time(id.name, [&](Stream s) { comm.scalar_exchange_device(scratch.data(), out.data(), s); });
+        m.group = id.group;
+        m.params = id.params;
         const double med = stats::summarize(m.samples_ms).median;
         m.metrics = {{"time_us", med * 1e3}, {"wrong", w}};
         declare_work(m, spec(Op::scalar_exchange), 8ull * static_cast<std::uint64_t>(n), n);
@@ -189,8 +209,14 @@ SweepResult run_sweep(const Config& cfg, const Plan& plan, Communicator& world, 
       const std::size_t first = res.results.size();
       for (const bool in_place : places) {
         auto c = spec(op).build(CaseArgs{size, in_place, plan, cfg.imbalance, comm, cfg.common.seed});
-        // Every rank derives the same cases, so skipping is collective.
+        // Every rank derives the same cases (and names), so skipping is collective.
         if (!c) continue;
+        reports::Measurement id;
+        id.name = std::string(to_string(op));
+        id.group = group_label;
+        id.params = {{"op", id.name}, {"bytes", c->bytes}, {"count", c->count},
+                     {"dtype", std::string(to_string(plan.type))}, {"in_place", in_place}, {"graph", cfg.graph}};
+        if (!selected(id)) continue;
         auto alloc = [&](std::size_t elems) {
           const std::size_t bytes = elem_offset(std::max<std::size_t>(elems, 1), plan.type);
           return cfg.comm_alloc ? dev.alloc_comm(bytes) : dev.alloc(bytes);
@@ -213,13 +239,12 @@ SweepResult run_sweep(const Config& cfg, const Plan& plan, Communicator& world, 
             c->call(send, recv, s);
           }
         };
-        auto m = runner.time(std::string(to_string(op)), body);
+        auto m = runner.time(id.name, body);
         const double agg_ms = runner.time_aggregate_ms(body, agg_n);
         const double med_ms = stats::summarize(m.samples_ms).median;
         declare_work(m, spec(op), c->bytes, n);
-        m.group = group_label;
-        m.params = {{"op", std::string(to_string(op))}, {"bytes", c->bytes}, {"count", c->count},
-                    {"dtype", std::string(to_string(plan.type))}, {"in_place", in_place}, {"graph", cfg.graph}};
+        m.group = id.group;
+        m.params = std::move(id.params);
         m.metrics = {{"time_us", med_ms * 1e3}, {"agg_time_us", agg_ms * 1e3},
                      {"agg_busbw_bytes_per_s", aggregate_rates(m, agg_ms).busbw_bytes_per_s}, {"wrong", wrong}};
         res.results.push_back(std::move(m));

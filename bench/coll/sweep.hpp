@@ -15,6 +15,8 @@
 
 namespace layerbench::coll {
 
+inline constexpr const char* kBinary = "layerbench-coll";
+
 enum class Op { all_gather, all_to_all, all_to_allv, all_reduce, reduce_scatter, broadcast, sendrecv,
                 scalar_exchange };
 std::string_view to_string(Op op);
@@ -67,6 +69,9 @@ Plan make_plan(const Config& c);  // UsageError on bad input
 
 struct SweepResult {
   std::vector<reports::Measurement> results;
+  // The cases --benchmark_filter left out (or, with --benchmark_list_tests, every case): names
+  // and params only, never checked or timed.
+  std::vector<reports::Measurement> unselected;
   std::uint64_t total_wrong = 0;
 };
 // One step of a sweep: an (op, size) with its places, or one scalar exchange.

@@ -52,8 +52,17 @@ SampleFile from_gbench(const nlohmann::json& doc, const std::string& path, const
     any_metric = true;
     auto& set = f.sets[name];
     set.display = name;
-    set.values.push_back(b[f.metric].get<double>());
-    if (f.metric == "real_time" || f.metric == "cpu_time") f.unit = b.value("time_unit", std::string{"ns"});
+    // Times in ns whatever each benchmark's time_unit (it may differ between benchmarks, and
+    // between two runs of one benchmark when it is chosen from the median).
+    double v = b[f.metric].get<double>();
+    if (f.metric == "real_time" || f.metric == "cpu_time") {
+      const std::string unit = b.value("time_unit", std::string{"ns"});
+      const double to_ns = unit == "ns" ? 1 : unit == "us" ? 1e3 : unit == "ms" ? 1e6 : unit == "s" ? 1e9 : 0;
+      if (to_ns == 0) throw std::runtime_error(fmt::format("{}: {}: unknown time_unit '{}'", path, name, unit));
+      v *= to_ns;
+      f.unit = "ns";
+    }
+    set.values.push_back(v);
   }
   if (!any_metric)
     throw std::runtime_error(fmt::format("{}: unknown metric '{}' (no benchmark repetition carries it)", path, f.metric));

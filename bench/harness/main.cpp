@@ -43,13 +43,23 @@ int agree(MPI_Comm comm, int code, std::chrono::milliseconds timeout) {
 // The Google Benchmark flags are split off before parsing; they are listed here for --help only.
 void add_gbench_help(CLI::App& app) {
   static std::string ignored;
-  const char* group = "Google Benchmark (rank-max samples as repetitions, for compare.py)";
+  const char* group = "Google Benchmark (each rank-max sample one repetition; mean/median/stddev/cv aggregates)";
   for (const auto& [flag, what] : std::initializer_list<std::pair<const char*, const char*>>{
-           {"--benchmark_format", "console|json|csv: Google Benchmark's report on stdout"},
-           {"--benchmark_out", "FILE: also write Google Benchmark's report to FILE"},
-           {"--benchmark_out_format", "json|console|csv: the format of --benchmark_out (default json)"},
-           {"--benchmark_filter", "REGEX: report only the measurements whose names match"},
-           {"--benchmark_*", "any other Google Benchmark reporting flag is passed to it"}})
+           {"--benchmark_format", "=console|json|csv: Google Benchmark's report on stdout (json/csv: the binary's "
+                                  "own text goes to stderr)"},
+           {"--benchmark_out", "=FILE: also write Google Benchmark's report to FILE"},
+           {"--benchmark_out_format", "=json|console|csv: the format of --benchmark_out (default json)"},
+           {"--benchmark_filter", "=REGEX: measure and report only the benchmarks whose names match (-REGEX: "
+                                  "those that do not)"},
+           {"--benchmark_list_tests", "=true: print the benchmark names and measure nothing (where the binary "
+                                      "knows them before measuring)"},
+           {"--benchmark_time_unit", "=ns|us|ms|s: the unit of every time (default: per benchmark, the largest "
+                                     "unit in which its median is >= 1; give it when comparing runs, as compare.py "
+                                     "skips a benchmark whose unit differs between two files)"},
+           {"--benchmark_report_aggregates_only", "=true: report only mean, median, stddev and cv"},
+           {"--benchmark_display_aggregates_only", "=true: display only the aggregates (the file gets all)"},
+           {"--benchmark_color", "=auto|true|false; also --benchmark_counters_tabular=true and "
+                                 "--benchmark_context=KEY=VALUE,..., as in Google Benchmark"}})
     app.add_option(flag, ignored, what)->group(group);
 }
 
@@ -83,7 +93,7 @@ void warn_if_gpu_sized(const Context& ctx, const CommonOptions& o, double flops_
 }
 
 std::FILE* text_stream(const CommonOptions& o) {
-  return (o.json == "-" || o.csv == "-" || o.markdown == "-") ? stderr : stdout;
+  return (o.json == "-" || o.csv == "-" || o.markdown == "-" || o.gbench.takes_stdout()) ? stderr : stdout;
 }
 
 int mpi_main_impl(int argc, char** argv, const BinaryInfo& info,
@@ -108,6 +118,13 @@ int mpi_main_impl(int argc, char** argv, const BinaryInfo& info,
   std::string message;
   try {
     std::vector<std::string> rev(cli_args.rbegin(), cli_args.rend() - 1);  // CLI11 wants reversed, no argv[0]
+    // First: a value given after a space (--benchmark_format json) would otherwise reach CLI11
+    // as a stray argument.
+    const_cast<CommonOptions&>(common()).gbench = parse_gbench_flags(gb_args);
+    if (common().gbench.list_tests && !info.selects_before_timing)
+      throw UsageError(fmt::format(
+          "--benchmark_list_tests: {} names its benchmarks only as it measures them; read the names from a run's "
+          "--benchmark_format=json (--benchmark_filter then selects which are reported)", info.name));
     app.parse(rev);
     validate();
   } catch (const CLI::CallForHelp&) {
@@ -151,7 +168,7 @@ int mpi_main_impl(int argc, char** argv, const BinaryInfo& info,
     if (root) warn_oversubscribed(env);
     world = make_world(backend, env, NcclSettings{common().nvlink_centric_sched});
     set_wait_timeout(world->device(), common().timeout_s);
-    Context ctx{env, *world, info.name, all_args, gb_args};
+    Context ctx{env, *world, info.name, all_args};
     const int rc = run(ctx);
     world->device().synchronize_all();
     // Every rank leaves with the same code.
@@ -197,7 +214,7 @@ nlohmann::json make_document(Context& ctx, const Runner& runner, const nlohmann:
 void write_partial_outputs(Context& ctx, const CommonOptions& o, nlohmann::json doc,
                            const std::vector<reports::Measurement>& results, std::size_t steps_done,
                            std::size_t steps_total) {
-  if (!ctx.is_root()) return;
+  if (!ctx.is_root() || o.gbench.list_tests) return;
   auto arr = nlohmann::json::array();
   for (const auto& m : results) arr.push_back(reports::to_json(m));
   doc["results"] = arr;
@@ -212,10 +229,15 @@ void write_partial_outputs(Context& ctx, const CommonOptions& o, nlohmann::json 
 void write_outputs(Context& ctx, const CommonOptions& o, const nlohmann::json& doc,
                    const std::vector<reports::Measurement>& results, const std::string& markdown) {
   if (!ctx.is_root()) return;
-  if (!o.json.empty()) cli::write_output(o.json, doc.dump(1) + "\n");
-  if (!o.csv.empty()) cli::write_output(o.csv, reports::results_to_csv(results));
-  if (!o.markdown.empty()) cli::write_output(o.markdown, markdown);
-  if (!ctx.gbench.empty()) report_to_gbench(ctx.binary, ctx.gbench, results);
+  if (!o.gbench.list_tests) {
+    if (!o.json.empty()) cli::write_output(o.json, doc.dump(1) + "\n");
+    if (!o.csv.empty()) cli::write_output(o.csv, reports::results_to_csv(results));
+    if (!o.markdown.empty()) cli::write_output(o.markdown, markdown);
+  }
+  if (o.gbench.active())
+    report_to_gbench(o.gbench, {ctx.binary, std::string(to_string(ctx.world.backend())), ctx.world.size(),
+                                doc["context"].value("timing", nlohmann::json::object()), o.iterations},
+                     results);
 }
 
 }  // namespace layerbench::harness

@@ -23,13 +23,16 @@ struct Context {
   Communicator& world;
   std::string binary;
   std::vector<std::string> argv;    // as given (for the result file)
-  std::vector<std::string> gbench;  // --benchmark_* flags, if any
   bool is_root() const { return world.rank() == 0; }
 };
 
 struct BinaryInfo {
   std::string name;         // e.g. "layerbench-coll"
   std::string description;  // one line for --help
+  // The binary knows its Google Benchmark names before measuring (it skips what
+  // --benchmark_filter leaves out and honours --benchmark_list_tests); otherwise
+  // --benchmark_list_tests is a usage error rather than a whole run whose results are dropped.
+  bool selects_before_timing = false;
 };
 
 int mpi_main_impl(int argc, char** argv, const BinaryInfo& info,

@@ -52,7 +52,14 @@ void validate_common(const CommonOptions& o) {
   if (o.align != "barrier" && o.align != "none")
     throw UsageError(fmt::format("--align: expected barrier or none (got '{}')", o.align));
   // Fail at start-up, not after the whole run, when an output cannot be written.
-  check_output_paths({{"--json", &o.json}, {"--csv", &o.csv}, {"--markdown", &o.markdown}});
+  check_output_paths({{"--json", &o.json}, {"--csv", &o.csv}, {"--markdown", &o.markdown},
+                      {"--benchmark_out", &o.gbench.out}});
+  if (o.gbench.active())
+    for (const auto& [flag, path] : {std::pair{"--json", &o.json}, {"--csv", &o.csv}, {"--markdown", &o.markdown}})
+      if (*path == "-")
+        throw UsageError(fmt::format("{} - and Google Benchmark's report (--benchmark_format={}) would both write "
+                                     "standard output: give {} a file, or --benchmark_out=FILE without "
+                                     "--benchmark_format", flag, o.gbench.format, flag));
 }
 
 }  // namespace layerbench::harness

@@ -1,6 +1,8 @@
 #pragma once
 // Flags every MPI-launched binary shares. Each binary's RunConfig embeds CommonOptions, adds its
 // own flags, is validated once (validate() throws UsageError) and is immutable afterwards.
+#include "bench/harness/gbench_flags.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
@@ -24,6 +26,7 @@ struct CommonOptions {
   double timeout_s = 300;         // a host wait longer than this aborts the job
   std::uint64_t seed = 20261129;  // inputs and weights are drawn from it
   bool nvlink_centric_sched = false;  // cuda: ncclConfig_t.nvlinkCentricSched (NCCL >= 2.28, sm_100+)
+  GbenchOptions gbench;  // the --benchmark_* flags (split off before parsing, not CLI11 options)
 };
 
 void add_common_options(CLI::App& app, CommonOptions& o);

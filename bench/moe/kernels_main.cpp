@@ -147,22 +147,35 @@ bool close_to(const std::vector<std::uint16_t>& ref, const std::vector<std::uint
   return ok;
 }
 
-// Bytes the study holds at once (device buffers; the checks download as much again to the host),
-// nullopt on overflow: x, W13 and its K-major copy, two activations, W_down and its copy, two outputs.
-std::optional<std::uint64_t> study_bytes(std::int64_t experts, std::int64_t mean_rows, double spread, std::int64_t d,
-                                         std::int64_t inter) {
+// What the study holds at once, in bytes (nullopt on overflow). On the device: x, W13 and its
+// K-major copy, two activations, W_down and its copy, two outputs, then the largest router case
+// (x in bf16 and fp32, fp32 logits, 256 x d gates, top-6 indices and weights). On the host, the
+// checks' downloads: both activations, or one activation, W_down and one output, or the router's
+// two expert choices.
+struct StudyBytes {
+  std::optional<std::uint64_t> device, host;
+};
+StudyBytes study_bytes(std::int64_t experts, std::int64_t mean_rows, double spread, std::int64_t d, std::int64_t inter,
+                       std::int64_t router_tokens, std::int64_t router_heads) {
   const auto rows = static_cast<std::uint64_t>(std::ceil(static_cast<double>(experts) * static_cast<double>(mean_rows) *
                                                          (1 + spread))) + static_cast<std::uint64_t>(experts);
   const auto E = static_cast<std::uint64_t>(experts), D = static_cast<std::uint64_t>(d), I = static_cast<std::uint64_t>(inter);
-  auto term = [](std::initializer_list<std::uint64_t> f) {
-    std::optional<std::uint64_t> p = 1;
-    for (auto x : f) p = p ? num::mul(*p, x) : std::nullopt;
-    return p;
+  auto sum = [](std::initializer_list<std::initializer_list<std::uint64_t>> terms) {
+    std::optional<std::uint64_t> total = 0;
+    for (const auto& factors : terms) {
+      std::optional<std::uint64_t> p = 1;
+      for (auto x : factors) p = p ? num::mul(*p, x) : std::nullopt;
+      total = total && p ? num::add(*total, *p) : std::nullopt;
+    }
+    return total;
   };
-  std::optional<std::uint64_t> total = 0;
-  for (const auto& t : {term({6, rows, D}), term({4, rows, I}), term({12, E, D, I})})
-    total = total && t ? num::add(*total, *t) : std::nullopt;
-  return total;
+  const auto T = static_cast<std::uint64_t>(router_tokens), H = static_cast<std::uint64_t>(router_heads);
+  const auto device = sum({{6, rows, D}, {4, rows, I}, {12, E, D, I}, {6, T, H, D}, {4, T, H, 256}, {6, H, 256, D},
+                           {16, T, H, 6}});
+  std::optional<std::uint64_t> host = 0;
+  for (const auto& part : {sum({{4, rows, I}}), sum({{2, rows, I}, {2, E, I, D}, {2, rows, D}}), sum({{8, T, H, 6}})})
+    host = host && part ? std::optional(std::max(*host, *part)) : std::nullopt;
+  return {device, host};
 }
 
 }  // namespace
@@ -201,12 +214,19 @@ int main(int argc, char** argv) {
     return rc == 0 ? kExitOk : kExitUsage;
   }
   try {
+    const auto bytes = study_bytes(experts, mean_rows, spread, d, inter, router_tokens,
+                                   *std::max_element(router_heads.begin(), router_heads.end()));
+    const char* hint = "lower --experts, --mean-rows, --inter or --router-tokens";
     for (const auto& [flag, v] : {std::pair{"--d", d}, std::pair{"--inter", inter}})
       if (v % 8 != 0) throw UsageError(fmt::format("{} {}: must be a multiple of 8", flag, v));
-    num::check_memory(study_bytes(experts, mean_rows, spread, d, inter), 1, "the kernel study",
-                      "lower --experts, --mean-rows or --inter");
+    num::check_memory(bytes.host, 1, "the kernel study (its host copies)", hint);
     if (cuda_device_count() == 0)
       throw UsageError("no CUDA device is visible (the kernel study runs on one GPU)");
+    std::size_t free_bytes = 0, total_bytes = 0;
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess && (!bytes.device || *bytes.device > free_bytes))
+      throw UsageError(fmt::format("the kernel study needs about {} of GPU memory, but device 0 has {} free; {}",
+                                   bytes.device ? num::format_bytes(static_cast<double>(*bytes.device)) : "more than 2^64 bytes",
+                                   num::format_bytes(static_cast<double>(free_bytes)), hint));
   } catch (const UsageError& e) {
     fmt::print(stderr, "layerbench-moe-kernels: {}\n", e.what());
     return kExitUsage;

@@ -53,7 +53,7 @@ for input in pairs.csv study.jsonl; do
 done
 echo
 # What changes at large n, as the tools print it (the switch point comes from stats::kBootstrapMaxPairs).
-"$ab" analyze "$work/study.jsonl" | grep -m1 -o 'intervals are normal-limit ones.*' | sed 's/^/ab analyze: /' || true
+"$ab" analyze "$work/study.jsonl" | grep -m1 -o 'With [0-9]* pairs (more than [0-9]*) the intervals are normal-limit ones[^.]*' | sed 's/^/ab analyze: /' || true
 "$gate" --pairs "$work/study.jsonl" --threshold 0.5% | grep -m1 '^Rule' | sed 's/^/gate --pairs: /' || true
 echo "Load average (1, 5, 15 min) before: $load_before; after: $(cut -d' ' -f1-3 /proc/loadavg)."
 echo "Machine: $cores cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), commit $(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)."

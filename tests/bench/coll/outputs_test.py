@@ -17,11 +17,13 @@ cmd = [mpiexec, "-np", "4", "--oversubscribe", binary, "--backend", "host", "--o
        "--csv", str(tmp / "out.csv"), "--benchmark_format=json", f"--benchmark_out={tmp / 'gb.json'}"]
 proc = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
 assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-assert "out of bounds values : 0 OK" in proc.stdout, proc.stdout[-2000:]
+# --benchmark_format=json takes standard output: the table goes to standard error.
+assert "out of bounds values : 0 OK" in proc.stderr, proc.stderr[-2000:]
+assert json.loads(proc.stdout)["benchmarks"], proc.stdout[-2000:]
 
 doc = json.loads((tmp / "out.json").read_text())
 assert doc["schema"] == "layerbench/2" and doc["binary"] == "layerbench-coll" and doc["complete"] is True
-assert "Avg bus bandwidth" in proc.stdout, proc.stdout[-2000:]
+assert "Avg bus bandwidth" in proc.stderr, proc.stderr[-2000:]
 ctx = doc["context"]
 for key in ("date", "git_sha", "backend", "world_size", "versions", "ranks", "argv", "timing"):
     assert key in ctx, key
@@ -61,10 +63,11 @@ aggs = [b for b in gb["benchmarks"] if b["run_type"] == "aggregate"]
 assert len(its) == 8 * len(doc["results"]), (len(its), len(doc["results"]))
 assert {a["aggregate_name"] for a in aggs} >= {"mean", "median", "stddev"}
 first = its[0]
-assert first["repetitions"] == 8 and first["iterations"] == 1 and first["time_unit"] == "ms"
+assert first["repetitions"] == 8 and first["iterations"] == 1 and first["time_unit"] in ("ns", "us", "ms", "s")
 assert first["name"].startswith("layerbench-coll/") and "manual_time" in first["name"]
 # GB reports exactly the rank-max samples of the layerbench JSON.
 name_of = its[0]["run_name"]
-reps = sorted(b["real_time"] for b in its if b["run_name"] == name_of)
+to_ms = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
+reps = sorted(b["real_time"] * to_ms[b["time_unit"]] for b in its if b["run_name"] == name_of)
 assert all(abs(a - b) < 1e-6 * max(1.0, b) for a, b in zip(reps, sorted(doc["results"][0]["samples_ms"]))), reps
 print("PASS")

@@ -11,13 +11,13 @@ import subprocess
 import sys
 
 
-def gbench(path, benchmarks, field="real_time"):
+def gbench(path, benchmarks, field="real_time", unit="ns"):
     rows = []
     for name, values in benchmarks.items():
         for i, v in enumerate(values):
             rows.append({"name": name, "run_name": name, "run_type": "iteration", "repetitions": len(values),
                          "repetition_index": i, "iterations": 1000, "real_time": v, "cpu_time": v * 0.99,
-                         "time_unit": "ns", field: v})
+                         "time_unit": unit, field: v})
         rows.append({"name": name + "_mean", "run_name": name, "run_type": "aggregate", "aggregate_name": "mean",
                      "real_time": sum(values) / len(values), "cpu_time": 0, "time_unit": "ns"})
     with open(path, "w") as f:
@@ -62,6 +62,13 @@ def main():
     expect(rc == 0, f"20% change under a 25% threshold must pass: rc {rc}")
     rc, out, _ = run("--baseline", p("slow.json"), "--candidate", p("base.json"))
     expect(rc == 0 and "improved" in out, f"improvement: rc {rc}")
+    # The same times in another unit (a unit chosen from each run's median may differ): compared in ns.
+    gbench(p("same_us.json"), {"BM_a": [v / 1e3 for v in wobble(100, 10, 0.5)],
+                               "BM_b": [v / 1e3 for v in wobble(50, 10, 0.5)]}, unit="us")
+    rc, out, err = run("--baseline", p("base.json"), "--candidate", p("same_us.json"))
+    expect(rc == 0 and "PASS" in out, f"same times in us: rc {rc} {out} {err}")
+    rc, out, err = run("--baseline", p("same_us.json"), "--candidate", p("slow.json"))
+    expect(rc == 1 and "BM_b" in out and "regressed" in out, f"us baseline, slower ns candidate: rc {rc} {out} {err}")
     rc, out, _ = run("--baseline", p("few.json"), "--candidate", p("few.json"))
     expect(rc == 0 and "need ≥ 4 samples per arm" in out, f"3 repetitions: rc {rc} {out}")
 
