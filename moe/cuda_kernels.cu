@@ -275,14 +275,15 @@ __global__ void combine_kernel(const bf16* yd, const int* inv, const float* prob
 
 // One block: tile counts per expert, a block-wide scan (carried over blocks of 1024 experts),
 // then every expert writes its own tiles; the rest of the list is padded with empty tiles.
+// wide != nullptr: the same experts also in unpaired tiles of `wide_rows` rows.
 constexpr int kTileThreads = 1024;
 __global__ void build_tiles_kernel(const int* __restrict__ counts, const int* __restrict__ offsets,
                                    ExpertTile* __restrict__ tiles, int* __restrict__ n_out, int experts, int max_tiles,
-                                   bool paired) {
+                                   bool paired, ExpertTile* __restrict__ wide, int max_wide, int wide_rows) {
   using Scan = cub::BlockScan<int, kTileThreads>;
   __shared__ typename Scan::TempStorage tmp;
   constexpr int R = static_cast<int>(kExpertTileRows);
-  int carry = 0;
+  int carry = 0, carry_w = 0;
   for (int e0 = 0; e0 < experts; e0 += kTileThreads) {
     const int e = e0 + static_cast<int>(threadIdx.x);
     const int c = e < experts ? counts[e] : 0;
@@ -296,8 +297,19 @@ __global__ void build_tiles_kernel(const int* __restrict__ counts, const int* __
                                   : ExpertTile{row0 + std::int64_t(live - 1) * R, e, -min(R, c - (live - 1) * R)};
     carry += total;
     __syncthreads();  // the scan's storage is reused
+    if (wide != nullptr) {
+      const int nw = (c + wide_rows - 1) / wide_rows;
+      Scan(tmp).ExclusiveSum(nw, first, total);
+      first += carry_w;
+      for (int i = 0; i < nw && first + i < max_wide; ++i)
+        wide[first + i] = ExpertTile{row0 + std::int64_t(i) * wide_rows, e, min(wide_rows, c - i * wide_rows)};
+      carry_w += total;
+      __syncthreads();
+    }
   }
   for (int i = carry + static_cast<int>(threadIdx.x); i < max_tiles; i += kTileThreads) tiles[i] = ExpertTile{0, 0, 0};
+  if (wide != nullptr)
+    for (int i = carry_w + static_cast<int>(threadIdx.x); i < max_wide; i += kTileThreads) wide[i] = ExpertTile{0, 0, 0};
   if (threadIdx.x == 0) *n_out = carry;
 }
 
@@ -315,16 +327,20 @@ void invert_permutation(const int* vals_sorted, int* inv, std::int64_t n, cudaSt
   LB_CUDA_CHECK_LAUNCH();
 }
 
-std::int64_t max_expert_tiles(std::int64_t assignments, std::int64_t experts) {
+std::int64_t max_expert_tiles(std::int64_t assignments, std::int64_t experts, std::int64_t rows) {
   // Every expert at most one partial tile, and one empty partner when paired; even.
-  return (assignments / kExpertTileRows + 2 * std::min(assignments, experts) + 2 + 1) / 2 * 2;
+  return (assignments / rows + 2 * std::min(assignments, experts) + 2 + 1) / 2 * 2;
 }
 
 void build_expert_tiles(const int* counts, const int* offsets, ExpertTile* tiles, int* n_tiles, std::int64_t experts,
-                        std::int64_t max_tiles, bool paired, cudaStream_t s) {
-  LB_CHECK(max_tiles < (std::int64_t{1} << 31) && experts < (std::int64_t{1} << 31), "too many expert tiles");
+                        std::int64_t max_tiles, bool paired, cudaStream_t s, const WideTiles& wide) {
+  LB_CHECK(max_tiles < (std::int64_t{1} << 31) && wide.max_tiles < (std::int64_t{1} << 31) &&
+               experts < (std::int64_t{1} << 31),
+           "too many expert tiles");
+  LB_CHECK(wide.tiles == nullptr || (wide.rows > 0 && wide.rows <= (std::int64_t{1} << 20)), "wide tiles: rows > 0");
   build_tiles_kernel<<<1, kTileThreads, 0, s>>>(counts, offsets, tiles, n_tiles, static_cast<int>(experts),
-                                                static_cast<int>(max_tiles), paired);
+                                                static_cast<int>(max_tiles), paired, wide.tiles,
+                                                static_cast<int>(wide.max_tiles), static_cast<int>(wide.rows));
   LB_CUDA_CHECK_LAUNCH();
 }
 

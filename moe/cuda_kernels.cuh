@@ -28,7 +28,7 @@ __device__ __forceinline__ float swiglu7_dev(float g, float u) {
   return gc * (1.0f / (1.0f + __expf(-1.702f * gc))) * (uc + 1.0f);
 }
 // The same with an approximate reciprocal (MUFU.RCP, 1 ulp; 1 / inf = 0): no IEEE division slow
-// path, for the Hopper kernel's epilogue.
+// path (two MUFU operations per value: exp and rcp).
 __device__ __forceinline__ float swiglu7_dev_fast(float g, float u) {
   const float gc = fminf(g, 7.0f);
   const float uc = fminf(fmaxf(u, -7.0f), 7.0f);
@@ -36,7 +36,33 @@ __device__ __forceinline__ float swiglu7_dev_fast(float g, float u) {
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(1.0f + __expf(-1.702f * gc)));
   return gc * r * (uc + 1.0f);
 }
+// The same with sigmoid(z) = (1 + tanh(z / 2)) / 2 on tanh.approx (one MUFU operation per value;
+// absolute error of the sigmoid below 2.5e-4, under the bf16 rounding of the result), for the
+// Hopper kernel's epilogue.
+__device__ __forceinline__ float swiglu7_dev_tanh(float g, float u) {
+  const float gc = fminf(g, 7.0f);
+  const float uc = fminf(fmaxf(u, -7.0f), 7.0f);
+  float t;
+  asm("tanh.approx.f32 %0, %1;" : "=f"(t) : "f"(0.851f * gc));  // 1.702 / 2
+  const float h = 0.5f * gc;
+  return fmaf(h, t, h) * (uc + 1.0f);
+}
 #endif
+
+// Variants of the Hopper expert kernels (moe/expert_gemm_sm90.cu, moe/expert_down_sm90.cu),
+// timed against each other by layerbench-moe-kernels --variants; every variant computes the
+// same function (the down variants bit for bit). The defaults are the variants measured fastest.
+struct Sm90Variant {
+  bool tanh_sigmoid = true;     // gate/up: SwiGLU7's sigmoid by one tanh.approx instead of exp + rcp
+  bool staged_epilogue = true;  // down: 16-byte row-chunk stores staged in shared memory
+  bool half_tiles = false;      // down: tiles of <= 64 rows load 64 A rows, one warpgroup computes
+                                // (measured 3-5% slower: off)
+  int down_prefetch = 0;        // down: L2 prefetch of the A box this many k steps ahead (0: none;
+                                // measured 12-25% slower, the L2 is the bound)
+  bool down_prefetch_b = false; // down: with down_prefetch, the weight box of that step too
+  int gate_up_prefetch = 0;     // gate/up: L2 prefetch of the weight box this many ring steps ahead
+                                // (measured 1-24% slower)
+};
 
 // cudaFuncSetAttribute(kernel, MaxDynamicSharedMemorySize, bytes) once per (device, kernel):
 // the opt-in is per device, and launches with more than 48 KB need it. Inline, so the kernels
@@ -104,9 +130,16 @@ using moe::ExpertTile;
 // copy with valid negated (no rows of its own: the down kernel leaves it empty, the gate/up
 // kernel splits that tile's column blocks between the pair), so entries 2p and 2p + 1 always
 // belong to one expert.
-std::int64_t max_expert_tiles(std::int64_t assignments, std::int64_t experts);
+// wide.tiles != nullptr: the same launch also writes the experts' unpaired tiles of wide.rows
+// rows (e.g. kWideTileRows, the wide gate/up kernel's), padded to wide.max_tiles (from
+// max_expert_tiles(assignments, experts, wide.rows)).
+struct WideTiles {
+  ExpertTile* tiles = nullptr;
+  std::int64_t max_tiles = 0, rows = 0;
+};
+std::int64_t max_expert_tiles(std::int64_t assignments, std::int64_t experts, std::int64_t rows = kExpertTileRows);
 void build_expert_tiles(const int* counts, const int* offsets, ExpertTile* tiles, int* n_tiles, std::int64_t experts,
-                        std::int64_t max_tiles, bool paired, cudaStream_t s);
+                        std::int64_t max_tiles, bool paired, cudaStream_t s, const WideTiles& wide = {});
 // The largest d the fused gate/up kernels take.
 std::int64_t gate_up_swiglu_max_d();
 // act (rows, I) = swiglu7(xs W13[e][:, :I], xs W13[e][:, I:]) for every tile, fp32 accumulation,
@@ -122,9 +155,11 @@ bool gate_up_swiglu_sm90_supported(std::int64_t d, std::int64_t inter);
 std::int64_t w13_kmajor_elems(std::int64_t experts, std::int64_t d, std::int64_t inter);
 void prepare_w13_kmajor(const bf16* w13, bf16* w13k, std::int64_t experts, std::int64_t d, std::int64_t inter,
                         cudaStream_t s);
+// tile_rows: the list's tile height, kExpertTileRows or (unpaired, tanh sigmoid) kWideTileRows.
 void gate_up_swiglu_sm90(const bf16* xs, std::int64_t rows, const bf16* w13k, std::int64_t experts, bf16* act,
                          const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter,
-                         cudaStream_t s, bool paired = false);
+                         cudaStream_t s, bool paired = false, const Sm90Variant& v = {},
+                         std::int64_t tile_rows = kExpertTileRows);
 // The same kernel reading its A rows straight from the token rows (no expert-major copy): tile
 // row r is sorted assignment row0 + r, vals_sorted[row0 + r] = (token * hv + head) * k + j, so
 // it is row token * hl + head of x (x_rows rows of d). The device-side schedule uses it.
@@ -133,7 +168,8 @@ void gate_up_swiglu_sm90(const bf16* xs, std::int64_t rows, const bf16* w13k, st
 void gate_up_swiglu_sm90_gathered(const bf16* x, std::int64_t x_rows, const int* vals_sorted, std::int64_t hl,
                                   std::int64_t hv, std::int64_t k, const bf16* w13k, std::int64_t experts, bf16* act,
                                   const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter,
-                                  cudaStream_t s, bool paired = false);
+                                  cudaStream_t s, bool paired = false, const Sm90Variant& v = {},
+                                  std::int64_t tile_rows = kExpertTileRows);
 // inv[vals_sorted[i]] = i for i < n: the sorted row of every assignment (for combine()).
 void invert_permutation(const int* vals_sorted, int* inv, std::int64_t n, cudaStream_t s);
 // Hopper (sm_90a, wgmma) down projection yd (rows, d) = act (rows, I) W_down[e] for every tile
@@ -149,7 +185,7 @@ void prepare_wdown_kmajor(const bf16* wd, bf16* wdk, std::int64_t experts, std::
 // a 2-CTA cluster take a pair and share its weight stream (TMA multicast).
 void down_sm90(const bf16* act, std::int64_t rows, const bf16* wdk, std::int64_t experts, bf16* yd,
                const ExpertTile* tiles, std::int64_t n_tiles, std::int64_t d, std::int64_t inter, cudaStream_t s,
-               const int* n_live = nullptr, bool paired = false);
+               const int* n_live = nullptr, bool paired = false, const Sm90Variant& v = {});
 // y (T, hl, d) for heads < hv: sum_j prob[a_j] * yd[inv[a_j]] in j order, fp32.
 void combine(const bf16* yd, const int* inv, const float* prob, bf16* y, std::int64_t tokens,
              std::int64_t hl, std::int64_t hv, std::int64_t k, std::int64_t d, cudaStream_t s);

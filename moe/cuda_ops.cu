@@ -4,6 +4,8 @@
 //             schedule: tiles built on the device from the counts, our gate/up + SwiGLU7 kernel
 //             reading its rows straight from the tokens and our down kernel over them; no host
 //             synchronisation, so the layer can be a CUDA graph;
+//   device-wide the same with the gate/up kernel over 192-row tiles (three consumer warpgroups:
+//             a third fewer weight streams per expert; the down kernel keeps 128-row tiles);
 //   device-pairs the same with the tiles paired per expert and both kernels in 2-CTA clusters
 //             that share each weight stage (TMA multicast);
 //   fused     (auto on compute capability 9.0 when 64 <= d_head <= 256 and d, I are multiples
@@ -43,8 +45,9 @@ class CudaOps final : public Ops {
   CudaOps(Device& dev, ExpertPath path)
       : dev_(dev),
         auto_(path == ExpertPath::automatic),
-        device_(path == ExpertPath::device || path == ExpertPath::device_pairs),
+        device_(path == ExpertPath::device || path == ExpertPath::device_wide || path == ExpertPath::device_pairs),
         pairs_(path == ExpertPath::device_pairs),
+        wide_(path == ExpertPath::device_wide),
         fused_(path == ExpertPath::fused || path == ExpertPath::fused_down || path == ExpertPath::fused_mma),
         own_down_(path == ExpertPath::fused_down),
         force_mma_(path == ExpertPath::fused_mma) {
@@ -234,22 +237,27 @@ class CudaOps final : public Ops {
   void device_experts(const RoutedArgs& r, cudaStream_t st) {
     const std::int64_t T = r.tokens, hv = r.heads_valid, d = r.d, k = r.topk, I = r.inter;
     const std::int64_t A = T * hv * k, G = hv * r.experts, max_tiles = cuda::max_expert_tiles(A, G);
+    const std::int64_t gu_rows = wide_ ? kWideTileRows : kExpertTileRows;
+    const std::int64_t max_wide = wide_ ? cuda::max_expert_tiles(A, G, gu_rows) : 0;
     ensure(tiles_, max_tiles * static_cast<std::int64_t>(sizeof(cuda::ExpertTile)));
+    if (wide_) ensure(wide_tiles_, max_wide * static_cast<std::int64_t>(sizeof(cuda::ExpertTile)));
     ensure(n_live_, 4);
     ensure(act_, A * I * 2);
     ensure(yd_, A * d * 2);
     prepare_w13k(r, st);
     prepare_wdk(r, st);
     last_path_ = std::string("device-side schedule (tiles built on the device, no host read); wgmma (sm_90a) fused ") +
-                 "gather + gate/up GEMM + SwiGLU7 and wgmma down GEMM over 128-row expert tiles" +
-                 (pairs_ ? ", in 2-CTA clusters sharing each weight stage" : "");
+                 "gather + gate/up GEMM + SwiGLU7 over " + std::to_string(gu_rows) + "-row and wgmma down GEMM over " +
+                 "128-row expert tiles" + (pairs_ ? ", in 2-CTA clusters sharing each weight stage" : "");
+    const cuda::WideTiles wide{wide_ ? wide_tiles_.as<cuda::ExpertTile>() : nullptr, max_wide, gu_rows};
     cuda::build_expert_tiles(counts_.as<int>(), offsets_.as<int>(), tiles_.as<cuda::ExpertTile>(), n_live_.as<int>(), G,
-                             max_tiles, pairs_, st);
+                             max_tiles, pairs_, st, wide);
     cuda::invert_permutation(vals_sorted_.as<int>(), inv_.as<int>(), A, st);
     const auto* tl = tiles_.as<cuda::ExpertTile>();
     cuda::gate_up_swiglu_sm90_gathered(static_cast<const bf16*>(r.x), T * r.heads_local, vals_sorted_.as<int>(),
-                                       r.heads_local, hv, k, w13k_.buf.as<bf16>(), G, act_.as<bf16>(), tl, max_tiles, d,
-                                       I, st, pairs_);
+                                       r.heads_local, hv, k, w13k_.buf.as<bf16>(), G, act_.as<bf16>(),
+                                       wide_ ? wide.tiles : tl, wide_ ? max_wide : max_tiles, d, I, st, pairs_, {},
+                                       gu_rows);
     cuda::down_sm90(act_.as<bf16>(), A, wdk_.buf.as<bf16>(), G, yd_.as<bf16>(), tl, max_tiles, d, I, st,
                     n_live_.as<int>(), pairs_);
     cuda::combine(yd_.as<bf16>(), inv_.as<int>(), prob_.as<float>(), static_cast<bf16*>(r.y), T, r.heads_local, hv, k,
@@ -391,7 +399,8 @@ class CudaOps final : public Ops {
   }
 
   Device& dev_;
-  bool auto_, device_, pairs_, fused_, own_down_, force_mma_, fuse_now_ = false, sm90_now_ = false, down_now_ = false;
+  bool auto_, device_, pairs_, wide_, fused_, own_down_, force_mma_, fuse_now_ = false, sm90_now_ = false,
+      down_now_ = false;
   std::int64_t host_syncs_ = 0;
   std::string last_path_;
   DerivedWeights w13k_, wdk_, gate_split_;
@@ -405,7 +414,7 @@ class CudaOps final : public Ops {
   std::size_t host_ptr_cap_ = 0;
   RoutedArgs routed_;
   Buffer xf_, logits_, idx_, prob_, vals_, keys_sorted_, vals_sorted_, counts_, offsets_, inv_,
-      cub_tmp_, xs_, h13_, act_, yd_, dev_ptrs_, base_, tiles_, n_live_;
+      cub_tmp_, xs_, h13_, act_, yd_, dev_ptrs_, base_, tiles_, wide_tiles_, n_live_;
 };
 
 }  // namespace

@@ -26,18 +26,18 @@ ExpertBuckets plan_expert_buckets(std::span<const int> counts) {
   return p;
 }
 
-std::int64_t expert_tile_count(std::span<const int> counts, std::span<const int> order) {
+std::int64_t expert_tile_count(std::span<const int> counts, std::span<const int> order, std::int64_t rows) {
   std::int64_t n = 0;
-  for (int e : order) n += (std::int64_t{counts[e]} + kExpertTileRows - 1) / kExpertTileRows;
+  for (int e : order) n += (std::int64_t{counts[e]} + rows - 1) / rows;
   return n;
 }
 
 void fill_expert_tiles(std::span<const int> counts, std::span<const std::int64_t> base, std::span<const int> order,
-                       std::span<ExpertTile> out) {
+                       std::span<ExpertTile> out, std::int64_t rows) {
   std::size_t t = 0;
   for (int e : order)
-    for (std::int64_t r = 0; r < counts[e]; r += kExpertTileRows)
-      out[t++] = {base[e] + r, e, static_cast<int>(std::min<std::int64_t>(kExpertTileRows, counts[e] - r))};
+    for (std::int64_t r = 0; r < counts[e]; r += rows)
+      out[t++] = {base[e] + r, e, static_cast<int>(std::min<std::int64_t>(rows, counts[e] - r))};
 }
 
 }  // namespace layerbench::moe

@@ -35,10 +35,14 @@ struct ExpertTile {
   int expert;
   int valid;
 };
-// ceil(count / kExpertTileRows) tiles for each expert of `order`, in that order (an expert's
-// tiles adjacent), its rows starting at base[e]. expert_tile_count() sizes `out`.
-std::int64_t expert_tile_count(std::span<const int> counts, std::span<const int> order);
+// The Hopper gate/up kernel's wide tiles (three consumer warpgroups; the device-wide expert
+// path): a third fewer weight streams per expert than 128-row tiles.
+inline constexpr std::int64_t kWideTileRows = 192;
+// ceil(count / rows) tiles of at most `rows` rows for each expert of `order`, in that order (an
+// expert's tiles adjacent), its rows starting at base[e]. expert_tile_count() sizes `out`.
+std::int64_t expert_tile_count(std::span<const int> counts, std::span<const int> order,
+                               std::int64_t rows = kExpertTileRows);
 void fill_expert_tiles(std::span<const int> counts, std::span<const std::int64_t> base, std::span<const int> order,
-                       std::span<ExpertTile> out);
+                       std::span<ExpertTile> out, std::int64_t rows = kExpertTileRows);
 
 }  // namespace layerbench::moe

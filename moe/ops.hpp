@@ -81,18 +81,20 @@ class Ops {
 // The CUDA expert paths, one name table. layerbench-moe offers the paths a measurement
 // justifies (`in_profile`); the others are kernel-study variants, run by the GPU layer tests and
 // timed alone by layerbench-moe-kernels.
-enum class ExpertPath { automatic, device, device_pairs, bucketed, fused, fused_down, fused_mma };
+enum class ExpertPath { automatic, device, device_wide, device_pairs, bucketed, fused, fused_down, fused_mma };
 struct ExpertPathInfo {
   ExpertPath path;
   std::string_view name;
   bool in_profile;
   std::string_view help;
 };
-inline constexpr std::array<ExpertPathInfo, 7> kExpertPaths{{
+inline constexpr std::array<ExpertPathInfo, 8> kExpertPaths{{
     {ExpertPath::automatic, "auto", true, "device on compute capability 9.0 where both Hopper kernels apply; else bucketed"},
     {ExpertPath::device, "device", true,
      "device-side schedule: tiles built on the device from the counts, our TMA + wgmma gate/up GEMM (rows read "
      "straight from the tokens, SwiGLU7 in its epilogue) and down GEMM; no host synchronisation (CUDA-graph capturable)"},
+    {ExpertPath::device_wide, "device-wide", true,
+     "device, with the gate/up GEMM over 192-row tiles (three consumer warpgroups, a third fewer weight streams)"},
     {ExpertPath::device_pairs, "device-pairs", false,
      "device, with both kernels in 2-CTA clusters sharing each weight stage (measured slower)"},
     {ExpertPath::bucketed, "bucketed", true, "cuBLAS batched GEMMs over experts of similar load, SwiGLU7 pass"},

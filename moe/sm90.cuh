@@ -97,6 +97,14 @@ __device__ __forceinline__ void tma_load_2d(std::uint32_t dst, const CUtensorMap
       : "memory");
 }
 
+// Asks L2 for a box of a tensor map (no shared memory, no completion): the copy that later
+// reads it finds it there.
+__device__ __forceinline__ void prefetch_l2(const CUtensorMap* map, int c0, int c1) {
+  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n" ::"l"(reinterpret_cast<std::uint64_t>(map)),
+               "r"(c0), "r"(c1)
+               : "memory");
+}
+
 // 2-CTA clusters (the paired expert kernels): rank in the cluster, a cluster-wide barrier of
 // all threads, an arrive on the same mbarrier of the peer CTA, and a TMA box multicast into the
 // same offset of every CTA in `mask` (each CTA's `bar` at that offset gets the bytes).

@@ -1,13 +1,17 @@
 // layerbench-moe-kernels: the fused expert gate/up + SwiGLU7 kernels alone, one GPU, on a
 // synthetic load (experts with seeded random row counts around a mean), checked against each
-// other before timing. Prints median / min ms over the timed launches and the useful rate
+// other before timing (the Hopper kernel over 128-row tiles, over 192-row tiles (bit for bit) and
+// in 2-CTA pairs). Prints median / min ms over the timed launches and the useful rate
 // (2 FLOP per MAC of the GEMM over live rows; tile padding not counted): the gate/up kernels
 // and, on Hopper, the down kernel (checked against an fp64 product of sampled rows first).
 // --router-tokens T adds the router at T tokens for each of --router-heads: the fused router
 // kernel and the unfused path (fp32 cuBLAS logits + top-k), which must choose the same experts
 // before either is timed.
+// --variants also times the Hopper kernels' variants (cuda::Sm90Variant) beside the defaults,
+// each checked first: a gate/up variant against the default kernel (within bf16 rounding), a
+// down variant bit for bit.
 //   layerbench-moe-kernels [--experts 1536] [--mean-rows 352] [--d 256] [--inter 1280]
-//                          [--router-tokens 15000 --router-heads 12,6]
+//                          [--router-tokens 15000 --router-heads 12,6] [--variants]
 #include "bench/cli/app.hpp"
 #include "common/cli.hpp"
 #include "common/numeric.hpp"
@@ -30,6 +34,7 @@
 #include <functional>
 #include <initializer_list>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -96,6 +101,52 @@ bool time_router(Device& dev, std::int64_t T, std::int64_t H, std::int64_t d, co
   return ok;
 }
 
+// The variants --variants times: each field of cuda::Sm90Variant away from its default.
+std::vector<std::pair<std::string, cuda::Sm90Variant>> gate_up_variants() {
+  std::vector<std::pair<std::string, cuda::Sm90Variant>> out;
+  for (const bool th : {true, false})
+    for (const int pf : {0, 8, 16}) {
+      cuda::Sm90Variant v;
+      v.tanh_sigmoid = th;
+      v.gate_up_prefetch = pf;
+      out.emplace_back(fmt::format("gate/up variant: sigmoid {}, L2 prefetch {}", th ? "tanh" : "exp+rcp", pf), v);
+    }
+  return out;
+}
+std::vector<std::pair<std::string, cuda::Sm90Variant>> down_variants() {
+  std::vector<std::pair<std::string, cuda::Sm90Variant>> out;
+  for (const bool staged : {true, false})
+    for (const bool half : {true, false})
+      for (const int pf : {0, 4, 8})
+        for (const bool pfb : {false, true}) {
+          if (pf == 0 && pfb) continue;
+          if (pf > 0 && !(staged && half)) continue;
+          cuda::Sm90Variant v;
+          v.staged_epilogue = staged;
+          v.half_tiles = half;
+          v.down_prefetch = pf;
+          v.down_prefetch_b = pfb;
+          out.emplace_back(fmt::format("down variant: staged {:d}, half tiles {:d}, L2 prefetch {}{}", staged, half, pf,
+                                       pfb ? " +weights" : ""),
+                           v);
+        }
+  return out;
+}
+
+// Two bf16 outputs of gate/up kernels agree within bf16 rounding of the larger (2% of max |out|).
+bool close_to(const std::vector<std::uint16_t>& ref, const std::vector<std::uint16_t>& got, const std::string& what) {
+  double err = 0, mx = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const double x = bf16_bits_to_float(got[i]), y = bf16_bits_to_float(ref[i]);
+    err = std::max(err, std::fabs(x - y));
+    mx = std::max(mx, std::fabs(y));
+  }
+  fmt::print("check: {} vs the default kernel max |diff| {:.3g} (max |out| {:.3g})\n", what, err, mx);
+  const bool ok = err <= 2e-2 * mx && mx > 0;
+  if (!ok) fmt::print(stderr, "error: {} disagrees with the default kernel\n", what);
+  return ok;
+}
+
 // What the study holds at once, in bytes (nullopt on overflow). On the device: x, W13 and its
 // K-major copy, two activations, W_down and its copy, two outputs, then the largest router case
 // (x in bf16 and fp32, fp32 logits, 256 x d gates, top-6 indices and weights). On the host, the
@@ -154,6 +205,8 @@ int main(int argc, char** argv) {
                std::int64_t{0}, std::int64_t{1} << 24);
   cli::add_int_list(app, "--router-heads", router_heads, "router: local heads per case (256 experts each, d_head = --d)",
                     std::int64_t{1}, std::int64_t{1024}, 64);
+  bool variants = false;
+  app.add_flag("--variants", variants, "also time the Hopper kernels' variants beside the defaults");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -266,7 +319,7 @@ int main(int argc, char** argv) {
   const auto* pt = dpt.as<cuda::ExpertTile>();
   auto same = [&](const Buffer& x, const Buffer& y, std::size_t n, const char* what) {
     const bool eq = dev->download<std::uint16_t>(x.data(), n) == dev->download<std::uint16_t>(y.data(), n);
-    if (!eq) fmt::print(stderr, "error: {}: the paired kernel differs from the unpaired one\n", what);
+    if (!eq) fmt::print(stderr, "error: {}: differs from the default unpaired kernel\n", what);
     return eq;
   };
   if (sm90) {
@@ -275,6 +328,31 @@ int main(int argc, char** argv) {
     time("wgmma (sm_90a)", [&] { cuda::gate_up_swiglu_sm90(xs, rows, w13k, experts, da.as<cuda::bf16>(), tl, nt, d, inter, st); });
     time("wgmma (sm_90a), 2-CTA pairs",
          [&] { cuda::gate_up_swiglu_sm90(xs, rows, w13k, experts, da.as<cuda::bf16>(), pt, pn, d, inter, st, true); });
+    // The wide kernel (192-row tiles, the device-wide path's) over the same experts: the
+    // same MMAs per row, so the same bits.
+    std::vector<cuda::ExpertTile> wide(static_cast<std::size_t>(expert_tile_count(counts, order, kWideTileRows)));
+    fill_expert_tiles(counts, base, order, wide, kWideTileRows);
+    std::vector<std::uint8_t> wide_bytes(wide.size() * sizeof(cuda::ExpertTile));
+    std::memcpy(wide_bytes.data(), wide.data(), wide_bytes.size());
+    Buffer dwt = dev->upload(wide_bytes);
+    const auto* wtl = dwt.as<cuda::ExpertTile>();
+    const auto nwt = static_cast<std::int64_t>(wide.size());
+    auto run_wide = [&] {
+      cuda::gate_up_swiglu_sm90(xs, rows, w13k, experts, db.as<cuda::bf16>(), wtl, nwt, d, inter, st, false, {},
+                                kWideTileRows);
+    };
+    run_wide();
+    if (!same(da, db, static_cast<std::size_t>(rows * inter), "gate/up, 192-row tiles")) return 1;
+    time("wgmma (sm_90a), 192-row tiles", run_wide);
+    if (variants) {
+      const auto ref = dev->download<std::uint16_t>(da.data(), static_cast<std::size_t>(rows * inter));
+      for (const auto& [label, v] : gate_up_variants()) {
+        cuda::gate_up_swiglu_sm90(xs, rows, w13k, experts, db.as<cuda::bf16>(), tl, nt, d, inter, st, false, v);
+        if (!close_to(ref, dev->download<std::uint16_t>(db.data(), ref.size()), label)) return 1;
+        time(label.c_str(),
+             [&] { cuda::gate_up_swiglu_sm90(xs, rows, w13k, experts, db.as<cuda::bf16>(), tl, nt, d, inter, st, false, v); });
+      }
+    }
   }
   time("mma.sync", [&] { cuda::gate_up_swiglu(xs, w13, db.as<cuda::bf16>(), tl, nt, d, inter, st); });
   if (cuda::down_sm90_supported(d, inter)) {
@@ -327,6 +405,15 @@ int main(int argc, char** argv) {
       cuda::down_sm90(da.as<cuda::bf16>(), rows, dwdk.as<cuda::bf16>(), experts, dy2.as<cuda::bf16>(), pt, pn, d, inter, st,
                       dlive.as<int>(), true);
     });
+    for (const auto& [label, v] : variants ? down_variants() : std::vector<std::pair<std::string, cuda::Sm90Variant>>{}) {
+      auto run = [&, v = v] {
+        cuda::down_sm90(da.as<cuda::bf16>(), rows, dwdk.as<cuda::bf16>(), experts, dy2.as<cuda::bf16>(), tl, nt, d, inter, st,
+                        nullptr, false, v);
+      };
+      run();
+      if (!same(dy, dy2, static_cast<std::size_t>(rows * d), label.c_str())) return 1;
+      time(label.c_str(), run);
+    }
   }
   for (const auto h : router_heads)
     if (router_tokens > 0 && !time_router(*dev, router_tokens, h, d, time_flops)) return 1;

@@ -140,6 +140,7 @@ def side_by_side(files, torch_results):
         if n.startswith("grouped_mm gate/up"):
             shape = n.split("gate/up ")[1]
             pairs.append((f"gate/up {shape}", f"wgmma (sm_90a) {shape}", r))
+            pairs.append((f"gate/up {shape}, 192-row tiles", f"wgmma (sm_90a), 192-row tiles {shape}", r))
             pairs.append((f"gate/up {shape}, 2-CTA pairs", f"wgmma (sm_90a), 2-CTA pairs {shape}", r))
         elif n.startswith("grouped_mm down"):
             shape = n.split("down ")[1]

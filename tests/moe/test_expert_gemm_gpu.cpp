@@ -39,7 +39,7 @@ struct Slots {
   std::int64_t n_tiles = 0;
 };
 
-Slots make_slots(const Case& cs) {
+Slots make_slots(const Case& cs, std::int64_t tile_rows = kExpertTileRows) {
   Slots s;
   const auto E = static_cast<std::int64_t>(cs.counts.size());
   s.base.resize(E);
@@ -49,8 +49,8 @@ Slots make_slots(const Case& cs) {
   }
   std::vector<int> order(E);
   for (std::int64_t e = 0; e < E; ++e) order[e] = static_cast<int>(E - 1 - e);
-  std::vector<cuda::ExpertTile> tiles(static_cast<std::size_t>(expert_tile_count(cs.counts, order)));
-  fill_expert_tiles(cs.counts, s.base, order, tiles);
+  std::vector<cuda::ExpertTile> tiles(static_cast<std::size_t>(expert_tile_count(cs.counts, order, tile_rows)));
+  fill_expert_tiles(cs.counts, s.base, order, tiles, tile_rows);
   s.tile_bytes.resize(tiles.size() * sizeof(cuda::ExpertTile));
   std::memcpy(s.tile_bytes.data(), tiles.data(), s.tile_bytes.size());
   s.n_tiles = static_cast<std::int64_t>(tiles.size());
@@ -101,13 +101,15 @@ void compare(const char* what, const Case& cs, const Slots& s, std::int64_t cols
   EXPECT_EQ(padding_written, 0);
 }
 
-// act = swiglu7(x W13[e][:, :I], x W13[e][:, I:]) through a gate/up kernel.
-void check_gate_up(const Case& cs, bool sm90) {
+// act = swiglu7(x W13[e][:, :I], x W13[e][:, I:]) through a gate/up kernel (sm90: the Hopper
+// kernel in variant v).
+void check_gate_up(const Case& cs, bool sm90, const cuda::Sm90Variant& v = {},
+                   std::int64_t tile_rows = kExpertTileRows) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
   if (sm90 && !cuda::gate_up_swiglu_sm90_supported(cs.d, cs.inter)) GTEST_SKIP() << "not a compute capability 9.0 device";
   auto dev = make_cuda_device(0);
   const std::int64_t d = cs.d, I = cs.inter, E = static_cast<std::int64_t>(cs.counts.size());
-  const Slots s = make_slots(cs);
+  const Slots s = make_slots(cs, tile_rows);
   const auto x = seeded_bf16(s.rows * d, 1, 1.7f), w = seeded_bf16(E * d * 2 * I, 2, 1.0f / std::sqrt(float(d)));
   Buffer dx = dev->upload(x), dw = dev->upload(w), dt = dev->upload(s.tile_bytes);
   Buffer dact = dev->upload(std::vector<std::uint16_t>(s.rows * I, kPoison));
@@ -117,13 +119,14 @@ void check_gate_up(const Case& cs, bool sm90) {
   if (sm90) {
     Buffer dwk = dev->alloc(static_cast<std::size_t>(cuda::w13_kmajor_elems(E, d, I)) * 2);
     cuda::prepare_w13_kmajor(dw.as<cuda::bf16>(), dwk.as<cuda::bf16>(), E, d, I, st);
-    cuda::gate_up_swiglu_sm90(xs, s.rows, dwk.as<cuda::bf16>(), E, dact.as<cuda::bf16>(), tl, s.n_tiles, d, I, st);
+    cuda::gate_up_swiglu_sm90(xs, s.rows, dwk.as<cuda::bf16>(), E, dact.as<cuda::bf16>(), tl, s.n_tiles, d, I, st, false, v,
+                              tile_rows);
     dev->synchronize(dev->compute_stream());
   } else {
     cuda::gate_up_swiglu(xs, dw.as<cuda::bf16>(), dact.as<cuda::bf16>(), tl, s.n_tiles, d, I, st);
   }
   const auto got = dev->download<std::uint16_t>(dact.data(), s.rows * I);
-  compare(sm90 ? "wgmma" : "mma.sync", cs, s, I, got, [&](std::int64_t e, std::int64_t r, std::int64_t c) {
+  compare(sm90 ? (tile_rows == kWideTileRows ? "wgmma 192-row tiles" : "wgmma") : "mma.sync", cs, s, I, got, [&](std::int64_t e, std::int64_t r, std::int64_t c) {
     float g = 0, u = 0;
     for (std::int64_t k = 0; k < d; ++k) {
       const float xv = bf16_bits_to_float(x[r * d + k]);
@@ -134,8 +137,8 @@ void check_gate_up(const Case& cs, bool sm90) {
   });
 }
 
-// yd = act W_down[e] through the Hopper down kernel.
-void check_down(const Case& cs) {
+// yd = act W_down[e] through the Hopper down kernel in variant v.
+void check_down(const Case& cs, const cuda::Sm90Variant& v = {}) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
   if (!cuda::down_sm90_supported(cs.d, cs.inter)) GTEST_SKIP() << "not a compute capability 9.0 device";
   auto dev = make_cuda_device(0);
@@ -148,7 +151,7 @@ void check_down(const Case& cs) {
   const auto st = detail::cuda_stream(dev->compute_stream());
   cuda::prepare_wdown_kmajor(dw.as<cuda::bf16>(), dwk.as<cuda::bf16>(), E, d, I, st);
   cuda::down_sm90(da.as<cuda::bf16>(), s.rows, dwk.as<cuda::bf16>(), E, dy.as<cuda::bf16>(), dt.as<cuda::ExpertTile>(),
-                  s.n_tiles, d, I, st);
+                  s.n_tiles, d, I, st, nullptr, false, v);
   const auto got = dev->download<std::uint16_t>(dy.data(), s.rows * d);
   compare("down wgmma", cs, s, d, got, [&](std::int64_t e, std::int64_t r, std::int64_t c) {
     float acc = 0;
@@ -165,14 +168,45 @@ const Case kCases[] = {
     {192, 136, {5}, 0},                // three k slabs, fewer rows than a tile in the matrix
 };
 
+// The kernels' variants besides the defaults (cuda::Sm90Variant): each flag flipped, and L2
+// prefetching into the next tile (distance beyond the 20 k steps of I 1280).
+std::vector<cuda::Sm90Variant> variants() {
+  std::vector<cuda::Sm90Variant> out(6);
+  out[1].tanh_sigmoid = !out[1].tanh_sigmoid;
+  out[2].staged_epilogue = !out[2].staged_epilogue;
+  out[3].half_tiles = !out[3].half_tiles;
+  out[4].down_prefetch = 8;
+  out[4].down_prefetch_b = true;
+  out[4].gate_up_prefetch = 16;
+  out[5].staged_epilogue = out[5].half_tiles = false;
+  out[5].down_prefetch = 30;
+  out[5].gate_up_prefetch = 5;
+  return out;
+}
+
 TEST(ExpertGemmGpu, HopperKernelMatchesTheCpu) {
-  for (const auto& c : kCases) check_gate_up(c, true);
+  for (const auto& v : variants())
+    for (const auto& c : kCases) check_gate_up(c, true, v);
+}
+// The wide kernel (192-row tiles, three consumer warpgroups; built with the tanh sigmoid):
+// tiles of 1, 2 and 3 live 64-row blocks, K and column tails, more tiles than SMs.
+TEST(ExpertGemmGpu, HopperWideKernelMatchesTheCpu) {
+  for (const int pf : {0, 12}) {
+    cuda::Sm90Variant v;
+    v.gate_up_prefetch = pf;
+    for (const auto& c : kCases) check_gate_up(c, true, v, kWideTileRows);
+    check_gate_up({256, 1280, {400, 192, 129, 250}, 2}, true, v, kWideTileRows);  // the released I
+    check_gate_up({64, 136, std::vector<int>(150, 200), 1}, true, v, kWideTileRows);
+  }
 }
 TEST(ExpertGemmGpu, HopperDownKernelMatchesTheCpu) {
-  for (const auto& c : kCases) check_down(c);
-  check_down({256, 1280, {130, 5}, 3});  // the released I: 20 k steps per tile
-  // More tiles than SMs: the persistent CTAs walk the list more than once.
-  check_down({64, 64, std::vector<int>(160, 130), 2});
+  for (const auto& v : variants()) {
+    for (const auto& c : kCases) check_down(c, v);
+    check_down({256, 1280, {130, 5}, 3}, v);  // the released I: 20 k steps per tile
+    // More tiles than SMs: the persistent CTAs walk the list more than once; 2-row half tiles
+    // among them.
+    check_down({64, 64, std::vector<int>(160, 130), 2}, v);
+  }
 }
 TEST(ExpertGemmGpu, MmaSyncKernelMatchesTheCpu) {
   for (const auto& c : kCases) check_gate_up(c, false);

@@ -33,12 +33,14 @@ std::vector<int> seeded_counts(std::size_t n, std::uint32_t tensor, int max) {
 }
 
 struct DeviceList {
-  std::vector<ExpertTile> tiles;
+  std::vector<ExpertTile> tiles, wide;  // wide: the 192-row list of the same launch
   int live = -1;
-  std::int64_t max_tiles = 0;
+  std::int64_t max_tiles = 0, max_wide = 0;
 };
 
-DeviceList build_on_device(Device& dev, const std::vector<int>& counts, Buffer& dtiles, Buffer& dlive, bool paired) {
+// dwide != nullptr: the launch also writes the kWideTileRows list there.
+DeviceList build_on_device(Device& dev, const std::vector<int>& counts, Buffer& dtiles, Buffer& dlive, bool paired,
+                           Buffer* dwide = nullptr) {
   const auto G = static_cast<std::int64_t>(counts.size());
   std::vector<int> off(counts.size());
   std::exclusive_scan(counts.begin(), counts.end(), off.begin(), 0);
@@ -48,8 +50,19 @@ DeviceList build_on_device(Device& dev, const std::vector<int>& counts, Buffer& 
   Buffer dc = dev.upload(counts), doff = dev.upload(off);
   dtiles = dev.upload(std::vector<std::uint8_t>(static_cast<std::size_t>(d.max_tiles) * sizeof(ExpertTile), 0xab));
   dlive = dev.upload(std::vector<int>{-1});
+  cuda::WideTiles wide;
+  if (dwide != nullptr) {
+    d.max_wide = cuda::max_expert_tiles(A, G, kWideTileRows);
+    *dwide = dev.upload(std::vector<std::uint8_t>(static_cast<std::size_t>(d.max_wide) * sizeof(ExpertTile), 0xab));
+    wide = {dwide->as<ExpertTile>(), d.max_wide, kWideTileRows};
+  }
   cuda::build_expert_tiles(dc.as<int>(), doff.as<int>(), dtiles.as<ExpertTile>(), dlive.as<int>(), G, d.max_tiles,
-                           paired, detail::cuda_stream(dev.compute_stream()));
+                           paired, detail::cuda_stream(dev.compute_stream()), wide);
+  if (dwide != nullptr) {
+    const auto w = dev.download<std::uint8_t>(dwide->data(), static_cast<std::size_t>(d.max_wide) * sizeof(ExpertTile));
+    d.wide.resize(static_cast<std::size_t>(d.max_wide));
+    std::memcpy(d.wide.data(), w.data(), w.size());
+  }
   const auto raw = dev.download<std::uint8_t>(dtiles.data(), static_cast<std::size_t>(d.max_tiles) * sizeof(ExpertTile));
   d.tiles.resize(static_cast<std::size_t>(d.max_tiles));
   std::memcpy(d.tiles.data(), raw.data(), raw.size());
@@ -59,13 +72,14 @@ DeviceList build_on_device(Device& dev, const std::vector<int>& counts, Buffer& 
 
 // The host's list (experts in id order, compact rows); paired: after every expert's odd last
 // tile, its copy with valid negated.
-std::vector<ExpertTile> host_list(const std::vector<int>& counts, bool paired = false) {
+std::vector<ExpertTile> host_list(const std::vector<int>& counts, bool paired = false,
+                                  std::int64_t rows = kExpertTileRows) {
   std::vector<std::int64_t> base(counts.size());
   std::exclusive_scan(counts.begin(), counts.end(), base.begin(), std::int64_t{0});
   std::vector<int> order(counts.size());
   std::iota(order.begin(), order.end(), 0);
-  std::vector<ExpertTile> t(static_cast<std::size_t>(expert_tile_count(counts, order)));
-  fill_expert_tiles(counts, base, order, t);
+  std::vector<ExpertTile> t(static_cast<std::size_t>(expert_tile_count(counts, order, rows)));
+  fill_expert_tiles(counts, base, order, t, rows);
   if (!paired) return t;
   std::vector<ExpertTile> p;
   for (std::size_t i = 0; i < t.size(); ++i) {
@@ -83,9 +97,17 @@ TEST(ExpertScheduleGpu, DeviceTileListMatchesTheHostList) {
   cases.push_back(std::vector<int>(1500, 0));  // nothing routed
   for (const auto& counts : cases)
     for (const bool paired : {false, true}) {
-    Buffer dt, dl;
-    const DeviceList d = build_on_device(*dev, counts, dt, dl, paired);
+    Buffer dt, dl, dw;
+    const DeviceList d = build_on_device(*dev, counts, dt, dl, paired, &dw);
     const auto want = host_list(counts, paired);
+    const auto want_wide = host_list(counts, false, kWideTileRows);
+    ASSERT_LE(static_cast<std::int64_t>(want_wide.size()), d.max_wide);
+    std::int64_t bad_wide = 0;
+    for (std::size_t i = 0; i < d.wide.size(); ++i) {
+      const ExpertTile w = i < want_wide.size() ? want_wide[i] : ExpertTile{0, 0, 0};
+      bad_wide += d.wide[i].row0 != w.row0 || d.wide[i].expert != w.expert || d.wide[i].valid != w.valid;
+    }
+    EXPECT_EQ(bad_wide, 0) << counts.size() << " experts, " << want_wide.size() << " wide tiles";
     ASSERT_EQ(d.live, static_cast<int>(want.size())) << counts.size() << " experts";
     ASSERT_LE(static_cast<std::int64_t>(want.size()), d.max_tiles);
     std::int64_t bad = 0;
@@ -108,8 +130,8 @@ void check_kernels_over_device_list(std::size_t experts, int max_rows) {
   const auto counts = seeded_counts(experts, 3, max_rows);
   const auto E = static_cast<std::int64_t>(counts.size());
   const std::int64_t rows = std::accumulate(counts.begin(), counts.end(), std::int64_t{0});
-  Buffer dt, dl;
-  const DeviceList dlist = build_on_device(*dev, counts, dt, dl, true);
+  Buffer dt, dl, dw;
+  const DeviceList dlist = build_on_device(*dev, counts, dt, dl, true, &dw);
   const auto hl = host_list(counts);
   std::vector<std::uint8_t> hbytes(hl.size() * sizeof(ExpertTile));
   std::memcpy(hbytes.data(), hl.data(), hbytes.size());
@@ -139,6 +161,13 @@ void check_kernels_over_device_list(std::size_t experts, int max_rows) {
   for (auto v : y[0]) poisoned += v == 0x7f7f;
   EXPECT_EQ(poisoned, 0) << "every live row written";
   EXPECT_TRUE(act[0] == act[1]) << "gate/up over the device list";
+  // The wide (192-row, three consumer warpgroups) gate/up kernel over the device's wide list:
+  // the same MMAs per row, so the same bits.
+  Buffer a = dev->upload(std::vector<std::uint16_t>(static_cast<std::size_t>(rows * I), 0x7f7f));
+  cuda::gate_up_swiglu_sm90(x.as<cuda::bf16>(), rows, w13k.as<cuda::bf16>(), E, a.as<cuda::bf16>(), dw.as<ExpertTile>(),
+                            dlist.max_wide, d, I, st, false, {}, kWideTileRows);
+  EXPECT_TRUE(act[0] == dev->download<std::uint16_t>(a.data(), static_cast<std::size_t>(rows * I)))
+      << "wide gate/up over the device's wide list, " << experts << " experts";
   EXPECT_TRUE(y[0] == y[1]) << "down over the device list, " << experts << " experts";
 }
 
