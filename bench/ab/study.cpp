@@ -6,9 +6,6 @@
 #include <cstdint>
 #include <fmt/format.h>
 #include <fstream>
-#include <map>
-#include <set>
-#include <tuple>
 #include <unordered_set>
 
 #include "bench/ab/errors.hpp"
@@ -399,15 +396,15 @@ Study truncated_at_stop(const Study& study, const stats::SequentialResult& state
 
 std::vector<PairState> pair_states(const Study& study, std::size_t num_pairs) {
   std::vector<PairState> states(num_pairs);
-  std::map<std::pair<std::size_t, std::size_t>, bool> failed;  // (pair, attempt) -> any failure
+  std::vector<std::pair<std::size_t, std::size_t>> failed;  // (pair, attempt) of each failed run (few)
   for (const auto& r : study.runs) {
     if (r.pair >= num_pairs) continue;
     states[r.pair].next_attempt = std::max(states[r.pair].next_attempt, r.attempt + 1);
-    failed[{r.pair, r.attempt}] |= r.status != "ok";
+    if (r.status != "ok") failed.emplace_back(r.pair, r.attempt);
   }
-  for (const auto& [key, any] : failed) {
-    if (any) ++states[key.first].failed_attempts;
-  }
+  std::sort(failed.begin(), failed.end());
+  failed.erase(std::unique(failed.begin(), failed.end()), failed.end());  // an attempt fails once
+  for (const auto& key : failed) ++states[key.first].failed_attempts;
   for (const auto& p : completed_pairs(study)) {
     if (p.pair < num_pairs) states[p.pair].completed = true;
   }
