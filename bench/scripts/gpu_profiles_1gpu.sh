@@ -4,8 +4,9 @@
 # with JSON + markdown, then layerbench-report over both, so the figures after a change of
 # layout or renderer can be held against the committed runs (results/README.md). Everything
 # lands in $OUT and is packed into one tarball.
-# Build: the ci preset's settings (warnings as errors) in Release with the CUDA paths, sm_90.
-# usage: [ITERATIONS=30] bench/scripts/gpu_profiles_1gpu.sh   (from a snapshot: bench/scripts/snapshot.sh,
+# Build: lb_build (gpu_env.sh), Release with the CUDA paths; TESTS=1 builds everything and runs
+# ctest -L gpu -E np2 first.
+# usage: [ITERATIONS=30] [TESTS=1] [TOKENS="15000 7500"] bench/scripts/gpu_profiles_1gpu.sh   (from a snapshot: bench/scripts/snapshot.sh,
 #        then in .devbuild/src with OUT=$OUT)
 set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
@@ -16,18 +17,23 @@ trap pack EXIT
 { date -u; echo "commit $(cat .git-sha 2>/dev/null || git rev-parse HEAD 2>/dev/null)";
   nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv; } > "$OUT/machine.txt" 2>&1
 
-cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLAYERBENCH_WERROR=ON -DLAYERBENCH_ENABLE_TESTING=ON \
-  -DLAYERBENCH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; exit 1; }
-cmake --build "$B" -j"$(nproc)" --target layerbench-moe layerbench-attn layerbench-report > "$OUT/build.log" 2>&1 \
-  || { grep -B2 -A10 -m5 error "$OUT/build.log"; exit 1; }
+if [ "${TESTS:-0}" = 1 ]; then lb_build || exit 1; else lb_build layerbench-moe layerbench-attn layerbench-report || exit 1; fi
 echo "build done at +$(( $(date +%s) - T_START )) s"
 
-MOE_CMD=("$B/bench/moe/layerbench-moe" --backend cuda --tokens 15000 --iterations "$ITERATIONS" --warmup 5
-         --json "$OUT/moe-np1.json" --markdown "$OUT/moe-np1.md")
-echo "${MOE_CMD[*]}" > "$OUT/moe-np1.cmd"
-timeout 300 "${MOE_CMD[@]}" > "$OUT/moe-np1.txt" 2> "$OUT/moe-np1.err"
-echo "moe np1 rc=$? at +$(( $(date +%s) - T_START )) s"
-grep -E "whole_layer|local_expert_compute|dense_gemm|warning|checks" "$OUT/moe-np1.txt" | cut -c1-300
+if [ "${TESTS:-0}" = 1 ]; then
+  (cd "$B" && timeout 300 ctest -L gpu -E np2 --output-on-failure) > "$OUT/ctest-gpu.log" 2>&1
+  echo "ctest -L gpu -E np2 rc=$? at +$(( $(date +%s) - T_START )) s"; grep -E "tests passed|Failed|Skipped" "$OUT/ctest-gpu.log" | tail -12
+fi
+
+for T in ${TOKENS:-15000}; do
+  tag=moe-np1$([ "$T" = 15000 ] || echo "-t$T")
+  MOE_CMD=("$B/bench/moe/layerbench-moe" --backend cuda --tokens "$T" --iterations "$ITERATIONS" --warmup 5 --graph --layers 4
+           --json "$OUT/$tag.json" --markdown "$OUT/$tag.md")
+  echo "${MOE_CMD[*]}" > "$OUT/$tag.cmd"
+  timeout 300 "${MOE_CMD[@]}" > "$OUT/$tag.txt" 2> "$OUT/$tag.err"
+  echo "moe --tokens $T rc=$? at +$(( $(date +%s) - T_START )) s"
+  grep -E "whole_layer|local_expert_compute|dense_gemm|Warning|checks" "$OUT/$tag.txt" | cut -c1-300
+done
 
 ATTN_CMD=("$B/bench/attn/layerbench-attn" --backend cuda --heads 14 --head-dim 128 --seqs 16384,32768,65536
           --topologies usp1 --iterations "$ITERATIONS" --warmup 5 --json "$OUT/attn-np1.json" --markdown "$OUT/attn-np1.md")
