@@ -175,7 +175,9 @@ TEST(GbenchReport, RepetitionsAggregatesUnitCpuTimeAndContext) {
   ASSERT_EQ(agg["benchmarks"].size(), 4u);  // the filter leaves the fast one
   for (const auto& b : agg["benchmarks"]) {
     EXPECT_EQ(b["run_type"], "aggregate");
-    if (b["aggregate_name"] != "cv") EXPECT_EQ(b["time_unit"], "ns");
+    if (b["aggregate_name"] != "cv") {
+      EXPECT_EQ(b["time_unit"], "ns");
+    }
   }
   EXPECT_NEAR(agg["benchmarks"][1]["real_time"].get<double>(), 11500, 1e-6);
   std::remove(out.c_str());

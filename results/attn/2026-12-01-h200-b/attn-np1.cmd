@@ -1,0 +1,1 @@
+/tmp/lb-build/bench/attn/layerbench-attn --backend cuda --heads 14 --head-dim 128 --seqs 16384,32768,65536 --topologies usp1 --iterations 30 --warmup 5 --json /tmp/p/attn-np1.json --markdown /tmp/p/attn-np1.md
