@@ -32,7 +32,7 @@ std::string lower(std::string s) {
   return s;
 }
 
-std::vector<std::string> split_csv_line(const std::string& line) {
+std::vector<std::string> split_csv_cells(const std::string& line) {
   std::vector<std::string> cells;
   std::string cell;
   bool quoted = false;
@@ -288,7 +288,7 @@ PairedStudy parse_study_csv(const std::string& text, const std::string& path) {
   for (std::size_t line_no = 1; std::getline(in, line); ++line_no) {
     const auto t = trim(line);
     if (t.empty() || t[0] == '#') continue;
-    const auto cells = split_csv_line(t);
+    const auto cells = split_csv_cells(t);
     const auto where = fmt::format("{}:{}", path, line_no);
     if (header.empty()) {
       header = cells;
@@ -332,10 +332,13 @@ std::string unit_of_metric(const std::string& metric) {
   return {};
 }
 
+std::vector<std::string> split_csv_line(const std::string& line) { return split_csv_cells(line); }
+
 InputKind sniff_input(const std::string& path) {
   const std::string text = read_text_file(path);
   const auto t = trim(text);
   if (t.empty()) throw std::runtime_error(path + ": file is empty");
+  if (t.rfind(kResultsCsvHeader, 0) == 0) return InputKind::results_csv;
   if (t[0] != '{' && t[0] != '[') return t.find(',') != std::string::npos ? InputKind::study_csv : InputKind::unknown;
   try {
     const auto doc = nlohmann::json::parse(t);

@@ -56,7 +56,11 @@ PairedStudy parse_study_csv(const std::string& text, const std::string& path);
 // "time_ms" -> "ms", "latency_s" -> "s", "x_us" -> "us"; otherwise "".
 std::string unit_of_metric(const std::string& metric);
 
-enum class InputKind { layerbench_json, gbench_json, study_jsonl, study_csv, other_json, unknown };
+enum class InputKind { layerbench_json, gbench_json, study_jsonl, study_csv, results_csv, other_json, unknown };
+// The header every binary's --csv starts with (reports::results_to_csv).
+inline constexpr const char* kResultsCsvHeader = "name,group,role,parent,instances,params,n,median_ms,";
+// One RFC 4180 line split into its cells (quotes removed, doubled quotes kept once).
+std::vector<std::string> split_csv_line(const std::string& line);
 // Decides by content (first non-blank character and, for JSON, its keys), not by extension.
 InputKind sniff_input(const std::string& path);
 

@@ -87,12 +87,17 @@ Rows test_rows(const stats::PairedAnalysis& a) {
                    w.z, pv(w.p_normal), w.p_exact ? pv(*w.p_exact) : "n/a")},
       {"sign test", fmt::format("{}/{} pairs positive, two-sided p={}", a.sign.positive, a.sign.n, pv(a.sign.p))},
   };
+  // The first kListedOutliers by position; the rest counted (all of them are in the JSON).
+  constexpr std::size_t kListedOutliers = 10;
   std::string outliers = a.outliers.empty() ? "none" : "";
-  for (std::size_t i = 0; i < a.outliers.size(); ++i) {
+  for (std::size_t i = 0; i < a.outliers.size() && i < kListedOutliers; ++i) {
     const auto& x = a.outliers[i];
     outliers += fmt::format("{}{} (pair {}, {} {})", i ? ", " : "", sg(x.value), x.index,
                             stats::to_string(x.side), stats::to_string(x.severity));
   }
+  if (a.outliers.size() > kListedOutliers)
+    outliers += fmt::format(" and {} more ({} in all, listed in the JSON)", a.outliers.size() - kListedOutliers,
+                            a.outliers.size());
   rows.emplace_back("Tukey outliers of the delta", outliers);
   rows.emplace_back("drift (Spearman vs pair index)",
                     fmt::format("base rho={} p={}; delta rho={} p={}", fmt_sig_signed(a.drift.base.rho), pv(a.drift.base.p), fmt_sig_signed(a.drift.delta.rho),
@@ -161,12 +166,13 @@ PairedVerdict paired_verdict(const stats::PairedAnalysis& a) {
   v.resolved = wp < a.alpha && std::isfinite(ci.low) && std::isfinite(ci.high) && (ci.low > 0 || ci.high < 0);
   v.direction = v.resolved ? (a.delta.mean > 0 ? 1 : -1) : 0;
   const int level = static_cast<int>(std::lround(100 * (1 - a.alpha)));
-  v.text = v.resolved ? fmt::format("resolved: the candidate is {} (the {}% bootstrap interval of the mean delta "
+  const char* kind = a.normal_limit ? "normal-limit" : "bootstrap";
+  v.text = v.resolved ? fmt::format("resolved: the candidate is {} (the {}% {} interval of the mean delta "
                                     "excludes 0 and Wilcoxon p = {} < alpha = {:.3g})",
-                                    v.direction > 0 ? "lower" : "higher", level, pv(wp), a.alpha)
-                      : fmt::format("unresolved: the {}% bootstrap interval of the mean delta {} and Wilcoxon p = {} "
+                                    v.direction > 0 ? "lower" : "higher", level, kind, pv(wp), a.alpha)
+                      : fmt::format("unresolved: the {}% {} interval of the mean delta {} and Wilcoxon p = {} "
                                     "(alpha = {:.3g})",
-                                    level, (ci.low > 0 || ci.high < 0) ? "excludes 0" : "contains 0", pv(wp), a.alpha);
+                                    level, kind, (ci.low > 0 || ci.high < 0) ? "excludes 0" : "contains 0", pv(wp), a.alpha);
   return v;
 }
 

@@ -40,6 +40,8 @@ Section component_profile(const ResultFile& file);
 Section collective_sweep(const ResultFile& file);
 Section totals_comparison(const ResultFile& file, double confidence = 0.95);
 Section results_table(const ResultFile& file);
+// A binary's --csv (reports::results_to_csv): one row per measurement, rates from its numeric columns.
+Section results_csv_section(const std::string& text, const std::string& path);
 // Google Benchmark JSON (layerbench's --benchmark_format=json, or any GB binary): one row per
 // benchmark run and aggregate, times in the file's own unit.
 Section gbench_section(const nlohmann::json& doc, const std::string& path);

@@ -27,12 +27,16 @@ def main():
     out = os.path.join(work, "ok")
     # Real outputs (lb.fixture.outputs): a study, a sweep, a profile and the sweep's GB JSON.
     rc, stdout, _ = run([exe, os.path.join(data, "study.jsonl"), os.path.join(data, "coll.json"),
-                         os.path.join(data, "moe.json"), os.path.join(data, "coll_gb.json"), "-o", out,
+                         os.path.join(data, "moe.json"), os.path.join(data, "coll_gb.json"),
+                         os.path.join(data, "moe.csv"), os.path.join(data, "attn.csv"), "-o", out,
                          "--resamples", "2000"])
     expect(rc == 0, f"good input: rc {rc}")
     for name in ("report.md", "report.html"):
         expect(os.path.exists(os.path.join(out, name)), f"{name} missing")
     csvs = sorted(f for f in os.listdir(out) if f.endswith(".csv"))
+    md = open(os.path.join(out, "report.md"), encoding="utf-8").read() if rc == 0 else ""
+    expect("## Results (CSV) — moe" in md and "## Results (CSV) — attn" in md, "the binaries' CSVs rendered")
+    expect("## Google Benchmark results" in md, "the GB JSON rendered")
     for name in ("study-pairs.csv", "coll-results.csv", "moe-results.csv", "moe-pairs.csv"):
         expect(name in csvs, f"{name} missing from {csvs}")
 
