@@ -2,6 +2,8 @@
 
 #include "reports/legacy.hpp"
 
+#include "common/paired_jsonl.hpp"
+
 #include "common/text.hpp"
 #include "stats/summary.hpp"
 
@@ -12,8 +14,6 @@
 #include <charconv>
 #include <fstream>
 #include <map>
-#include <set>
-#include <tuple>
 #include <sstream>
 #include <stdexcept>
 
@@ -68,43 +68,6 @@ double parse_number(const std::string& cell, const std::string& where) {
   if (ec != std::errc{} || ptr != e || !std::isfinite(v))
     throw std::runtime_error(fmt::format("{}: '{}' is not a finite number", where, cell));
   return v;
-}
-
-// The value a study run carries for `metric`; NaN when absent.
-double run_value(const nlohmann::json& rec, const std::string& metric) {
-  auto number = [](const nlohmann::json& j) {
-    return j.is_number() ? j.get<double>() : std::numeric_limits<double>::quiet_NaN();
-  };
-  if (rec.contains("metric") && rec["metric"].is_number()) return number(rec["metric"]);  // layerbench-ab run
-  if (!metric.empty()) {
-    if (rec.contains("metrics") && rec["metrics"].is_object() && rec["metrics"].contains(metric))
-      return number(rec["metrics"][metric]);
-    if (rec.contains(metric)) return number(rec[metric]);
-    if (rec.value("metric", std::string{}) == metric && rec.contains("value")) return number(rec["value"]);
-    return std::numeric_limits<double>::quiet_NaN();
-  }
-  if (rec.contains("value")) return number(rec["value"]);
-  return std::numeric_limits<double>::quiet_NaN();
-}
-
-// The metric a study measures when the caller did not name one.
-std::string default_metric(const nlohmann::json& header, const nlohmann::json& first_run) {
-  for (const char* key : {"metric", "metric_name"}) {
-    if (header.contains(key) && header[key].is_string()) return header[key].get<std::string>();
-    if (first_run.contains(key) && first_run[key].is_string()) return first_run[key].get<std::string>();
-  }
-  if (first_run.contains("metrics") && first_run["metrics"].is_object() && first_run["metrics"].size() == 1)
-    return first_run["metrics"].begin().key();
-  return {};
-}
-
-bool run_failed(const nlohmann::json& rec) {
-  if (rec.contains("ok") && rec["ok"].is_boolean() && !rec["ok"].get<bool>()) return true;
-  if (rec.contains("status") && rec["status"].is_string()) {
-    const auto s = rec["status"].get<std::string>();
-    return s != "ok" && s != "success";
-  }
-  return rec.contains("error") && !rec["error"].is_null();
 }
 
 PairedStudy assemble(std::map<long long, std::pair<double, double>> pairs, PairedStudy study) {
@@ -211,69 +174,19 @@ ResultFile result_file_from_json(const nlohmann::json& doc, const std::string& p
 
 ResultFile load_result_file(const std::string& path) { return result_file_from_json(read_json_file(path), path); }
 
+// The one reader of study JSONL (common/paired_jsonl: one pass, no document per record), shared
+// with layerbench-ab and the gate.
 PairedStudy parse_study_jsonl(const std::string& text, const std::string& path, const std::string& metric) {
+  auto runs = jsonl::read_paired_runs(text, path, metric);
   PairedStudy study;
   study.path = path;
-  std::vector<nlohmann::json> runs;
-  std::istringstream in(text);
-  std::string line;
-  for (std::size_t line_no = 1; std::getline(in, line); ++line_no) {
-    if (trim(line).empty()) continue;
-    nlohmann::json rec;
-    try {
-      rec = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::exception&) {
-      // A study killed mid-write ends in a torn line without a newline: skip it, only there
-      // (layerbench-ab analyze does the same).
-      const std::streamoff at = in.tellg();
-      const std::size_t here = at < 0 ? text.size() : static_cast<std::size_t>(at);
-      if (text.find_first_not_of(" \t\r\n", here) == std::string::npos) break;
-      throw std::runtime_error(fmt::format("{}:{}: invalid or truncated JSON record", path, line_no));
-    }
-    if (!rec.is_object()) throw std::runtime_error(fmt::format("{}:{}: record is not a JSON object", path, line_no));
-    if (rec.contains("pair") && rec.contains("arm")) {
-      rec["__line"] = line_no;
-      runs.push_back(std::move(rec));
-    } else if (study.header.empty()) {
-      study.header = std::move(rec);  // the header (and any later summary record) carries no pair
-    }
-  }
-  if (runs.empty()) throw std::runtime_error(path + ": no study runs (records with \"pair\" and \"arm\")");
-  study.metric = metric.empty() ? default_metric(study.header, runs.front()) : metric;
-
-  // Same pairing rule as `layerbench-ab analyze`: a pair counts once, from its first attempt in which
-  // both arms succeeded; a failed arm voids that attempt, never pairs with another attempt's run.
-  constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
-  std::map<std::pair<long long, long long>, std::pair<double, double>> attempts;
-  std::set<std::tuple<long long, long long, std::string>> seen;  // (pair, attempt, arm)
-  bool metric_seen = false;
-  for (const auto& rec : runs) {
-    const auto where = fmt::format("{}:{}", path, rec["__line"].get<std::size_t>());
-    if (!rec["pair"].is_number_integer()) throw std::runtime_error(where + ": \"pair\" is not an integer");
-    const auto arm = lower(rec["arm"].is_string() ? rec["arm"].get<std::string>() : std::string{});
-    // A study of more arms ("candidate2", ...) is read as base against the first candidate.
-    if (arm.size() > 9 && arm.rfind("candidate", 0) == 0 && arm.find_first_not_of("0123456789", 9) == std::string::npos)
-      continue;
-    if (arm != "base" && arm != "candidate")
-      throw std::runtime_error(where + ": \"arm\" must be \"base\" or \"candidate\"");
-    const long long attempt = rec.contains("attempt") && rec["attempt"].is_number_integer() ? rec["attempt"].get<long long>() : 0;
-    if (!seen.insert({rec["pair"].get<long long>(), attempt, arm}).second)
-      throw std::runtime_error(fmt::format("{}: pair {} attempt {} has a second {} run (duplicate record)", where,
-                                           rec["pair"].get<long long>(), attempt, arm));
-    auto& slot = attempts.try_emplace({rec["pair"].get<long long>(), attempt}, kNan, kNan).first->second;
-    const double v = run_failed(rec) ? kNan : run_value(rec, study.metric);
-    if (!std::isnan(v)) metric_seen = true;
-    // A failed run poisons its slot with -inf so a retry record of the same attempt cannot revive it.
-    (arm == "base" ? slot.first : slot.second) = std::isnan(v) ? -std::numeric_limits<double>::infinity() : v;
-  }
-  if (!metric_seen)
-    throw std::runtime_error(fmt::format("{}: no run carries metric '{}'", path, study.metric.empty() ? "value" : study.metric));
-  std::map<long long, std::pair<double, double>> pairs;
-  for (const auto& [key, v] : attempts) {
-    if (!std::isfinite(v.first) || !std::isfinite(v.second) || pairs.count(key.first)) continue;
-    pairs[key.first] = v;
-  }
-  return assemble(std::move(pairs), std::move(study));
+  study.header = std::move(runs.header);
+  study.metric = std::move(runs.metric);
+  study.pair_ids = std::move(runs.pair_ids);
+  study.base = std::move(runs.base);
+  study.candidate = std::move(runs.candidate);
+  study.unit = unit_of_metric(study.metric);
+  return study;
 }
 
 PairedStudy parse_study_csv(const std::string& text, const std::string& path) {

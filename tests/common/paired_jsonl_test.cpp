@@ -1,10 +1,16 @@
-// The one-pass paired-study reader against the document-based reader of reports/inputs: the same
-// pairs, metric and header, or the same error, for valid studies and for each kind of bad line.
+// The one-pass paired-study reader (the one reader of study JSONL: layerbench-ab's analysis, the
+// gate and layerbench-report) on valid studies and each kind of bad line: the pairs, metric and
+// header, or the error, compared with golden/paired_jsonl.txt. Those outcomes were recorded from
+// the document-based reader the report used before, so they pin that reader's rules (pairing,
+// retries, torn lines, metric lookup, errors naming file and line). LB_UPDATE_GOLDEN=1 rewrites
+// the file after an intended change; review its diff.
 #include "common/paired_jsonl.hpp"
-#include "reports/inputs.hpp"
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -22,10 +28,6 @@ std::string outcome(Read read) {
   } catch (const std::exception& e) {
     return std::string("error: ") + e.what();
   }
-}
-
-std::string outcome_of_reference(const std::string& text, const std::string& metric) {
-  return outcome([&] { return layerbench::reports::parse_study_jsonl(text, "s.jsonl", metric); });
 }
 
 std::string outcome_of_one_pass(const std::string& text, const std::string& metric) {
@@ -47,7 +49,7 @@ std::string study(const std::vector<std::string>& lines) {
 
 }  // namespace
 
-TEST(PairedJsonl, AgreesWithTheDocumentReader) {
+TEST(PairedJsonl, OutcomesMatchTheRecordedRules) {
   const std::string ok = study({kHeader, run(0, "base", 1.0), run(0, "candidate", 0.9), run(1, "candidate", 0.8),
                                 run(1, "base", 1.1)});
   const std::vector<std::pair<std::string, std::string>> cases = {
@@ -108,7 +110,19 @@ TEST(PairedJsonl, AgreesWithTheDocumentReader) {
       {ok + run(5, "base", 1, ",\"metrics\":{\"wall\":{\"nested\":1}}") + "\n", "x"},
       {std::string(ok) + "{\"pair\":9,\"arm\":\"base\",\"metric\":1e999}\n" + run(9, "candidate", 1) + "\n", ""},
   };
-  for (const auto& [text, metric] : cases) {
-    EXPECT_EQ(outcome_of_one_pass(text, metric), outcome_of_reference(text, metric)) << text << "metric: " << metric;
+  std::string all;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const auto& [text, metric] = cases[i];
+    all += "== case " + std::to_string(i) + " (metric '" + metric + "')\n" + outcome_of_one_pass(text, metric) + "\n";
   }
+  const std::string path = std::string(LB_COMMON_GOLDEN) + "/paired_jsonl.txt";
+  if (std::getenv("LB_UPDATE_GOLDEN")) {
+    std::ofstream(path, std::ios::binary) << all;
+    return;
+  }
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(in) << path;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_EQ(ss.str(), all);
 }
