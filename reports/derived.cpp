@@ -2,6 +2,7 @@
 
 #include "stats/bootstrap.hpp"
 #include "stats/slope.hpp"
+#include "stats/summary.hpp"
 
 #include <fmt/format.h>
 
@@ -20,12 +21,6 @@ std::vector<double> per_instance(const Measurement& m) {
   const double k = std::max(1, m.instances);
   for (auto& v : x) v /= k;
   return x;
-}
-
-double median_of(std::vector<double> x) {
-  std::sort(x.begin(), x.end());
-  const std::size_t n = x.size();
-  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
 
 // value = f(median_a, median_b); interval from independent resamples of both medians.
@@ -47,7 +42,7 @@ Estimate combine(const Measurement& a, const Measurement* b, double confidence, 
   std::vector<double> theta(ra.size());
   for (std::size_t i = 0; i < ra.size(); ++i) theta[i] = f(ra[i], b != nullptr ? rb[i] : 0.0);
   e.valid = true;
-  e.value = f(median_of(xa), b != nullptr ? median_of(xb) : 0.0);
+  e.value = f(stats::summarize(xa).median, b != nullptr ? stats::summarize(xb).median : 0.0);
   e.ci = stats::percentile_interval(theta, confidence, stats::Alternative::two_sided);
   e.resolved = std::isfinite(null_value) ? !e.ci.contains(null_value) : true;
   return e;

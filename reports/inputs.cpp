@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <cctype>
 #include <charconv>
 #include <fstream>
@@ -246,6 +247,47 @@ std::string unit_of_metric(const std::string& metric) {
 }
 
 std::vector<std::string> split_csv_line(const std::string& line) { return split_csv_cells(line); }
+
+std::vector<ResultsCsvRow> parse_results_csv(const std::string& text, const std::string& path) {
+  std::istringstream in(text);
+  std::string line;
+  std::vector<std::string> header;
+  std::vector<ResultsCsvRow> rows;
+  auto col = [&](const char* name) {
+    const auto it = std::find(header.begin(), header.end(), name);
+    if (it == header.end()) throw std::runtime_error(fmt::format("{}: results CSV without column '{}'", path, name));
+    return static_cast<std::size_t>(it - header.begin());
+  };
+  std::size_t c_name = 0, c_group = 0, c_role = 0, c_parent = 0, c_n = 0, c_med = 0, c_min = 0, c_max = 0,
+              c_flop = 0, c_alg = 0, c_bus = 0;
+  for (std::size_t line_no = 1; std::getline(in, line); ++line_no) {
+    const auto t = trim(line);
+    if (t.empty()) continue;
+    const auto cells = split_csv_cells(t);
+    if (header.empty()) {
+      header = cells;
+      c_name = col("name"), c_group = col("group"), c_role = col("role"), c_parent = col("parent"), c_n = col("n");
+      c_med = col("median_ms"), c_min = col("min_ms"), c_max = col("max_ms");
+      c_flop = col("rate_flop_per_s"), c_alg = col("algbw_bytes_per_s"), c_bus = col("busbw_bytes_per_s");
+      continue;
+    }
+    const auto where = fmt::format("{}:{}", path, line_no);
+    if (cells.size() != header.size())
+      throw std::runtime_error(fmt::format("{}: {} cells, the header has {}", where, cells.size(), header.size()));
+    auto number = [&](std::size_t c) {
+      return cells[c].empty() ? std::numeric_limits<double>::quiet_NaN() : parse_number(cells[c], where);
+    };
+    ResultsCsvRow r{cells[c_name], cells[c_group], cells[c_role], cells[c_parent], cells[c_n],
+                    number(c_med), number(c_min), number(c_max), {}};
+    r.rates.median_ms = r.median_ms;
+    r.rates.flop_per_s = number(c_flop);
+    r.rates.algbw_bytes_per_s = number(c_alg);
+    r.rates.busbw_bytes_per_s = number(c_bus);
+    rows.push_back(std::move(r));
+  }
+  if (rows.empty()) throw std::runtime_error(path + ": a results CSV without rows");
+  return rows;
+}
 
 InputKind sniff_input(const std::string& path) {
   const std::string text = read_text_file(path);

@@ -59,6 +59,16 @@ std::string unit_of_metric(const std::string& metric);
 enum class InputKind { layerbench_json, gbench_json, study_jsonl, study_csv, results_csv, other_json, unknown };
 // The header every binary's --csv starts with (reports::results_to_csv).
 inline constexpr const char* kResultsCsvHeader = "name,group,role,parent,instances,params,n,median_ms,";
+// A row of a binary's --csv: the summary and the rates it carries (NaN where a cell is empty).
+struct ResultsCsvRow {
+  std::string name, group, role, parent, n;
+  double median_ms = 0, min_ms = 0, max_ms = 0;
+  Rates rates;
+};
+// Throws std::runtime_error naming the file and line: a missing column, a row of the wrong
+// width, a cell that is not a number, no rows.
+std::vector<ResultsCsvRow> parse_results_csv(const std::string& text, const std::string& path);
+
 // One RFC 4180 line split into its cells (quotes removed, doubled quotes kept once).
 std::vector<std::string> split_csv_line(const std::string& line);
 // Decides by content (first non-blank character and, for JSON, its keys), not by extension.

@@ -150,6 +150,15 @@ std::string block_lines(const PairedContext& ctx) {
   return out;
 }
 
+// The tests, the callers' block rows and the verdict: the test table of every renderer.
+Rows tests_with_verdict(const stats::PairedAnalysis& a, const PairedContext& ctx) {
+  Rows tests = test_rows(a);
+  const Rows extra = block_rows(ctx);
+  tests.insert(tests.end(), extra.begin(), extra.end());
+  tests.emplace_back("verdict", paired_verdict(a).text);
+  return tests;
+}
+
 std::string unit_suffix(const PairedContext& ctx) { return ctx.unit.empty() ? "" : " (" + ctx.unit + ")"; }
 
 std::vector<std::string> sequential_lines(const stats::SequentialResult* s) {
@@ -234,10 +243,7 @@ std::string paired_text(const stats::PairedAnalysis& a, const stats::PairedOptio
   }
   out += fmt::format("\nPaired delta{} (base minus candidate; positive = candidate lower), n={}:\n", unit_suffix(ctx), a.n);
   out += text_rows(delta_rows(a, o));
-  Rows tests = test_rows(a);
-  const Rows extra = block_rows(ctx);
-  tests.insert(tests.end(), extra.begin(), extra.end());
-  tests.emplace_back("verdict", paired_verdict(a).text);
+  const Rows tests = tests_with_verdict(a, ctx);
   out += "\nTests:\n" + text_rows(tests);
   out += block_lines(ctx);
   if (seq) {
@@ -262,10 +268,7 @@ std::string paired_markdown(const stats::PairedAnalysis& a, const stats::PairedO
   }
   out += fmt::format("\nPaired delta{} (base minus candidate), n={}:\n\n", unit_suffix(ctx), a.n);
   out += md_rows("Statistic", delta_rows(a, o));
-  Rows tests = test_rows(a);
-  const Rows extra = block_rows(ctx);
-  tests.insert(tests.end(), extra.begin(), extra.end());
-  tests.emplace_back("verdict", paired_verdict(a).text);
+  const Rows tests = tests_with_verdict(a, ctx);
   out += "\n" + md_rows("Test", tests);
   out += block_lines(ctx);
   if (seq) {
@@ -296,10 +299,7 @@ PairedTables paired_tables(const stats::PairedAnalysis& a, const stats::PairedOp
   };
   out.tables.push_back(rows_table(fmt::format("Paired delta{} (base minus candidate), n={}", unit_suffix(ctx), a.n),
                                   "Statistic", delta_rows(a, o)));
-  Rows tests = test_rows(a);
-  const Rows extra = block_rows(ctx);
-  tests.insert(tests.end(), extra.begin(), extra.end());
-  tests.emplace_back("verdict", paired_verdict(a).text);
+  const Rows tests = tests_with_verdict(a, ctx);
   out.tables.push_back(rows_table("Tests", "Test", tests));
   for (const auto& blk : ctx.blocks) out.notes.insert(out.notes.end(), blk.lines.begin(), blk.lines.end());
   if (ctx.sequential)

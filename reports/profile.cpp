@@ -57,8 +57,9 @@ std::vector<std::string> groups_of(const std::vector<Measurement>& results) {
   return g;
 }
 
-std::string rate_text(const Measurement& m) {
-  const Rates r = rates_of(m);
+std::string rate_text(const Measurement& m) { return rates_text(rates_of(m)); }
+
+std::string rates_text(const Rates& r) {
   std::string out;
   if (std::isfinite(r.flop_per_s)) out = fmt_quantity(r.flop_per_s, Unit::flop_per_s);
   if (std::isfinite(r.busbw_bytes_per_s))

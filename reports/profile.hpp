@@ -39,7 +39,9 @@ svg::BarChart composition_chart(const std::vector<Measurement>& results, const s
 // The groups of `results` in first-appearance order.
 std::vector<std::string> groups_of(const std::vector<Measurement>& results);
 
-// One line per derived rate of m: "2.87 ms, 370 TFLOP/s" (empty rate when no work is declared).
+// One line per derived rate of m: "370 TFLOP/s", "110 GB/s alg / 54.9 GB/s bus" (empty when no
+// work is declared); rates_text formats rates already derived (NaN: not declared).
 std::string rate_text(const Measurement& m);
+std::string rates_text(const Rates& r);
 
 }  // namespace layerbench::reports

@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <stdexcept>
 #include <tuple>
 
 namespace layerbench::reports {
@@ -223,51 +222,13 @@ Section results_csv_section(const std::string& text, const std::string& path) {
   s.source = file_stem(path);
   s.intro = fmt::format("Source: `{}`, a binary's --csv (reports::results_to_csv): summaries per measurement; rates "
                         "from the declared work in the file's numeric columns.", path);
-  std::vector<std::string> lines;
-  for (std::size_t at = 0; at < text.size();) {
-    auto nl = text.find('\n', at);
-    if (nl == std::string::npos) nl = text.size();
-    std::string line = text.substr(at, nl - at);
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (!line.empty()) lines.push_back(line);
-    at = nl + 1;
-  }
-  if (lines.size() < 2) throw std::runtime_error(path + ": a results CSV without rows");
-  const auto header = split_csv_line(lines[0]);
-  auto col = [&](const char* name) {
-    const auto it = std::find(header.begin(), header.end(), name);
-    if (it == header.end()) throw std::runtime_error(fmt::format("{}: results CSV without column '{}'", path, name));
-    return static_cast<std::size_t>(it - header.begin());
-  };
-  const std::size_t c_name = col("name"), c_group = col("group"), c_role = col("role"), c_parent = col("parent"),
-                    c_n = col("n"), c_med = col("median_ms"), c_min = col("min_ms"), c_max = col("max_ms"),
-                    c_flop = col("rate_flop_per_s"), c_alg = col("algbw_bytes_per_s"), c_bus = col("busbw_bytes_per_s");
-  auto number = [&](const std::string& cell, std::size_t line) {
-    if (cell.empty()) return stats::nan_value;
-    try {
-      std::size_t used = 0;
-      const double v = std::stod(cell, &used);
-      if (used == cell.size()) return v;
-    } catch (const std::exception&) {
-    }
-    throw std::runtime_error(fmt::format("{}:{}: '{}' is not a number", path, line, cell));
-  };
   Table t;
   t.title = "Results";
   t.headers = {"name", "group", "role", "parent", "n", "median", "min", "max", "rate"};
   t.align = {Align::left, Align::left, Align::left, Align::left};
-  for (std::size_t i = 1; i < lines.size(); ++i) {
-    const auto c = split_csv_line(lines[i]);
-    if (c.size() != header.size())
-      throw std::runtime_error(fmt::format("{}:{}: {} cells, the header has {}", path, i + 1, c.size(), header.size()));
-    const double flop = number(c[c_flop], i + 1), alg = number(c[c_alg], i + 1), bus = number(c[c_bus], i + 1);
-    std::string rate = std::isfinite(flop) ? fmt_quantity(flop, Unit::flop_per_s) : "";
-    if (std::isfinite(alg))
-      rate += (rate.empty() ? "" : ", ") + fmt_quantity(alg, Unit::bytes_per_s) +
-              (std::isfinite(bus) ? " alg / " + fmt_quantity(bus, Unit::bytes_per_s) + " bus" : "");
-    t.add_row({c[c_name], c[c_group], c[c_role], c[c_parent], c[c_n], fmt_time(number(c[c_med], i + 1)),
-               fmt_time(number(c[c_min], i + 1)), fmt_time(number(c[c_max], i + 1)), rate});
-  }
+  for (const auto& r : parse_results_csv(text, path))
+    t.add_row({r.name, r.group, r.role, r.parent, r.n, fmt_time(r.median_ms), fmt_time(r.min_ms), fmt_time(r.max_ms),
+               rates_text(r.rates)});
   s.tables.push_back(std::move(t));
   s.csvs.push_back({"csv", text});  // the input again, numbers untouched
   return s;

@@ -189,13 +189,12 @@ ExchangeEstimate exchange_estimate(const reports::Measurement* ex, double exchan
     e.json = {{"valid", false}, {"reason", ex == nullptr ? "no seq_size_exchange measurement" : "too few samples or no exchange saved"}};
     return e;
   }
-  const auto est = reports::scaled_median(*ex, exchanges, confidence);
   const auto cost = reports::scaled_median(*ex, 1.0, confidence);
   e.valid = true;
   e.cost_ms = cost.value;
   e.cost_ci = cost.ci;
-  e.value = est.value;
-  e.ci = est.ci;
+  e.value = cost.value * exchanges;
+  e.ci = {cost.ci.low * exchanges, cost.ci.high * exchanges};
   e.half_width = (e.ci.high - e.ci.low) / 2;
   const int level = static_cast<int>(std::lround(100 * confidence));
   e.text = fmt::format("exchange cost {} x {:g} exchanges saved = {}, {}% CI {} (bootstrap of the exchange's median)",
@@ -208,7 +207,7 @@ ExchangeEstimate exchange_estimate(const reports::Measurement* ex, double exchan
             {"estimate_ms", e.value},
             {"estimate_ci_ms", {e.ci.low, e.ci.high}},
             {"confidence", confidence},
-            {"method", est.method}};
+            {"method", cost.method}};
   return e;
 }
 
