@@ -1,11 +1,17 @@
 #include "bench/harness/runner.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <vector>
 
 namespace layerbench::harness {
+
+namespace {
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+}  // namespace
 
 Runner::Runner(Communicator& world, TimingOptions opts) : world_(world), opts_(opts) {
   std::int64_t counts[3] = {opts_.warmup, opts_.iterations, opts_.barrier_align ? 1 : 0};
@@ -21,6 +27,8 @@ reports::Measurement Runner::time(const std::string& name, const std::function<v
   const Stream s = dev.compute_stream();
   for (int i = 0; i < opts_.warmup; ++i) body(s);
   dev.synchronize_all();
+  const double e0 = energy_ ? energy_() : std::numeric_limits<double>::quiet_NaN();
+  const double w0 = now_s();
 
   reports::Measurement m;
   m.name = name;
@@ -63,7 +71,84 @@ reports::Measurement Runner::time(const std::string& name, const std::function<v
     }
   }
   dev.synchronize_all();
+  m.energy = energy_since(e0, w0, opts_.iterations);
   world_.control_max(m.samples_ms);
+  return m;
+}
+
+double Runner::one_ms(const std::function<void(Stream)>& body, Clock clock, Timer& timer) const {
+  auto& dev = world_.device();
+  const Stream s = dev.compute_stream();
+  if (opts_.barrier_align) {
+    dev.synchronize(s);
+    world_.control_barrier();
+  }
+  if (clock == Clock::device) {
+    timer.start(s);
+    body(s);
+    timer.stop(s);
+    return timer.elapsed_ms();
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  body(s);
+  dev.synchronize(s);
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+reports::Energy Runner::energy_since(double joules0, double t0, int calls) const {
+  reports::Energy e;
+  if (!energy_) return e;
+  const double j1 = energy_();  // collective
+  double secs = now_s() - t0;
+  world_.control_max(std::span<double>(&secs, 1));
+  e.joules = j1 - joules0;
+  e.seconds = secs;
+  e.calls = calls;
+  e.devices = world_.size();
+  if (!std::isfinite(e.joules)) e = reports::Energy{};
+  return e;
+}
+
+reports::Measurement Runner::time_interleaved(const std::string& name, const std::function<void(Stream)>& body,
+                                              const std::string& reference_name,
+                                              const std::function<void(Stream)>& reference, Clock clock) const {
+  auto& dev = world_.device();
+  const Stream s = dev.compute_stream();
+  for (int i = 0; i < opts_.warmup; ++i) {
+    body(s);
+    reference(s);
+  }
+  dev.synchronize_all();
+  reports::Measurement m;
+  m.name = name;
+  m.reference = reference_name;
+  const auto iters = static_cast<std::size_t>(opts_.iterations);
+  m.samples_ms.resize(iters);
+  m.reference_samples_ms.resize(iters);
+  auto timer = dev.make_timer();
+  for (std::size_t i = 0; i < iters; ++i) {
+    // ABBA: the body first in iterations 0, 3, 4, 7, 8, ...; the reference first in the others.
+    const bool body_first = (i % 4 == 0) || (i % 4 == 3);
+    if (body_first) {
+      m.samples_ms[i] = one_ms(body, clock, *timer);
+      m.reference_samples_ms[i] = one_ms(reference, clock, *timer);
+    } else {
+      m.reference_samples_ms[i] = one_ms(reference, clock, *timer);
+      m.samples_ms[i] = one_ms(body, clock, *timer);
+    }
+  }
+  dev.synchronize_all();
+  world_.control_max(m.samples_ms);
+  world_.control_max(m.reference_samples_ms);
+  // The energy is the body's alone: the counter cannot split an iteration, so the body runs the
+  // same number of iterations again, alone and aligned the same way, inside the energy window.
+  if (energy_) {
+    const double e0 = energy_();
+    const double w0 = now_s();
+    for (std::size_t i = 0; i < iters; ++i) (void)one_ms(body, clock, *timer);
+    dev.synchronize_all();
+    m.energy = energy_since(e0, w0, opts_.iterations);
+  }
   return m;
 }
 

@@ -36,6 +36,18 @@ class Runner {
   reports::Measurement time(const std::string& name, const std::function<void(Stream)>& body,
                             Clock clock = Clock::device) const;
 
+  // Times `body` and `reference` in the same iterations, alternating which goes first (ABBA), each
+  // timed alone (sync + barrier before each under barrier alignment): the body's measurement
+  // carries the reference's samples, aligned by iteration (Measurement::reference_samples_ms).
+  // Warm-up runs both. Collective.
+  reports::Measurement time_interleaved(const std::string& name, const std::function<void(Stream)>& body,
+                                        const std::string& reference_name,
+                                        const std::function<void(Stream)>& reference, Clock clock = Clock::device) const;
+
+  // A collective cumulative energy meter (J over the ranks' devices, NaN without counters): when
+  // set, every measurement records the energy of its timed iterations (Measurement::energy).
+  void set_energy_meter(std::function<double()> meter) { energy_ = std::move(meter); }
+
   // nccl-tests' aggregate view: host clock around `n` back-to-back bodies, one sync at the end,
   // divided by n; the rank-max of that mean. Collective.
   double time_aggregate_ms(const std::function<void(Stream)>& body, int n) const;
@@ -44,8 +56,12 @@ class Runner {
   nlohmann::json describe() const;
 
  private:
+  double one_ms(const std::function<void(Stream)>& body, Clock clock, Timer& timer) const;
+  reports::Energy energy_since(double joules0, double t0, int calls) const;
+
   Communicator& world_;
   TimingOptions opts_;
+  std::function<double()> energy_;
 };
 
 }  // namespace layerbench::harness
