@@ -251,19 +251,18 @@ AbResult run_drop_ab(MoeLayer& layer, const void* x, const RunConfig& c, const s
       layer, x, c, "drop:" + component + " A/B", [&](bool cand) { layer.set_copies(cand ? component : "", cand ? 0 : 1); },
       [](bool) { return false; }, sampler);
   const int pairs = static_cast<int>(p.base.size());
-  // The prediction of the delta (candidate - base = - removal): - slope x instances per stack,
-  // from the component's replication what-if.
+  // The prediction of the paired delta (base - candidate: the time the removal saves per stack) is
+  // slope x instances per stack, from the component's replication what-if.
   std::vector<Check> checks;
   for (const auto& w : what_ifs) {
     if (w.target.component != component || w.target.method != harness::WhatIfMethod::replicate) continue;
     const double per_stack = w.instances_per_stack;
     Check ch;
     ch.source = "replicate " + component;
-    ch.basis = fmt::format("- slope {:.4g} ms/copy x {} instances per stack", w.fit.slope, w.instances_per_stack);
-    ch.value = -w.effect_ms(per_stack);
-    const auto ci = w.effect_ci(per_stack, c.confidence);
-    ch.ci = {-ci.high, -ci.low};
-    ch.half_width = std::isfinite(ci.low) ? std::max(ch.value - ch.ci.low, ch.ci.high - ch.value) : 0.0;
+    ch.basis = fmt::format("slope {:.4g} ms/copy x {} instances per stack", w.fit.slope, w.instances_per_stack);
+    ch.value = w.effect_ms(per_stack);
+    ch.ci = w.effect_ci(per_stack, c.confidence);
+    ch.half_width = std::isfinite(ch.ci.low) ? std::max(ch.value - ch.ci.low, ch.ci.high - ch.value) : 0.0;
     checks.push_back(ch);
   }
   AbResult r;

@@ -9,17 +9,22 @@
 #     iterations, `--repeat 3`; NVML energy throughout;
 #   - a second process minutes later with the profile alone (`--repeat 2`): the expert "% of dense"
 #     across processes.
-# Everything lands in $OUT (one tarball too). usage: [PAIRS=51] [LAYERS=8] bench/scripts/gpu_power_whatif.sh
+# Everything is written to a work folder and comes back as $OUT/power-whatif.tgz plus the console
+# summary $OUT/summary.txt (the device returns few files). usage: [PAIRS=51] [LAYERS=8] bench/scripts/gpu_power_whatif.sh
 # Run from a snapshot (bench/scripts/snapshot.sh, then in .devbuild/src).
 set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
 PAIRS=${PAIRS:-51}
 LAYERS=${LAYERS:-8}
 T_START=$(date +%s)
+FINAL=$OUT
+OUT=${WORK_DIR:-/tmp/power-whatif}
+rm -rf "$OUT" && mkdir -p "$OUT"
+exec > >(tee "$OUT/summary.txt") 2>&1
 stamp() { echo "$1 at +$(( $(date +%s) - T_START )) s" | tee -a "$OUT/timeline.txt"; }
 pack() {
-  local tgz="${TMPDIR:-/tmp}/power-whatif.tgz"
-  tar -czf "$tgz" -C "$OUT" --exclude power-whatif.tgz . && mv "$tgz" "$OUT/"
+  sleep 1  # let tee write the last lines
+  tar -czf "$FINAL/power-whatif.tgz" -C "$OUT" . && cp "$OUT/summary.txt" "$FINAL/"
 }
 trap pack EXIT
 { date -u; nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv; } > "$OUT/machine.txt" 2>&1
@@ -36,7 +41,7 @@ MOE=("$B/bench/moe/layerbench-moe" --backend cuda --tokens 15000 --layers "$LAYE
 COMPS=routing,shared_branch,local_expert_compute,split_linear,merge_linear
 DROPS=()
 for c in ${COMPS//,/ }; do DROPS+=(--ab "drop:$c"); done
-timeout 330 "${MOE[@]}" --iterations 20 --warmup 5 --what-if "$COMPS,seq_size_exchange" \
+timeout 200 "${MOE[@]}" --iterations 20 --warmup 5 --what-if "$COMPS,seq_size_exchange" \
   --what-if-levels 0,100,200,400 --what-if-rounds 8 --what-if-seconds 20 --ab metadata "${DROPS[@]}" --pairs "$PAIRS" \
   --repeat 3 --json "$OUT/power-whatif.json" --markdown "$OUT/power-whatif.md" > "$OUT/power-whatif.txt" 2> "$OUT/power-whatif.err"
 echo "what-if + A/Bs rc=$?"
@@ -46,7 +51,7 @@ sed -n '/### Reference ratios/,/^$/p' "$OUT/power-whatif.txt" | head -12
 grep -E "measured - predicted|^### (Removal|Metadata)" "$OUT/power-whatif.txt"
 
 # A second process: the profile alone, for the reference ratio across processes.
-timeout 90 "${MOE[@]}" --iterations 20 --warmup 5 --repeat 2 --json "$OUT/profile-2.json" \
+timeout 60 "${MOE[@]}" --iterations 20 --warmup 5 --repeat 2 --json "$OUT/profile-2.json" \
   --markdown "$OUT/profile-2.md" > "$OUT/profile-2.txt" 2> "$OUT/profile-2.err"
 echo "second profile rc=$?"
 stamp "second profile done"

@@ -64,8 +64,8 @@ def main() -> int:
         preds = d.get("predictions", [])
         if not preds or not preds[0]["source"].startswith("replicate") or "verdict" not in preds[0]:
             fails.append(f"drop A/B has no replication prediction with a verdict: {preds!r:.300}")
-        elif not (preds[0]["predicted_ms"] < 0):
-            fails.append(f"removal must be predicted as a negative delta, got {preds[0]['predicted_ms']}")
+        elif not (preds[0]["predicted_ms"] > 0):
+            fails.append(f"the removal's saving (base - candidate) must be predicted positive, got {preds[0]['predicted_ms']}")
         if d["energy"] is not None:
             fails.append("host backend: A/B energy must be null")
         if "analysis" not in d:
