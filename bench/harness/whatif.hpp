@@ -91,6 +91,14 @@ struct WhatIfResult {
   double slope_median = stats::nan_value;        // median over rounds of each round's own slope
   std::optional<stats::BlockSlopeFit> energy_fit;  // J per copy (replicate) / per injected ms (delay)
   std::string stop;                              // replicate: why the rounds stopped
+  // replicate with k = 0: the removal step measured inside the rounds (stack time at one copy
+  // minus at none, per stack, paired within rounds; t interval). Under a power cap a component
+  // whose power density differs from the rest's is not linear at k = 0 (removing it moves the
+  // clocks of everything else); when the linearity test fails (lack-of-fit p < 0.01) the removal
+  // is predicted from this step instead of the slope.
+  double removal_step_ms = stats::nan_value;
+  stats::Interval removal_step_ci;
+  bool removal_from_step = false;
   double cost_ms = stats::nan_value;             // isolated cost: median of the profile's samples
   stats::Interval cost_ci;
   std::vector<double> cost_resampled;            // bootstrap medians of the cost
@@ -98,8 +106,11 @@ struct WhatIfResult {
 
   // delay: fraction x cost x instances, with the percentile interval of the product of the
   // bootstrapped fraction and cost. replicate: slope x instances, the slope's interval scaled.
+  // replicate: the predicted removal uses the removal step instead when removal_from_step.
   double effect_ms(double instances) const {
-    return target.method == WhatIfMethod::replicate ? fit.slope * instances : fit.slope * cost_ms * instances;
+    if (target.method == WhatIfMethod::replicate)
+      return removal_from_step ? removal_step_ms / instances_per_stack * instances : fit.slope * instances;
+    return fit.slope * cost_ms * instances;
   }
   stats::Interval effect_ci(double instances, double confidence) const;
   nlohmann::json to_json(double confidence) const;
@@ -126,6 +137,9 @@ WhatIfResult run_replicate_what_if(const WhatIfOptions& o, const WhatIfTarget& t
                                    const std::function<double(int)>& stack, const telemetry::Sampler* sampler = nullptr,
                                    const std::function<void(int round, int rounds)>& on_round = {},
                                    const std::function<double()>& energy_j = {});
+// The removal step of a replication result (fills removal_step_ms / _ci and removal_from_step).
+void fit_removal_step(WhatIfResult& r, double confidence);
+
 // The energy slope of a result's observations (nullopt without finite energies).
 std::optional<stats::BlockSlopeFit> fit_energy(const WhatIfResult& r, const stats::BlockSlopeOptions& so);
 

@@ -6,6 +6,7 @@
 #include "collectives/error.hpp"
 #include "stats/bootstrap.hpp"
 #include "stats/summary.hpp"
+#include "stats/tests.hpp"
 
 #include <fmt/format.h>
 
@@ -29,6 +30,27 @@ double half_width(const stats::BlockSlopeFit& f) {
 }
 
 }  // namespace
+
+void fit_removal_step(WhatIfResult& r, double confidence) {
+  r.removal_from_step = false;
+  const auto zero = std::find(r.copies.begin(), r.copies.end(), 0);
+  const auto one = std::find(r.copies.begin(), r.copies.end(), 1);
+  if (zero == r.copies.end() || one == r.copies.end()) return;
+  const auto l0 = static_cast<std::size_t>(zero - r.copies.begin()), l1 = static_cast<std::size_t>(one - r.copies.begin());
+  const std::size_t rounds = r.round.empty() ? 0 : *std::max_element(r.round.begin(), r.round.end()) + 1;
+  std::vector<double> y0(rounds, stats::nan_value), y1(rounds, stats::nan_value), d;
+  for (std::size_t i = 0; i < r.y_ms.size(); ++i) {
+    if (r.level[i] == l0) y0[r.round[i]] = r.y_ms[i];
+    if (r.level[i] == l1) y1[r.round[i]] = r.y_ms[i];
+  }
+  for (std::size_t b = 0; b < rounds; ++b)
+    if (std::isfinite(y0[b]) && std::isfinite(y1[b])) d.push_back(y1[b] - y0[b]);
+  if (d.size() < 2) return;
+  const auto t = stats::t_test(d, confidence);
+  r.removal_step_ms = t.mean;
+  r.removal_step_ci = t.ci;
+  r.removal_from_step = std::isfinite(r.fit.lack_of_fit_p) && r.fit.lack_of_fit_p < 0.01;
+}
 
 WhatIfResult run_replicate_what_if(const WhatIfOptions& o, const WhatIfTarget& target, int instances_per_stack,
                                    int instances_per_forward, const std::vector<double>& cost_samples_ms,
@@ -84,7 +106,15 @@ WhatIfResult run_replicate_what_if(const WhatIfOptions& o, const WhatIfTarget& t
     if (round + 1 < o.rounds) continue;
     const auto look = stats::fit_block_slope(r.x_ms, r.y_ms, r.round, r.level, so);
     const double hw = half_width(look);
-    if (std::isfinite(hw) && hw <= replicate_target_half_width(o, look.slope, r.cost_ms)) {
+    // Not linear at k = 0: the removal step must be as well known as the slope would be.
+    r.fit = look;
+    fit_removal_step(r, o.confidence);
+    bool step_ok = true;
+    if (r.removal_from_step) {
+      const double step_hw = std::max(r.removal_step_ms - r.removal_step_ci.low, r.removal_step_ci.high - r.removal_step_ms);
+      step_ok = step_hw <= replicate_target_half_width(o, r.removal_step_ms / instances_per_stack, r.cost_ms) * instances_per_stack;
+    }
+    if (std::isfinite(hw) && hw <= replicate_target_half_width(o, look.slope, r.cost_ms) && step_ok) {
       r.stop = "interval within target";
       break;
     }
@@ -99,6 +129,7 @@ WhatIfResult run_replicate_what_if(const WhatIfOptions& o, const WhatIfTarget& t
   so.keep_resamples = true;
   r.fit = stats::fit_block_slope(r.x_ms, r.y_ms, r.round, r.level, so);
   r.slope_median = stats::median_block_slope(r.x_ms, r.y_ms, r.round);
+  fit_removal_step(r, o.confidence);
   r.energy_fit = fit_energy(r, so);
   r.seconds = std::chrono::duration<double>(clock::now() - t_start).count();
   return r;

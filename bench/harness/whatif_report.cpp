@@ -64,6 +64,10 @@ json WhatIfResult::to_json(double confidence) const {
             {"seconds", seconds}};
   for (double e : energy_j) j["observations"]["energy_j"].push_back(num(e));
   if (rep) {
+    j["removal_step_ms_per_stack"] = num(removal_step_ms);
+    j["removal_step_ci_ms_per_stack"] = ci_json(removal_step_ci);
+    j["predicted_removal_basis"] = removal_from_step ? "removal step (one copy minus none, paired in rounds): not linear at k = 0"
+                                                     : "slope x instances";
     j["slope_unit"] = "ms per copy";
     j["x_unit"] = "copies per stack";
     j["stop"] = stop;
@@ -104,8 +108,9 @@ std::string what_if_markdown(const std::vector<WhatIfResult>& results, double co
         r.energy_fit ? fmt::format("{} [{}, {}]", g(r.energy_fit->slope, 3), g(r.energy_fit->ci.low, 3), g(r.energy_fit->ci.high, 3))
                      : "n/a";
     const std::string method = rep ? "replicate" : (r.target.kind == DelayKind::host ? "delay (host wait)" : "delay (device spin)");
-    md += fmt::format("| {} | {} | {} | {:.4f} | {} | {} | {:+.4f} [{:+.4f}, {:+.4f}] | {} | {} | {} | {} | {:.1f} |\n",
+    md += fmt::format("| {} | {} | {} | {:.4f} | {} | {} | {:+.4f} [{:+.4f}, {:+.4f}]{} | {} | {} | {} | {} | {:.1f} |\n",
                       r.target.name(), method, levels, r.cost_ms, slope, r.instances_per_forward, eff, eci.low, eci.high,
+                      r.removal_from_step ? " (removal step)" : "",
                       std::isfinite(eff) && eff != 0 ? fmt::format("{:.1f}%", 100 * half_width(eff, eci) / std::fabs(eff)) : "n/a",
                       energy, clocks.empty() ? "-" : clocks,
                       rep ? fmt::format("{} ({})", r.fit.blocks, r.stop) : fmt::format("{}", r.fit.blocks), r.seconds);
@@ -119,7 +124,10 @@ std::string what_if_notes() {
   md += "\n- replicate: the component runs 0 (where it can be skipped), 1, 2 and 3 times per instance inside the "
         "stack; slope = stack time per extra copy (ms), fitted within order-balanced rounds, which run until its "
         "interval is within 10% of it (0.02 ms for components under 0.2 ms) or the time cap. Predicted removal = "
-        "slope x instances per forward; making the component X% faster saves X% of that.\n";
+        "slope x instances per forward; making the component X% faster saves X% of that. Where the response is not "
+        "linear (lack-of-fit p < 0.01), removal is predicted from the removal step measured in the same rounds (one "
+        "copy minus none, marked \"removal step\"): under a power cap a component whose power density differs from "
+        "the rest's moves the clocks of everything else when it is removed.\n";
   md += "- delay: the slope is the stack's response to idle injected at every instance (the critical-path fraction: "
         "1 = every injected microsecond shows end to end, 0 = hidden). Predicted removal = fraction x isolated cost "
         "x instances per forward: right for idle work (a host round-trip, a wait), and the figure of what idle of "

@@ -259,7 +259,10 @@ AbResult run_drop_ab(MoeLayer& layer, const void* x, const RunConfig& c, const s
     const double per_stack = w.instances_per_stack;
     Check ch;
     ch.source = "replicate " + component;
-    ch.basis = fmt::format("slope {:.4g} ms/copy x {} instances per stack", w.fit.slope, w.instances_per_stack);
+    ch.basis = w.removal_from_step
+                   ? fmt::format("removal step {:.4g} ms per stack from the what-if rounds (not linear at k = 0; slope {:.4g} ms/copy)",
+                                 w.removal_step_ms, w.fit.slope)
+                   : fmt::format("slope {:.4g} ms/copy x {} instances per stack", w.fit.slope, w.instances_per_stack);
     ch.value = w.effect_ms(per_stack);
     ch.ci = w.effect_ci(per_stack, c.confidence);
     ch.half_width = std::isfinite(ch.ci.low) ? std::max(ch.value - ch.ci.low, ch.ci.high - ch.value) : 0.0;
