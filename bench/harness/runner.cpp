@@ -1,6 +1,7 @@
 #include "bench/harness/runner.hpp"
 
 #include <chrono>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -10,6 +11,11 @@
 namespace layerbench::harness {
 
 namespace {
+double stats_median(std::vector<double> x) {
+  if (x.empty()) return 0;
+  std::nth_element(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(x.size() / 2), x.end());
+  return x[x.size() / 2];
+}
 double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 }  // namespace
 
@@ -27,8 +33,6 @@ reports::Measurement Runner::time(const std::string& name, const std::function<v
   const Stream s = dev.compute_stream();
   for (int i = 0; i < opts_.warmup; ++i) body(s);
   dev.synchronize_all();
-  const double e0 = energy_ ? energy_() : std::numeric_limits<double>::quiet_NaN();
-  const double w0 = now_s();
 
   reports::Measurement m;
   m.name = name;
@@ -71,8 +75,8 @@ reports::Measurement Runner::time(const std::string& name, const std::function<v
     }
   }
   dev.synchronize_all();
-  m.energy = energy_since(e0, w0, opts_.iterations);
   world_.control_max(m.samples_ms);
+  if (energy_) m.energy = energy_window(body, stats_median(m.samples_ms));
   return m;
 }
 
@@ -95,17 +99,59 @@ double Runner::one_ms(const std::function<void(Stream)>& body, Clock clock, Time
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-reports::Energy Runner::energy_since(double joules0, double t0, int calls) const {
+reports::Energy Runner::energy_window(const std::function<void(Stream)>& body, double median_ms) const {
   reports::Energy e;
   if (!energy_) return e;
-  const double j1 = energy_();  // collective
-  double secs = now_s() - t0;
-  world_.control_max(std::span<double>(&secs, 1));
-  e.joules = j1 - joules0;
-  e.seconds = secs;
-  e.calls = calls;
+  auto& dev = world_.device();
+  const Stream s = dev.compute_stream();
+  // Chunks of at least ~2 ms of work between host reads of the counter (a sync per call would
+  // add idle between short calls).
+  const int chunk = median_ms > 0 ? std::max(1, static_cast<int>(std::ceil(2.0 / median_ms))) : 1;
+  const double cap_s = 10 * std::max(energy_window_s_, 0.1);  // a counter that never moves gives up
+  double e_prev = energy_(), e0 = 0, t0 = 0, joules = 0, seconds = 0;
+  long calls = 0, calls_at_edge = 0;
+  int phase = std::isfinite(e_prev) ? 0 : 2;  // 0: before the first step, 1: inside, 2: done
+  bool ok = phase == 0;
+  const double start = now_s();
+  for (;;) {
+    for (int i = 0; i < chunk; ++i) body(s);
+    dev.synchronize(s);
+    calls += chunk;
+    const double now = now_s(), v = energy_();
+    if (phase == 0 && v != e_prev) {
+      phase = 1;
+      e0 = v;
+      t0 = now;
+      calls_at_edge = calls;
+    } else if (phase == 1 && v != e_prev && now - t0 >= energy_window_s_) {
+      phase = 2;
+      joules = v - e0;
+      seconds = now - t0;
+      calls_at_edge = calls - calls_at_edge;
+    }
+    e_prev = v;
+    if (phase < 2 && now - start > cap_s) {
+      phase = 2;
+      ok = false;
+    }
+    double more = phase < 2 ? 1.0 : 0.0;  // every rank runs the same calls
+    world_.control_max(std::span<double>(&more, 1));
+    if (more == 0) break;
+  }
+  // Per device: J per call and mean W; summed (J) and averaged (W) over the ranks' devices.
+  double v[3] = {ok && calls_at_edge > 0 ? joules / static_cast<double>(calls_at_edge) : std::numeric_limits<double>::quiet_NaN(),
+                 ok && seconds > 0 ? joules / seconds : std::numeric_limits<double>::quiet_NaN(), ok ? 1.0 : 0.0};
+  world_.control_sum(v);
+  double n = static_cast<double>(calls_at_edge);
+  world_.control_max(std::span<double>(&n, 1));
+  if (!(v[2] == world_.size()) || !std::isfinite(v[0]) || !std::isfinite(v[1]) || !(v[1] > 0) || !(n > 0)) return e;
+  // As Energy holds it: `calls` calls (the most any rank counted between its steps), the
+  // devices' energy of that many calls, and the time they take at the devices' mean power, so
+  // that per_instance_j() = sum of J per call and mean_w() = mean W per device.
+  e.calls = static_cast<int>(n);
   e.devices = world_.size();
-  if (!std::isfinite(e.joules)) e = reports::Energy{};
+  e.joules = v[0] * n;
+  e.seconds = e.joules / v[1];
   return e;
 }
 
@@ -140,15 +186,8 @@ reports::Measurement Runner::time_interleaved(const std::string& name, const std
   dev.synchronize_all();
   world_.control_max(m.samples_ms);
   world_.control_max(m.reference_samples_ms);
-  // The energy is the body's alone: the counter cannot split an iteration, so the body runs the
-  // same number of iterations again, alone and aligned the same way, inside the energy window.
-  if (energy_) {
-    const double e0 = energy_();
-    const double w0 = now_s();
-    for (std::size_t i = 0; i < iters; ++i) (void)one_ms(body, clock, *timer);
-    dev.synchronize_all();
-    m.energy = energy_since(e0, w0, opts_.iterations);
-  }
+  // The energy is the body's alone (its own window after the pairs).
+  if (energy_) m.energy = energy_window(body, stats_median(m.samples_ms));
   return m;
 }
 

@@ -44,9 +44,18 @@ class Runner {
                                         const std::string& reference_name,
                                         const std::function<void(Stream)>& reference, Clock clock = Clock::device) const;
 
-  // A collective cumulative energy meter (J over the ranks' devices, NaN without counters): when
-  // set, every measurement records the energy of its timed iterations (Measurement::energy).
-  void set_energy_meter(std::function<double()> meter) { energy_ = std::move(meter); }
+  // This rank's device energy counter (J, cumulative; NaN without one): when set, every
+  // measurement records its energy (Measurement::energy) from an energy window after the timed
+  // iterations. NVML's counter advances in steps (about every 100 ms on an H200 at its cap), so
+  // a window around a few short iterations reads 0 or one whole step: the window runs the body
+  // back to back from one step of the counter to the next step at least `energy_window_s` later,
+  // on every rank (each rank its own edges; the loop is collective so collectives stay matched),
+  // and J per call = the energy between the two steps / the calls between them.
+  void set_energy_meter(std::function<double()> meter, double energy_window_s = 0.3) {
+    energy_ = std::move(meter);
+    energy_window_s_ = energy_window_s;
+  }
+  reports::Energy energy_window(const std::function<void(Stream)>& body, double median_ms) const;
 
   // nccl-tests' aggregate view: host clock around `n` back-to-back bodies, one sync at the end,
   // divided by n; the rank-max of that mean. Collective.
@@ -57,11 +66,11 @@ class Runner {
 
  private:
   double one_ms(const std::function<void(Stream)>& body, Clock clock, Timer& timer) const;
-  reports::Energy energy_since(double joules0, double t0, int calls) const;
 
   Communicator& world_;
   TimingOptions opts_;
   std::function<double()> energy_;
+  double energy_window_s_ = 0.3;
 };
 
 }  // namespace layerbench::harness

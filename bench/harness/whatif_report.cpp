@@ -135,6 +135,8 @@ std::string what_if_notes() {
   md += "- on a power-capped GPU idle is not like removed work: injected idle lowers the average power, so the "
         "clocks rise in the rest of the stack and a serial kernel's fraction reads well below 1, while removing "
         "the kernel removes its energy too. Price kernels by replication, idle by delay.\n";
+  md += "- energy: NVML's total-energy counter read around every stack; it advances in steps (about every 100 ms on an "
+        "H200), so one stack's reading is quantised and the slope's interval carries that (more rounds narrow it).\n";
   md += "- a small lack-of-fit p (< 0.01 in the JSON) means the response is not linear in the level: read the slope as an "
         "average over the levels.\n";
   return md;

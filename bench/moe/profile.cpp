@@ -228,7 +228,11 @@ int run(harness::Context& ctx, const RunConfig& c) {
   harness::Runner runner(world, harness::timing_from(c.common));
   std::string telemetry_status;
   const auto sampler = make_sampler(c, world, &telemetry_status);
-  runner.set_energy_meter(energy_meter(world, sampler.get()));  // NaN (absent) without NVML
+  {  // NVML's energy counter on every rank, or energy stays absent (null) on all of them
+    double missing = sampler && std::isfinite(sampler->energy_j()) ? 0.0 : 1.0;
+    world.control_max(std::span<double>(&missing, 1));
+    if (missing == 0) runner.set_energy_meter([s = sampler.get()] { return s->energy_j(); });
+  }
 
   // Dense bf16 (fp32 on host) GEMM reference: timed alone at the end, and in the same iterations
   // as every component that declares FLOPs (their ratio to it comes from those pairs).
