@@ -8,6 +8,7 @@
 #include "common/cli.hpp"
 #include "moe/expert_check.hpp"
 #include "moe/init.hpp"
+#include "bench/moe/model_flags.hpp"
 #include "bench/moe/report.hpp"
 #include "bench/moe/whatif.hpp"
 
@@ -26,18 +27,20 @@ using harness::Clock;
 
 void add_flags(CLI::App& app, RunConfig& c) {
   constexpr std::int64_t big = std::int64_t{1} << 40;  // the real bounds are in validate()
-  cli::add_int(app, "--hidden", c.geo.hidden, "hidden size", std::int64_t{1}, big);
-  cli::add_int(app, "--moe-heads", c.geo.heads, "MoE heads (d_head = hidden / heads)", std::int64_t{1}, big);
-  cli::add_int(app, "--experts", c.geo.experts, "experts per head", std::int64_t{1}, big);
-  cli::add_int(app, "--topk", c.geo.topk, "experts per (token, head)", std::int64_t{1}, big);
-  cli::add_int(app, "--intermediate", c.geo.intermediate, "expert / shared intermediate size", std::int64_t{1}, big);
-  cli::add_real(app, "--scale", c.geo.scale, "routing scale", num::RealRange::positive(1e6));
+  add_model_flags(app, c);
+  cli::add_int(app, "--hidden", c.geo.hidden, "override: hidden size", std::int64_t{1}, big);
+  cli::add_int(app, "--moe-heads", c.geo.heads, "override (MAGI-2): MoE heads (d_head = hidden / heads)", std::int64_t{1}, big);
+  cli::add_int(app, "--experts", c.geo.experts, "override: routed experts (MAGI-2: per head)", std::int64_t{1}, big);
+  cli::add_int(app, "--topk", c.geo.topk, "override: experts per token (MAGI-2: per (token, head))", std::int64_t{1}, big);
+  cli::add_int(app, "--intermediate,--moe-intermediate", c.geo.intermediate,
+               "override: expert intermediate size (MAGI-2: also the shared MLPs')", std::int64_t{1}, big);
+  cli::add_real(app, "--scale", c.geo.scale, "override: routed scaling factor", num::RealRange::positive(1e6));
   constexpr std::int64_t most_tokens = std::int64_t{1} << 30;  // counts become MPI ints
   cli::add_int(app, "--tokens", c.tokens, "local tokens per rank (sp) or replicated tokens (tp)", std::int64_t{1}, most_tokens);
   cli::add_int_list(app, "--split-sizes", c.split_sizes, "sp: tokens per rank, one per rank", std::int64_t{1}, most_tokens);
   app.add_option("--layout", c.layout, "sp | tp");
   cli::add_int(app, "--layers", c.layers, "stack depth for the stack figures and --ab", 1, 10000);
-  cli::add_int(app, "--moe-layers", c.moe_layers, "MoE layers per forward (derived lines)", 1, 10000);
+  cli::add_int(app, "--moe-layers", c.moe_layers, "override: MoE layers per forward (derived lines)", 1, 10000);
   app.add_option("--ab", c.ab, "metadata: interleaved A/B, per-layer exchange vs reused splits, checked against the exchange what-if (added to --what-if when missing)");
   cli::add_int(app, "--pairs", c.pairs, "A/B pairs (the cap with --ab-sequential)", 2, 1'000'000);
   app.add_flag("--ab-sequential", c.ab_sequential,
@@ -179,6 +182,16 @@ void add_graph_components(MoeLayer& layer, nlohmann::json& checks, const AddFn& 
 }  // namespace
 
 int run(harness::Context& ctx, const RunConfig& c) {
+  if (c.list_models || c.describe) {
+    if (ctx.is_root()) {
+      const std::string text = c.list_models ? list_models_text() : to_json(c.model).dump(1) + "\n";
+      std::fputs(text.c_str(), stdout);
+      std::fflush(stdout);
+    }
+    return 0;
+  }
+  if (c.model.block == Block::standard)
+    throw UsageError(fmt::format("{}: the standard expert-parallel block is not built yet", c.model.name));
   Communicator& world = ctx.world;
   const auto targets = what_if_targets(c, parse_layout(c.layout));  // bad --what-if: before any work
   auto layer_ptr = make_layer(c, world, c.common.seed);
