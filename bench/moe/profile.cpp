@@ -10,6 +10,7 @@
 #include "moe/init.hpp"
 #include "bench/moe/model_flags.hpp"
 #include "bench/moe/report.hpp"
+#include "bench/moe/std_profile.hpp"
 #include "bench/moe/whatif.hpp"
 
 #include <fmt/format.h>
@@ -190,8 +191,7 @@ int run(harness::Context& ctx, const RunConfig& c) {
     }
     return 0;
   }
-  if (c.model.block == Block::standard)
-    throw UsageError(fmt::format("{}: the standard expert-parallel block is not built yet", c.model.name));
+  if (c.model.block == Block::standard) return run_standard(ctx, c);
   Communicator& world = ctx.world;
   const auto targets = what_if_targets(c, parse_layout(c.layout));  // bad --what-if: before any work
   auto layer_ptr = make_layer(c, world, c.common.seed);
