@@ -2,8 +2,8 @@
 
 #include "bench/attn/report.hpp"
 #include "bench/attn/whatif.hpp"
-#include "bench/cli/progress.hpp"
-#include "bench/harness/gbench.hpp"
+#include "common/cli/progress.hpp"
+#include "harness/gbench.hpp"
 
 #include "attention/kernels.hpp"
 #include "attention/sp_attention.hpp"

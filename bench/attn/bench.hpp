@@ -1,6 +1,6 @@
 #pragma once
 // layerbench-attn: configuration, flags and the run (the binary's main is a thin wrapper).
-#include "bench/harness/main.hpp"
+#include "harness/main.hpp"
 
 #include <string>
 #include <vector>

@@ -1,6 +1,6 @@
 // layerbench-moe: an MoE layer component by component (MAGI-2's multi-head layer, or the standard
 // expert-parallel block of any MoE model).
-#include "bench/harness/main.hpp"
+#include "harness/main.hpp"
 #include "bench/moe/profile.hpp"
 
 namespace {

@@ -1,7 +1,7 @@
 #pragma once
 // layerbench-moe on any model but MAGI-2: the standard expert-parallel block, checked against
 // the CPU oracle and profiled component by component from its own table.
-#include "bench/harness/main.hpp"
+#include "harness/main.hpp"
 #include "bench/moe/run_config.hpp"
 
 namespace layerbench::moe {
