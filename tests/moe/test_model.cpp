@@ -143,7 +143,7 @@ TEST(MoeModel, BadConfigsNameTheKey) {
   EXPECT_EQ(model_from_hf_json(ok, "t").moe_intermediate, 48);
   EXPECT_EQ(model_from_hf_json(ok, "t").moe_layers, 3);
   // Nested text_config: keys named with their prefix.
-  json nested = {{"model_type", "llama4"}, {"text_config", {{"model_type", "llama4_text"}, {"hidden_size", 64}}}};
+  json nested = {{"model_type", "llama4"}, {"text_config", {{"model_type", "llama4_text"}, {"hidden_size", 64}, {"num_hidden_layers", 2}}}};
   EXPECT_NE(usage_error([&] { model_from_hf_json(nested, "t"); }).find("text_config.num_local_experts not found"),
             std::string::npos);
   EXPECT_NE(usage_error([&] { check_ep(preset("mixtral-8x7b"), 3); }).find("not divisible by --ep 3"), std::string::npos);
