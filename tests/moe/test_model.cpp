@@ -132,7 +132,7 @@ TEST(MoeModel, BadConfigsNameTheKey) {
   EXPECT_NE(err([](json& j) { j["scoring_func"] = "sparsemax"; }).find("scoring_func"), std::string::npos);
   EXPECT_NE(err([](json& j) { j["model_type"] = "bert"; }).find("model_type 'bert' is not a known MoE family"),
             std::string::npos);
-  EXPECT_NE(err([](json& j) { j["moe_layer_freq"] = json::array({0, 1, 1}); }).find("moe_layer_freq is a per-layer list of 3"),
+  EXPECT_NE(err([](json& j) { j["moe_layer_freq"] = json::array({0, 1, 1}); }).find("moe_layer_freq is a per-layer list of 3 entries, but the model has 4 layers"),
             std::string::npos);
   EXPECT_NE(err([](json& j) { j["moe_intermediate_size"] = json::array({32, 32}); }).find("moe_intermediate_size"),
             std::string::npos);
