@@ -19,7 +19,7 @@ trap pack EXIT
 
 lb_build layerbench-moe test_moe_mpi test_moe_std_mpi test_expert_gemm_gpu test_router_gpu test_expert_schedule_gpu || exit 1
 echo "build done at +$(( $(date +%s) - T_START )) s"
-(cd "$B" && timeout 150 ctest -L gpu -R "moe|expert|router" -E np2 --output-on-failure) > "$OUT/ctest-gpu.log" 2>&1
+(cd "$B" && timeout 120 ctest -L gpu -R "moe|expert|router" -E np2 --output-on-failure) > "$OUT/ctest-gpu.log" 2>&1
 echo "ctest -L gpu (moe, one GPU) rc=$? at +$(( $(date +%s) - T_START )) s"
 grep -E "tests passed|Failed|\(Failed\)|Skipped" "$OUT/ctest-gpu.log" | tail -12
 
@@ -32,7 +32,7 @@ for M in $MODELS; do
   CMD=("$MOE" --backend cuda --model "$M" --tokens 8192 --iterations "$ITERATIONS" --warmup 3
        --json "$OUT/$M-t8192.json" --markdown "$OUT/$M-t8192.md")
   echo "${CMD[*]}" > "$OUT/$M-t8192.cmd"
-  timeout 150 "${CMD[@]}" > "$OUT/$M-t8192.txt" 2> "$OUT/$M-t8192.err"
+  timeout 90 "${CMD[@]}" > "$OUT/$M-t8192.txt" 2> "$OUT/$M-t8192.err"
   echo "$M rc=$? at +$(( $(date +%s) - T_START )) s"
   grep -E "^\| *(whole_layer|expert_compute|local_expert_compute|router|routing|ep_dispatch) |checks" "$OUT/$M-t8192.txt" | cut -c1-220
 done
@@ -41,7 +41,7 @@ done
 CMD=("$MOE" --backend cuda --layout sp --tokens 15000 --expert-gemm auto --iterations 20 --warmup 5 --layers 4 --graph
      --json "$OUT/magi2-t15000-auto.json" --markdown "$OUT/magi2-t15000-auto.md")
 echo "${CMD[*]}" > "$OUT/magi2-t15000-auto.cmd"
-timeout 200 "${CMD[@]}" > "$OUT/magi2-t15000-auto.txt" 2> "$OUT/magi2-t15000-auto.err"
+timeout 120 "${CMD[@]}" > "$OUT/magi2-t15000-auto.txt" 2> "$OUT/magi2-t15000-auto.err"
 echo "magi-2 t15000 rc=$? at +$(( $(date +%s) - T_START )) s"
 python3 - "$OUT/magi2-t15000-auto.json" results/moe/2026-12-01-h200-j/t15000-auto.json <<'EOF' | tee "$OUT/magi2-vs-j.txt"
 import json, statistics, sys
