@@ -12,7 +12,8 @@ source "$(dirname "$0")/gpu_env.sh"
 ITERATIONS=${ITERATIONS:-10}
 MODELS=${MODELS:-"magi-2 deepseek-v3 qwen3-30b-a3b mixtral-8x7b gpt-oss-120b glm-4.5-air"}
 T_START=$(date +%s)
-pack() { tar -czf "$OUT/../moe-models.tgz" -C "$OUT" . && mv "$OUT/../moe-models.tgz" "$OUT/"; }
+# Only the tarball stays in $OUT: the device tool brings back a few files, not a directory.
+pack() { tar -czf "$OUT/../moe-models.tgz" -C "$OUT" . && rm -rf "${OUT:?}"/* && mv "$OUT/../moe-models.tgz" "$OUT/"; }
 trap pack EXIT
 { date -u; echo "commit $(cat .git-sha 2>/dev/null || git rev-parse HEAD 2>/dev/null)";
   nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv; } > "$OUT/machine.txt" 2>&1
