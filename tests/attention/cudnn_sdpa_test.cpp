@@ -92,7 +92,7 @@ TEST(CudnnSdpa, GqaStridedStatsAndMerge) {
   Buffer acc_o = dev->alloc(n_o * 4), acc_lse = dev->alloc(n_o / D * 4), dmerged = dev->alloc(n_o * 2);
   cuda->attention(dq.data(), dk.data(), dv.data(), dref.data(), whole, s, nullptr);
   cuda->merge_init(acc_o.as<float>(), acc_lse.as<float>(), Sq * B * H, static_cast<int>(D), s);
-  for (const auto [k0, nk] : {std::pair<long long, long long>{0, 128}, {128, 192}}) {
+  for (const auto& [k0, nk] : {std::pair<long long, long long>{0, 128}, {128, 192}}) {
     AttentionShape half = whole;
     half.seq_kv = nk;
     const std::size_t off = static_cast<std::size_t>(k0 * B * Hk * D);
