@@ -1,7 +1,7 @@
 #include "bench/attn/advise.hpp"
 
 #include "bench/attn/advise_model.hpp"
-#include "bench/harness/main.hpp"
+#include "harness/main.hpp"
 
 #include "attention/kernels.hpp"
 #include "attention/plan.hpp"

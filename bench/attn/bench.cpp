@@ -3,8 +3,8 @@
 #include "bench/attn/advise.hpp"
 #include "bench/attn/report.hpp"
 #include "bench/attn/whatif.hpp"
-#include "bench/cli/progress.hpp"
-#include "bench/harness/gbench.hpp"
+#include "common/cli/progress.hpp"
+#include "harness/gbench.hpp"
 
 #include "attention/kernels.hpp"
 #include "attention/presets.hpp"

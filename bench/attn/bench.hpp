@@ -2,7 +2,7 @@
 // layerbench-attn: configuration, flags and the run (the binary's main is a thin wrapper).
 #include "attention/topology.hpp"
 #include "attention/workload.hpp"
-#include "bench/harness/main.hpp"
+#include "harness/main.hpp"
 
 #include <string>
 #include <vector>

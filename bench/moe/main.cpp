@@ -1,5 +1,5 @@
 // layerbench-moe: the MAGI-2 multi-head MoE layer, component by component.
-#include "bench/harness/main.hpp"
+#include "harness/main.hpp"
 #include "bench/moe/profile.hpp"
 
 namespace {

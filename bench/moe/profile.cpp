@@ -2,7 +2,7 @@
 // persistent buffers (filled by a checked forward first), rank-max samples.
 #include "bench/moe/profile.hpp"
 
-#include "bench/cli/progress.hpp"
+#include "common/cli/progress.hpp"
 
 #include "collectives/error.hpp"
 #include "common/cli.hpp"

@@ -1,6 +1,6 @@
 #include "bench/moe/run_config.hpp"
 
-#include "bench/harness/whatif.hpp"
+#include "harness/whatif.hpp"
 #include "collectives/error.hpp"
 #include "common/numeric.hpp"
 #include "stats/amount.hpp"

@@ -1,7 +1,7 @@
 #pragma once
 // The layerbench-moe run configuration (flags beside the layer's geometry), validated once.
 // NOTES: every invariant the layer and the kernels rely on is checked here (UsageError).
-#include "bench/harness/options.hpp"
+#include "harness/options.hpp"
 #include "moe/config.hpp"
 #include "moe/ops.hpp"
 
