@@ -79,16 +79,24 @@ def calls_for(cfg, seq, label):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--advise-json", required=True)
+    ap.add_argument("--advise-json", required=True, nargs="+", help="one or more advise JSON files")
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--iterations", type=int, default=5)
-    ap.add_argument("--json", required=True)
+    ap.add_argument("--suffix", default=".torch.json", help="written beside each advise JSON")
     a = ap.parse_args()
-    doc = json.load(open(a.advise_json))
+    for path in a.advise_json:
+        try:
+            run_file(path, path[:-5] + a.suffix if path.endswith(".json") else path + a.suffix, a)
+        except Exception as e:  # one broken case never hides the others
+            print(f"{path}: {type(e).__name__}: {e}", flush=True)
+
+
+def run_file(path, out_path, a):
+    doc = json.load(open(path))
     cfg = doc["config"]
     D, B = cfg["head_dim"], cfg["batch"]
     out = {"torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
-           "device": torch.cuda.get_device_name(0), "source": a.advise_json, "results": []}
+           "device": torch.cuda.get_device_name(0), "source": path, "results": []}
     torch.manual_seed(20261201)
     for seq in cfg["seqs"]:
         for adv in doc["advice"]:
@@ -141,11 +149,11 @@ def main():
                  "seq_q": lq, "seq_kv": lk, "flops": flops, "median_ms": med, "min_ms": min(ms),
                  "tflops": flops / (med * 1e9), "backend": backend, "samples_ms": ms}
             out["results"].append(r)
-            print(f"torch {label} S={seq}: {len(calls)} call(s), {med:.3f} ms, {r['tflops']:.1f} TFLOP/s ({backend})",
-                  flush=True)
+            print(f"torch {path} {label} S={seq}: {len(calls)} call(s), {med:.3f} ms, {r['tflops']:.1f} TFLOP/s "
+                  f"({backend})", flush=True)
             del q, k, v, prepared
             torch.cuda.empty_cache()
-    with open(a.json, "w") as f:
+    with open(out_path, "w") as f:
         json.dump(out, f, indent=1)
 
 
