@@ -76,7 +76,7 @@ for spec in "hunyuan hunyuanvideo 1280x720 129 256 8" "wan14b wan2.1-14b 1280x72
   run_case "$tag-packed" "$model" "$res" "$frames" --text-tokens 0 --requests 3
   run_case "$tag-gqa" "$model" "$res" "$frames" --kv-heads "$kvh"
 done
-timeout $(( BUDGET_S + 150 - $(elapsed) > 30 ? BUDGET_S + 150 - $(elapsed) : 30 )) \
+timeout $(( BUDGET_S + 100 - $(elapsed) > 30 ? BUDGET_S + 100 - $(elapsed) : 30 )) \
   python3 bench/attn/torch_local.py --advise-json "${DONE[@]}" --warmup 1 --iterations "$ITERATIONS" \
   > "$OUT/torch_local.log" 2>&1
 echo "torch rc=$? at +$(elapsed) s"
