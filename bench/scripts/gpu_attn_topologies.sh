@@ -12,7 +12,7 @@
 #      style calls) and compare_local.py sets them side by side (ratio torch / ours).
 # The front advice of HunyuanVideo and Wan2.1-14B is the 8-GPU example (a prediction).
 # Cases stop being started after BUDGET_S seconds so the results always come back.
-# usage (from a snapshot): OUT=$OUT bash bench/scripts/gpu_attn_topologies.sh [ITERATIONS=4] [BUDGET_S=300]
+# usage (from a snapshot): OUT=$OUT bash bench/scripts/gpu_attn_topologies.sh [ITERATIONS=4] [BUDGET_S=300] [TORCH_S=60]
 set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
 ITERATIONS=${ITERATIONS:-4}
@@ -76,7 +76,7 @@ for spec in "hunyuan hunyuanvideo 1280x720 129 256 8" "wan14b wan2.1-14b 1280x72
   run_case "$tag-packed" "$model" "$res" "$frames" --text-tokens 0 --requests 3
   run_case "$tag-gqa" "$model" "$res" "$frames" --kv-heads "$kvh"
 done
-timeout $(( BUDGET_S + 100 - $(elapsed) > 30 ? BUDGET_S + 100 - $(elapsed) : 30 )) \
+timeout "${TORCH_S:-60}" \
   python3 bench/attn/torch_local.py --advise-json "${DONE[@]}" --warmup 1 --iterations "$ITERATIONS" \
   > "$OUT/torch_local.log" 2>&1
 echo "torch rc=$? at +$(elapsed) s"
