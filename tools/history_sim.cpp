@@ -136,10 +136,10 @@ struct Tally {
 // Attributes an alert at `index` (seen when the history had `now` commits) to a step; returns
 // whether it was true.
 bool attribute(const History& h, std::size_t index, std::size_t now, std::size_t memory, std::vector<char>& found,
-               Tally& t) {
+               Tally& t, std::size_t range_lo = 1, std::size_t range_hi = 0) {
   for (std::size_t k = 0; k < h.steps.size(); ++k) {
     const std::size_t s = h.steps[k].at;
-    const bool near = index + 1 >= s && index <= s + 1;
+    const bool near = (index + 1 >= s && index <= s + 1) || (s >= range_lo && s <= range_hi);
     const bool in_memory = memory > 0 && index >= s && index < s + memory;
     if (!(near || in_memory)) continue;
     if (!found[k]) {
@@ -188,7 +188,7 @@ void run_ours(const History& h, const Settings& st, bool with_confirm, std::mt19
     bool real = false;
     for (const auto& x : h.steps) real |= s->range_low <= x.at + 1 && x.at <= s->range_high + 1;
     t.false_suspicions += !real;
-    std::size_t index = s->index;
+    std::size_t index = s->index, range_lo = 1, range_hi = 0;
     if (with_confirm) {
       const std::size_t a = s->range_low - 1, b = s->range_high;
       const auto r = confirm(h, a, b, n - 1, st.shared, st.detector.min_magnitude, rng);
@@ -203,17 +203,22 @@ void run_ours(const History& h, const Settings& st, bool with_confirm, std::mt19
       // step only has to tell which side of the confirmed step a commit lies on, so its
       // no-change margin is half the step.
       const double half = std::max(std::abs(r.mean / r.base_mean) / 2, 0.001);
+      // A study that reaches its cap undecided ends the bisection: the alert then names the
+      // range left, not a culprit.
       std::size_t good = a, bad = b, extra = 0;
       while (bad - good > 1) {
         const std::size_t mid = good + (bad - good) / 2;
         const auto m = confirm(h, good, mid, n - 1, st.shared, half, rng);
         extra += m.pairs;
+        if (m.stop == ls::SequentialStop::max_pairs) break;
         (m.stop == ls::SequentialStop::effect ? bad : good) = mid;
       }
       index = bad;
+      range_lo = good + 1;
+      range_hi = bad;
       if (real) t.pairs_bisect.push_back(double(r.pairs + extra));
     }
-    attribute(h, index, n, 0, found, t);
+    attribute(h, index, n, 0, found, t, range_lo, range_hi);
     cps.push_back(index);
     after = index;
   }

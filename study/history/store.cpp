@@ -130,23 +130,33 @@ Store::Store(const std::string& path, Mode mode) : path_(path) {
   try {
     db_ = std::make_unique<sql::Connection>(path, mode == Mode::create, mode == Mode::read, kBusyMs);
     // Read the version before anything writes: a newer or damaged file stays as it was.
-    auto v = db_->prepare("PRAGMA user_version");
-    v.step();
-    const auto version = v.int64(0);
+    std::int64_t version = 0;
+    {
+      auto v = db_->prepare("PRAGMA user_version");
+      v.step();
+      version = v.int64(0);
+    }
     if (exists) db_->prepare("SELECT count(*) FROM sqlite_schema").run();  // SQLITE_NOTADB on a foreign file
     if (version > kSchemaVersion)
       refuse(path, fmt::format("schema version {} is newer than this layerbench-history's ({}): use a newer "
                                "layerbench; the file was not changed",
                                version, kSchemaVersion));
-    if (mode == Mode::read) return;
+    if (mode == Mode::read) {
+      if (version == 0) refuse(path, "not a history database (no layerbench-history schema in it)");
+      return;
+    }
     db_->exec("PRAGMA journal_mode=WAL");
     db_->exec("PRAGMA synchronous=NORMAL");
     db_->exec("PRAGMA foreign_keys=ON");
     for (auto from = version; from < kSchemaVersion; ++from) {
       sql::Transaction tx(*db_);
-      auto again = db_->prepare("PRAGMA user_version");  // another process may have migrated meanwhile
-      again.step();
-      if (again.int64(0) > from) continue;
+      std::int64_t now = 0;
+      {
+        auto again = db_->prepare("PRAGMA user_version");  // another process may have migrated meanwhile
+        again.step();
+        now = again.int64(0);
+      }
+      if (now > from) continue;
       db_->exec(kMigrations[from]);
       db_->exec(fmt::format("PRAGMA user_version = {}", from + 1));
       tx.commit();
