@@ -69,7 +69,9 @@ Noise noise_at(std::span<const CommitPoint> p, const Windows& w, std::size_t loo
   }
   const double mad = scratch.empty() ? 0.0 : kMadToSd * median_inplace(scratch);
   if (n.hetero) {
-    n.kappa = std::max(mad, 1.0);  // a commit's point is never less noisy than its own samples say
+    // kappa may come out below 1: samples within a run are seldom independent, so a run's median
+    // can vary less from run to run than its samples' spread suggests. The history decides.
+    n.kappa = std::max(mad, 1e-3);
   } else {
     n.sigma = std::max({mad / std::numbers::sqrt2, std::sqrt(se2), 1e-12});
   }
@@ -221,6 +223,12 @@ std::vector<StepEstimate> detect_changes(std::span<const CommitPoint> points, co
     }
     return std::pair{lo, hi};
   };
+  auto passes_at = [&](std::size_t t, std::size_t lo, std::size_t hi) {
+    const Windows w = windows_at(t, lo, hi, o.window);
+    if (w.pre() < o.min_pre || w.post() < o.min_post) return 0.0;
+    const Scan s = scan_at(points, w, o.noise_lookback, a, b);
+    return passes(s, o) ? s.z : 0.0;
+  };
   while (true) {
     double best = 0;
     std::size_t best_t = 0;
@@ -228,12 +236,7 @@ std::vector<StepEstimate> detect_changes(std::span<const CommitPoint> points, co
       if (std::binary_search(cps.begin(), cps.end(), t)) continue;
       if (!valid[t]) {
         const auto [lo, hi] = bounds(t);
-        const Windows w = windows_at(t, lo, hi, o.window);
-        z[t] = 0;
-        if (w.pre() >= o.min_pre && w.post() >= o.min_post) {
-          const Scan s = scan_at(points, w, o.noise_lookback, a, b);
-          if (passes(s, o)) z[t] = s.z;
-        }
+        z[t] = passes_at(t, lo, hi);
         valid[t] = 1;
       }
       if (std::abs(z[t]) > best) {
@@ -242,9 +245,33 @@ std::vector<StepEstimate> detect_changes(std::span<const CommitPoint> points, co
       }
     }
     if (best == 0) break;
+    // The largest z finds the change; the best two-median L1 fit among the passing splits of the
+    // same sign around it places it (z favours splits with balanced windows).
     const auto [lo, hi] = bounds(best_t);
-    cps.insert(std::upper_bound(cps.begin(), cps.end(), best_t), best_t);
+    const std::size_t from = std::max(lo, best_t > o.window ? best_t - o.window : 0);
+    const std::size_t to = std::min(hi, best_t + o.window);
+    double best_cost = std::numeric_limits<double>::infinity();
+    std::size_t place = best_t;
+    for (std::size_t t = from + 1; t < to; ++t) {
+      if (!valid[t] || z[t] == 0 || (z[t] > 0) != (z[best_t] > 0)) continue;
+      const double cost = l1_cost(points, from, t, to, a);
+      if (cost < best_cost) {
+        best_cost = cost;
+        place = t;
+      }
+    }
+    cps.insert(std::upper_bound(cps.begin(), cps.end(), place), place);
     for (std::size_t t = lo; t < hi; ++t) valid[t] = 0;
+  }
+  // Pruning: with all change points in place, one whose windows (bounded by its neighbours) no
+  // longer pass was an artefact of a misplaced neighbour: drop it and look again.
+  for (bool dropped = true; dropped && !cps.empty();) {
+    dropped = false;
+    for (std::size_t i = 0; i < cps.size() && !dropped; ++i) {
+      if (passes_at(cps[i], i == 0 ? 0 : cps[i - 1], i + 1 == cps.size() ? n : cps[i + 1]) != 0) continue;
+      cps.erase(cps.begin() + static_cast<std::ptrdiff_t>(i));
+      dropped = true;
+    }
   }
   std::vector<StepEstimate> out;
   for (std::size_t i = 0; i < cps.size(); ++i) {

@@ -11,17 +11,20 @@
 //
 //   * Each commit is one point y_i = ln(median of its samples): a run's median is robust to the
 //     run's own outliers, and the log makes steps relative (a 2% step is +0.0198 everywhere).
-//   * The noise scale is estimated from the points themselves, not assumed: commits of one CI
-//     run differ by more than their samples spread (the run-to-run variance dominates), so
-//     sigma = 1.4826 * median|y_i - y_{i-1}| / sqrt(2) over the successive differences inside
-//     the two windows (the difference across the split left out; Rousseeuw & Croux 1993 for the
-//     MAD; first differences make it blind to steps and drift). Each commit's own samples give
-//     a floor: sigma >= the largest standard error of a window median (1.2533 * MAD / sqrt(n)),
-//     so a quiet history with noisy runs is not over-trusted.
+//   * The noise is estimated from the points themselves, not assumed: commits of one CI run
+//     differ by more (or less) than their samples' spread suggests. When every commit has
+//     several samples, each point's variance is (kappa * se_i)^2, with se_i the standard error
+//     of its own median (1.2533 * 1.4826 * MAD / sqrt(n)) and kappa the robust scale of the
+//     standardized successive differences (y_i - y_{i-1}) / sqrt(se_i^2 + se_{i-1}^2) (MAD,
+//     Rousseeuw & Croux 1993; first differences are blind to steps and slow drift): a commit
+//     whose runs spread more (a noisy machine) weighs less. With single-sample commits, one
+//     sigma = 1.4826 * median|y_i - y_{i-1}| / sqrt 2. Both over the `noise_lookback` commits
+//     ending with the post window, the difference across the split left out.
 //   * Statistic at a split tau between a window of n commits before and m after: the
 //     Hodges-Lehmann shift d = median over pairs (post_j - pre_i) and
-//     z = d / (sigma * sqrt(pi / 3) * sqrt(1/m + 1/n)) (the HL estimator's asymptotic variance,
-//     Hodges & Lehmann 1963, Ann. Math. Statist. 34). A suspicion needs |z| >= threshold and
+//     z = d / (sqrt(pi / 3) * sqrt(sum_post var_i / m^2 + sum_pre var_i / n^2)) (the HL
+//     estimator's asymptotic variance, Hodges & Lehmann 1963, Ann. Math. Statist. 34, Welch-style
+//     for unequal variances). A suspicion needs |z| >= threshold and
 //     |exp(d) - 1| >= min_magnitude, and at least min_post commits after the split, so a lone
 //     spike (one commit) can never be one.
 //   * Step interval: the distribution-free interval of the HL shift from the Mann-Whitney U

@@ -29,6 +29,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <map>
 #include <optional>
 #include <random>
@@ -334,6 +335,7 @@ int main(int argc, char** argv) {
       {"mixed: CV 1-3%, steps 1-5% either way (4 per benchmark)", 0.01, 0.03, 4, 0.01, 0.05, true},
   };
   const auto t0 = std::chrono::steady_clock::now();
+  const std::clock_t c0 = std::clock();
   fmt::print("# layerbench-history-sim\n\n");
   fmt::print("Command: `layerbench-history-sim --commits {} --benchmarks {} --reps {} --seed {} --shared {} --threshold {} "
              "--max-post {}`  \n",
@@ -369,7 +371,8 @@ int main(int argc, char** argv) {
     print_row(Method::ours_confirmed, t.at(Method::ours_confirmed), st.benchmarks, false);
   }
   fmt::print("\n");
-  fmt::print("Run time: {:.1f} s on one core.\n",
+  fmt::print("Run time: {:.0f} s CPU ({:.0f} s wall, one thread, on a shared machine).\n",
+             double(std::clock() - c0) / CLOCKS_PER_SEC,
              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   return 0;
 }
