@@ -146,6 +146,8 @@ ResultSamples from_study(const std::string& text, const std::string& path, bool 
     candidate = std::move(study.candidate);
   }
   if (metric.empty()) metric = "value";
+  // A study's metric is its --metric spec ("time_ms=regex:..."): the name is what precedes '='.
+  if (const auto eq = metric.find('='); eq != std::string::npos && eq > 0) metric.resize(eq);
   const std::string unit = reports::unit_of_metric(metric);
   r.series.push_back({"ab " + names[0], metric, unit, std::move(base)});
   r.series.push_back({"ab " + names[1], metric, unit, std::move(candidate)});

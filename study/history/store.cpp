@@ -128,23 +128,23 @@ Store::Store(const std::string& path, Mode mode) : path_(path) {
   const bool exists = std::filesystem::exists(path);
   if (!exists && mode != Mode::create) refuse(path, "no such history database (create it with `layerbench-history add`)");
   try {
-    db_ = std::make_unique<sql::Connection>(path, mode == Mode::create, mode == Mode::read, kBusyMs);
-    // Read the version before anything writes: a newer or damaged file stays as it was.
     std::int64_t version = 0;
-    {
-      auto v = db_->prepare("PRAGMA user_version");
+    if (exists) {
+      // The checks read through a read-only connection, which never writes the file (not even
+      // a checkpoint when it closes): a newer or damaged database stays exactly as it was.
+      sql::Connection probe(path, false, true, kBusyMs);
+      auto v = probe.prepare("PRAGMA user_version");
       v.step();
       version = v.int64(0);
+      probe.prepare("SELECT count(*) FROM sqlite_schema").run();  // SQLITE_NOTADB on a foreign file
     }
-    if (exists) db_->prepare("SELECT count(*) FROM sqlite_schema").run();  // SQLITE_NOTADB on a foreign file
     if (version > kSchemaVersion)
       refuse(path, fmt::format("schema version {} is newer than this layerbench-history's ({}): use a newer "
                                "layerbench; the file was not changed",
                                version, kSchemaVersion));
-    if (mode == Mode::read) {
-      if (version == 0) refuse(path, "not a history database (no layerbench-history schema in it)");
-      return;
-    }
+    if (mode == Mode::read && version == 0) refuse(path, "not a history database (no layerbench-history schema in it)");
+    db_ = std::make_unique<sql::Connection>(path, mode == Mode::create, mode == Mode::read, kBusyMs);
+    if (mode == Mode::read) return;
     db_->exec("PRAGMA journal_mode=WAL");
     db_->exec("PRAGMA synchronous=NORMAL");
     db_->exec("PRAGMA foreign_keys=ON");
