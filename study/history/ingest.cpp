@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -99,8 +100,13 @@ bool is_ab_analysis(const json& doc) {
 }
 
 void add_analysis(const json& a, ResultSamples& r) {
-  const std::string metric = a.value("metric", std::string{"value"});
-  const std::string unit = a.value("unit", std::string{});
+  // "metric" is {"name", "spec", "unit"} in layerbench-ab's analysis, a plain name elsewhere.
+  std::string metric = "value", unit = a.contains("unit") && a["unit"].is_string() ? a["unit"].get<std::string>() : "";
+  if (a.contains("metric") && a["metric"].is_string()) metric = a["metric"].get<std::string>();
+  if (a.contains("metric") && a["metric"].is_object()) {
+    metric = a["metric"].value("name", metric);
+    unit = a["metric"].value("unit", unit);
+  }
   const json labels = a.value("labels", json::object());
   for (const char* arm : {"base", "candidate"}) {
     if (!a.contains(arm) || !a[arm].is_object() || !a[arm].contains("median") || !a[arm]["median"].is_number())
@@ -196,10 +202,39 @@ ResultSamples from_ab_runs(const std::string& text, const std::string& path) {
   return r;
 }
 
+// The params cell of each row ("k=v;k=v"), in row order: the CSV reader keeps the figures only.
+std::vector<std::string> csv_params(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  std::vector<std::string> out;
+  std::size_t col = std::string::npos;
+  bool header = true;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    const auto cells = reports::split_csv_line(line);
+    if (header) {
+      col = static_cast<std::size_t>(std::find(cells.begin(), cells.end(), "params") - cells.begin());
+      header = false;
+      continue;
+    }
+    std::string p = col < cells.size() ? cells[col] : "";
+    std::string shown;  // "k=v, k=v" as the JSON reader names them, without the op
+    std::istringstream kv(p);
+    for (std::string item; std::getline(kv, item, ';');)
+      if (item.rfind("op=", 0) != 0) shown += (shown.empty() ? "" : ", ") + item;
+    out.push_back(shown);
+  }
+  return out;
+}
+
 ResultSamples from_results_csv(const std::string& text, const std::string& path) {
   ResultSamples r{path, "results-csv", {}, {}};
-  for (const auto& row : reports::parse_results_csv(text, path))
-    r.series.push_back({display_name(row.name, row.group, {}), "time", "ms", {row.median_ms}});
+  const auto rows = reports::parse_results_csv(text, path);
+  const auto params = csv_params(text);
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    r.series.push_back({display_name(rows[i].name, rows[i].group, i < params.size() ? params[i] : ""), "time", "ms",
+                        {rows[i].median_ms}});
   return r;
 }
 

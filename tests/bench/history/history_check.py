@@ -56,13 +56,15 @@ def real_outputs(work, mpiexec, coll, ab):
     out = os.path.join(work, "real")
     os.makedirs(out, exist_ok=True)
     r = run([mpiexec, "-np", "2", "--oversubscribe", coll, "--backend", "host", "-b", "8", "-e", "4K", "-f", "8",
-             "--iterations", "12", "--warmup", "1", "--json", os.path.join(out, "coll.json")])
+             "--iterations", "12", "--warmup", "1", "--json", os.path.join(out, "coll.json"), "--csv",
+             os.path.join(out, "coll.csv"), "--benchmark_format=json", "--benchmark_out=" + os.path.join(out, "gb.json")])
     if r.returncode != 0:
         sys.exit("layerbench-coll failed: " + r.stderr[-2000:])
     arm = "python3 -c \"import random; print('time_ms=%.5f' % ({} * (1 + 0.002 * random.gauss(0, 1))))\""
     study = os.path.join(out, "study.jsonl")
     r = run([ab, "run", "--base", arm.format(100.0), "--candidate", arm.format(99.0), "--metric",
-             "time_ms=regex:time_ms=([0-9.]+)", "--pairs", "8", "--study", study])
+             "time_ms=regex:time_ms=([0-9.]+)", "--pairs", "8", "--study", study, "--json",
+             os.path.join(out, "ab.json"), "--csv", os.path.join(out, "ab.csv")])
     if r.returncode != 0:
         sys.exit("layerbench-ab failed: " + r.stderr[-2000:])
     return os.path.join(out, "coll.json"), study
@@ -104,8 +106,26 @@ def build_history(hist, work, db, coll, study, commits, step_at, step, salt, see
     return d
 
 
+def check_formats(hist, work, real_dir):
+    """Every format add reads: each file of a real run gives series with samples."""
+    db = os.path.join(work, "formats.sqlite")
+    hyper = os.path.join(real_dir, "hyperfine.json")
+    json.dump({"results": [{"command": "sleep 0.1", "mean": 0.1, "times": [0.1, 0.101, 0.099]}]}, open(hyper, "w"))
+    expect = {"coll.json": "time", "coll.csv": "time", "gb.json": "real_time", "study.jsonl": "time_ms",
+              "ab.json": "time_ms", "ab.csv": "time_ms", "hyperfine.json": "time"}
+    for i, (name, metric) in enumerate(expect.items()):
+        r = run([hist, "add", "--db", db, "--commit", sha_of(i, "f"), os.path.join(real_dir, name)])
+        check(r.returncode == 0 and "1 file(s) added" in r.stdout, f"add reads {name}: {r.stdout.strip()} {r.stderr.strip()}")
+        with sqlite3.connect(db) as con:
+            n = con.execute("SELECT count(*) FROM samples x JOIN runs r ON r.id = x.run_id JOIN series s ON "
+                            "s.id = x.series_id JOIN commits c ON c.id = r.commit_id WHERE c.sha = ? AND s.metric = ?",
+                            (sha_of(i, "f"), metric)).fetchone()[0]
+        check(n > 0, f"{name}: {n} samples of metric {metric}")
+
+
 def case_steps(hist, work, mpiexec, coll_bin, ab_bin):
     coll, study = real_outputs(work, mpiexec, coll_bin, ab_bin)
+    check_formats(hist, work, os.path.dirname(coll))
     db = os.path.join(work, "steps.sqlite")
     n, at = 30, 18
     files = build_history(hist, work, db, coll, study, n, at, 0.03, "s")
