@@ -16,7 +16,7 @@
 // 10 pairs, equivalence +-1%, at most 60 pairs) of the commits either side of the suspected
 // range on fresh runs; a pair's two runs share an offset N(0, cv * sqrt(shared)) (the machine
 // state interleaving cancels) and each has its own N(0, cv * sqrt(1 - shared)).
-#include "bench/cli/version.hpp"
+#include "common/cli/version.hpp"
 #include "stats/changepoint.hpp"
 #include "stats/sequential.hpp"
 #include "stats/summary.hpp"

@@ -2,8 +2,8 @@
 // change points, confirm them with interleaved pairs, report them.
 // Exit codes: 0 nothing confirmed; 1 a confirmed regression (or a runtime failure); 2 bad input
 // or usage; 3 a suspected change awaiting confirmation.
-#include "bench/cli/app.hpp"
-#include "bench/cli/output_file.hpp"
+#include "common/cli/app.hpp"
+#include "common/cli/output_file.hpp"
 #include "common/cli.hpp"
 #include "common/output_file.hpp"
 #include "common/text.hpp"

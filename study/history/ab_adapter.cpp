@@ -1,7 +1,7 @@
 #include "study/history/ab_adapter.hpp"
 
-#include "bench/ab/runner.hpp"
-#include "bench/ab/study.hpp"
+#include "study/runner.hpp"
+#include "study/study.hpp"
 #include "common/usage.hpp"
 
 #include <cstdio>

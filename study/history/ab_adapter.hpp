@@ -1,9 +1,7 @@
 #pragma once
 // The one place `layerbench-history confirm` touches the A/B engine: an interleaved, sequential,
 // resumable study of two commands through the runner `layerbench-ab run --sequential` uses
-// (journal, metrics, the stop rule of stats/sequential). It lives in its own library
-// (lb_history_ab) because the runner is still in bench/ab; when study/ holds the runner, only
-// this file changes.
+// (study/runner: journal, metrics, the stop rule of stats/sequential).
 #include "stats/sequential.hpp"
 
 #include <string>
