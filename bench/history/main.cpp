@@ -49,9 +49,11 @@ awaiting confirmation (detect, report, confirm).
 
 struct DetectorFlags {
   layerbench::stats::ChangePointOptions o;
+  double alpha = 0.05;  // 1 - the step interval's level (--confidence / --alpha)
 };
 
-void add_detector_flags(CLI::App& cmd, DetectorFlags& f) {
+void add_detector_flags(CLI::App& cmd, DetectorFlags& f, bool with_confidence = true) {
+  if (with_confidence) cli::add_confidence_options(cmd, f.o.confidence, f.alpha);
   cli::add_real(cmd, "--threshold", f.o.threshold, "suspicion threshold on the shift's |z|", num::RealRange::closed(1, 100));
   cli::add_fraction(cmd, "--min-change", f.o.min_magnitude, "smallest relative step reported (1% or 0.01)",
                     num::RealRange{0, 1, false, true});
@@ -178,14 +180,15 @@ int main(int argc, char** argv) {
   confirm->add_option("--benchmark", co.benchmark, "the benchmark the command measures (default: every one)");
   confirm->add_flag("--bisect", co.bisect, "narrow a confirmed range of several commits to one (log2 studies)");
   cli::add_int(*confirm, "--max-pairs", co.max_pairs, "cap of pairs per A/B", std::size_t{4}, std::size_t{100000});
-  cli::add_fraction(*confirm, "--alpha", co.alpha, "error rate of the always-valid interval", num::RealRange::open(0, 0.5));
+  double confirm_confidence = 1 - co.alpha;
+  cli::add_confidence_options(*confirm, confirm_confidence, co.alpha);  // the always-valid interval's level
   cli::add_fraction(*confirm, "--equivalence", co.equivalence, "no-change margin (1% or 0.01)",
                     num::RealRange::open(0, 1));
   cli::add_real(*confirm, "--timeout", co.timeout, "seconds per run (0 = none)", num::RealRange::closed(0, 1e7));
   cli::add_int(*confirm, "--warmup", co.warmup, "unrecorded runs of each commit first", std::size_t{0}, std::size_t{1000});
   confirm->add_option("--journal-dir", co.journal_dir, "where the A/B journals go (default: beside the database)");
   DetectorFlags confirm_flags;
-  add_detector_flags(*confirm, confirm_flags);
+  add_detector_flags(*confirm, confirm_flags, false);
 
   DetectorFlags report_flags;
   std::string report_md, report_json;
@@ -222,6 +225,8 @@ int main(int argc, char** argv) {
       return do_detect(db, detect_flags, json, markdown);
     }
     if (*confirm) {
+      if (!(co.alpha > 0 && co.alpha <= 0.5))
+        throw UsageError(fmt::format("--alpha {:g}: the A/B's error rate must be in (0, 0.5]", co.alpha));
       confirm_flags.o.validate();
       lh::Store store(db, lh::Store::Mode::write);
       return lh::confirm(store, co, confirm_flags.o);
