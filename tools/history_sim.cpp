@@ -16,6 +16,7 @@
 // 10 pairs, equivalence +-1%, at most 60 pairs) of the commits either side of the suspected
 // range on fresh runs; a pair's two runs share an offset N(0, cv * sqrt(shared)) (the machine
 // state interleaving cancels) and each has its own N(0, cv * sqrt(1 - shared)).
+#include "common/cli/app.hpp"
 #include "common/cli/version.hpp"
 #include "stats/changepoint.hpp"
 #include "stats/sequential.hpp"
@@ -318,6 +319,7 @@ std::map<Method, Tally> run_scenario(std::size_t si, const Scenario& s, const Se
 
 int main(int argc, char** argv) {
   CLI::App app{"layerbench-history-sim: detectors of CI performance histories on simulated histories"};
+  layerbench::cli::init_app(app, "layerbench-history-sim");
   Settings st;
   app.add_option("--commits", st.commits, "commits per history")->check(CLI::Range(200, 100000));
   app.add_option("--benchmarks", st.benchmarks, "benchmarks (series) per history")->check(CLI::Range(1, 10000));
