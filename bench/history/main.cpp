@@ -142,6 +142,92 @@ int do_mark(const std::string& db, const MarkFlags& m) {
   return 0;
 }
 
+// Every flag of every subcommand, and the subcommands themselves.
+struct Flags {
+  std::string db, commit, time, branch, machine, json, markdown, out_dir, report_md, report_json;
+  std::vector<std::string> files;
+  DetectorFlags detect_flags, confirm_flags, report_flags;
+  lh::ConfirmOptions co;
+  double confirm_confidence = 1 - lh::ConfirmOptions{}.alpha;
+  MarkFlags mf;
+  CLI::App *add = nullptr, *detect = nullptr, *confirm = nullptr, *report = nullptr, *mark = nullptr;
+};
+
+void define_commands(CLI::App& app, Flags& f) {
+  f.add = app.add_subcommand("add", "record the results of one commit (idempotent)");
+  f.add->add_option("--db", f.db, "the history database (created if missing)")->required();
+  f.add->add_option("--commit", f.commit, "git commit sha of the results")->required();
+  f.add->add_option("--time", f.time, "commit time, ISO-8601 (default: now, for a new commit); orders the history");
+  f.add->add_option("--branch", f.branch, "branch name");
+  f.add->add_option("--machine", f.machine, "machine name (default: from the result file's context)");
+  f.add->add_option("RESULT", f.files, "result files: layerbench JSON/CSV, layerbench-ab study/runs/analysis, Google "
+                                   "Benchmark JSON, hyperfine JSON")->required();
+
+  auto* detect = f.detect = app.add_subcommand("detect", "list suspected and confirmed changes (exit 3: one awaits confirmation)");
+  detect->add_option("--db", f.db, "the history database")->required();
+  cli::add_output_option(*detect, "--json", f.json, "the changes as JSON (schema layerbench-history-detect/1)");
+  cli::add_output_option(*detect, "--markdown", f.markdown, "the summary as markdown");
+  add_detector_flags(*detect, f.detect_flags);
+
+  auto* confirm = f.confirm = app.add_subcommand("confirm", "re-measure suspected changes with an interleaved sequential A/B");
+  confirm->add_option("--db", f.db, "the history database")->required();
+  confirm->add_option("--run", f.co.run, "command template run for each commit; {commit} becomes the sha")->required();
+  confirm->add_option("--metric", f.co.metric, "what a run measures, as in `layerbench-ab run --metric`");
+  confirm->add_option("--before", f.co.before, "confirm this bracket instead of the suspicions: the commit before");
+  confirm->add_option("--after", f.co.after, "... and the commit after");
+  confirm->add_option("--benchmark", f.co.benchmark, "the benchmark the command measures (default: every one)");
+  confirm->add_flag("--bisect", f.co.bisect, "narrow a confirmed range of several commits to one (log2 studies)");
+  cli::add_int(*confirm, "--max-pairs", f.co.max_pairs, "cap of pairs per A/B", std::size_t{4}, std::size_t{100000});
+  cli::add_confidence_options(*confirm, f.confirm_confidence, f.co.alpha);  // the always-valid interval's level
+  cli::add_fraction(*confirm, "--equivalence", f.co.equivalence, "no-change margin (1% or 0.01)",
+                    num::RealRange::open(0, 1));
+  cli::add_real(*confirm, "--timeout", f.co.timeout, "seconds per run (0 = none)", num::RealRange::closed(0, 1e7));
+  cli::add_int(*confirm, "--warmup", f.co.warmup, "unrecorded runs of each commit first", std::size_t{0}, std::size_t{1000});
+  confirm->add_option("--journal-dir", f.co.journal_dir, "where the A/B journals go (default: beside the database)");
+  add_detector_flags(*confirm, f.confirm_flags, false);
+
+  auto* report = f.report = app.add_subcommand("report", "HTML page with trend plots and a markdown summary");
+  report->add_option("--db", f.db, "the history database")->required();
+  report->add_option("-o,--out", f.out_dir, "directory for report.html, report.md and CSVs");
+  cli::add_output_option(*report, "--markdown", f.report_md, "the summary as markdown (a PR comment)");
+  cli::add_output_option(*report, "--json", f.report_json, "the changes as JSON (schema layerbench-history-detect/1)");
+  add_detector_flags(*report, f.report_flags);
+
+  auto* mark = f.mark = app.add_subcommand("mark", "mark an expected change or exclude a commit's runs");
+  mark->add_option("--db", f.db, "the history database")->required();
+  mark->add_flag("--expected", f.mf.expected, "a change at --commit was intended: never an alert");
+  mark->add_flag("--exclude", f.mf.exclude, "leave --commit's runs out of the analysis");
+  mark->add_flag("--list", f.mf.list, "list the marks");
+  cli::add_int(*mark, "--remove", f.mf.remove, "remove mark ID", std::int64_t{1}, std::numeric_limits<std::int64_t>::max());
+  mark->add_option("--commit", f.mf.commit, "the commit");
+  mark->add_option("--benchmark", f.mf.benchmark, "only this benchmark (default: all)");
+  mark->add_option("--note", f.mf.note, "why");
+}
+
+int dispatch(Flags& f) {
+  if (*f.add) return do_add(f.db, f.commit, f.time, f.branch, f.machine, f.files);
+  if (*f.detect) {
+    layerbench::check_output_paths({{"--json", &f.json}, {"--markdown", &f.markdown}});
+    if (f.json == "-" && f.markdown == "-") throw UsageError("--json - and --markdown -: only one may go to standard output");
+    return do_detect(f.db, f.detect_flags, f.json, f.markdown);
+  }
+  if (*f.confirm) {
+    if (!(f.co.alpha > 0 && f.co.alpha <= 0.5))
+      throw UsageError(fmt::format("--alpha {:g}: the A/B's error rate must be in (0, 0.5]", f.co.alpha));
+    f.confirm_flags.o.validate();
+    lh::Store store(f.db, lh::Store::Mode::write);
+    return lh::confirm(store, f.co, f.confirm_flags.o);
+  }
+  if (*f.report) {
+    layerbench::check_output_paths({{"--json", &f.report_json}, {"--markdown", &f.report_md}});
+    if (f.report_json == "-" && f.report_md == "-") throw UsageError("--json - and --markdown -: only one may go to standard output");
+    if (f.out_dir.empty() && f.report_md.empty() && f.report_json.empty())
+      throw UsageError("report: give -o DIR, --markdown FILE or --json FILE");
+    return do_report(f.db, f.report_flags, f.out_dir, f.report_md, f.report_json);
+  }
+  return do_mark(f.db, f.mf);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -149,67 +235,8 @@ int main(int argc, char** argv) {
   cli::init_app(app, "layerbench-history");
   app.footer(kExamples);
   app.require_subcommand(1);
-  std::string db;
-
-  std::string commit, time, branch, machine;
-  std::vector<std::string> files;
-  auto* add = app.add_subcommand("add", "record the results of one commit (idempotent)");
-  add->add_option("--db", db, "the history database (created if missing)")->required();
-  add->add_option("--commit", commit, "git commit sha of the results")->required();
-  add->add_option("--time", time, "commit time, ISO-8601 (default: now, for a new commit); orders the history");
-  add->add_option("--branch", branch, "branch name");
-  add->add_option("--machine", machine, "machine name (default: from the result file's context)");
-  add->add_option("RESULT", files, "result files: layerbench JSON/CSV, layerbench-ab study/runs/analysis, Google "
-                                   "Benchmark JSON, hyperfine JSON")->required();
-
-  DetectorFlags detect_flags;
-  std::string json, markdown, out_dir;
-  auto* detect = app.add_subcommand("detect", "list suspected and confirmed changes (exit 3: one awaits confirmation)");
-  detect->add_option("--db", db, "the history database")->required();
-  cli::add_output_option(*detect, "--json", json, "the changes as JSON (schema layerbench-history-detect/1)");
-  cli::add_output_option(*detect, "--markdown", markdown, "the summary as markdown");
-  add_detector_flags(*detect, detect_flags);
-
-  lh::ConfirmOptions co;
-  auto* confirm = app.add_subcommand("confirm", "re-measure suspected changes with an interleaved sequential A/B");
-  confirm->add_option("--db", db, "the history database")->required();
-  confirm->add_option("--run", co.run, "command template run for each commit; {commit} becomes the sha")->required();
-  confirm->add_option("--metric", co.metric, "what a run measures, as in `layerbench-ab run --metric`");
-  confirm->add_option("--before", co.before, "confirm this bracket instead of the suspicions: the commit before");
-  confirm->add_option("--after", co.after, "... and the commit after");
-  confirm->add_option("--benchmark", co.benchmark, "the benchmark the command measures (default: every one)");
-  confirm->add_flag("--bisect", co.bisect, "narrow a confirmed range of several commits to one (log2 studies)");
-  cli::add_int(*confirm, "--max-pairs", co.max_pairs, "cap of pairs per A/B", std::size_t{4}, std::size_t{100000});
-  double confirm_confidence = 1 - co.alpha;
-  cli::add_confidence_options(*confirm, confirm_confidence, co.alpha);  // the always-valid interval's level
-  cli::add_fraction(*confirm, "--equivalence", co.equivalence, "no-change margin (1% or 0.01)",
-                    num::RealRange::open(0, 1));
-  cli::add_real(*confirm, "--timeout", co.timeout, "seconds per run (0 = none)", num::RealRange::closed(0, 1e7));
-  cli::add_int(*confirm, "--warmup", co.warmup, "unrecorded runs of each commit first", std::size_t{0}, std::size_t{1000});
-  confirm->add_option("--journal-dir", co.journal_dir, "where the A/B journals go (default: beside the database)");
-  DetectorFlags confirm_flags;
-  add_detector_flags(*confirm, confirm_flags, false);
-
-  DetectorFlags report_flags;
-  std::string report_md, report_json;
-  auto* report = app.add_subcommand("report", "HTML page with trend plots and a markdown summary");
-  report->add_option("--db", db, "the history database")->required();
-  report->add_option("-o,--out", out_dir, "directory for report.html, report.md and CSVs");
-  cli::add_output_option(*report, "--markdown", report_md, "the summary as markdown (a PR comment)");
-  cli::add_output_option(*report, "--json", report_json, "the changes as JSON (schema layerbench-history-detect/1)");
-  add_detector_flags(*report, report_flags);
-
-  MarkFlags mf;
-  auto* mark = app.add_subcommand("mark", "mark an expected change or exclude a commit's runs");
-  mark->add_option("--db", db, "the history database")->required();
-  mark->add_flag("--expected", mf.expected, "a change at --commit was intended: never an alert");
-  mark->add_flag("--exclude", mf.exclude, "leave --commit's runs out of the analysis");
-  mark->add_flag("--list", mf.list, "list the marks");
-  cli::add_int(*mark, "--remove", mf.remove, "remove mark ID", std::int64_t{1}, std::numeric_limits<std::int64_t>::max());
-  mark->add_option("--commit", mf.commit, "the commit");
-  mark->add_option("--benchmark", mf.benchmark, "only this benchmark (default: all)");
-  mark->add_option("--note", mf.note, "why");
-
+  Flags f;
+  define_commands(app, f);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -218,27 +245,7 @@ int main(int argc, char** argv) {
     return layerbench::kExitUsage;
   }
   try {
-    if (*add) return do_add(db, commit, time, branch, machine, files);
-    if (*detect) {
-      layerbench::check_output_paths({{"--json", &json}, {"--markdown", &markdown}});
-      if (json == "-" && markdown == "-") throw UsageError("--json - and --markdown -: only one may go to standard output");
-      return do_detect(db, detect_flags, json, markdown);
-    }
-    if (*confirm) {
-      if (!(co.alpha > 0 && co.alpha <= 0.5))
-        throw UsageError(fmt::format("--alpha {:g}: the A/B's error rate must be in (0, 0.5]", co.alpha));
-      confirm_flags.o.validate();
-      lh::Store store(db, lh::Store::Mode::write);
-      return lh::confirm(store, co, confirm_flags.o);
-    }
-    if (*report) {
-      layerbench::check_output_paths({{"--json", &report_json}, {"--markdown", &report_md}});
-      if (report_json == "-" && report_md == "-") throw UsageError("--json - and --markdown -: only one may go to standard output");
-      if (out_dir.empty() && report_md.empty() && report_json.empty())
-        throw UsageError("report: give -o DIR, --markdown FILE or --json FILE");
-      return do_report(db, report_flags, out_dir, report_md, report_json);
-    }
-    return do_mark(db, mf);
+    return dispatch(f);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "layerbench-history: error: %s\n", e.what());
     return layerbench::kExitUsage;
