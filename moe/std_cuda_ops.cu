@@ -189,8 +189,23 @@ class CudaStdOps final : public StdOps {
  public:
   explicit CudaStdOps(Device& dev) : dev_(dev), base_(make_cuda_ops(dev, ExpertPath::automatic)) {
     LB_CUBLAS_CHECK(cublasCreate(&blas_));
+    LB_CUDA_CHECK(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming));
+    for (int i = 0; i < kSide; ++i) {
+      LB_CUDA_CHECK(cudaStreamCreateWithFlags(&side_[i], cudaStreamNonBlocking));
+      LB_CUDA_CHECK(cudaEventCreateWithFlags(&join_[i], cudaEventDisableTiming));
+      LB_CUBLAS_CHECK(cublasCreate(&side_blas_[i]));
+      LB_CUBLAS_CHECK(cublasSetStream(side_blas_[i], side_[i]));
+    }
   }
-  ~CudaStdOps() override { cublasDestroy(blas_); }
+  ~CudaStdOps() override {
+    for (int i = 0; i < kSide; ++i) {
+      cublasDestroy(side_blas_[i]);
+      cudaEventDestroy(join_[i]);
+      cudaStreamDestroy(side_[i]);
+    }
+    cudaEventDestroy(fork_);
+    cublasDestroy(blas_);
+  }
   Ops& base() override { return *base_; }
 
   void logits(const void* x, const void* w, float* out, std::int64_t n, std::int64_t h, std::int64_t e,
@@ -232,16 +247,25 @@ class CudaStdOps final : public StdOps {
                   const std::vector<std::int64_t>& rows, std::int64_t h, std::int64_t inter, const ActivationSpec& a,
                   Stream s) override {
     const auto E = static_cast<std::int64_t>(rows.size());
-    if (expert_path_for(h, inter, E) != StdExpertPath::grouped) {
+    const StdExpertPath p = expert_path_for(h, inter, E);
+    if (p == StdExpertPath::multi_stream) {
+      multi_stream_mlp(x, w13, wd, gu, act, y, rows, h, inter, a, s);
+      return;
+    }
+    if (p != StdExpertPath::grouped || grouped_failed_) {
       StdOps::expert_mlp(x, w13, wd, gu, act, y, rows, h, inter, a, s);
       return;
     }
     std::int64_t total = 0;
     for (auto r : rows) total += r;
     if (total == 0) return;
-    grouped_gemm(w13, x, gu, rows, 2 * inter, h, 0, s);
+    if (!grouped_gemm(w13, x, gu, rows, 2 * inter, h, 0, s)) {  // this cuBLAS refuses: per expert from now on
+      grouped_failed_ = true;
+      StdOps::expert_mlp(x, w13, wd, gu, act, y, rows, h, inter, a, s);
+      return;
+    }
     glu(gu, act, total, inter, a, s);
-    grouped_gemm(wd, act, y, rows, h, inter, 1, s);
+    LB_CHECK(grouped_gemm(wd, act, y, rows, h, inter, 1, s), "cuBLAS grouped GEMM (down) refused after gate/up ran");
   }
   void set_expert_path(StdExpertPath p) override { path_ = p; }
   StdExpertPath expert_path_for(std::int64_t h, std::int64_t inter, std::int64_t experts) const override {
@@ -270,16 +294,22 @@ class CudaStdOps final : public StdOps {
     if (c == "dispatch_permute") return "ids read back, permutation planned on the host, row-gather kernel";
     if (c == "ep_counts_exchange") return "NCCL all-to-all of int64 counts, host read-back";
     if (c == "ep_dispatch" || c == "ep_combine") return "NCCL all-to-allv (grouped send/recv)";
+    if (c == "expert_compute" && grouped_failed_)
+      return "row gather, one cuBLAS GEMM per local expert with rows (this cuBLAS refused the grouped GEMM), "
+             "vectorised activation kernel, row scatter";
     if (c == "expert_compute")
       return path_ == StdExpertPath::grouped
                  ? "row gather, one cuBLAS grouped GEMM per projection over the experts with rows (gate/up, then "
                    "down), vectorised activation kernel, row scatter"
+                 : path_ == StdExpertPath::multi_stream
+                 ? "row gather, one cuBLAS GEMM per local expert with rows spread over 4 streams (gate/up, then "
+                   "down), vectorised activation kernel, row scatter"
                  : path_ == StdExpertPath::per_expert
                        ? "row gather, one cuBLAS GEMM per local expert with rows (gate/up, then down), vectorised "
                          "activation kernel, row scatter"
-                       : "row gather, per-expert cuBLAS GEMMs or one cuBLAS grouped GEMM per projection (the "
-                         "faster in layerbench-moe-kernels' table for the shape), vectorised activation kernel, "
-                         "row scatter";
+                       : "row gather, per-expert cuBLAS GEMMs (one stream or 4) or one cuBLAS grouped GEMM per "
+                         "projection (the fastest in layerbench-moe-kernels' table for the shape), vectorised "
+                         "activation kernel, row scatter";
     if (c == "weighted_sum") return "per-token fp32 combine kernel";
     if (c == "shared_experts") return "cuBLAS GEMMs, activation kernel, gate GEMV + sigmoid scale";
     return "";
@@ -297,7 +327,7 @@ class CudaStdOps final : public StdOps {
   // C_e (rows_e, m) = B_e (rows_e, kk) . A_e (m, kk)^T for every expert with rows, in one
   // cublasGemmGroupedBatchedEx call (one group per such expert). The device pointer table of
   // gate/up (which = 0) and down (which = 1) is uploaded from host memory per call.
-  void grouped_gemm(const void* a, const void* b, void* c, const std::vector<std::int64_t>& rows, std::int64_t m,
+  bool grouped_gemm(const void* a, const void* b, void* c, const std::vector<std::int64_t>& rows, std::int64_t m,
                     std::int64_t kk, int which, Stream s) {
     const auto st = detail::cuda_stream(s);
     const std::size_t E = rows.size();
@@ -320,7 +350,7 @@ class CudaStdOps final : public StdOps {
       }
       off += n;
     }
-    if (g == 0) return;
+    if (g == 0) return true;
     const std::size_t bytes = 3 * E * sizeof(void*);
     if (ptrs_[which].bytes() < bytes) {
       ptrs_[which] = dev_.alloc(bytes);
@@ -332,10 +362,48 @@ class CudaStdOps final : public StdOps {
     }
     auto** dp = static_cast<void**>(ptrs_[which].data());
     LB_CUBLAS_CHECK(cublasSetStream(blas_, st));
-    LB_CUBLAS_CHECK(cublasGemmGroupedBatchedEx(
+    const cublasStatus_t st2 = cublasGemmGroupedBatchedEx(
         blas_, H.ta.data(), H.tb.data(), H.m.data(), H.n.data(), H.k.data(), H.alpha.data(), dp, CUDA_R_16BF,
         H.lda.data(), dp + E, CUDA_R_16BF, H.ldb.data(), H.beta.data(), dp + 2 * E, CUDA_R_16BF, H.ldc.data(),
-        static_cast<int>(g), H.size.data(), CUBLAS_COMPUTE_32F));
+        static_cast<int>(g), H.size.data(), CUBLAS_COMPUTE_32F);
+    if (st2 == CUBLAS_STATUS_NOT_SUPPORTED) return false;
+    LB_CUBLAS_CHECK(st2);
+    return true;
+  }
+
+  // The per-expert GEMMs spread round-robin over kSide streams (one cuBLAS handle each), forked
+  // from and joined back into s around each projection: small experts' GEMMs overlap their tails.
+  void multi_stream_mlp(const void* x, const void* w13, const void* wd, void* gu, void* act, void* y,
+                        const std::vector<std::int64_t>& rows, std::int64_t h, std::int64_t inter,
+                        const ActivationSpec& a, Stream s) {
+    const auto st = detail::cuda_stream(s);
+    std::int64_t total = 0;
+    for (auto r : rows) total += r;
+    if (total == 0) return;
+    auto spread = [&](const void* w, const void* in, void* out, std::int64_t m, std::int64_t kk) {
+      LB_CUDA_CHECK(cudaEventRecord(fork_, st));
+      for (int i = 0; i < kSide; ++i) LB_CUDA_CHECK(cudaStreamWaitEvent(side_[i], fork_, 0));
+      const float one = 1.0f, zero = 0.0f;
+      std::int64_t off = 0;
+      int j = 0;
+      for (std::size_t e = 0; e < rows.size(); ++e) {
+        const std::int64_t n = rows[e];
+        if (n > 0)
+          LB_CUBLAS_CHECK(cublasGemmEx(side_blas_[j++ % kSide], CUBLAS_OP_T, CUBLAS_OP_N, int(m), int(n), int(kk), &one,
+                                       static_cast<const bf16*>(w) + static_cast<std::int64_t>(e) * m * kk, CUDA_R_16BF,
+                                       int(kk), static_cast<const bf16*>(in) + off * kk, CUDA_R_16BF, int(kk), &zero,
+                                       static_cast<bf16*>(out) + off * m, CUDA_R_16BF, int(m), CUBLAS_COMPUTE_32F,
+                                       CUBLAS_GEMM_DEFAULT));
+        off += n;
+      }
+      for (int i = 0; i < kSide; ++i) {
+        LB_CUDA_CHECK(cudaEventRecord(join_[i], side_[i]));
+        LB_CUDA_CHECK(cudaStreamWaitEvent(st, join_[i], 0));
+      }
+    };
+    spread(w13, x, gu, 2 * inter, h);
+    glu(gu, act, total, inter, a, s);
+    spread(wd, act, y, h, inter);
   }
 
   struct GroupedHost {
@@ -351,6 +419,11 @@ class CudaStdOps final : public StdOps {
   StdExpertPath path_ = StdExpertPath::automatic;
   std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, StdExpertPath> table_;
   GroupedHost host_[2];
+  bool grouped_failed_ = false;
+  static constexpr int kSide = 4;
+  cudaStream_t side_[kSide] = {};
+  cudaEvent_t fork_ = nullptr, join_[kSide] = {};
+  cublasHandle_t side_blas_[kSide] = {};
   Buffer ptrs_[2];
 };
 

@@ -88,6 +88,7 @@ std::string_view to_string(StdExpertPath p) {
     case StdExpertPath::automatic: return "automatic";
     case StdExpertPath::per_expert: return "per-expert";
     case StdExpertPath::grouped: return "grouped";
+    case StdExpertPath::multi_stream: return "multi-stream";
   }
   return "?";
 }
@@ -130,9 +131,13 @@ void load_expert_table(StdOps& ops, const std::string& path) {
     std::int64_t h = 0, inter = 0, experts = 0;
     std::string p;
     if (!(ss >> h >> inter >> experts >> p) || h <= 0 || inter <= 0 || experts <= 0 ||
-        (p != "grouped" && p != "per-expert"))
-      throw UsageError(fmt::format("--expert-table {} line {}: expected 'hidden inter experts grouped|per-expert'", path, no));
-    ops.set_expert_choice(h, inter, experts, p == "grouped" ? StdExpertPath::grouped : StdExpertPath::per_expert);
+        (p != "grouped" && p != "per-expert" && p != "multi-stream"))
+      throw UsageError(fmt::format(
+          "--expert-table {} line {}: expected 'hidden inter experts grouped|per-expert|multi-stream'", path, no));
+    ops.set_expert_choice(h, inter, experts,
+                          p == "grouped"        ? StdExpertPath::grouped
+                          : p == "multi-stream" ? StdExpertPath::multi_stream
+                                                : StdExpertPath::per_expert);
   }
 }
 

@@ -15,10 +15,10 @@
 namespace layerbench::moe {
 
 // How the expert MLPs run on the CUDA backend: one cuBLAS GEMM per expert with rows
-// (per_expert), one cuBLAS grouped GEMM over all of them (grouped), or the path the kernel study
-// (layerbench-moe-kernels --models) measured faster at the shape (automatic; per_expert when the
-// shape is not in the table).
-enum class StdExpertPath { automatic, per_expert, grouped };
+// (per_expert), the same spread over 4 streams (multi_stream), one cuBLAS grouped GEMM over all
+// of them (grouped), or the path the kernel study (layerbench-moe-kernels --models) measured
+// fastest at the shape (automatic; per_expert when the shape is not in the table).
+enum class StdExpertPath { automatic, per_expert, grouped, multi_stream };
 std::string_view to_string(StdExpertPath p);
 
 class StdOps {

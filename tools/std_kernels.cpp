@@ -4,11 +4,12 @@
 //              moe/router.cpp on the downloaded logits of the first 512 tokens (near-ties apart);
 //              also each half alone;
 //   experts    row counts from that routing; gate/up GEMMs + activation + down GEMMs as one
-//              cuBLAS GEMM per expert and as cuBLAS grouped GEMMs, checked against each other
-//              (bf16 rounding) before timing; the GEMMs alone and the activation alone beside.
-// The faster expert path per shape goes to --expert-table (hidden, inter, experts, path), which
+//              cuBLAS GEMM per expert (one stream, and spread over 4) and as cuBLAS grouped GEMMs,
+//              checked against each other (bf16 rounding; the two per-expert paths bit for bit)
+//              before timing; the activation alone beside.
+// The fastest expert path per shape goes to --expert-table (hidden, inter, experts, path), which
 // layerbench-moe --expert-table reads; --counts-dir writes each preset's row counts
-// (counts-<model>.txt) for the torch side-by-side (bench/moe/torch_std.py).
+// (counts-<model>.txt) and its description (model-<model>.json) for the torch side-by-side (bench/moe/torch_std.py).
 #include "tools/std_kernels.hpp"
 
 #include "collectives/cuda_internal.hpp"
@@ -108,7 +109,7 @@ bool time_router(Device& dev, StdOps& ops, const Model& m, std::int64_t T, int w
   return true;
 }
 
-// Both expert paths on the routed row counts; returns the faster (or nullopt on a mismatch).
+// The expert paths on the routed row counts; returns the fastest (or nullopt on a mismatch).
 std::optional<StdExpertPath> time_experts(Device& dev, StdOps& ops, const Model& m,
                                           const std::vector<std::int64_t>& counts, int warmup, int iterations) {
   const std::int64_t H = m.hidden, I = m.moe_intermediate, E = m.experts;
@@ -134,6 +135,8 @@ std::optional<StdExpertPath> time_experts(Device& dev, StdOps& ops, const Model&
     err = std::max(err, std::isfinite(q) ? std::fabs(p - q) : INFINITY);
     mx = std::max(mx, std::fabs(p));
   }
+  ops.set_expert_path(StdExpertPath::grouped);
+  fmt::print("grouped path: {}\n", ops.path("expert_compute"));
   fmt::print("check: {} experts, grouped vs per-expert max |diff| {:.3g} (max |out| {:.3g}) over {} rows\n", m.name, err,
              mx, R);
   if (!(err <= 2e-2 * mx) || !(mx > 0)) return std::nullopt;
@@ -142,13 +145,21 @@ std::optional<StdExpertPath> time_experts(Device& dev, StdOps& ops, const Model&
   const double flop = 6.0 * double(R) * double(H) * double(I);
   fmt::print("{}: {} rows over {} experts ({} with rows), max {} per expert, H {}, I {}\n", m.name, R, E, live,
              *std::max_element(counts.begin(), counts.end()), H, I);
+  run(StdExpertPath::multi_stream, y2);  // bit for bit the per-expert GEMMs, on 4 streams
+  if (dev.download<std::uint16_t>(y2.data(), a.size()) != a) {
+    fmt::print(stderr, "error: {}: the multi-stream path differs from the per-expert path\n", m.name);
+    return std::nullopt;
+  }
   const Timing pe = time_it(dev, warmup, iterations, [&] { run(StdExpertPath::per_expert, y1); });
   const Timing gr = time_it(dev, warmup, iterations, [&] { run(StdExpertPath::grouped, y2); });
+  const Timing ms = time_it(dev, warmup, iterations, [&] { run(StdExpertPath::multi_stream, y2); });
   row(m.name, "expert MLPs, per-expert cuBLAS + activation", pe, flop);
   row(m.name, "expert MLPs, grouped cuBLAS + activation", gr, flop);
+  row(m.name, "expert MLPs, per-expert cuBLAS on 4 streams + activation", ms, flop);
   ActivationSpec none = m.activation;
   row(m.name, "activation kernel alone",
       time_it(dev, warmup, iterations, [&] { ops.glu(gu.data(), act.data(), R, I, none, s); }), 0);
+  if (ms.median < pe.median && ms.median < gr.median) return StdExpertPath::multi_stream;
   return gr.median < pe.median ? StdExpertPath::grouped : StdExpertPath::per_expert;
 }
 
@@ -180,6 +191,8 @@ int run_std_study(const std::vector<std::string>& models, std::int64_t tokens, i
     if (!counts_dir.empty()) {
       auto f = fmt::output_file(counts_dir + "/counts-" + m.name + ".txt");
       for (auto c : counts) f.print("{}\n", c);
+      auto j = fmt::output_file(counts_dir + "/model-" + m.name + ".json");
+      j.print("{}\n", to_json(m).dump(1));
     }
   }
   if (!table.empty()) {

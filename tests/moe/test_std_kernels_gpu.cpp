@@ -3,7 +3,7 @@
 //    moe/router.cpp's route_token on the same fp32 logits: the same experts in the same order
 //    and the same weights for every token whose top-k boundary (and group boundary) is clear of
 //    rounding; exact ties (duplicated experts) go to the lower id; every output written;
-//  - the expert MLPs, per-expert and grouped cuBLAS, against a CPU product with the device's
+//  - the expert MLPs (per-expert cuBLAS on one stream and on 4, grouped cuBLAS) against a CPU product with the device's
 //    roundings (bf16 gate/up and activation), at edge shapes: one row, empty experts, K not a
 //    multiple of any tile, more than 1024 groups.
 #include "collectives/cuda_internal.hpp"
@@ -86,7 +86,7 @@ void check_route(const RouteCase& c) {
       const auto e = idx[static_cast<std::size_t>(t * k + j)];
       bad += e < 0 || e >= E || !std::isfinite(w[static_cast<std::size_t>(t * k + j)]);
     }
-    if (margin < 1e-5f || group_gap(l, bias.data(), c.spec, E) < 1e-5f) {
+    if (margin < 1e-6f || group_gap(l, bias.data(), c.spec, E) < 1e-6f) {
       ++near;
       continue;
     }
@@ -109,8 +109,10 @@ void check_route(const RouteCase& c) {
     }
   }
   EXPECT_EQ(bad, 0) << c.name;
-  EXPECT_GT(compared, T * 9 / 10) << c.name << ": near-ties " << near;
-  if (T >= 7 && E > 2 && c.spec.groups == 1) EXPECT_GT(ties, 0) << c.name << ": the tie pair was never selected";
+  EXPECT_GT(compared, T * 3 / 4) << c.name << ": near-ties " << near;
+  if (T >= 7 && E > 2 && c.spec.groups == 1) {
+    EXPECT_GT(ties, 0) << c.name << ": the tie pair was never selected";
+  }
 }
 
 RouterSpec spec_of(Score s, bool bias, std::int64_t groups, std::int64_t topk_groups, GroupScore gs, bool before,
@@ -197,6 +199,7 @@ void check_mlp(const MlpCase& c, StdExpertPath path) {
         max_ref = std::max(max_ref, std::fabs(acc));
       }
     }
+  EXPECT_EQ(ops->path("expert_compute").find("refused"), std::string::npos) << "cuBLAS refused the grouped GEMM";
   EXPECT_LE(max_err, 2e-2 * max_ref + 1e-3) << c.name << " (" << to_string(path) << "): max |ref| " << max_ref;
 }
 
@@ -216,6 +219,9 @@ TEST(StdExpertMlpGpu, GroupedMatchesTheCpuProduct) {
 }
 TEST(StdExpertMlpGpu, PerExpertMatchesTheCpuProduct) {
   for (const auto& c : mlp_cases()) check_mlp(c, StdExpertPath::per_expert);
+}
+TEST(StdExpertMlpGpu, MultiStreamMatchesTheCpuProduct) {
+  for (const auto& c : mlp_cases()) check_mlp(c, StdExpertPath::multi_stream);
 }
 
 }  // namespace
