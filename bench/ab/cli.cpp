@@ -9,15 +9,15 @@
 #include <string>
 #include <vector>
 
-#include "bench/ab/amount.hpp"
-#include "bench/ab/diagnostics.hpp"
-#include "bench/cli/app.hpp"
-#include "bench/cli/output_file.hpp"
-#include "bench/ab/errors.hpp"
-#include "bench/ab/input.hpp"
+#include "study/amount.hpp"
+#include "study/diagnostics.hpp"
+#include "common/cli/app.hpp"
+#include "common/cli/output_file.hpp"
+#include "study/errors.hpp"
+#include "study/input.hpp"
 #include "reports/paired.hpp"
-#include "bench/ab/runner.hpp"
-#include "bench/ab/study_report.hpp"
+#include "study/runner.hpp"
+#include "study/study_report.hpp"
 #include "common/cli.hpp"
 #include "common/output_file.hpp"
 #include "stats/power.hpp"

@@ -1,8 +1,8 @@
 #pragma once
 // layerbench-attn --what-if: the critical-path fraction of the attention forward's components
-// inside a stack of --layers forwards (bench/harness/whatif.hpp), one case at a time.
+// inside a stack of --layers forwards (harness/whatif.hpp), one case at a time.
 #include "attention/sp_attention.hpp"
-#include "bench/harness/whatif.hpp"
+#include "harness/whatif.hpp"
 #include "reports/result.hpp"
 
 #include <string>

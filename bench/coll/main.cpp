@@ -1,9 +1,9 @@
 // layerbench-coll: nccl-tests-style collective sweeps on the NCCL (device) or MPI (host) backend.
 // Rows are printed as each size finishes; --json/--csv are rewritten after every step (marked
 // incomplete until the sweep ends), so an interrupted sweep keeps what it measured.
-#include "bench/cli/progress.hpp"
+#include "common/cli/progress.hpp"
 #include "bench/coll/sweep.hpp"
-#include "bench/harness/main.hpp"
+#include "harness/main.hpp"
 #include "collectives/error.hpp"
 #include "collectives/grid.hpp"
 

@@ -4,7 +4,7 @@
 // the sender rank and the element index, so misrouted chunks are caught too.
 #include "bench/coll/sweep.hpp"
 
-#include "bench/harness/gbench.hpp"
+#include "harness/gbench.hpp"
 #include "collectives/error.hpp"
 
 #include <fmt/format.h>

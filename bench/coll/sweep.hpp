@@ -1,8 +1,8 @@
 #pragma once
 // nccl-tests-style collective sweeps: per op, per size, out-of-place and in-place; data checked
 // before timing (#wrong), per-iteration rank-max samples, the aggregate view, algbw and busbw.
-#include "bench/harness/options.hpp"
-#include "bench/harness/runner.hpp"
+#include "harness/options.hpp"
+#include "harness/runner.hpp"
 #include "collectives/communicator.hpp"
 #include "reports/result.hpp"
 

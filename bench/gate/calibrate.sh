@@ -6,7 +6,7 @@ set -euo pipefail
 build=${1:?usage: calibrate.sh BUILD_DIR [OUT_FILE]}
 out=${2:-results/gate-calibration.md}
 args=(--studies 2000 --pairs 20 --cv 0.01 --drift 0.02 --effect 0.02 --alpha 0.05 --resamples 2000 --seed 1)
-body=$("$build/bench/gate/layerbench-gate-sim" "${args[@]}")
+body=$("$build/tools/layerbench-gate-sim" "${args[@]}")
 {
   echo "# layerbench-gate calibration"
   echo

@@ -19,7 +19,7 @@ out=${2:-$build/gate-dogfood}
 threshold=${LB_DOGFOOD_THRESHOLD:-50%}
 gate="$build/bench/gate/layerbench-gate"
 coll="$build/bench/coll/layerbench-coll"
-gbench="$build/bench/ab/layerbench-ab-bench"
+gbench="$build/tools/layerbench-ab-bench"
 mkdir -p "$out"
 [[ -x $gate ]] || { echo "ci_dogfood: $gate not built" >&2; exit 2; }
 

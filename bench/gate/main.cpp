@@ -2,11 +2,11 @@
 //                 [--higher-is-better] [--markdown FILE] [--json FILE]   ('-' = standard output)
 //                 [--sequential [--equivalence E] [--max-pairs N]]
 // Exit codes: 0 pass (no regression), 1 regression, 2 bad input or usage, 3 (--sequential) undecided.
-#include "bench/cli/app.hpp"
-#include "bench/cli/output_file.hpp"
-#include "bench/gate/gate.hpp"
-#include "bench/gate/inputs.hpp"
-#include "bench/gate/output.hpp"
+#include "common/cli/app.hpp"
+#include "common/cli/output_file.hpp"
+#include "study/gate.hpp"
+#include "study/gate_inputs.hpp"
+#include "study/gate_output.hpp"
 #include "common/cli.hpp"
 #include "common/output_file.hpp"
 #include "reports/inputs.hpp"

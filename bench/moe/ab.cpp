@@ -1,7 +1,7 @@
 // `--ab metadata` and `--ab drop:COMPONENT`: in-process interleaved A/Bs of an L-layer stack. Each pair times both arms
 // back to back (order alternating between pairs, so slow drift and order effects cancel),
 // host clock around the whole stack with a device sync, barrier-aligned, rank-max.
-#include "bench/cli/progress.hpp"
+#include "common/cli/progress.hpp"
 #include "collectives/error.hpp"
 #include "bench/moe/profile.hpp"
 #include "bench/moe/report.hpp"

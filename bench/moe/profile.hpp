@@ -1,7 +1,7 @@
 #pragma once
 // The layerbench-moe driver: flags, the component profile (table, derived lines, JSON,
 // markdown) and the `--ab metadata` interleaved stack A/B.
-#include "bench/harness/main.hpp"
+#include "harness/main.hpp"
 #include "bench/moe/run_config.hpp"
 #include "moe/layer.hpp"
 

@@ -1,9 +1,9 @@
 #pragma once
 // The profile's output side: the component table, derived lines, JSON sections, markdown;
 // and the `--ab metadata` study.
-#include "bench/ab/telemetry.hpp"
-#include "bench/harness/main.hpp"
-#include "bench/harness/whatif.hpp"
+#include "study/telemetry.hpp"
+#include "harness/main.hpp"
+#include "harness/whatif.hpp"
 #include "collectives/telemetry.hpp"
 #include "bench/moe/run_config.hpp"
 #include "moe/layer.hpp"

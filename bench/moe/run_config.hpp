@@ -1,8 +1,9 @@
 #pragma once
 // The layerbench-moe run configuration (flags beside the layer's geometry), validated once.
 // NOTES: every invariant the layer and the kernels rely on is checked here (UsageError).
-#include "bench/harness/options.hpp"
+#include "harness/options.hpp"
 #include "moe/config.hpp"
+#include "moe/model.hpp"
 #include "moe/ops.hpp"
 
 #include <cstdint>
@@ -14,6 +15,14 @@ namespace layerbench::moe {
 
 struct RunConfig {
   harness::CommonOptions common;
+  // The model (preset, --hf-config, flag overrides), resolved once after parsing; `geo` mirrors
+  // its geometry for the MAGI-2 multi-head layer.
+  Model model;
+  std::string model_name = "magi-2";  // --model
+  std::string hf_config;              // --hf-config FILE (replaces --model)
+  bool describe = false;              // print the resolved model (layerbench-model/1) and exit
+  bool list_models = false;           // print the presets and exit
+  int ep = 0;                         // standard block: expert-parallel ranks (0 = the world)
   Geometry geo;
   std::int64_t tokens = 7500;             // local tokens per rank (sp) / replicated tokens (tp)
   std::vector<std::int64_t> split_sizes;  // sp: per-rank tokens; empty = [tokens] * world
@@ -27,6 +36,7 @@ struct RunConfig {
   std::string ab_equivalence;  // "" or a margin: "1%" of the base mean, or ms
   double confidence = 0.95;  // of every interval the profile and the A/B print (alpha = 1 - confidence)
   ExpertPath expert_gemm = ExpertPath::automatic;  // cuda; the flag offers the profile's paths
+  std::string expert_table;  // standard block, cuda: layerbench-moe-kernels' per-shape expert paths
   std::int64_t dense_gemm_size = 0;  // 0 = 8192 on cuda, 256 on host
   bool skip_check = false;
   bool graph = false;  // also time the layer and the stack replayed as CUDA graphs

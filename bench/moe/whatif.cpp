@@ -1,6 +1,6 @@
 #include "bench/moe/whatif.hpp"
 
-#include "bench/cli/progress.hpp"
+#include "common/cli/progress.hpp"
 #include "bench/moe/profile.hpp"
 #include "collectives/error.hpp"
 #include "stats/prediction.hpp"

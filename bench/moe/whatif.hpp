@@ -1,9 +1,9 @@
 #pragma once
 // layerbench-moe's what-if profile and telemetry: which components can be delayed and how, the
-// what-if of each inside the L-layer stack (bench/harness/whatif.hpp), GPU telemetry windows
+// what-if of each inside the L-layer stack (harness/whatif.hpp), GPU telemetry windows
 // reduced over ranks, and the predictions the profile checks (metadata A/B, overlap probe).
-#include "bench/ab/telemetry.hpp"
-#include "bench/harness/whatif.hpp"
+#include "study/telemetry.hpp"
+#include "harness/whatif.hpp"
 #include "bench/moe/report.hpp"
 #include "collectives/telemetry.hpp"
 

@@ -1,6 +1,6 @@
 // layerbench-report FILES... --output-dir DIR: report.md (PR-ready tables), one CSV per table, report.html (inline SVG).
 // Exit codes: 0 written, 2 bad input or unwritable output.
-#include "bench/cli/app.hpp"
+#include "common/cli/app.hpp"
 #include "common/cli.hpp"
 #include "common/output_file.hpp"
 #include "common/usage.hpp"

@@ -11,10 +11,10 @@ MODES=("$@"); [ ${#MODES[@]} -gt 0 ] || MODES=(auto bucketed)
 lb_build layerbench-moe layerbench-moe-kernels test_expert_gemm_gpu || exit 1
 timeout 120 "$B/tests/moe/test_expert_gemm_gpu" > "$OUT/expert-gemm-kernels.log" 2>&1
 echo "fused kernels vs cpu rc=$?"; grep -E "max_abs_err|got|OK|FAILED|SKIPPED" "$OUT/expert-gemm-kernels.log"
-timeout 120 "$B/bench/moe/layerbench-moe-kernels" 2>&1 | tee "$OUT/kernels.md"
+timeout 120 "$B/tools/layerbench-moe-kernels" 2>&1 | tee "$OUT/kernels.md"
 if [ "${NCU:-1}" = 1 ] && command -v ncu > /dev/null; then
   timeout 180 ncu --clock-control none -k regex:"gate_up_swiglu_sm90|down_sm90" -s 3 -c 2 --set full -o "$OUT/wgmma" \
-    "$B/bench/moe/layerbench-moe-kernels" --iterations 2 --warmup 1 > "$OUT/ncu-wgmma-run.txt" 2>&1
+    "$B/tools/layerbench-moe-kernels" --iterations 2 --warmup 1 > "$OUT/ncu-wgmma-run.txt" 2>&1
   echo "ncu rc=$?"
   ncu -i "$OUT/wgmma.ncu-rep" --page details > "$OUT/ncu-wgmma-details.txt" 2>&1
   grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|L2 Hit|Executed Ipc A|Registers Per|Achieved Occ|Stall|DRAM Throughput|L1/TEX Hit|Tensor" \

@@ -7,7 +7,7 @@
 set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
 lb_build layerbench-moe-kernels || exit 1
-K="$B/bench/moe/layerbench-moe-kernels"
+K="$B/tools/layerbench-moe-kernels"
 for rows in 352 703 176; do
   timeout 120 "$K" --experts 768 --mean-rows "$rows" --variants > "$OUT/variants-$rows.md" 2>&1
   echo "== variants at $rows rows rc=$?"

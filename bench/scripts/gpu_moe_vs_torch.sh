@@ -6,7 +6,7 @@
 set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
 lb_build layerbench-moe-kernels || exit 1
-K="$B/bench/moe/layerbench-moe-kernels"
+K="$B/tools/layerbench-moe-kernels"
 timeout 90 "$K" --experts 768 --mean-rows 352 --router-tokens 15000 --router-heads 12,6 2>&1 | tee "$OUT/ours-352.md"
 timeout 60 "$K" --experts 768 --mean-rows 703 2>&1 | tee "$OUT/ours-703.md"
 extra=(); [ "${NO_COMPILE:-0}" = 1 ] && extra=(--no-compile)

@@ -27,7 +27,7 @@ echo "build done at +$(( $(date +%s) - T_START )) s"
 # NVML on a real driver (the default-library case runs instead of skipping), and the host what-if acceptance.
 timeout 60 "$B/tests/collectives/lb.test.collectives.telemetry" > "$OUT/telemetry-test.log" 2>&1
 echo "telemetry tests rc=$?"; grep -E "OK|SKIPPED|FAILED|PASSED" "$OUT/telemetry-test.log"
-timeout 60 "$B/tests/bench/harness/lb.test.bench.harness.whatif" > "$OUT/whatif-test.log" 2>&1
+timeout 60 "$B/tests/harness/lb.test.harness.whatif" > "$OUT/whatif-test.log" 2>&1
 echo "what-if host tests rc=$?"; grep -E "PASSED|FAILED" "$OUT/whatif-test.log"
 
 MOE=("$B/bench/moe/layerbench-moe" --backend cuda --tokens 15000 --layers 36)

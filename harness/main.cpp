@@ -1,0 +1,243 @@
+#include "harness/main.hpp"
+
+#include "common/cli/app.hpp"
+#include "common/cli/output_file.hpp"
+#include "common/cli/progress.hpp"
+#include "harness/gbench.hpp"
+#include "collectives/error.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+#include <unistd.h>
+
+namespace layerbench::harness {
+namespace {
+
+// Max of every rank's code, or -1 if some rank did not join within `timeout` (it is stuck
+// elsewhere, e.g. inside a collective): then agreement is impossible and the caller aborts.
+// `comm` is private to the agreement, so it can never match some other collective a rank is in.
+int agree(MPI_Comm comm, int code, std::chrono::milliseconds timeout) {
+  int all = 0;
+  MPI_Request req;
+  if (MPI_Iallreduce(&code, &all, 1, MPI_INT, MPI_MAX, comm, &req) != MPI_SUCCESS) return -1;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (;;) {
+    int done = 0;
+    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (done) return all;
+    if (std::chrono::steady_clock::now() - t0 > timeout) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+[[noreturn]] void abort_job(int code, const std::string& msg) {
+  std::fprintf(stderr, "%s\n", msg.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);
+}
+
+// The Google Benchmark flags are split off before parsing; they are listed here for --help only.
+void add_gbench_help(CLI::App& app) {
+  static std::string ignored;
+  const char* group = "Google Benchmark (each rank-max sample one repetition; mean/median/stddev/cv aggregates)";
+  for (const auto& [flag, what] : std::initializer_list<std::pair<const char*, const char*>>{
+           {"--benchmark_format", "=console|json|csv: Google Benchmark's report on stdout (json/csv: the binary's "
+                                  "own text goes to stderr)"},
+           {"--benchmark_out", "=FILE: also write Google Benchmark's report to FILE"},
+           {"--benchmark_out_format", "=json|console|csv: the format of --benchmark_out (default json)"},
+           {"--benchmark_filter", "=REGEX: measure and report only the benchmarks whose names match (-REGEX: "
+                                  "those that do not)"},
+           {"--benchmark_list_tests", "=true: print the benchmark names and measure nothing (where the binary "
+                                      "knows them before measuring)"},
+           {"--benchmark_time_unit", "=ns|us|ms|s: the unit of every time (default: per benchmark, the largest "
+                                     "unit in which its median is >= 1; give it when comparing runs, as compare.py "
+                                     "skips a benchmark whose unit differs between two files)"},
+           {"--benchmark_report_aggregates_only", "=true: report only mean, median, stddev and cv"},
+           {"--benchmark_display_aggregates_only", "=true: display only the aggregates (the file gets all)"},
+           {"--benchmark_color", "=auto|true|false; also --benchmark_counters_tabular=true and "
+                                 "--benchmark_context=KEY=VALUE,..., as in Google Benchmark"}})
+    app.add_option(flag, ignored, what)->group(group);
+}
+
+// More ranks on this node than cores: every timing then includes time-slicing.
+void warn_oversubscribed(const MpiEnvironment& env) {
+  const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
+  if (env.local_rank() == 0 && cores > 0 && env.local_size() > cores)
+    std::fprintf(stderr,
+                 "warning: %d ranks share %ld cores on %s: ranks take turns on the CPU, so times include "
+                 "scheduling delays (use at most %ld ranks per node for meaningful host timings)\n",
+                 env.local_size(), cores, env.host().c_str(), cores);
+}
+
+}  // namespace
+
+TimingOptions timing_from(const CommonOptions& o) {
+  return TimingOptions{o.warmup, o.iterations, o.align == "barrier"};
+}
+
+void warn_if_gpu_sized(const Context& ctx, const CommonOptions& o, double flops_per_iteration,
+                       const std::string& hint) {
+  if (ctx.world.backend() != Backend::host || !ctx.is_root()) return;
+  constexpr double kCpuFlops = 2e10;  // per rank: optimistic for one core, so the time is a floor
+  const double seconds = flops_per_iteration * (o.warmup + o.iterations) / kCpuFlops;
+  if (seconds < 60) return;
+  std::fprintf(stderr,
+               "warning: this geometry is GPU-sized: about %.3g GFLOP per rank per timed iteration, %d iterations; "
+               "on the host backend the run takes %s or more. For a run of seconds shrink it, e.g. %s\n",
+               flops_per_iteration / 1e9, o.warmup + o.iterations, cli::format_duration(seconds).c_str(), hint.c_str());
+  std::fflush(stderr);
+}
+
+std::FILE* text_stream(const CommonOptions& o) {
+  return (o.json == "-" || o.csv == "-" || o.markdown == "-" || o.gbench.takes_stdout()) ? stderr : stdout;
+}
+
+int mpi_main_impl(int argc, char** argv, const BinaryInfo& info,
+                  const std::function<void(CLI::App&)>& add_flags,
+                  const std::function<void()>& validate,
+                  const std::function<const CommonOptions&()>& common,
+                  const std::function<int(Context&)>& run) {
+  MpiEnvironment env(&argc, &argv);
+  const bool root = env.world_rank() == 0;
+  MPI_Comm agree_comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &agree_comm);
+  std::vector<std::string> all_args(argv, argv + argc);
+  auto [gb_args, cli_args] = split_gbench_args(all_args);
+
+  // ---- parse + validate: identical input on every rank, but agree anyway ----------------
+  CLI::App app(info.description);
+  cli::init_app(app, info.name);
+  add_common_options(app, const_cast<CommonOptions&>(common()));
+  add_flags(app);
+  add_gbench_help(app);
+  int code = 0;
+  std::string message;
+  try {
+    std::vector<std::string> rev(cli_args.rbegin(), cli_args.rend() - 1);  // CLI11 wants reversed, no argv[0]
+    // First: a value given after a space (--benchmark_format json) would otherwise reach CLI11
+    // as a stray argument.
+    const_cast<CommonOptions&>(common()).gbench = parse_gbench_flags(gb_args);
+    if (common().gbench.list_tests && !info.selects_before_timing)
+      throw UsageError(fmt::format(
+          "--benchmark_list_tests: {} names its benchmarks only as it measures them; read the names from a run's "
+          "--benchmark_format=json (--benchmark_filter then selects which are reported)", info.name));
+    app.parse(rev);
+    validate();
+  } catch (const CLI::CallForHelp&) {
+    if (root) std::fputs(app.help().c_str(), stdout);
+    return 0;
+  } catch (const CLI::CallForAllHelp&) {
+    if (root) std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stdout);
+    return 0;
+  } catch (const CLI::CallForVersion& e) {
+    if (root) std::printf("%s\n", e.what());
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    code = 2;
+    message = fmt::format("{}: {}\nRun with --help for usage.", info.name, e.what());
+  } catch (const UsageError& e) {
+    code = 2;
+    message = fmt::format("{}: {}", info.name, e.what());
+  } catch (const std::exception& e) {
+    code = 2;
+    message = fmt::format("{}: {}", info.name, e.what());
+  }
+  const int agreed = agree(agree_comm, code, std::chrono::seconds(10));
+  if (agreed != 0) {
+    // Input is the same on every rank, so usually all fail alike: rank 0 speaks for them. A
+    // rank that failed where rank 0 did not (a file only it cannot read) speaks for itself.
+    int root_failed = root ? code : 0;
+    MPI_Bcast(&root_failed, 1, MPI_INT, 0, agree_comm);
+    if (code != 0 && (root || !root_failed))
+      std::fprintf(stderr, "%s%s\n", root ? "" : fmt::format("[{}] ", rank_tag()).c_str(), message.c_str());
+    if (agreed < 0) MPI_Abort(MPI_COMM_WORLD, 2);
+    return agreed;
+  }
+
+  // ---- run -----------------------------------------------------------------------------
+  // `world` outlives the handlers below: a rank that fails alone must reach MPI_Abort without
+  // first running communicator destructors (NCCL's destroy is collective and would block).
+  std::unique_ptr<Communicator> world;
+  try {
+    const Backend backend = resolve_backend(parse_backend(common().backend), env);
+    if (backend == Backend::host) reject_cuda_only_flags(app);
+    if (root) warn_oversubscribed(env);
+    world = make_world(backend, env, NcclSettings{common().nvlink_centric_sched});
+    set_wait_timeout(world->device(), common().timeout_s);
+    Context ctx{env, *world, info.name, all_args};
+    const int rc = run(ctx);
+    world->device().synchronize_all();
+    // Every rank leaves with the same code.
+    return static_cast<int>(world->control_max(static_cast<std::int64_t>(rc)));
+  } catch (const UsageError& e) {
+    // Usually every rank finds the same problem (e.g. a grid that does not fit the world):
+    // then exit 2 everywhere with one message; otherwise abort so nobody waits forever.
+    const std::string msg = fmt::format("{}: {}", info.name, e.what());
+    const int a = agree(agree_comm, 2, std::chrono::seconds(5));
+    if (a == 2) {
+      if (root) std::fprintf(stderr, "%s\n", msg.c_str());
+      return 2;
+    }
+    abort_job(2, fmt::format("[{}] {}", rank_tag(), msg));
+  } catch (const std::exception& e) {
+    // Messages from the check macros already start with the rank tag: print it once.
+    std::string what = e.what();
+    const std::string tag = fmt::format("[{}] ", rank_tag());
+    if (what.rfind(tag, 0) == 0) what.erase(0, tag.size());
+    abort_job(1, fmt::format("{}: {}fatal: {}", info.name, tag, what));
+  }
+}
+
+nlohmann::json make_document(Context& ctx, const Runner& runner, const nlohmann::json& config,
+                             const std::vector<reports::Measurement>& results,
+                             const nlohmann::json& extra) {
+  nlohmann::json doc;
+  doc["schema"] = reports::kSchema;
+  doc["binary"] = ctx.binary;
+  auto context = provenance(ctx.world, ctx.env);
+  context["argv"] = ctx.argv;
+  context["timing"] = runner.describe();
+  doc["context"] = context;
+  doc["config"] = config;
+  auto arr = nlohmann::json::array();
+  for (const auto& m : results) arr.push_back(reports::to_json(m));
+  doc["results"] = arr;
+  for (auto it = extra.begin(); it != extra.end(); ++it) doc[it.key()] = it.value();
+  doc["complete"] = true;
+  return doc;
+}
+
+void write_partial_outputs(Context& ctx, const CommonOptions& o, nlohmann::json doc,
+                           const std::vector<reports::Measurement>& results, std::size_t steps_done,
+                           std::size_t steps_total) {
+  if (!ctx.is_root() || o.gbench.list_tests) return;
+  auto arr = nlohmann::json::array();
+  for (const auto& m : results) arr.push_back(reports::to_json(m));
+  doc["results"] = arr;
+  doc["complete"] = false;
+  doc["progress"] = {{"steps_done", steps_done}, {"steps_total", steps_total}};
+  // CSV first: a run stopped between the two writes leaves a CSV with at least what the JSON's
+  // "progress" counts.
+  if (!o.csv.empty() && o.csv != "-") cli::write_output(o.csv, reports::results_to_csv(results));
+  if (!o.json.empty() && o.json != "-") cli::write_output(o.json, doc.dump(1) + "\n");
+}
+
+void write_outputs(Context& ctx, const CommonOptions& o, const nlohmann::json& doc,
+                   const std::vector<reports::Measurement>& results, const std::string& markdown) {
+  if (!ctx.is_root()) return;
+  if (!o.gbench.list_tests) {
+    if (!o.json.empty()) cli::write_output(o.json, doc.dump(1) + "\n");
+    if (!o.csv.empty()) cli::write_output(o.csv, reports::results_to_csv(results));
+    if (!o.markdown.empty()) cli::write_output(o.markdown, markdown);
+  }
+  if (o.gbench.active())
+    report_to_gbench(o.gbench, {ctx.binary, std::string(to_string(ctx.world.backend())), ctx.world.size(),
+                                doc["context"].value("timing", nlohmann::json::object()), o.iterations},
+                     results);
+}
+
+}  // namespace layerbench::harness

@@ -1,0 +1,105 @@
+#include "study/gate_inputs.hpp"
+
+#include "common/paired_jsonl.hpp"
+#include "common/text.hpp"
+#include "reports/inputs.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <stdexcept>
+
+namespace layerbench::gate {
+namespace {
+
+// "k=v, k=v" from a params object (keys sorted by nlohmann::json's std::map, so the text is canonical).
+std::string params_text(const nlohmann::json& params, const std::string& name) {
+  std::string out;
+  for (const auto& [k, v] : params.items())
+    if (!(k == "op" && v == name))  // the op is already the name
+      out += fmt::format("{}{}={}", out.empty() ? "" : ", ", k, v.is_string() ? v.get<std::string>() : v.dump());
+  return out;
+}
+
+SampleFile from_layerbench(const nlohmann::json& doc, const std::string& path, const std::string& metric) {
+  if (!metric.empty() && metric != "samples_ms" && metric != "time")
+    throw std::runtime_error(fmt::format(
+        "{}: unknown metric '{}' for a layerbench result file (only per-iteration samples_ms are gated)", path, metric));
+  const auto file = reports::result_file_from_json(doc, path);
+  SampleFile f{path, "layerbench", "samples_ms", "ms", {}};
+  for (const auto& m : file.results) {
+    // Matched by name + group + params: the same measurement in both runs.
+    const std::string key = m.name + "\x1f" + m.group + "\x1f" + m.params.dump();
+    std::string display = m.name;
+    if (!m.group.empty()) display += " (" + m.group + ")";
+    if (!m.params.empty()) display += " [" + params_text(m.params, m.name) + "]";
+    if (f.sets.count(key)) throw std::runtime_error(fmt::format("{}: duplicate result '{}'", path, display));
+    f.sets[key] = {display, m.samples_ms};
+  }
+  return f;
+}
+
+SampleFile from_gbench(const nlohmann::json& doc, const std::string& path, const std::string& metric) {
+  SampleFile f{path, "gbench", metric.empty() ? "real_time" : metric, "", {}};
+  bool any_metric = false;
+  for (const auto& b : doc["benchmarks"]) {
+    if (!b.is_object()) throw std::runtime_error(path + ": a benchmarks[] entry is not an object");
+    if (b.value("run_type", std::string{"iteration"}) != "iteration") continue;  // mean/median/stddev rows
+    if (b.value("error_occurred", false)) continue;
+    const std::string name = b.value("run_name", b.value("name", std::string{}));
+    if (name.empty()) throw std::runtime_error(path + ": a benchmark has no name");
+    if (!b.contains(f.metric) || !b[f.metric].is_number()) continue;
+    any_metric = true;
+    auto& set = f.sets[name];
+    set.display = name;
+    // Times in ns whatever each benchmark's time_unit (it may differ between benchmarks, and
+    // between two runs of one benchmark when it is chosen from the median).
+    double v = b[f.metric].get<double>();
+    if (f.metric == "real_time" || f.metric == "cpu_time") {
+      const std::string unit = b.value("time_unit", std::string{"ns"});
+      const double to_ns = unit == "ns" ? 1 : unit == "us" ? 1e3 : unit == "ms" ? 1e6 : unit == "s" ? 1e9 : 0;
+      if (to_ns == 0) throw std::runtime_error(fmt::format("{}: {}: unknown time_unit '{}'", path, name, unit));
+      v *= to_ns;
+      f.unit = "ns";
+    }
+    set.values.push_back(v);
+  }
+  if (!any_metric)
+    throw std::runtime_error(fmt::format("{}: unknown metric '{}' (no benchmark repetition carries it)", path, f.metric));
+  return f;
+}
+
+}  // namespace
+
+SampleFile load_samples(const std::string& path, const std::string& metric) {
+  const auto doc = reports::read_json_file(path);
+  if (reports::is_layerbench_json(doc)) return from_layerbench(doc, path, metric);
+  if (reports::is_gbench_json(doc)) return from_gbench(doc, path, metric);
+  throw std::runtime_error(path + ": neither a layerbench result file (schema layerbench/N) nor Google Benchmark JSON");
+}
+
+reports::PairedStudy load_paired_study(const std::string& path, const std::string& metric) {
+  if (reports::sniff_input(path) != reports::InputKind::study_jsonl) return reports::load_study(path, metric);
+  const auto text = layerbench::text::read_file(path);
+  if (!text) throw std::runtime_error(path + ": cannot open file");
+  auto runs = jsonl::read_paired_runs(layerbench::text::strip_bom(*text), path, metric);
+  reports::PairedStudy study;
+  study.path = path;
+  study.metric = std::move(runs.metric);
+  study.unit = reports::unit_of_metric(study.metric);
+  study.pair_ids = std::move(runs.pair_ids);
+  study.base = std::move(runs.base);
+  study.candidate = std::move(runs.candidate);
+  study.header = std::move(runs.header);
+  return study;
+}
+
+Matched match(const SampleFile& base, const SampleFile& candidate) {
+  Matched m;
+  for (const auto& [k, v] : base.sets) (candidate.sets.count(k) ? m.keys : m.only_base).push_back(k);
+  for (const auto& [k, v] : candidate.sets)
+    if (!base.sets.count(k)) m.only_candidate.push_back(k);
+  return m;
+}
+
+}  // namespace layerbench::gate

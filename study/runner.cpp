@@ -1,0 +1,318 @@
+#include "study/runner.hpp"
+#include "common/cli/output_file.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <memory>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <fstream>
+#include <map>
+#include <algorithm>
+#include <iterator>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "study/diagnostics.hpp"
+#include "study/errors.hpp"
+#include "study/metric.hpp"
+#include "study/process.hpp"
+#include "study/progress.hpp"
+#include "study/study_file.hpp"
+#include "study/study_report.hpp"
+#include "study/telemetry.hpp"
+#include "collectives/telemetry.hpp"
+#include "stats/sequential.hpp"
+
+namespace layerbench::ab {
+namespace {
+
+// The one piece of process-wide state: a signal handler can only talk through a global flag.
+volatile std::sig_atomic_t g_stop = 0;
+extern "C" void on_stop_signal(int) { g_stop = 1; }
+
+// Installs the Ctrl-C handler for the lifetime of a study and restores the previous ones.
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop = 0;
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;  // no SA_RESTART: poll() returns early
+    ::sigaction(SIGINT, &sa, &old_int_);
+    ::sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~StopSignals() {
+    ::sigaction(SIGINT, &old_int_, nullptr);
+    ::sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  struct sigaction old_int_ {}, old_term_ {};
+};
+
+std::uint64_t splitmix(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+// The order of the arms (indices into arms_of) in one pair/round. Two arms: alternate = AB, BA, ...;
+// random = a stable seeded coin per pair. More arms: alternate rotates the order by one arm per
+// round (each arm takes each position equally often); random shuffles each round (seeded).
+std::vector<std::size_t> round_order(const StudyConfig& c, std::size_t pair, std::size_t k) {
+  std::vector<std::size_t> order(k);
+  for (std::size_t i = 0; i < k; ++i) order[i] = i;
+  if (c.order == "fixed") return order;
+  if (c.order == "random") {
+    const std::uint64_t z = c.seed + 0x9E3779B97F4A7C15ULL * (pair + 1);
+    if (k == 2) {
+      if ((splitmix(z) & 1) != 0) std::swap(order[0], order[1]);
+      return order;
+    }
+    for (std::size_t i = k - 1; i > 0; --i) {  // Fisher-Yates on a splitmix stream
+      const auto j = static_cast<std::size_t>(splitmix(z + 0x9E3779B97F4A7C15ULL * i) % (i + 1));
+      std::swap(order[i], order[j]);
+    }
+    return order;
+  }
+  std::rotate(order.begin(), order.begin() + static_cast<std::ptrdiff_t>((k - pair % k) % k), order.end());
+  return order;
+}
+
+std::string hash_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "missing";
+  std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a 64: enough to tell identical bytes apart
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    for (std::streamsize i = 0; i < in.gcount(); ++i) {
+      h ^= static_cast<unsigned char>(buf[i]);
+      h *= 0x100000001b3ULL;
+    }
+  }
+  return fmt::format("{:016x}", h);
+}
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+void validate(const RunOptions& o) {
+  const auto& c = o.config;
+  if (c.base.empty()) throw InputError("--base: missing command");
+  if (c.candidate.empty()) throw InputError("--candidate: missing command");
+  for (const auto& m : c.more_candidates) {
+    if (m.empty()) throw InputError("--candidate: missing command");
+  }
+  if (c.sequential && !c.more_candidates.empty()) {
+    throw InputError("--sequential compares one candidate against the base; run one study per candidate");
+  }
+  const std::size_t arms = 2 + c.more_candidates.size();
+  if (c.names.size() > arms) {
+    throw InputError(fmt::format("--name given {} times for {} arms (base first, then each candidate)", c.names.size(),
+                                 arms));
+  }
+  for (std::size_t i = 0; i < c.names.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (c.names[i] == c.names[j]) throw InputError(fmt::format("--name {}: two arms share the name", c.names[i]));
+    }
+  }
+  if (c.pairs == 0) throw InputError(c.sequential ? "--max-pairs must be at least 2" : "--pairs must be at least 1");
+  if (c.sequential && c.pairs < 2) throw InputError("--max-pairs must be at least 2");
+  if (c.order != "alternate" && c.order != "fixed" && c.order != "random") {
+    throw InputError(fmt::format("--order {}: expected alternate, fixed or random", c.order));
+  }
+  if (c.timeout < 0) throw InputError("--timeout must be >= 0");
+  if (!c.telemetry.empty() && c.telemetry != "gpu") throw InputError(fmt::format("--telemetry {}: expected gpu", c.telemetry));
+  if (!(c.telemetry_period_ms >= 1 && c.telemetry_period_ms <= 10000)) {
+    throw InputError(fmt::format("--telemetry-period {}: must be in [1, 10000] ms", c.telemetry_period_ms));
+  }
+}
+
+}  // namespace
+
+int run_study(const RunOptions& o) {
+  validate(o);
+  std::vector<std::string> metric_texts{o.config.metric};
+  metric_texts.insert(metric_texts.end(), o.config.metrics.begin(), o.config.metrics.end());
+  const auto metrics = parse_metrics(metric_texts);
+  StudyConfig config = o.config;
+  std::unique_ptr<telemetry::Sampler> sampler;
+  if (config.telemetry == "gpu") {
+    std::string why;
+    sampler = telemetry::make_gpu_sampler({}, std::chrono::microseconds(static_cast<long>(config.telemetry_period_ms * 1000)),
+                                          &why);
+    config.telemetry_status = sampler ? sampler->describe().dump() : "unavailable: " + why;
+    if (!sampler) std::fprintf(stderr, "layerbench-ab: warning: --telemetry gpu: %s; runs are recorded without it\n",
+                               why.c_str());
+  }
+  StudyFile writer(o.out, config, o.resume);  // locked until the study ends
+  Study& study = writer.study();
+  const bool existing = writer.resumed();
+  // A sequential study already stopped (e.g. killed before its report) runs nothing more.
+  auto stopped = [&] {
+    const auto s = sequential_state(study);
+    return s && s->stop != stats::SequentialStop::running;
+  };
+
+  const StopSignals signals;
+  const bool tty = ::isatty(STDERR_FILENO) != 0;
+  auto states = pair_states(study, config.pairs);
+  std::size_t already = 0;
+  for (const auto& s : states) already += s.completed || s.excluded;
+  Progress progress(stderr, tty, config.pairs, already);
+  if (existing) progress.message(fmt::format("resuming {}: {} of {} pairs already done", o.out, already, config.pairs));
+
+  // The command learns which run it is: lets an engine label its logs or output files.
+  auto run_one = [&](const std::string& command, const std::string& label, const Environment& env = {}) {
+    if (!config.prepare.empty()) {
+      const auto prep = run_shell(config.prepare, config.timeout, &g_stop);
+      if (prep.exit_code != 0 && !prep.interrupted) {
+        progress.message(fmt::format("warning: --prepare exited with {}", prep.exit_code));
+      }
+    }
+    if (!config.check_output.empty()) ::unlink(config.check_output.c_str());  // never hash a stale file
+    return run_shell(command, config.timeout, &g_stop, env, [&](double elapsed) { progress.running(label, elapsed); });
+  };
+
+  const auto arms = arms_of(config);
+  bool sequential_done = stopped();
+  for (std::size_t w = 0; w < config.warmup && !g_stop && !sequential_done; ++w) {
+    for (const auto& arm : arms) {
+      if (!g_stop) run_one(arm.command, arm.name);
+    }
+  }
+
+  bool metric_ever_found = false;
+  std::string result_stderr;  // the last failed run's stderr, for the message when every run fails
+  for (const auto& r : study.runs) metric_ever_found |= r.metric.has_value();
+  std::vector<double> deltas;
+  for (const auto& p : completed_pairs(study)) deltas.push_back(p.base - p.candidate);
+  double delta_sum = 0;
+  for (double d : deltas) delta_sum += d;
+  std::map<std::string, FileStamp> stamps;  // file: metrics, before each run
+
+  for (std::size_t pair = 0; pair < config.pairs && !g_stop && !sequential_done; ++pair) {
+    auto& state = states[pair];
+    while (!state.completed && !state.excluded && !g_stop) {
+      const auto order = round_order(config, pair, arms.size());
+      const std::size_t attempt = state.next_attempt++;
+      std::vector<double> values(arms.size(), 0.0);
+      bool ok = true;
+      for (std::size_t position = 0; position < order.size() && ok && !g_stop; ++position) {
+        const auto& arm = arms[order[position]];
+        RunRecord rec;
+        rec.pair = pair;
+        rec.attempt = attempt;
+        rec.arm = arm.key;
+        rec.position = static_cast<int>(position);
+        rec.start = unix_now();
+        for (const auto& m : metrics) {
+          if (m.source == MetricSpec::Source::file) stamps[m.path] = stamp_of(m.path);
+        }
+        const double t0 = telemetry::Sampler::now();
+        const auto result = run_one(arm.command, fmt::format("pair {} {}", pair, arm.name),
+                                    {{"LAYERBENCH_AB_PAIR", std::to_string(pair)},
+                                     {"LAYERBENCH_AB_ATTEMPT", std::to_string(attempt)},
+                                     {"LAYERBENCH_AB_ARM", arm.name}});
+        if (result.interrupted) break;  // unfinished: not recorded
+        if (sampler) rec.telemetry = telemetry::window_json(sampler->summaries(t0, telemetry::Sampler::now()));
+        rec.wall = result.wall_seconds;
+        rec.user = result.user_seconds;
+        rec.sys = result.sys_seconds;
+        rec.peak_rss_kib = result.peak_rss_kib;
+        rec.exit_code = result.exit_code;
+        rec.stdout_tail = tail_of(result.stdout_text, 200);
+        if (!config.check_output.empty()) rec.output_hash = hash_file(config.check_output);
+        std::string why;
+        for (std::size_t i = 0; i < metrics.size(); ++i) {
+          const auto& m = metrics[i];
+          std::string reason;
+          const auto v = extract_metric(m, result, m.source == MetricSpec::Source::file ? stamps[m.path] : FileStamp{},
+                                        &reason);
+          if (v) rec.metrics[m.name] = *v;
+          if (i == 0) {
+            rec.metric = v;
+            why = reason;
+          }
+        }
+        metric_ever_found |= rec.metric.has_value();
+        rec.status = result.timed_out ? "timeout" : result.exit_code != 0 ? "failed" : !rec.metric ? "no_metric" : "ok";
+        if (rec.status != "ok") rec.metric.reset();
+        writer.append(run_json(rec));
+        study.runs.push_back(rec);
+        if (rec.status != "ok") {
+          ok = false;
+          result_stderr = tail_of(result.stderr_tail, 200);
+          const std::string detail = rec.status == "no_metric" && !why.empty() ? ": " + why
+                                     : result.stderr_tail.empty() ? ""
+                                                                  : ": " + tail_of(result.stderr_tail, 200);
+          progress.message(fmt::format("pair {} attempt {}: {} run {} (exit {}){}", pair, attempt, arm.name, rec.status,
+                                       rec.exit_code, detail));
+        } else {
+          values[order[position]] = *rec.metric;
+        }
+      }
+      if (g_stop) break;
+      if (ok) {
+        state.completed = true;
+        deltas.push_back(values[0] - values[1]);
+        delta_sum += deltas.back();
+        progress.pair_done(pair, values[0], values[1], delta_sum / static_cast<double>(deltas.size()), deltas.size());
+        if (const auto seq = sequential_state(study); seq && seq->stop != stats::SequentialStop::running) {
+          progress.message(stats::sequential_summary(*seq));
+          sequential_done = true;
+        }
+      } else if (++state.failed_attempts > config.retries) {
+        state.excluded = true;
+        writer.append(excluded_json(pair));
+        study.excluded.push_back(pair);
+        progress.message(fmt::format("pair {} excluded after {} failed attempt(s)", pair, state.failed_attempts));
+        if (!metric_ever_found) {
+          const bool any_succeeded = std::any_of(study.runs.begin(), study.runs.end(), [](const RunRecord& r) {
+            return r.exit_code == 0 && r.status != "timeout";
+          });
+          const RunRecord* last = study.runs.empty() ? nullptr : &study.runs.back();
+          if (!any_succeeded && last) {
+            throw InputError(fmt::format("every run failed, so no metric could be read: the {} command {} (exit {}){}",
+                                         last->arm, last->status == "timeout" ? "timed out" : "failed", last->exit_code,
+                                         result_stderr.empty() ? "" : "; its stderr ends: " + result_stderr));
+          }
+          throw InputError(fmt::format("--metric {}: never found in the output of a successful run (last stdout: '{}')",
+                                       config.metric, last ? last->stdout_tail : ""));
+        }
+      }
+    }
+  }
+  progress.finish();
+  if (g_stop) progress.message("interrupted: the finished runs are saved; continue with --resume");
+
+  const Study saved = read_study(o.out);  // analyse exactly what `analyze` will read later
+  if (completed_pairs(saved).size() < 2) {
+    if (g_stop) return exit_interrupted;
+    const RunRecord* failed = nullptr;
+    for (const auto& r : saved.runs)
+      if (r.status != "ok") failed = &r;
+    throw InputError(fmt::format("{}: fewer than 2 completed pairs; nothing to analyse{}", o.out,
+                                 failed ? fmt::format(" (the last failed run: {} {}, exit {}{})", failed->arm, failed->status,
+                                                      failed->exit_code,
+                                                      result_stderr.empty() ? "" : "; its stderr ends: " + result_stderr)
+                                        : ""));
+  }
+  if (o.json != "-" && o.markdown != "-" && o.csv != "-") std::fputs(render_study(saved, o.analysis, OutputFormat::text).c_str(), stdout);
+  std::fflush(stdout);
+  if (!o.json.empty()) cli::write_output(o.json, render_study(saved, o.analysis, OutputFormat::json));
+  if (!o.markdown.empty()) cli::write_output(o.markdown, render_study(saved, o.analysis, OutputFormat::markdown));
+  if (!o.csv.empty()) cli::write_output(o.csv, runs_csv(saved));
+  return g_stop ? exit_interrupted : 0;
+}
+
+}  // namespace layerbench::ab

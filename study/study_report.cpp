@@ -1,0 +1,282 @@
+#include "study/study_report.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fmt/format.h>
+#include <fstream>
+#include <optional>
+#include <stdexcept>
+
+#include "study/diagnostics.hpp"
+#include "study/errors.hpp"
+#include "study/metric.hpp"
+#include "reports/inputs.hpp"
+#include "reports/paired.hpp"
+#include "study/telemetry.hpp"
+#include "stats/sequential.hpp"
+
+namespace layerbench::ab {
+namespace {
+
+using nlohmann::json;
+
+json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+std::string g(double v) { return std::isfinite(v) ? fmt::format("{:.5g}", v) : "n/a"; }
+std::string sg(double v) { return std::isfinite(v) ? fmt::format("{:+.5g}", v) : "n/a"; }
+
+std::vector<MetricSpec> study_metrics(const StudyConfig& c) {
+  std::vector<std::string> texts{c.metric};
+  texts.insert(texts.end(), c.metrics.begin(), c.metrics.end());
+  try {
+    return parse_metrics(texts);
+  } catch (const InputError&) {
+    // A file written by another version may name a metric this one cannot parse: keep its name.
+    std::vector<MetricSpec> specs;
+    for (const auto& t : texts) {
+      MetricSpec m;
+      m.name = m.text = t;
+      specs.push_back(m);
+    }
+    return specs;
+  }
+}
+
+void holm(std::vector<Comparison*>& family) {
+  std::sort(family.begin(), family.end(), [](auto* a, auto* b) { return a->p < b->p; });
+  const double m = static_cast<double>(family.size());
+  double running = 0;
+  for (std::size_t i = 0; i < family.size(); ++i) {
+    const double p = family[i]->p;
+    running = std::max(running, std::min(1.0, (m - static_cast<double>(i)) * p));
+    family[i]->p_holm = std::isnan(p) ? stats::nan_value : running;
+  }
+}
+
+json comparison_json(const Comparison& c, const stats::PairedOptions& o) {
+  const auto& a = c.analysis;
+  return {{"candidate", c.candidate.key},
+          {"name", c.candidate.name},
+          {"metric", c.metric},
+          {"unit", c.unit},
+          {"n", a.n},
+          {"base_median", num(a.base.median)},
+          {"candidate_median", num(a.candidate.median)},
+          {"delta_mean", num(a.delta.mean)},
+          {"delta_mean_pct", num(a.delta.mean_pct)},
+          {"t_ci", {{"confidence", o.confidence}, {"low", num(a.t.ci.low)}, {"high", num(a.t.ci.high)}}},
+          {"p_t", num(a.t.p)},
+          {"p_wilcoxon", num(c.p)},
+          {"p_holm", num(c.p_holm)},
+          {"significant", c.p_holm < a.alpha}};
+}
+
+std::string comparisons_table(const std::vector<Comparison>& cs, bool markdown) {
+  const int level = cs.empty() ? 95 : static_cast<int>(std::lround(100 * (1 - cs.front().analysis.alpha)));
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& c : cs) {
+    const auto& a = c.analysis;
+    rows.push_back({c.candidate.name, c.unit.empty() ? c.metric : fmt::format("{} ({})", c.metric, c.unit),
+                    std::to_string(a.n), g(a.base.median), g(a.candidate.median),
+                    fmt::format("{} ({})", sg(a.delta.mean),
+                                std::isfinite(a.delta.mean_pct) ? fmt::format("{:+.3f}%", a.delta.mean_pct) : "n/a"),
+                    fmt::format("[{}, {}]", sg(a.t.ci.low), sg(a.t.ci.high)), g(c.p), g(c.p_holm)});
+  }
+  const std::vector<std::string> head{"arm", "metric", "n", "base median", "arm median", "mean delta (base - arm)",
+                                      fmt::format("{}% CI (t)", level), "Wilcoxon p", "Holm p"};
+  std::string out;
+  if (markdown) {
+    out += "| " + fmt::format("{}", fmt::join(head, " | ")) + " |\n|" + std::string(head.size() * 4, '-') + "|\n";
+    for (auto& r : rows) out += "| " + fmt::format("{}", fmt::join(r, " | ")) + " |\n";
+    return out;
+  }
+  std::vector<std::size_t> w(head.size());
+  for (std::size_t i = 0; i < head.size(); ++i) w[i] = head[i].size();
+  for (const auto& r : rows)
+    for (std::size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], r[i].size());
+  auto line = [&](const std::vector<std::string>& r) {
+    std::string s = " ";
+    for (std::size_t i = 0; i < r.size(); ++i) s += fmt::format(" {:<{}}", r[i], w[i]);
+    return s + "\n";
+  };
+  out += line(head);
+  for (const auto& r : rows) out += line(r);
+  return out;
+}
+
+std::string multiplicity_sentence(const std::vector<Comparison>& cs, std::size_t candidates) {
+  return fmt::format("Multiplicity: each metric compares {} candidate{} against the base; the Holm p-values "
+                     "(step-down over the {} candidate{} of a metric) control the family-wise error rate at alpha "
+                     "= {:.3g}; metrics other than the first are descriptive.",
+                     candidates, candidates == 1 ? "" : "s", candidates, candidates == 1 ? "" : "s",
+                     cs.empty() ? 0.05 : cs.front().analysis.alpha);
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+}  // namespace
+
+std::vector<Comparison> compare_arms(const Study& study, const stats::PairedOptions& options) {
+  const auto arms = arms_of(study.config);
+  const auto metrics = study_metrics(study.config);
+  std::vector<Comparison> out;
+  for (std::size_t a = 1; a < arms.size(); ++a) {
+    const auto pairs = completed_pairs(study, arms[a].key);
+    for (std::size_t m = 0; m < metrics.size(); ++m) {
+      std::vector<double> base, candidate;
+      for (const auto& p : pairs) {
+        if (m == 0) {
+          base.push_back(p.base);
+          candidate.push_back(p.candidate);
+          continue;
+        }
+        const auto& bm = p.base_run->metrics;
+        const auto& cm = p.candidate_run->metrics;
+        const auto bi = bm.find(metrics[m].name), ci = cm.find(metrics[m].name);
+        if (bi != bm.end() && ci != cm.end()) {
+          base.push_back(bi->second);
+          candidate.push_back(ci->second);
+        }
+      }
+      if (base.size() < 2) continue;
+      Comparison c{arms[a], metrics[m].name, metrics[m].unit, stats::analyze_paired(base, candidate, options)};
+      c.p = c.analysis.wilcoxon.p_exact.value_or(c.analysis.wilcoxon.p_normal);
+      out.push_back(std::move(c));
+    }
+  }
+  for (const auto& m : metrics) {
+    std::vector<Comparison*> family;
+    for (auto& c : out) {
+      if (c.metric == m.name) family.push_back(&c);
+    }
+    holm(family);
+  }
+  return out;
+}
+
+std::string render_study(const Study& full, const stats::PairedOptions& options, OutputFormat format) {
+  // A sequential study is analysed on the pairs up to its stop (later ones, if any, are ignored).
+  const auto sequential = sequential_state(full);
+  std::optional<Study> truncated;  // only then a copy
+  if (sequential) truncated = truncated_at_stop(full, *sequential);
+  const Study& study = truncated ? *truncated : full;
+  std::vector<double> base, candidate;
+  for (const auto& p : completed_pairs(study)) {
+    base.push_back(p.base);
+    candidate.push_back(p.candidate);
+  }
+  if (base.size() < 2) throw InputError(fmt::format("only {} completed pairs; need at least 2", base.size()));
+  const auto analysis = stats::analyze_paired(base, candidate, options);
+  const auto diagnostics = diagnose(study, analysis);
+  const auto* seq = sequential ? &*sequential : nullptr;
+  std::optional<TelemetryComparison> tel;
+  if (!study.config.telemetry.empty()) {
+    std::vector<RunCovariates> cb, cc;
+    for (const auto& p : completed_pairs(study)) {
+      cb.push_back(covariates_of(p.base_telemetry));
+      cc.push_back(covariates_of(p.candidate_telemetry));
+    }
+    tel = compare_telemetry(cb, cc, base, candidate, options);
+    tel->status = study.config.telemetry_status;
+  }
+  const auto arms = arms_of(study.config);
+  const auto metrics = study_metrics(study.config);
+  // The table of every arm and metric, when there is more than the primary comparison to show.
+  const bool table = arms.size() > 2 || metrics.size() > 1;
+  const auto comparisons = table ? compare_arms(study, options) : std::vector<Comparison>{};
+  const std::string arms_line = [&] {
+    std::string s = "Arms:";
+    for (const auto& a : arms) s += fmt::format(" {} = '{}';", a.name, a.command);
+    s.back() = '.';
+    return s + fmt::format(" Primary metric: {}{}.", metrics.front().name,
+                           metrics.front().unit.empty() ? "" : " (" + metrics.front().unit + ")");
+  }();
+  reports::PairedContext ctx;
+  ctx.metric = metrics.front().name;
+  ctx.unit = metrics.front().unit;
+  if (arms.size() >= 2) {
+    ctx.base_label = arms[0].name;
+    ctx.candidate_label = arms[1].name;
+  }
+  ctx.sequential = seq;
+  ctx.blocks.push_back(diagnostics_block(diagnostics));
+  switch (format) {
+    case OutputFormat::json: {
+      auto j = reports::paired_json(analysis, options, ctx);
+      if (tel) j["telemetry"] = telemetry_json(*tel);
+      j["metric"] = {{"name", metrics.front().name}, {"unit", metrics.front().unit}, {"spec", metrics.front().text}};
+      json ja = json::array();
+      for (const auto& a : arms) ja.push_back({{"key", a.key}, {"name", a.name}, {"command", a.command}});
+      j["arms"] = ja;
+      if (table) {
+        json jc = json::array();
+        for (const auto& c : comparisons) jc.push_back(comparison_json(c, options));
+        j["comparisons"] = jc;
+        j["multiplicity"] = {{"method", "holm"},
+                             {"family", "the candidates of one metric"},
+                             {"family_size", arms.size() - 1},
+                             {"alpha", analysis.alpha},
+                             {"note", multiplicity_sentence(comparisons, arms.size() - 1)}};
+      }
+      return j.dump(2) + "\n";
+    }
+    case OutputFormat::markdown: {
+      std::string out = arms_line + "\n\n" + reports::paired_markdown(analysis, options, ctx);
+      if (tel) out += telemetry_text(*tel, true);
+      if (table) {
+        out += "\n**Every arm against the base:**\n\n" + comparisons_table(comparisons, true) + "\n" +
+               multiplicity_sentence(comparisons, arms.size() - 1) + "\n";
+      }
+      return out;
+    }
+    case OutputFormat::text: break;
+  }
+  std::string out = arms_line + "\n\n" + reports::paired_text(analysis, options, ctx);
+  if (tel) out += telemetry_text(*tel, false);
+  if (table) {
+    out += "\nEvery arm against the base:\n" + comparisons_table(comparisons, false) + "  " +
+           multiplicity_sentence(comparisons, arms.size() - 1) + "\n";
+  }
+  return out;
+}
+
+std::string runs_csv(const Study& study) {
+  // Columns for the metrics read from the output or a file; times and peak RSS have their own.
+  std::vector<MetricSpec> metrics;
+  for (auto& m : study_metrics(study.config)) {
+    using K = MetricSpec::Kind;
+    if (m.kind != K::wall && m.kind != K::user && m.kind != K::sys && m.kind != K::peak_rss) metrics.push_back(m);
+  }
+  const bool primary_is_column = !metrics.empty() && metrics.front().text == study.config.metric;
+  const auto arms = arms_of(study.config);
+  std::string out = "pair,attempt,arm,name,position,start,status,exit,wall_s,user_s,sys_s,peak_rss_kib";
+  for (const auto& m : metrics) out += "," + csv_field(m.unit.empty() ? m.name : fmt::format("{}_{}", m.name, m.unit));
+  out += "\n";
+  for (const auto& r : study.runs) {
+    std::string name = r.arm;
+    for (const auto& a : arms) {
+      if (a.key == r.arm) name = a.name;
+    }
+    out += fmt::format("{},{},{},{},{},{:.6f},{},{},{:.9g},{:.9g},{:.9g},{:.0f}", r.pair, r.attempt, r.arm,
+                       csv_field(name), r.position, r.start, r.status, r.exit_code, r.wall, r.user, r.sys,
+                       r.peak_rss_kib);
+    for (std::size_t i = 0; i < metrics.size(); ++i) {
+      const auto it = r.metrics.find(metrics[i].name);
+      const std::optional<double> v = i == 0 && primary_is_column ? r.metric
+                                      : it != r.metrics.end()     ? std::optional(it->second)
+                                                                  : std::nullopt;
+      out += v ? fmt::format(",{:.12g}", *v) : ",";
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace layerbench::ab

@@ -1,0 +1,177 @@
+#include "study/telemetry.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace layerbench::ab {
+namespace {
+
+using nlohmann::json;
+
+double get(const json& j, const char* key) {
+  return j.contains(key) && j.at(key).is_number() ? j.at(key).get<double>() : stats::nan_value;
+}
+json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+std::string f1(double v) { return std::isfinite(v) ? fmt::format("{:.1f}", v) : "n/a"; }
+std::string f0(double v) { return std::isfinite(v) ? fmt::format("{:.0f}", v) : "n/a"; }
+std::string share(double v) { return std::isfinite(v) ? fmt::format("{:.1f}%", 100 * v) : "n/a"; }
+
+ArmTelemetry arm_of(std::span<const RunCovariates> runs) {
+  ArmTelemetry a;
+  double clock = 0, power = 0, capped = 0;
+  std::size_t nc = 0, np = 0, ns = 0;
+  for (const auto& r : runs) {
+    if (r.samples == 0) continue;
+    ++a.runs;
+    a.samples += r.samples;
+    if (std::isfinite(r.sm_clock_mhz)) clock += r.sm_clock_mhz, ++nc;
+    if (std::isfinite(r.power_w)) power += r.power_w, ++np;
+    if (std::isfinite(r.power_capped_share)) capped += r.power_capped_share, ++ns;
+    if (std::isfinite(r.memory_peak_mib))
+      a.memory_peak_mib = std::isfinite(a.memory_peak_mib) ? std::max(a.memory_peak_mib, r.memory_peak_mib)
+                                                           : r.memory_peak_mib;
+  }
+  if (nc) a.sm_clock_mean_mhz = clock / static_cast<double>(nc);
+  if (np) a.power_mean_w = power / static_cast<double>(np);
+  if (ns) a.power_capped_share = capped / static_cast<double>(ns);
+  return a;
+}
+
+}  // namespace
+
+RunCovariates covariates_of(const json& window) {
+  RunCovariates r;
+  if (!window.is_object()) return r;
+  r.samples = window.value("samples", std::size_t{0});
+  if (!window.contains("combined")) return r;
+  const auto& c = window.at("combined");
+  r.sm_clock_mhz = get(c, "sm_clock_mean_mhz");
+  r.power_w = get(c, "power_mean_w");
+  r.power_capped_share = get(c, "power_capped_share");
+  r.memory_peak_mib = get(c, "memory_used_peak_mib");
+  return r;
+}
+
+TelemetryComparison compare_telemetry(std::span<const RunCovariates> base, std::span<const RunCovariates> candidate,
+                                      std::span<const double> base_values, std::span<const double> candidate_values,
+                                      const stats::PairedOptions& options) {
+  TelemetryComparison t;
+  t.base = arm_of(base);
+  t.candidate = arm_of(candidate);
+  t.present = t.base.samples + t.candidate.samples > 0;
+  if (!t.present) return t;
+
+  std::vector<double> cb, cc, vb, vc, diff;
+  const std::size_t n = std::min({base.size(), candidate.size(), base_values.size(), candidate_values.size()});
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!std::isfinite(base[i].sm_clock_mhz) || !std::isfinite(candidate[i].sm_clock_mhz)) continue;
+    cb.push_back(base[i].sm_clock_mhz);
+    cc.push_back(candidate[i].sm_clock_mhz);
+    vb.push_back(base_values[i]);
+    vc.push_back(candidate_values[i]);
+    diff.push_back(cb.back() - cc.back());
+  }
+  const double alpha = 1 - options.confidence;
+  if (diff.size() >= 2) {
+    t.clock_diff = stats::t_test(diff, options.confidence);
+    const auto w = stats::wilcoxon_signed_rank(stats::round_for_ranking(diff, options.rank_digits));
+    t.clock_diff_wilcoxon_p = w.p_exact ? *w.p_exact : w.p_normal;
+    double ref = 0;
+    for (std::size_t i = 0; i < cb.size(); ++i) ref += cb[i] + cc[i];
+    t.reference_clock_mhz = ref / static_cast<double>(2 * cb.size());
+    double raw = 0;
+    for (std::size_t i = 0; i < vb.size(); ++i) raw += vb[i] - vc[i];
+    t.raw_delta_mean = raw / static_cast<double>(vb.size());
+    // A time at the reference clock, if time scales as 1 / SM clock (compute-bound work).
+    for (std::size_t i = 0; i < vb.size(); ++i) {
+      vb[i] *= cb[i] / t.reference_clock_mhz;
+      vc[i] *= cc[i] / t.reference_clock_mhz;
+    }
+    stats::PairedOptions o = options;
+    o.predicted.reset();
+    try {
+      t.normalised = stats::analyze_paired(vb, vc, o);
+      t.normalised_pairs = vb.size();
+    } catch (const std::invalid_argument&) {
+    }
+    const bool t_sig = std::isfinite(t.clock_diff->p) && t.clock_diff->p < alpha;
+    const bool w_sig = std::isfinite(t.clock_diff_wilcoxon_p) && t.clock_diff_wilcoxon_p < alpha;
+    if (t_sig && w_sig) {
+      t.warnings.push_back(fmt::format(
+          "the arms ran at different SM clocks: base {} MHz, candidate {} MHz (paired base - candidate {:+.1f} MHz, "
+          "CI [{:+.1f}, {:+.1f}], t p={:.3g}, Wilcoxon p={:.3g}); part of the delta may be the clock, compare the "
+          "clock-normalised delta",
+          f1(t.base.sm_clock_mean_mhz), f1(t.candidate.sm_clock_mean_mhz), t.clock_diff->mean, t.clock_diff->ci.low,
+          t.clock_diff->ci.high, t.clock_diff->p, t.clock_diff_wilcoxon_p));
+    }
+  }
+  const double capped = std::max(std::isfinite(t.base.power_capped_share) ? t.base.power_capped_share : 0.0,
+                                 std::isfinite(t.candidate.power_capped_share) ? t.candidate.power_capped_share : 0.0);
+  if (capped >= kPowerCappedWarning) {
+    t.warnings.push_back(fmt::format(
+        "the GPU was power-capped in {} (base) / {} (candidate) of the samples: on a power-bound device a change "
+        "that adds or removes idle time also moves the clocks",
+        share(t.base.power_capped_share), share(t.candidate.power_capped_share)));
+  }
+  return t;
+}
+
+json telemetry_json(const TelemetryComparison& t) {
+  auto arm = [](const ArmTelemetry& a) {
+    return json{{"runs", a.runs}, {"samples", a.samples}, {"sm_clock_mean_mhz", num(a.sm_clock_mean_mhz)},
+                {"power_mean_w", num(a.power_mean_w)}, {"power_capped_share", num(a.power_capped_share)},
+                {"memory_used_peak_mib", num(a.memory_peak_mib)}};
+  };
+  json j = {{"present", t.present}, {"status", t.status}, {"base", arm(t.base)}, {"candidate", arm(t.candidate)},
+            {"warnings", t.warnings}, {"reference_clock_mhz", num(t.reference_clock_mhz)}};
+  if (t.clock_diff) {
+    j["clock_diff_mhz"] = {{"mean", num(t.clock_diff->mean)}, {"ci", {num(t.clock_diff->ci.low), num(t.clock_diff->ci.high)}},
+                           {"t_p", num(t.clock_diff->p)}, {"wilcoxon_p", num(t.clock_diff_wilcoxon_p)}};
+  }
+  if (t.normalised) {
+    const auto& a = *t.normalised;
+    j["clock_normalised_delta"] = {
+        {"pairs", t.normalised_pairs}, {"raw_mean", num(t.raw_delta_mean)}, {"mean", num(a.delta.mean)}, {"mean_pct", num(a.delta.mean_pct)},
+        {"t_ci", {num(a.t.ci.low), num(a.t.ci.high)}},
+        {"bootstrap_ci", {num(a.bootstrap.mean.percentile.low), num(a.bootstrap.mean.percentile.high)}},
+        {"assumption", "value x run SM clock / reference clock: a time that scales as 1 / SM clock"}};
+  }
+  return j;
+}
+
+std::string telemetry_text(const TelemetryComparison& t, bool md, const std::string& unit) {
+  if (!t.present) {
+    return t.status.rfind("unavailable", 0) == 0 ? "\nGPU telemetry " + t.status + "\n"
+                                                 : "\nGPU telemetry: no samples (runs shorter than the sampling period?)\n";
+  }
+  std::string out = md ? "\n**GPU telemetry** (NVML, per arm: mean over runs)\n\n| arm | SM clock MHz | power W | "
+                         "power-capped | peak GPU memory MiB | runs | samples |\n|---|---|---|---|---|---|---|\n"
+                       : fmt::format("\nGPU telemetry (NVML, per arm: mean over runs):\n  {:<10} {:>12} {:>9} {:>13} "
+                                     "{:>16} {:>6} {:>8}\n", "arm", "SM clock MHz", "power W", "power-capped",
+                                     "peak GPU MiB", "runs", "samples");
+  for (const auto& [name, a] : {std::pair{"base", t.base}, std::pair{"candidate", t.candidate}}) {
+    out += md ? fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", name, f1(a.sm_clock_mean_mhz), f1(a.power_mean_w),
+                            share(a.power_capped_share), f0(a.memory_peak_mib), a.runs, a.samples)
+              : fmt::format("  {:<10} {:>12} {:>9} {:>13} {:>16} {:>6} {:>8}\n", name, f1(a.sm_clock_mean_mhz),
+                            f1(a.power_mean_w), share(a.power_capped_share), f0(a.memory_peak_mib), a.runs, a.samples);
+  }
+  const std::string lead = md ? "\n- " : "  ";
+  if (t.clock_diff) {
+    out += fmt::format("{}SM clock, paired base - candidate: {:+.1f} MHz, CI [{:+.1f}, {:+.1f}], t p={:.3g}, "
+                       "Wilcoxon p={:.3g}\n", lead, t.clock_diff->mean, t.clock_diff->ci.low, t.clock_diff->ci.high,
+                       t.clock_diff->p, t.clock_diff_wilcoxon_p);
+  }
+  if (t.normalised) {
+    const auto& a = *t.normalised;
+    const std::string u = unit.empty() ? "" : " " + unit;
+    out += fmt::format("{}delta {:+.5g}{} beside the clock-normalised delta (value x run clock / {:.0f} MHz, n={}): "
+                       "mean {:+.5g}{} ({:+.3f}%), bootstrap CI [{:+.5g}, {:+.5g}]\n", lead, t.raw_delta_mean, u,
+                       t.reference_clock_mhz, t.normalised_pairs, a.delta.mean, u, a.delta.mean_pct,
+                       a.bootstrap.mean.percentile.low, a.bootstrap.mean.percentile.high);
+  }
+  for (const auto& w : t.warnings) out += (md ? "\n- Warning: " : "  warning: ") + w + "\n";
+  return out;
+}
+
+}  // namespace layerbench::ab

@@ -1,0 +1,261 @@
+// The what-if acceptance on the host: a synthetic stack whose layers start an asynchronous
+// operation (a wall-clock deadline, as a GPU kernel runs beside the host), do host work while
+// it runs ("launch", hidden behind it) and then a host step after waiting for it ("read", on
+// the critical path, like the exchange's host read). Delaying "read" must give a critical-path
+// fraction whose interval contains 1; delaying "launch" one whose interval contains 0 and
+// excludes 1. Plus the order balance of the rounds and the flag parsing.
+//
+// The synthetic stack keeps time on the thread's CPU clock (its spins, its deadline, the stack
+// time and the calibration alike), so that a busy test machine preempting the thread does not
+// move the figures: the test checks the method, not the machine.
+#include "harness/whatif.hpp"
+
+#include "collectives/error.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <map>
+
+namespace layerbench::harness {
+namespace {
+
+double cpu_us() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) * 1e-3;
+}
+void cpu_spin(double us) {
+  const double until = cpu_us() + us;
+  while (cpu_us() < until) {
+  }
+}
+
+// A host-wait hook on the CPU clock: `us` at the end edge of one component.
+class CpuDelays final : public DelayHook {
+ public:
+  void set(const std::string& component, double us) {
+    component_ = component;
+    us_ = us;
+  }
+  void at(std::string_view component, Edge edge, Stream) override {
+    if (edge != Edge::end || component != component_) return;
+    ++injected;
+    cpu_spin(us_);
+  }
+  std::size_t injected = 0;
+
+ private:
+  std::string component_;
+  double us_ = 0;
+};
+
+class SyntheticStack {
+ public:
+  explicit SyntheticStack(DelayHook& hook) : hook_(hook) {}
+  double run(int layers) {
+    const double t0 = cpu_us();
+    for (int l = 0; l < layers; ++l) {
+      const double done = cpu_us() + 1500;  // the asynchronous operation completes then
+      hook_.at("launch", Edge::begin, {});
+      cpu_spin(300);  // host work overlapped by the operation
+      hook_.at("launch", Edge::end, {});
+      while (cpu_us() < done) {
+      }
+      hook_.at("read", Edge::begin, {});
+      cpu_spin(100);  // host work after the wait: nothing overlaps it
+      hook_.at("read", Edge::end, {});
+    }
+    return (cpu_us() - t0) / 1000.0;
+  }
+
+ private:
+  DelayHook& hook_;
+};
+
+double calibrate_cpu_spin(double us, int reps) {  // median of 7 passes, as calibrate_host_spin
+  std::vector<double> per;
+  for (int p = 0; p < 7; ++p) {
+    const double t0 = cpu_us();
+    for (int i = 0; i < reps; ++i) cpu_spin(us);
+    per.push_back((cpu_us() - t0) / 1000.0 / reps);
+  }
+  std::sort(per.begin(), per.end());
+  return per[3];
+}
+
+WhatIfResult what_if(const std::string& component) {
+  CpuDelays delays;
+  SyntheticStack stack(delays);
+  WhatIfOptions o;
+  o.levels_us = {0, 150, 300, 600};
+  o.rounds = 20;
+  o.resamples = 10000;
+  // A 95% interval misses the truth in one run of twenty by construction, and these virtual-time
+  // figures are precise to a few microseconds in 10 ms: the acceptance reads a 99.9% interval.
+  o.confidence = 0.999;
+  const WhatIfTarget t{component, Edge::end, DelayKind::host};
+  constexpr int kLayers = 6;
+  const std::vector<double> cost = {component == "read" ? 0.1 : 0.3};
+  auto r = run_what_if(
+      o, t, kLayers, 36, cost, [&](double us) { return calibrate_cpu_spin(us, o.calibration_reps); },
+      [&](double us) {
+        delays.set(component, us);
+        const auto n0 = delays.injected;
+        const double ms = stack.run(kLayers);
+        EXPECT_EQ(delays.injected - n0, static_cast<std::size_t>(kLayers));
+        return ms;
+      });
+  return r;
+}
+
+TEST(WhatIf, CriticalHostWaitHasFractionOne) {
+  const auto r = what_if("read");
+  EXPECT_TRUE(r.fit.ci.contains(1.0)) << "fraction " << r.fit.slope << " CI [" << r.fit.ci.low << ", " << r.fit.ci.high << "]";
+  EXPECT_GT(r.fit.ci.low, 0.5);
+  ASSERT_EQ(r.calibrated_ms.size(), 4u);
+  EXPECT_NEAR(r.calibrated_ms[3], 0.6, 0.05);
+  EXPECT_EQ(r.x_ms.size(), 80u);
+  // Removing a critical 0.1 ms step 36 times saves ~3.6 ms.
+  const auto ci = r.effect_ci(36, 0.999);
+  EXPECT_TRUE(ci.contains(r.effect_ms(36)));
+  EXPECT_NEAR(r.effect_ms(36), 3.6, 1.0);
+  const auto j = r.to_json(0.95);
+  EXPECT_EQ(j["levels"].size(), 4u);
+  EXPECT_EQ(j["instances_per_stack"], 6);
+}
+
+TEST(WhatIf, HiddenWorkHasFractionZero) {
+  const auto r = what_if("launch");
+  EXPECT_TRUE(r.fit.ci.contains(0.0)) << "fraction " << r.fit.slope << " CI [" << r.fit.ci.low << ", " << r.fit.ci.high << "]";
+  EXPECT_FALSE(r.fit.ci.contains(1.0));
+  const auto md = what_if_markdown({r}, 0.95);
+  EXPECT_NE(md.find("| launch | delay (host wait) |"), std::string::npos) << md;
+}
+
+// Replication on the CPU clock: a stack of 6 layers, each 1 ms of other work and a serial 0.25 ms
+// component run k times. The slope is the component's cost per copy; the rounds stop once the
+// interval is within 10% of it; the predicted removal is slope x instances per forward.
+TEST(WhatIf, ReplicationSlopeIsTheCostPerCopy) {
+  WhatIfOptions o;
+  o.rounds = 4;
+  o.resamples = 4000;
+  const WhatIfTarget t{"serial", Edge::end, DelayKind::device, WhatIfMethod::replicate};
+  constexpr int kLayers = 6;
+  int stacks = 0;
+  auto stack = [&](int k) {
+    ++stacks;
+    const double t0 = cpu_us();
+    for (int l = 0; l < kLayers; ++l) {
+      cpu_spin(1000);
+      for (int c = 0; c < k; ++c) cpu_spin(250);
+    }
+    return (cpu_us() - t0) / 1000.0;
+  };
+  const std::vector<double> cost = {0.25, 0.251, 0.249};
+  const auto r = run_replicate_what_if(o, t, kLayers, 36, cost, stack);
+  EXPECT_EQ(r.target.method, WhatIfMethod::replicate);
+  EXPECT_NEAR(r.fit.slope, 0.25, 0.025);
+  EXPECT_NEAR(r.slope_median, 0.25, 0.025);
+  EXPECT_EQ(r.stop, "interval within target");
+  EXPECT_LE(std::max(r.fit.slope - r.fit.ci.low, r.fit.ci.high - r.fit.slope), 0.1 * r.fit.slope);
+  EXPECT_EQ(stacks, 4 + 4 * static_cast<int>(r.fit.blocks));  // one untimed round, then the timed ones
+  EXPECT_DOUBLE_EQ(r.effect_ms(36), r.fit.slope * 36);
+  const auto ci = r.effect_ci(36, 0.95);
+  EXPECT_DOUBLE_EQ(ci.low, r.fit.ci.low * 36);
+  EXPECT_FALSE(r.energy_fit.has_value());  // no meter: no energy, never zero
+  const auto j = r.to_json(0.95);
+  EXPECT_EQ(j["method"], "replicate");
+  EXPECT_TRUE(j["energy"].is_null());
+  ASSERT_EQ(j["levels"].size(), 4u);
+  EXPECT_EQ(j["levels"][0]["copies_per_instance"], 0);
+  const auto md = what_if_markdown({r}, 0.95);
+  EXPECT_NE(md.find("| serial | replicate | x0, x1, x2, x3 |"), std::string::npos) << md;
+  // With a meter (1 J per ms of stack), the energy per copy is the cost per copy in J.
+  double joules = 0;
+  auto metered = [&](int k) {
+    const double ms = stack(k);
+    joules += ms;
+    return ms;
+  };
+  const auto re = run_replicate_what_if(o, t, kLayers, 36, cost, metered, nullptr, {}, [&] { return joules; });
+  ASSERT_TRUE(re.energy_fit.has_value());
+  EXPECT_NEAR(re.energy_fit->slope, re.fit.slope, 1e-9);
+}
+
+// The time cap: a target that cannot be met stops on the stacks' own time.
+TEST(WhatIf, ReplicationStopsAtTheTimeCap) {
+  WhatIfOptions o;
+  o.rounds = 2;
+  o.resamples = 2000;
+  o.max_seconds = 0.05;
+  o.target_relative_half_width = 1e-9;
+  o.target_absolute_half_width_ms = 0;
+  const WhatIfTarget t{"noisy", Edge::end, DelayKind::device, WhatIfMethod::replicate};
+  std::uint64_t seed = 1;
+  auto stack = [&](int k) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return 5.0 + k * 0.1 + static_cast<double>(seed >> 40) * 1e-8;  // ms, never exactly linear
+  };
+  const auto r = run_replicate_what_if(o, t, 2, 36, {}, stack);
+  EXPECT_EQ(r.stop, "time cap");
+  EXPECT_GE(r.fit.blocks, 2u);
+  EXPECT_LE(r.fit.blocks, 4u);  // 5 ms stacks, 4 per round: the 50 ms cap ends the third round
+}
+
+TEST(WhatIf, InjectedDelaysActOnTheirComponentAndEdge) {
+  auto dev = make_host_device();
+  InjectedDelays d(*dev);
+  d.set("x", Edge::end, DelayKind::host, 200);
+  d.set("y", Edge::begin, DelayKind::device, 100);  // the host device spins on the host
+  d.set("x", Edge::end, DelayKind::host, 300);      // replaces the first
+  const auto t0 = std::chrono::steady_clock::now();
+  d.at("x", Edge::end, {});
+  d.at("x", Edge::begin, {});
+  d.at("y", Edge::begin, {});
+  d.at("z", Edge::end, {});
+  const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(d.injected(), 2u);
+  EXPECT_GE(us, 400.0);
+  d.clear();
+  d.at("x", Edge::end, {});
+  EXPECT_EQ(d.injected(), 2u);
+}
+
+TEST(WhatIf, RoundsAreOrderBalanced) {
+  // Over 2k rounds every level takes every position exactly twice.
+  const std::size_t k = 4;
+  std::map<std::pair<std::size_t, std::size_t>, int> seen;  // (level, position) -> count
+  for (std::size_t r = 0; r < 2 * k; ++r) {
+    const auto order = round_order(k, r);
+    ASSERT_EQ(order.size(), k);
+    for (std::size_t p = 0; p < k; ++p) ++seen[{order[p], p}];
+  }
+  for (std::size_t l = 0; l < k; ++l)
+    for (std::size_t p = 0; p < k; ++p) EXPECT_EQ((seen[{l, p}]), 2) << l << "," << p;
+}
+
+TEST(WhatIf, ParsesTargetsAndRejectsBadOnes) {
+  const std::vector<std::string> valid = {"a", "b", "x"};
+  const auto t = parse_what_if("a,x@begin,b@end", valid, {"x"});
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t[1].name(), "x@begin");
+  EXPECT_EQ(t[1].kind, DelayKind::host);
+  EXPECT_EQ(t[0].kind, DelayKind::device);
+  EXPECT_EQ(t[2].edge, Edge::end);
+  for (const char* bad : {"", "a,,b", "zzz", "a@middle", "a,a"}) EXPECT_THROW(parse_what_if(bad, valid, {}), UsageError) << bad;
+  WhatIfOptions o;
+  EXPECT_NO_THROW(validate_what_if(o));
+  o.levels_us = {5, 5};
+  EXPECT_THROW(validate_what_if(o), UsageError);
+  o.levels_us = {0, -1};
+  EXPECT_THROW(validate_what_if(o), UsageError);
+  o.levels_us = {0, 10};
+  o.rounds = 1;
+  EXPECT_THROW(validate_what_if(o), UsageError);
+}
+
+}  // namespace
+}  // namespace layerbench::harness
