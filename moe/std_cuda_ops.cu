@@ -185,6 +185,15 @@ __global__ void gate_kernel(bf16* y, const float* g, long long h) {
   for (long long q = threadIdx.x; q < h; q += blockDim.x) y[t * h + q] = __float2bfloat16(__bfloat162float(y[t * h + q]) * s);
 }
 
+// Padded slot j (cap rows) -> compact rows [off[j], off[j+1]) of the live experts, 16-byte copies.
+__global__ void unpad_rows_kernel(const uint4* src, uint4* dst, const int* off, long long cap, long long h8) {
+  const int j = blockIdx.x;
+  const long long r0 = off[j], n = off[j + 1] - r0;
+  for (long long i = blockIdx.y * static_cast<long long>(blockDim.x) + threadIdx.x; i < n * h8;
+       i += static_cast<long long>(gridDim.y) * blockDim.x)
+    dst[r0 * h8 + i] = src[static_cast<long long>(j) * cap * h8 + i];
+}
+
 class CudaStdOps final : public StdOps {
  public:
   explicit CudaStdOps(Device& dev) : dev_(dev), base_(make_cuda_ops(dev, ExpertPath::automatic)) {
@@ -248,6 +257,10 @@ class CudaStdOps final : public StdOps {
                   Stream s) override {
     const auto E = static_cast<std::int64_t>(rows.size());
     const StdExpertPath p = expert_path_for(h, inter, E);
+    if (p == StdExpertPath::padded && h % 8 == 0) {
+      padded_mlp(x, w13, wd, y, rows, h, inter, a, s);
+      return;
+    }
     if (p == StdExpertPath::multi_stream) {
       multi_stream_mlp(x, w13, wd, gu, act, y, rows, h, inter, a, s);
       return;
@@ -301,6 +314,9 @@ class CudaStdOps final : public StdOps {
       return path_ == StdExpertPath::grouped
                  ? "row gather, one cuBLAS grouped GEMM per projection over the experts with rows (gate/up, then "
                    "down), vectorised activation kernel, row scatter"
+                 : path_ == StdExpertPath::padded
+                 ? "row gather, every expert padded to the largest row count and one cuBLAS batched GEMM per "
+                   "projection, vectorised activation kernel, live rows copied back, row scatter"
                  : path_ == StdExpertPath::multi_stream
                  ? "row gather, one cuBLAS GEMM per local expert with rows spread over 4 streams (gate/up, then "
                    "down), vectorised activation kernel, row scatter"
@@ -405,6 +421,99 @@ class CudaStdOps final : public StdOps {
     glu(gu, act, total, inter, a, s);
     spread(wd, act, y, h, inter);
   }
+
+  // Every expert with rows padded to the largest count (cap) and run as one cuBLAS batched GEMM
+  // per projection (uniform shapes): gate/up reads each expert's compact rows in place (its cap
+  // rows run into the next expert's, whose results land in padding; the last experts, whose cap
+  // rows would pass the end, are staged into a padded buffer first), writes (slots, cap, 2I); the
+  // activation and down run on the padded slots; the live rows are copied back compact.
+  void padded_mlp(const void* x, const void* w13, const void* wd, void* y, const std::vector<std::int64_t>& rows,
+                  std::int64_t h, std::int64_t inter, const ActivationSpec& a, Stream s) {
+    const auto st = detail::cuda_stream(s);
+    std::int64_t total = 0, cap = 0;
+    for (auto r : rows) {
+      total += r;
+      cap = std::max(cap, r);
+    }
+    if (total == 0) return;
+    auto& P = pad_;
+    P.ptr.clear();
+    P.off.assign(1, 0);
+    std::vector<std::int64_t> tail;  // (slot, expert, compact offset) of staged experts
+    std::int64_t off = 0;
+    for (std::size_t e = 0; e < rows.size(); ++e) {
+      if (rows[e] > 0) {
+        if (off + cap > total) tail.insert(tail.end(), {static_cast<std::int64_t>(P.off.size() - 1), static_cast<std::int64_t>(e), off});
+        P.off.push_back(static_cast<int>(off + rows[e]));
+      }
+      off += rows[e];
+    }
+    const auto slots = static_cast<std::int64_t>(P.off.size() - 1);
+    const std::size_t es = 2;
+    auto grow = [&](Buffer& b, std::size_t bytes) {
+      if (b.bytes() < bytes) b = dev_.alloc(bytes);
+    };
+    grow(P.gu, static_cast<std::size_t>(slots * cap * 2 * inter) * es);
+    grow(P.act, static_cast<std::size_t>(slots * cap * inter) * es);
+    grow(P.y, static_cast<std::size_t>(slots * cap * h) * es);
+    grow(P.stage, static_cast<std::size_t>(std::max<std::size_t>(tail.size() / 3, 1) * cap * h) * es);
+    // pointer table: [A13 | B13 | C13 | Ad | Bd | Cd], slots each
+    std::vector<const void*> A13, B13, C13, Ad, Bd, Cd;
+    std::size_t t = 0;
+    for (std::int64_t j = 0, e = 0; e < static_cast<std::int64_t>(rows.size()); ++e) {
+      if (rows[static_cast<std::size_t>(e)] == 0) continue;
+      A13.push_back(static_cast<const bf16*>(w13) + e * 2 * inter * h);
+      const bool staged = t < tail.size() && tail[t] == j;
+      B13.push_back(staged ? static_cast<const bf16*>(P.stage.data()) + static_cast<std::int64_t>(t / 3) * cap * h
+                           : static_cast<const bf16*>(x) + static_cast<std::int64_t>(P.off[static_cast<std::size_t>(j)]) * h);
+      if (staged) t += 3;
+      C13.push_back(static_cast<bf16*>(P.gu.data()) + j * cap * 2 * inter);
+      Ad.push_back(static_cast<const bf16*>(wd) + e * h * inter);
+      Bd.push_back(static_cast<bf16*>(P.act.data()) + j * cap * inter);
+      Cd.push_back(static_cast<bf16*>(P.y.data()) + j * cap * h);
+      ++j;
+    }
+    for (auto* v : {&A13, &B13, &C13, &Ad, &Bd, &Cd}) P.ptr.insert(P.ptr.end(), v->begin(), v->end());
+    const std::size_t pbytes = P.ptr.size() * sizeof(void*), obytes = P.off.size() * 4;
+    grow(P.dptr, pbytes);
+    grow(P.doff, obytes);
+    if (P.ptr != P.uploaded_ptr || P.off != P.uploaded_off) {  // a repeated load uploads nothing
+      LB_CUDA_CHECK(cudaMemcpyAsync(P.dptr.data(), P.ptr.data(), pbytes, cudaMemcpyHostToDevice, st));
+      LB_CUDA_CHECK(cudaMemcpyAsync(P.doff.data(), P.off.data(), obytes, cudaMemcpyHostToDevice, st));
+      P.uploaded_ptr = P.ptr;
+      P.uploaded_off = P.off;
+    }
+    for (std::size_t q = 0; q < tail.size(); q += 3) {  // stage the last experts' rows
+      const std::int64_t n = rows[static_cast<std::size_t>(tail[q + 1])];
+      LB_CUDA_CHECK(cudaMemcpyAsync(static_cast<bf16*>(P.stage.data()) + static_cast<std::int64_t>(q / 3) * cap * h,
+                                    static_cast<const bf16*>(x) + tail[q + 2] * h, static_cast<std::size_t>(n * h) * es,
+                                    cudaMemcpyDeviceToDevice, st));
+    }
+    auto** dp = static_cast<const void**>(P.dptr.data());
+    const auto S = static_cast<std::size_t>(slots);
+    const float one = 1.0f, zero = 0.0f;
+    LB_CUBLAS_CHECK(cublasSetStream(blas_, st));
+    LB_CUBLAS_CHECK(cublasGemmBatchedEx(blas_, CUBLAS_OP_T, CUBLAS_OP_N, int(2 * inter), int(cap), int(h), &one, dp,
+                                        CUDA_R_16BF, int(h), dp + S, CUDA_R_16BF, int(h), &zero,
+                                        const_cast<void**>(dp + 2 * S), CUDA_R_16BF, int(2 * inter), int(slots),
+                                        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    glu(P.gu.data(), P.act.data(), slots * cap, inter, a, s);
+    LB_CUBLAS_CHECK(cublasGemmBatchedEx(blas_, CUBLAS_OP_T, CUBLAS_OP_N, int(h), int(cap), int(inter), &one, dp + 3 * S,
+                                        CUDA_R_16BF, int(inter), dp + 4 * S, CUDA_R_16BF, int(inter), &zero,
+                                        const_cast<void**>(dp + 5 * S), CUDA_R_16BF, int(h), int(slots),
+                                        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    const dim3 grid(static_cast<unsigned>(slots), static_cast<unsigned>(std::min<std::int64_t>((cap * h / 8 + 255) / 256, 64)));
+    unpad_rows_kernel<<<grid, 256, 0, st>>>(static_cast<const uint4*>(P.y.data()), static_cast<uint4*>(y), P.doff.as<int>(),
+                                            cap, h / 8);
+    LB_CUDA_CHECK_LAUNCH();
+  }
+
+  struct PaddedState {
+    Buffer gu, act, y, stage, dptr, doff;
+    std::vector<const void*> ptr, uploaded_ptr;
+    std::vector<int> off, uploaded_off;
+  };
+  PaddedState pad_;
 
   struct GroupedHost {
     std::vector<int> m, n, k, lda, ldb, ldc, size;

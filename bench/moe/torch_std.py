@@ -188,13 +188,14 @@ def side_by_side(ours, res, names):
         pe = ours.get((n, "expert MLPs, per-expert cuBLAS + activation"))
         gr = ours.get((n, "expert MLPs, grouped cuBLAS + activation"))
         ms = ours.get((n, "expert MLPs, per-expert cuBLAS on 4 streams + activation"))
+        pd = ours.get((n, "expert MLPs, padded batched cuBLAS + activation"))
         r_t = res.get((n, "torch eager router"))
         g_t = res.get((n, "torch._grouped_mm gate/up + down (GEMMs only)"))
         a_t = res.get((n, "torch._grouped_mm gate/up + activation as torch ops + down"))
-        if None in (r_ours, pe, gr, ms, r_t, g_t, a_t):
+        if None in (r_ours, pe, gr, ms, pd, r_t, g_t, a_t):
             print(f"| {n} | missing figures | | | | | | | |")
             continue
-        e_ours, path = min((pe, "per-expert"), (gr, "grouped"), (ms, "multi-stream"))
+        e_ours, path = min((pe, "per-expert"), (gr, "grouped"), (ms, "multi-stream"), (pd, "padded"))
         print(f"| {n} | {r_ours:.4f} | {r_t:.4f} | {r_t / r_ours:.2f}x | {e_ours:.4f} ({path}) | {g_t:.4f} "
               f"| {g_t / e_ours:.2f}x | {a_t:.4f} | {a_t / e_ours:.2f}x |")
 

@@ -3,7 +3,7 @@
 //    moe/router.cpp's route_token on the same fp32 logits: the same experts in the same order
 //    and the same weights for every token whose top-k boundary (and group boundary) is clear of
 //    rounding; exact ties (duplicated experts) go to the lower id; every output written;
-//  - the expert MLPs (per-expert cuBLAS on one stream and on 4, grouped cuBLAS) against a CPU product with the device's
+//  - the expert MLPs (per-expert cuBLAS on one stream and on 4, grouped cuBLAS, padded batched) against a CPU product with the device's
 //    roundings (bf16 gate/up and activation), at edge shapes: one row, empty experts, K not a
 //    multiple of any tile, more than 1024 groups.
 #include "collectives/cuda_internal.hpp"
@@ -219,6 +219,9 @@ TEST(StdExpertMlpGpu, GroupedMatchesTheCpuProduct) {
 }
 TEST(StdExpertMlpGpu, PerExpertMatchesTheCpuProduct) {
   for (const auto& c : mlp_cases()) check_mlp(c, StdExpertPath::per_expert);
+}
+TEST(StdExpertMlpGpu, PaddedBatchedMatchesTheCpuProduct) {
+  for (const auto& c : mlp_cases()) check_mlp(c, StdExpertPath::padded);
 }
 TEST(StdExpertMlpGpu, MultiStreamMatchesTheCpuProduct) {
   for (const auto& c : mlp_cases()) check_mlp(c, StdExpertPath::multi_stream);
