@@ -104,8 +104,17 @@ struct WhatIfResult {
   std::vector<double> cost_resampled;            // bootstrap medians of the cost
   double seconds = 0;                            // wall time of this what-if
 
+  // The slope's interval. replicate: the t interval over rounds (stats/slope.hpp block_t_ci:
+  // each round is one independent pass over every copy count; with the 8-12 rounds the stopping
+  // rule takes, the bootstrap percentile over rounds covers ~88%, not 95%). delay: the bootstrap
+  // percentile, whose resamples also give the product with the bootstrapped cost.
+  stats::Interval slope_ci() const { return target.method == WhatIfMethod::replicate ? fit.block_t_ci : fit.ci; }
+  std::string slope_ci_method() const {
+    return target.method == WhatIfMethod::replicate ? "t over rounds (df = rounds - 1)" : "bootstrap percentile over rounds";
+  }
+
   // delay: fraction x cost x instances, with the percentile interval of the product of the
-  // bootstrapped fraction and cost. replicate: slope x instances, the slope's interval scaled.
+  // bootstrapped fraction and cost. replicate: slope x instances, slope_ci() scaled.
   // replicate: the predicted removal uses the removal step instead when removal_from_step.
   double effect_ms(double instances) const {
     if (target.method == WhatIfMethod::replicate)

@@ -24,9 +24,11 @@ double replicate_target_half_width(const WhatIfOptions& o, double slope_ms, doub
 
 namespace {
 
+// The stopping rule reads the interval the prediction uses: t over rounds.
 double half_width(const stats::BlockSlopeFit& f) {
-  if (!std::isfinite(f.ci.low) || !std::isfinite(f.ci.high)) return stats::nan_value;
-  return std::max(f.slope - f.ci.low, f.ci.high - f.slope);
+  const auto& ci = f.block_t_ci;
+  if (!std::isfinite(ci.low) || !std::isfinite(ci.high)) return stats::nan_value;
+  return std::max(f.slope - ci.low, ci.high - f.slope);
 }
 
 }  // namespace

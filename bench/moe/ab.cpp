@@ -64,7 +64,7 @@ PairRun run_pairs(MoeLayer& layer, const void* x, const RunConfig& c, const std:
     const double e0 = energy();
     const double ms = harness::time_body(w, s, [&] {
       dev.copy(a.data(), x, a.bytes(), s);
-      run_stack(layer, a.data(), b.data(), L, reuse(candidate), s);
+      run_stack(layer, a.data(), b.data(), L, reuse(candidate), s, parse_stack_input(c.stack_input));
     });
     last_j = energy() - e0;
     last = window_covariates(w, sampler, w0, telemetry::Sampler::now());
@@ -278,15 +278,16 @@ AbResult run_drop_ab(MoeLayer& layer, const void* x, const RunConfig& c, const s
             {"base", "the stack as is"},
             {"candidate", "the stack with " + component + " skipped (timings real, outputs not checked)"},
             {"outputs_checked", false},
+            {"stack_input", c.stack_input},
             {"order", p.order},
             {"base_ms", p.base},
             {"candidate_ms", p.cand},
             {"energy", energy_json(p)}};
   if (p.seq) r.json["sequential"] = reports::sequential_json(*p.seq);
   std::string md = fmt::format(
-      "\n### Removal A/B drop:{}: {}-layer stack, {} interleaved pairs (base = as is, candidate = {} skipped; timings "
-      "real, outputs not checked)\n\n",
-      component, L, pairs, component);
+      "\n### Removal A/B drop:{}: {}-layer stack ({} input), {} interleaved pairs (base = as is, candidate = {} "
+      "skipped; timings real, outputs not checked)\n\n",
+      component, L, c.stack_input, pairs, component);
   if (p.seq) md += stats::sequential_summary(*p.seq) + " " + stats::sequential_fixed_n_note() + "\n\n";
   reports::PairedContext ctx;
   ctx.base_label = "as is";
