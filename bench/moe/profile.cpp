@@ -44,8 +44,7 @@ void add_flags(CLI::App& app, RunConfig& c) {
   app.add_option("--stack-input", c.stack_input,
                  "where the layers of the --layers stack (stack figures, what-if, --ab) take their input: same (every "
                  "layer from the same input: a component left out leaves its output as written, so a removal takes "
-                 "away its own work only) or chained (each layer from the previous one's output)")
-      ->check(CLI::IsMember({"same", "chained"}));
+                 "away its own work only) or chained (each layer from the previous one's output)");
   cli::add_int(app, "--moe-layers", c.moe_layers, "override: MoE layers per forward (derived lines)", 1, 10000);
   app.add_option_function<std::vector<std::string>>(
          "--ab",

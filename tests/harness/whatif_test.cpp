@@ -163,14 +163,18 @@ TEST(WhatIf, ReplicationSlopeIsTheCostPerCopy) {
   EXPECT_NEAR(r.fit.slope, 0.25, 0.025);
   EXPECT_NEAR(r.slope_median, 0.25, 0.025);
   EXPECT_EQ(r.stop, "interval within target");
-  EXPECT_LE(std::max(r.fit.slope - r.fit.ci.low, r.fit.ci.high - r.fit.slope), 0.1 * r.fit.slope);
+  // The stopping rule and the prediction read the t interval over rounds.
+  EXPECT_EQ(r.slope_ci().low, r.fit.block_t_ci.low);
+  EXPECT_LE(std::max(r.fit.slope - r.fit.block_t_ci.low, r.fit.block_t_ci.high - r.fit.slope), 0.1 * r.fit.slope);
   EXPECT_EQ(stacks, 4 + 4 * static_cast<int>(r.fit.blocks));  // one untimed round, then the timed ones
   EXPECT_DOUBLE_EQ(r.effect_ms(36), r.fit.slope * 36);
   const auto ci = r.effect_ci(36, 0.95);
-  EXPECT_DOUBLE_EQ(ci.low, r.fit.ci.low * 36);
+  EXPECT_DOUBLE_EQ(ci.low, r.fit.block_t_ci.low * 36);
   EXPECT_FALSE(r.energy_fit.has_value());  // no meter: no energy, never zero
   const auto j = r.to_json(0.95);
   EXPECT_EQ(j["method"], "replicate");
+  EXPECT_EQ(j["slope_ci_method"], "t over rounds (df = rounds - 1)");
+  EXPECT_DOUBLE_EQ(j["slope_ci"][0].get<double>(), r.fit.block_t_ci.low);
   EXPECT_TRUE(j["energy"].is_null());
   ASSERT_EQ(j["levels"].size(), 4u);
   EXPECT_EQ(j["levels"][0]["copies_per_instance"], 0);
