@@ -21,7 +21,7 @@ after the last step. **Ideal** (for reading, not the verdict): torch's one cuDNN
 every key the rank meets (per request over its valid keys gathered beforehand; per document when
 packed), the work without the Ring's split. Timing, both sides: warm-up, then each iteration one
 forward between two CUDA events after a device sync (host launch cost included on both sides);
-median. calls: cuDNN calls per forward (ours + 1 merge kernel where rows meet several calls).
+median. calls: SDPA calls per forward (ours: +1, the merge kernel, where rows meet several calls).
 """
 
 
@@ -43,7 +43,7 @@ def main():
             if g not in ours:
                 continue
             st, idl, plan = t.get("steps", {}), t.get("ideal", {}), plans.get(g) or {}
-            n_ours = len(plan.get("calls", [])) + (0 if plan.get("direct", True) else 1)
+            n_ours = f"{len(plan.get('calls', []))}{'' if plan.get('direct', True) else '+1'}"
             ideal = (f"{idl['median_ms']:.3f} ({idl['calls']})", f"{idl['median_ms'] / ours[g]:.3f}") \
                 if "median_ms" in idl else (idl.get("error", "-")[:60], "-")
             check = st.get("check_max_abs_err")

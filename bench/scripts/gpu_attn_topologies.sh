@@ -97,6 +97,14 @@ run_case hunyuan-gqa "${HY[@]}" --kv-heads 8
 run_case wan14b-gqa "${WAN[@]}" --kv-heads 8
 run_case hunyuan-rear "${HY[@]}" --joint rear
 run_case wan14b-rear "${WAN[@]}" --text-tokens 512 --joint rear
+# Diagnostic (not in the comparison): FLUX.1-dev front timed free-running (--align none: forwards
+# back to back, so host launch cost hides behind the previous forward) beside the cold figures.
+if [ "$(elapsed)" -le "$BUDGET_S" ]; then
+  "$ATTN" --backend cuda --advise --gpus 8 --model flux.1-dev --resolution 1024x1024 --frames 1 --coll "$COLL" \
+    --warmup 1 --iterations "$ITERATIONS" --align none --json "$OUT/cases/flux-front-pipelined.diag.json" \
+    > "$OUT/cases/flux-front-pipelined.diag.md" 2>&1
+  echo "flux-front pipelined: rc=$?"
+fi
 timeout "${TORCH_S:-120}" \
   python3 bench/attn/torch_local.py --advise-json "${DONE[@]}" --warmup 1 --iterations "$ITERATIONS" \
   > "$OUT/torch_local.log" 2>&1
