@@ -69,8 +69,8 @@ json WhatIfResult::to_json(double confidence) const {
   if (rep) {
     j["removal_step_ms_per_stack"] = num(removal_step_ms);
     j["removal_step_ci_ms_per_stack"] = ci_json(removal_step_ci);
-    j["predicted_removal_basis"] = removal_from_step ? "removal step (one copy minus none, paired in rounds): not linear at k = 0"
-                                                     : "slope x instances";
+    j["predicted_removal_basis"] =
+        removal_from_step ? "removal step (one copy minus none, paired in rounds): " + removal_step_reason : "slope x instances";
     j["slope_unit"] = "ms per copy";
     j["x_unit"] = "copies per stack";
     j["stop"] = stop;
@@ -129,10 +129,11 @@ std::string what_if_notes() {
   md += "\n- replicate: the component runs 0 (where it can be skipped), 1, 2 and 3 times per instance inside the "
         "stack; slope = stack time per extra copy (ms), fitted within order-balanced rounds, which run until its "
         "interval (t over rounds: each round is one independent pass over every copy count) is within 10% of it (0.02 ms for components under 0.2 ms) or the time cap. Predicted removal = "
-        "slope x instances per forward; making the component X% faster saves X% of that. Where the response is not "
-        "linear (lack-of-fit p < 0.01), removal is predicted from the removal step measured in the same rounds (one "
-        "copy minus none, marked \"removal step\"): under a power cap a component whose power density differs from "
-        "the rest's moves the clocks of everything else when it is removed.\n";
+        "slope x instances per forward; making the component X% faster saves X% of that. The removal itself is "
+        "also measured in the same rounds (one copy minus none, the unit `--ab drop:` takes away); it predicts the "
+        "removal (marked \"removal step\") wherever its interval is within the same target, or where the response "
+        "is not linear (lack-of-fit p < 0.01): under a power cap a component whose power density differs from the "
+        "rest's moves the clocks of everything else when it is removed.\n";
   md += "- delay: the slope is the stack's response to idle injected at every instance (the critical-path fraction: "
         "1 = every injected microsecond shows end to end, 0 = hidden). Predicted removal = fraction x isolated cost "
         "x instances per forward: right for idle work (a host round-trip, a wait), and the figure of what idle of "

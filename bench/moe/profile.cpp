@@ -58,7 +58,8 @@ void add_flags(CLI::App& app, RunConfig& c) {
          "(added to --what-if when missing); drop:COMPONENT (repeatable): the stack with and without the component, "
          "checked against its replication what-if (added when missing)")
       ->allow_extra_args(false);
-  cli::add_int(app, "--pairs", c.pairs, "A/B pairs (the cap with --ab-sequential)", 2, 1'000'000);
+  cli::add_int(app, "--pairs", c.pairs, "A/B pairs (the cap with --ab-sequential; drop: A/Bs stop once the measured "
+               "removal's interval is within half its prediction's, after at least 31)", 2, 1'000'000);
   app.add_flag("--ab-sequential", c.ab_sequential,
                "stop the A/B at the first pair where an always-valid confidence sequence excludes 0 or lies inside "
                "+-equivalence (alpha 0.05)");

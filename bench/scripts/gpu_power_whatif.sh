@@ -16,7 +16,9 @@
 #     "% of dense" and the replication predictions across processes (run-to-run spread).
 # Everything is written to a work folder and comes back as $OUT/power-whatif.tgz plus the console
 # summary $OUT/summary.txt (the device returns few files).
-# usage: [PAIRS=121] [PAIRS_CHAINED=51] [LAYERS=8] bench/scripts/gpu_power_whatif.sh
+# QUICK=1: process 1's what-ifs and removal A/Bs only (no tests, metadata A/B, repeats or other
+# processes): the acceptance's comparison in about two minutes after the build.
+# usage: [PAIRS=121] [PAIRS_CHAINED=51] [LAYERS=8] [QUICK=1] bench/scripts/gpu_power_whatif.sh
 # Run from a snapshot (bench/scripts/snapshot.sh, then in .devbuild/src).
 set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
@@ -36,6 +38,26 @@ pack() {
 trap pack EXIT
 { date -u; nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv; } > "$OUT/machine.txt" 2>&1
 
+MOE=("$B/bench/moe/layerbench-moe" --backend cuda --tokens 15000 --layers "$LAYERS" --telemetry gpu)
+COMPS=routing,shared_branch,local_expert_compute,split_linear,merge_linear
+DROPS=()
+for c in ${COMPS//,/ }; do DROPS+=(--ab "drop:$c"); done
+report() {  # the what-if table, the tiles by layer and every prediction check of one process
+  sed -n '/### What-if/,/^- replicate/p' "$1"
+  grep -E "^- expert tiles|^Stopped after" "$1"
+  grep -E "measured - predicted \(|^### (Removal|Metadata)" "$1"
+}
+if [ "${QUICK:-0}" = 1 ]; then
+  lb_build layerbench-moe || exit 1
+  stamp "build done"
+  timeout 170 "${MOE[@]}" --iterations 10 --warmup 3 --what-if "$COMPS" --what-if-rounds 8 --what-if-seconds 20 \
+    "${DROPS[@]}" --pairs "$PAIRS" --json "$OUT/power-whatif.json" --markdown "$OUT/power-whatif.md" \
+    > "$OUT/power-whatif.txt" 2> "$OUT/power-whatif.err"
+  echo "what-if + removal A/Bs (same input) rc=$?"
+  stamp "what-if + removal A/Bs done"
+  report "$OUT/power-whatif.txt"
+  exit 0
+fi
 lb_build layerbench-moe test_moe_mpi || exit 1
 stamp "build done"
 
@@ -44,20 +66,11 @@ mpirun -n 1 "${MPIRUN_ENV[@]}" "$B/tests/moe/test_moe_mpi" --gpu --gtest_filter=
 echo "component copies / drops on the cuda layer rc=$?"; grep -E "^\[  (PASSED|FAILED) |OK \]|FAILED \]" "$OUT/test-copies-gpu.log"
 stamp "gpu tests done"
 
-MOE=("$B/bench/moe/layerbench-moe" --backend cuda --tokens 15000 --layers "$LAYERS" --telemetry gpu)
-COMPS=routing,shared_branch,local_expert_compute,split_linear,merge_linear
-DROPS=()
-for c in ${COMPS//,/ }; do DROPS+=(--ab "drop:$c"); done
 timeout 260 "${MOE[@]}" --iterations 20 --warmup 5 --what-if "$COMPS,seq_size_exchange" \
   --what-if-levels 0,100,200,400 --what-if-rounds 8 --what-if-seconds 20 --ab metadata "${DROPS[@]}" --pairs "$PAIRS" \
   --repeat 3 --json "$OUT/power-whatif.json" --markdown "$OUT/power-whatif.md" > "$OUT/power-whatif.txt" 2> "$OUT/power-whatif.err"
 echo "what-if + A/Bs (same input) rc=$?"
 stamp "what-if + A/Bs (same input) done"
-report() {  # the what-if table, the tiles by layer and every prediction check of one process
-  sed -n '/### What-if/,/^- replicate/p' "$1"
-  grep -E "^- expert tiles" "$1"
-  grep -E "measured - predicted \(|^### (Removal|Metadata)" "$1"
-}
 report "$OUT/power-whatif.txt"
 sed -n '/### Reference ratios/,/^$/p' "$OUT/power-whatif.txt" | head -12
 
