@@ -10,7 +10,7 @@
 # The study journal (study.jsonl) is analysed afterwards with layerbench-ab analyze / layerbench-gate
 # (a regression beyond 1% of any of the three fails). Every run's JSON is kept.
 # Everything is packed into $OUT/moe-noregress.tgz (after every stage: a run cut short returns what it had).
-# usage: OUT=$OUT BASE_SRC=../../.dev-base/src [PAIRS=10] [ITERATIONS=20] [LIMIT_S=540] bash bench/scripts/gpu_moe_noregress.sh
+# usage: OUT=$OUT BASE_SRC=../../.dev-base/src [PAIRS=10] [ITERATIONS=20] [LIMIT_S=540] [PROFILE_EXTRA=...] bash bench/scripts/gpu_moe_noregress.sh
 set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
 RESULT=$OUT
@@ -38,7 +38,10 @@ echo "builds: base rc=$rc_base, candidate rc=$rc_new at $(since)"
 [ "$rc_base" = 0 ] && [ "$rc_new" = 0 ] || exit 1
 pack
 
-PROFILE="--backend cuda --layout sp --tokens 15000 --iterations $ITERATIONS --warmup 5"
+# PROFILE_EXTRA: flags added to both arms (e.g. --dense-gemm-size 256: the components that declare
+# FLOPs are timed in pairs with the dense reference GEMM since the power-cap work; a small reference
+# leaves them timed nearly alone, as the older commit times them).
+PROFILE="--backend cuda --layout sp --tokens 15000 --iterations $ITERATIONS --warmup 5 ${PROFILE_EXTRA:-}"
 MED="python3 $PWD/bench/scripts/moe_medians.py"
 COMPONENTS=whole_layer,routing,local_expert_compute
 # Each run writes its own JSON (the pair index from the journal's length is not known to the arm;
