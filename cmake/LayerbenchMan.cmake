@@ -25,3 +25,12 @@ execute_process(COMMAND "${HELP2MAN}" --no-info --no-discard-stderr "--name=${DE
 if(NOT _rc EQUAL 0)
   message(FATAL_ERROR "help2man ${NAME} failed (${_rc}): ${_err}")
 endif()
+# The help texts are UTF-8; a man page spells its symbols as roff escapes, so that every locale
+# shows them (a raw "±" prints as "??" under man in the C locale).
+file(READ "${OUTPUT}" _page)
+foreach(_pair "±;\\(+-" "—;\\(em" "–;\\(en" "×;\\(mu" "≥;\\(>=" "≤;\\(<=" "−;\\-" "→;\\(->" "µ;\\(mc" "…;...")
+  list(GET _pair 0 _from)
+  list(GET _pair 1 _to)
+  string(REPLACE "${_from}" "${_to}" _page "${_page}")
+endforeach()
+file(WRITE "${OUTPUT}" "${_page}")

@@ -1,4 +1,5 @@
 #include "collectives/telemetry.hpp"
+#include "common/json_number.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -25,7 +26,7 @@ std::vector<std::string> reason_names(std::uint64_t reasons) {
 namespace {
 
 using nlohmann::json;
-json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+nlohmann::json num(double v) { return finite_or_null(v); }  // common/json_number.hpp
 
 // Running mean / min / max of the finite values only.
 struct Acc {

@@ -1,4 +1,5 @@
 #include "harness/whatif.hpp"
+#include "common/json_number.hpp"
 
 #include "collectives/error.hpp"
 #include "stats/bootstrap.hpp"
@@ -16,7 +17,7 @@ namespace layerbench::harness {
 
 namespace {
 using nlohmann::json;
-json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+nlohmann::json num(double v) { return finite_or_null(v); }  // common/json_number.hpp
 json ci_json(const stats::Interval& i) { return json::array({num(i.low), num(i.high)}); }
 }  // namespace
 

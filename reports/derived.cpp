@@ -1,4 +1,5 @@
 #include "reports/derived.hpp"
+#include "common/json_number.hpp"
 
 #include "stats/bootstrap.hpp"
 #include "stats/slope.hpp"
@@ -62,7 +63,7 @@ std::string Estimate::text() const {
 }
 
 nlohmann::json Estimate::to_json() const {
-  auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  const auto num = [](double v) { return finite_or_null(v); };  // common/json_number.hpp
   nlohmann::json j = {{"valid", valid}, {"value", num(value)}, {"ci", {num(ci.low), num(ci.high)}},
                       {"confidence", confidence}, {"resolved", resolved}, {"unit", unit_symbol(unit)},
                       {"method", method}};

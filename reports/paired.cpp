@@ -1,4 +1,5 @@
 #include "reports/paired.hpp"
+#include "common/json_number.hpp"
 
 #include "reports/units.hpp"
 
@@ -14,7 +15,7 @@ namespace {
 
 using nlohmann::json;
 
-json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+nlohmann::json num(double v) { return finite_or_null(v); }  // common/json_number.hpp
 json interval(const stats::Interval& i) { return {{"low", num(i.low)}, {"high", num(i.high)}}; }
 
 json arm(const stats::Summary& s) {
@@ -27,6 +28,25 @@ std::string sg(double v) { return std::isnan(v) ? "n/a" : fmt::format("{:+.5g}",
 std::string pct(double v) { return std::isnan(v) ? "n/a" : fmt::format("{:+.3f}%", v); }
 std::string pv(double v) { return std::isnan(v) ? "n/a" : fmt::format("{:.4g}", v); }
 std::string ci(const stats::Interval& i) { return fmt::format("[{}, {}]", sg(i.low), sg(i.high)); }
+
+// A time in an adaptive unit (9.57e-05 s reads "95.68 µs"); any other unit as a plain number.
+double to_ms(const std::string& unit) {
+  return unit == "s" ? 1e3 : unit == "ms" ? 1 : unit == "us" || unit == "\u00b5s" ? 1e-3 : unit == "ns" ? 1e-6
+         : unit == "min" ? 6e4 : unit == "h" ? 3.6e6 : 0;
+}
+std::string qg(double v, const std::string& unit) {
+  const double k = to_ms(unit);
+  return k == 0 || !std::isfinite(v) ? g(v) : fmt_quantity(v * k, Unit::ms, 5);
+}
+std::string qsg(double v, const std::string& unit) {
+  const double k = to_ms(unit);
+  return k == 0 || !std::isfinite(v) ? sg(v) : fmt_quantity_signed(v * k, Unit::ms, 5);
+}
+std::string qci(const stats::Interval& i, const std::string& unit) {
+  const double k = to_ms(unit);
+  if (k == 0 || !std::isfinite(i.low) || !std::isfinite(i.high)) return ci(i);
+  return fmt_interval(i.low * k, i.high * k, Unit::ms, 5);
+}
 std::string resamples_text(std::size_t b) {
   return b % 1000 == 0 ? fmt::format("{}k", b / 1000) : fmt::format("{}", b);
 }
@@ -53,28 +73,29 @@ namespace {
 // Rows of (label, value) shared by the text and markdown renderers.
 using Rows = std::vector<std::pair<std::string, std::string>>;
 
-Rows delta_rows(const stats::PairedAnalysis& a, const stats::PairedOptions& o) {
+Rows delta_rows(const stats::PairedAnalysis& a, const stats::PairedOptions& o, const PairedContext& ctx) {
   const int level = static_cast<int>(std::lround(100 * o.confidence));
   const auto& b = a.bootstrap;
   Rows rows{
-      {"mean", fmt::format("{} ({})", sg(a.delta.mean), pct(a.delta.mean_pct))},
-      {"median", fmt::format("{} ({})", sg(a.delta.median), pct(a.delta.median_pct))},
+      {"mean", fmt::format("{} ({})", qsg(a.delta.mean, ctx.unit), pct(a.delta.mean_pct))},
+      {"ratio of means (candidate / base)", ratio_text(a.candidate.mean, a.base.mean, ctx.unit)},
+      {"median", fmt::format("{} ({})", qsg(a.delta.median, ctx.unit), pct(a.delta.median_pct))},
       {fmt::format("{:g}% trimmed mean", 100 * a.delta.trim),
-       fmt::format("{} ({})", sg(a.delta.trimmed_mean), pct(a.delta.trimmed_mean_pct))},
-      {"sd / se", fmt::format("{} / {}", g(a.delta.sd), g(a.delta.se))},
-      {fmt::format("{}% CI of the mean (t)", level), ci(a.t.ci)},
+       fmt::format("{} ({})", qsg(a.delta.trimmed_mean, ctx.unit), pct(a.delta.trimmed_mean_pct))},
+      {"sd / se", fmt::format("{} / {}", qg(a.delta.sd, ctx.unit), qg(a.delta.se, ctx.unit))},
+      {fmt::format("{}% CI of the mean (t)", level), qci(a.t.ci, ctx.unit)},
   };
   if (a.normal_limit) {  // n > kBootstrapMaxPairs: no resampling (stats/bootstrap.hpp)
     rows.push_back({fmt::format("{}% CI of the median (order statistics, normal limit: n > {})", level,
                                 stats::kBootstrapMaxPairs),
-                    ci(b.median.percentile)});
+                    qci(b.median.percentile, ctx.unit)});
     return rows;
   }
   rows.push_back({fmt::format("{}% CI of the mean (bootstrap percentile, {})", level, resamples_text(b.mean.resamples)),
-                  ci(b.mean.percentile)});
-  rows.push_back({fmt::format("{}% CI of the mean (bootstrap BCa)", level), ci(b.mean.bca)});
-  rows.push_back({fmt::format("{}% CI of the median (bootstrap percentile)", level), ci(b.median.percentile)});
-  rows.push_back({fmt::format("{}% CI of the median (bootstrap BCa)", level), ci(b.median.bca)});
+                  qci(b.mean.percentile, ctx.unit)});
+  rows.push_back({fmt::format("{}% CI of the mean (bootstrap BCa)", level), qci(b.mean.bca, ctx.unit)});
+  rows.push_back({fmt::format("{}% CI of the median (bootstrap percentile)", level), qci(b.median.percentile, ctx.unit)});
+  rows.push_back({fmt::format("{}% CI of the median (bootstrap BCa)", level), qci(b.median.bca, ctx.unit)});
   return rows;
 }
 
@@ -168,6 +189,26 @@ std::vector<std::string> sequential_lines(const stats::SequentialResult* s) {
 
 }  // namespace
 
+json pairs_json(const std::vector<long long>& ids, const std::vector<double>& base,
+                const std::vector<double>& candidate) {
+  return {{"pair", ids}, {"base", base}, {"candidate", candidate}};
+}
+
+std::string ratio_text(double candidate, double base, const std::string& unit) {
+  if (!(candidate > 0) || !(base > 0) || !std::isfinite(candidate) || !std::isfinite(base)) return "n/a";
+  const double r = candidate / base;
+  const bool time = is_time_unit(unit);
+  if (r == 1) return "1x (equal)";
+  const double factor = r > 1 ? r : 1 / r;
+  const char* word = time ? (r > 1 ? "slower" : "faster") : (r > 1 ? "higher" : "lower");
+  return fmt::format("{:.4g}x: the candidate is {:.3g}x {}", r, factor, word);
+}
+
+bool is_time_unit(const std::string& unit) {
+  return unit == "s" || unit == "ms" || unit == "us" || unit == "\u00b5s" || unit == "ns" || unit == "min" ||
+         unit == "h";
+}
+
 PairedVerdict paired_verdict(const stats::PairedAnalysis& a) {
   const double wp = a.wilcoxon.p_exact ? *a.wilcoxon.p_exact : a.wilcoxon.p_normal;
   const auto& ci = a.bootstrap.mean.percentile;
@@ -178,7 +219,8 @@ PairedVerdict paired_verdict(const stats::PairedAnalysis& a) {
   const char* kind = a.normal_limit ? "normal-limit" : "bootstrap";
   v.text = v.resolved ? fmt::format("resolved: the candidate is {} (the {}% {} interval of the mean delta "
                                     "excludes 0 and Wilcoxon p = {} < alpha = {:.3g})",
-                                    v.direction > 0 ? "lower" : "higher", level, kind, pv(wp), a.alpha)
+                                    v.direction > 0 ? "higher (slower, for times)" : "lower (faster, for times)", level,
+                                    kind, pv(wp), a.alpha)
                       : fmt::format("unresolved: the {}% {} interval of the mean delta {} and Wilcoxon p = {} "
                                     "(alpha = {:.3g})",
                                     level, kind, (ci.low > 0 || ci.high < 0) ? "excludes 0" : "contains 0", pv(wp), a.alpha);
@@ -238,11 +280,12 @@ std::string paired_text(const stats::PairedAnalysis& a, const stats::PairedOptio
   std::string out = fmt::format("{:<10} {:>12} {:>12} {:>12} {:>12} {:>12}\n", "Arm", "median", "mean", "sd",
                                 "min", "max");
   for (const auto& [name, s] : {std::pair{ctx.base_label, a.base}, std::pair{ctx.candidate_label, a.candidate}}) {
-    out += fmt::format("{:<10} {:>12} {:>12} {:>12} {:>12} {:>12}\n", name, g(s.median), g(s.mean), g(s.sd),
-                       g(s.min), g(s.max));
+    const auto& u = ctx.unit;
+    out += fmt::format("{:<10} {:>12} {:>12} {:>12} {:>12} {:>12}\n", name, qg(s.median, u), qg(s.mean, u),
+                       qg(s.sd, u), qg(s.min, u), qg(s.max, u));
   }
-  out += fmt::format("\nPaired delta{} (base minus candidate; positive = candidate lower), n={}:\n", unit_suffix(ctx), a.n);
-  out += text_rows(delta_rows(a, o));
+  out += fmt::format("\nPaired delta{} (candidate minus base; positive = candidate higher, slower for times), n={}:\n", unit_suffix(ctx), a.n);
+  out += text_rows(delta_rows(a, o, ctx));
   const Rows tests = tests_with_verdict(a, ctx);
   out += "\nTests:\n" + text_rows(tests);
   out += block_lines(ctx);
@@ -263,11 +306,12 @@ std::string paired_markdown(const stats::PairedAnalysis& a, const stats::PairedO
   const auto* seq = ctx.sequential;
   std::string out = "| Arm | median | mean | sd | min | max |\n|---|---|---|---|---|---|\n";
   for (const auto& [name, s] : {std::pair{ctx.base_label, a.base}, std::pair{ctx.candidate_label, a.candidate}}) {
-    out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", name, g(s.median), g(s.mean), g(s.sd), g(s.min),
-                       g(s.max));
+    const auto& u = ctx.unit;
+    out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", name, qg(s.median, u), qg(s.mean, u), qg(s.sd, u),
+                       qg(s.min, u), qg(s.max, u));
   }
-  out += fmt::format("\nPaired delta{} (base minus candidate), n={}:\n\n", unit_suffix(ctx), a.n);
-  out += md_rows("Statistic", delta_rows(a, o));
+  out += fmt::format("\nPaired delta{} (candidate minus base), n={}:\n\n", unit_suffix(ctx), a.n);
+  out += md_rows("Statistic", delta_rows(a, o, ctx));
   const Rows tests = tests_with_verdict(a, ctx);
   out += "\n" + md_rows("Test", tests);
   out += block_lines(ctx);
@@ -287,7 +331,8 @@ PairedTables paired_tables(const stats::PairedAnalysis& a, const stats::PairedOp
   arms.headers = {"Arm", "n", "median", "mean", "sd", "min", "max"};
   arms.align = {Align::left};
   for (const auto& [name, s] : {std::pair{ctx.base_label, a.base}, std::pair{ctx.candidate_label, a.candidate}})
-    arms.add_row({name, std::to_string(s.n), g(s.median), g(s.mean), g(s.sd), g(s.min), g(s.max)});
+    arms.add_row({name, std::to_string(s.n), qg(s.median, ctx.unit), qg(s.mean, ctx.unit), qg(s.sd, ctx.unit),
+                  qg(s.min, ctx.unit), qg(s.max, ctx.unit)});
   out.tables.push_back(std::move(arms));
   auto rows_table = [](std::string title, const std::string& head, const Rows& rows) {
     Table t;
@@ -297,8 +342,8 @@ PairedTables paired_tables(const stats::PairedAnalysis& a, const stats::PairedOp
     for (const auto& [k, v] : rows) t.add_row({k, v});
     return t;
   };
-  out.tables.push_back(rows_table(fmt::format("Paired delta{} (base minus candidate), n={}", unit_suffix(ctx), a.n),
-                                  "Statistic", delta_rows(a, o)));
+  out.tables.push_back(rows_table(fmt::format("Paired delta{} (candidate minus base), n={}", unit_suffix(ctx), a.n),
+                                  "Statistic", delta_rows(a, o, ctx)));
   const Rows tests = tests_with_verdict(a, ctx);
   out.tables.push_back(rows_table("Tests", "Test", tests));
   for (const auto& blk : ctx.blocks) out.notes.insert(out.notes.end(), blk.lines.begin(), blk.lines.end());

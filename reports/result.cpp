@@ -1,4 +1,6 @@
 #include "reports/result.hpp"
+#include "common/json_number.hpp"
+#include "common/text.hpp"
 
 #include "stats/summary.hpp"
 
@@ -16,7 +18,7 @@ constexpr std::pair<Role, const char*> kRoles[] = {
     {Role::part, "part"},           {Role::total, "total"}, {Role::communication, "communication"},
     {Role::reference, "reference"}, {Role::stack, "stack"}, {Role::probe, "probe"},
 };
-nlohmann::json num_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+nlohmann::json num_or_null(double v) { return finite_or_null(v); }  // common/json_number.hpp
 }  // namespace
 
 std::string to_string(Role r) {
@@ -99,15 +101,7 @@ Measurement measurement_from_json(const nlohmann::json& j) {
   return m;
 }
 
-std::string csv_cell(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + '"';
-}
+std::string csv_cell(const std::string& s) { return text::csv_cell(s); }
 
 namespace {
 std::string scalar_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }

@@ -1,11 +1,12 @@
 #include "reports/sequential.hpp"
+#include "common/json_number.hpp"
 
 #include <cmath>
 
 namespace layerbench::reports {
 namespace {
 
-nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+nlohmann::json num(double v) { return finite_or_null(v); }  // common/json_number.hpp
 
 }  // namespace
 

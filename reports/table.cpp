@@ -14,6 +14,16 @@ Align align_of(const Table& t, std::size_t col) {
   return col < t.align.size() ? t.align[col] : Align::right;
 }
 
+// Leading spaces indent a nested row ("  └ part"); markdown and HTML collapse them, so they go as
+// non-breaking spaces and the nesting survives.
+std::string keep_indent(const std::string& escaped) {
+  std::size_t n = 0;
+  while (n < escaped.size() && escaped[n] == ' ') ++n;
+  std::string out;
+  for (std::size_t i = 0; i < n; ++i) out += "&nbsp;";
+  return out + escaped.substr(n);
+}
+
 std::string md_cell(const std::string& s) {
   std::string out;
   out.reserve(s.size());
@@ -39,7 +49,7 @@ std::string to_markdown(const Table& t) {
   for (const auto& row : t.rows) {
     out += "|";
     for (std::size_t c = 0; c < t.headers.size(); ++c)
-      out += " " + md_cell(c < row.size() ? row[c] : std::string{}) + " |";
+      out += " " + keep_indent(md_cell(c < row.size() ? row[c] : std::string{})) + " |";
     out += "\n";
   }
   return out;
@@ -73,7 +83,7 @@ std::string to_html(const Table& t) {
     for (std::size_t c = 0; c < t.headers.size(); ++c) {
       const char* cls = align_of(t, c) == Align::left ? "l" : "r";
       out += fmt::format("<td class=\"{}\">{}</td>", cls,
-                         html_escape(c < row.size() ? row[c] : std::string{}));
+                         keep_indent(html_escape(c < row.size() ? row[c] : std::string{})));
     }
     out += "</tr>\n";
   }

@@ -1,4 +1,5 @@
 #include "study/diagnostics.hpp"
+#include "common/json_number.hpp"
 
 #include <fmt/format.h>
 
@@ -13,7 +14,7 @@ StudyDiagnostics diagnose(const Study& study, const stats::PairedAnalysis& a) {
   d.num_completed = pairs.size();
   std::vector<double> ab, ba, base, candidate;
   for (const auto& p : pairs) {
-    (p.base_first ? ab : ba).push_back(p.base - p.candidate);
+    (p.base_first ? ab : ba).push_back(p.candidate - p.base);
     base.push_back(p.base);
     candidate.push_back(p.candidate);
     if (!study.config.check_output.empty()) {
@@ -78,7 +79,7 @@ StudyDiagnostics diagnose(const Study& study, const stats::PairedAnalysis& a) {
 }
 
 namespace {
-nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+nlohmann::json num(double v) { return finite_or_null(v); }  // common/json_number.hpp
 std::string sg(double v) { return std::isnan(v) ? "n/a" : fmt::format("{:+.5g}", v); }
 }  // namespace
 

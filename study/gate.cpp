@@ -75,6 +75,25 @@ Verdict verdict_for(const Finding& f, const GateOptions& o) {
   return Verdict::no_change;
 }
 
+std::string verdict_label(const Finding& f, const GateOptions& o) {
+  switch (f.verdict) {
+    case Verdict::regressed: return "regressed beyond the threshold";
+    case Verdict::improved: return "improved beyond the threshold";
+    case Verdict::inconclusive: return f.note.empty() ? "inconclusive" : f.note;
+    case Verdict::no_change: break;
+  }
+  const std::string e = fmt::format("{:g}%", 100 * o.threshold);
+  if (f.sequential) {
+    if (f.sequential->stop == stats::SequentialStop::equivalence) return "no change larger than " + e;
+    if (f.sequential->stop == stats::SequentialStop::effect) return "significant, size not resolved";
+    return "inconclusive";
+  }
+  if (f.p_worse < o.alpha || f.p_better < o.alpha) return "significant, size not resolved";
+  if (std::isfinite(f.ci.low) && std::isfinite(f.ci.high) && f.ci.low > -o.threshold && f.ci.high < o.threshold)
+    return "no change larger than " + e;
+  return "inconclusive";
+}
+
 std::size_t min_pairs(double alpha) {
   std::size_t n = 1;
   while (std::ldexp(1.0, -static_cast<int>(n)) >= alpha) ++n;
@@ -255,10 +274,10 @@ Finding gate_sequential(std::string name, std::span<const double> base, std::spa
     return f;
   }
   f.base_center = s.base_mean;
-  f.candidate_center = s.base_mean - s.mean;
-  f.change = -s.mean / s.base_mean;  // candidate / base - 1 of the means
-  // The interval of base - candidate over the base mean, as a change (+ = the candidate is larger).
-  f.ci = {-s.interval.high / s.base_mean, -s.interval.low / s.base_mean};
+  f.candidate_center = s.base_mean + s.mean;
+  f.change = s.mean / s.base_mean;  // candidate / base - 1 of the means
+  // The interval of candidate - base over the base mean, as a change (+ = the candidate is larger).
+  f.ci = {s.interval.low / s.base_mean, s.interval.high / s.base_mean};
   if (s.base_mean < 0) std::swap(f.ci.low, f.ci.high);
   switch (s.stop) {
     case stats::SequentialStop::effect:

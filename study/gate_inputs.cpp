@@ -26,7 +26,7 @@ SampleFile from_layerbench(const nlohmann::json& doc, const std::string& path, c
     throw std::runtime_error(fmt::format(
         "{}: unknown metric '{}' for a layerbench result file (only per-iteration samples_ms are gated)", path, metric));
   const auto file = reports::result_file_from_json(doc, path);
-  SampleFile f{path, "layerbench", "samples_ms", "ms", {}};
+  SampleFile f{path, "layerbench", "samples_ms", "ms", {}, {}};
   for (const auto& m : file.results) {
     // Matched by name + group + params: the same measurement in both runs.
     const std::string key = m.name + "\x1f" + m.group + "\x1f" + m.params.dump();
@@ -39,12 +39,53 @@ SampleFile from_layerbench(const nlohmann::json& doc, const std::string& path, c
   return f;
 }
 
+SampleFile from_hyperfine(const nlohmann::json& doc, const std::string& path, const std::string& metric) {
+  if (!metric.empty() && metric != "times" && metric != "time")
+    throw std::runtime_error(fmt::format("{}: unknown metric '{}' for hyperfine JSON (its runs' times are gated)", path,
+                                         metric));
+  SampleFile f{path, "hyperfine", "times", "s", {}, {}};
+  const auto& results = doc["results"];
+  for (const auto& r : results) {
+    const std::string command = r["command"].is_string() ? r["command"].get<std::string>() : r["command"].dump();
+    // One command per file: the two files' commands are the two arms, whatever their text.
+    const std::string key = results.size() == 1 ? std::string("\x1fthe command") : command;
+    if (f.sets.count(key)) throw std::runtime_error(fmt::format("{}: command '{}' twice", path, command));
+    auto& set = f.sets[key];
+    set.display = command;
+    try {
+      set.values = r["times"].get<std::vector<double>>();
+    } catch (const nlohmann::json::exception& e) {
+      throw std::runtime_error(fmt::format("{}: '{}': times: {}", path, command, e.what()));
+    }
+  }
+  return f;
+}
+
+// Google Benchmark's context: a load average above the core count means the timings shared the CPU.
+void warn_if_loaded(const nlohmann::json& doc, const std::string& path, SampleFile& f) {
+  const auto& ctx = doc.value("context", nlohmann::json::object());
+  if (!ctx.contains("load_avg") || !ctx["load_avg"].is_array() || ctx["load_avg"].empty() ||
+      !ctx["load_avg"][0].is_number() || !ctx.contains("num_cpus") || !ctx["num_cpus"].is_number())
+    return;
+  const double load = ctx["load_avg"][0].get<double>();
+  const double cpus = ctx["num_cpus"].get<double>();
+  if (cpus > 0 && load > cpus)
+    f.warnings.push_back(fmt::format("{}: the machine was loaded while it ran (load average {:.3g} on {:g} CPUs): "
+                                     "its timings include waiting for the CPU; an A/A comparison on such a machine "
+                                     "raises false alarms", path, load, cpus));
+}
+
 SampleFile from_gbench(const nlohmann::json& doc, const std::string& path, const std::string& metric) {
-  SampleFile f{path, "gbench", metric.empty() ? "real_time" : metric, "", {}};
+  SampleFile f{path, "gbench", metric.empty() ? "real_time" : metric, "", {}, {}};
+  warn_if_loaded(doc, path, f);
   bool any_metric = false;
+  bool aggregates_only = false;
   for (const auto& b : doc["benchmarks"]) {
     if (!b.is_object()) throw std::runtime_error(path + ": a benchmarks[] entry is not an object");
-    if (b.value("run_type", std::string{"iteration"}) != "iteration") continue;  // mean/median/stddev rows
+    if (b.value("run_type", std::string{"iteration"}) != "iteration") {  // mean/median/stddev rows
+      aggregates_only = true;
+      continue;
+    }
     if (b.value("error_occurred", false)) continue;
     const std::string name = b.value("run_name", b.value("name", std::string{}));
     if (name.empty()) throw std::runtime_error(path + ": a benchmark has no name");
@@ -64,6 +105,12 @@ SampleFile from_gbench(const nlohmann::json& doc, const std::string& path, const
     }
     set.values.push_back(v);
   }
+  if (!any_metric && aggregates_only && f.sets.empty())
+    throw std::runtime_error(fmt::format(
+        "{}: written with --benchmark_report_aggregates_only: only each benchmark's mean, median, stddev and cv, no "
+        "repetitions, so there is nothing to test; rerun with --benchmark_repetitions=N and without "
+        "--benchmark_report_aggregates_only (the display-only flag --benchmark_display_aggregates_only keeps them)",
+        path));
   if (!any_metric)
     throw std::runtime_error(fmt::format("{}: unknown metric '{}' (no benchmark repetition carries it)", path, f.metric));
   return f;
@@ -75,7 +122,11 @@ SampleFile load_samples(const std::string& path, const std::string& metric) {
   const auto doc = reports::read_json_file(path);
   if (reports::is_layerbench_json(doc)) return from_layerbench(doc, path, metric);
   if (reports::is_gbench_json(doc)) return from_gbench(doc, path, metric);
-  throw std::runtime_error(path + ": neither a layerbench result file (schema layerbench/N) nor Google Benchmark JSON");
+  if (reports::is_hyperfine_json(doc)) return from_hyperfine(doc, path, metric);
+  if (doc.is_object() && doc.value("schema", std::string{}).rfind("layerbench-ab-analys", 0) == 0)
+    throw std::runtime_error(path + ": a layerbench-ab analysis holds pairs: gate it with --pairs " + path);
+  throw std::runtime_error(path + ": neither a layerbench result file (schema layerbench/N), Google Benchmark JSON "
+                                  "nor hyperfine JSON");
 }
 
 reports::PairedStudy load_paired_study(const std::string& path, const std::string& metric) {
@@ -86,7 +137,7 @@ reports::PairedStudy load_paired_study(const std::string& path, const std::strin
   reports::PairedStudy study;
   study.path = path;
   study.metric = std::move(runs.metric);
-  study.unit = reports::unit_of_metric(study.metric);
+  study.unit = runs.unit.empty() ? reports::unit_of_metric(study.metric) : std::move(runs.unit);
   study.pair_ids = std::move(runs.pair_ids);
   study.base = std::move(runs.base);
   study.candidate = std::move(runs.candidate);

@@ -10,6 +10,7 @@
 
 #include "study/errors.hpp"
 #include "common/text.hpp"
+#include "reports/inputs.hpp"
 
 namespace layerbench::ab {
 namespace {
@@ -104,6 +105,7 @@ PairedInput load_study(const std::string& path) {
   PairedInput out;
   out.study = read_study(path);
   for (const auto& p : completed_pairs(*out.study)) {
+    out.pair_ids.push_back(static_cast<long long>(p.pair));
     out.base.push_back(p.base);
     out.candidate.push_back(p.candidate);
   }
@@ -116,7 +118,38 @@ PairedInput load_study(const std::string& path) {
 
 PairedInput load_pairs(const std::string& path) {
   require_readable(path);
-  auto input = looks_like_jsonl(path) ? load_study(path) : load_csv(path);
+  reports::InputKind kind;
+  try {
+    kind = reports::sniff_input(path);
+  } catch (const std::runtime_error& e) {
+    throw InputError(e.what());
+  }
+  using K = reports::InputKind;
+  const bool ab_study = kind == K::study_jsonl && reports::is_ab_study(path);
+  PairedInput input;
+  if (ab_study) {
+    input = load_study(path);
+  } else if (kind == K::study_csv || kind == K::unknown) {
+    input = load_csv(path);  // its messages name the missing column or the bad cell
+  } else if (kind == K::study_jsonl || kind == K::runs_csv || kind == K::analysis_json) {
+    try {
+      auto s = reports::load_study(path);
+      input.base = std::move(s.base);
+      input.candidate = std::move(s.candidate);
+      input.pair_ids = std::move(s.pair_ids);
+      input.metric = std::move(s.metric);
+      input.unit = std::move(s.unit);
+    } catch (const std::runtime_error& e) {
+      throw InputError(e.what());
+    }
+    if (input.base.size() < 2)
+      throw InputError(fmt::format("{}: {} pair{}; need at least 2", path, input.base.size(),
+                                   input.base.size() == 1 ? "" : "s"));
+  } else {
+    throw InputError(reports::not_paired_reason(path, kind));
+  }
+  if (input.pair_ids.empty())
+    for (std::size_t i = 0; i < input.base.size(); ++i) input.pair_ids.push_back(static_cast<long long>(i));
   // Paired statistics hold for any values (e.g. differences), but "% of the base mean" does not.
   const auto negative = [](const std::vector<double>& v) {
     return std::any_of(v.begin(), v.end(), [](double x) { return x < 0; });

@@ -58,6 +58,11 @@ nlohmann::json header_json(const StudyConfig& c) {
   if (!c.more_candidates.empty()) j["more_candidates"] = c.more_candidates;
   if (!c.names.empty()) j["names"] = c.names;
   if (!c.metrics.empty()) j["metrics"] = c.metrics;
+  if (c.ignore_failure) j["ignore_failure"] = true;
+  if (c.shell != "sh") j["shell"] = c.shell;
+  if (c.spawn_wall > 0 || c.spawn_user > 0 || c.spawn_sys > 0)
+    j["shell_spawn"] = {{"wall_s", c.spawn_wall}, {"user_s", c.spawn_user}, {"sys_s", c.spawn_sys}};
+  if (std::isfinite(c.load_avg)) j["load"] = {{"load_avg_1m", c.load_avg}, {"cpus", c.cpus}};
   return j;
 }
 
@@ -279,6 +284,17 @@ Study parse_study(std::string_view content, const std::string& path) {
         c.metric = j.value("metric", "wall");
         c.timeout = j.value("timeout", 0.0);
         c.retries = j.value("retries", std::size_t{0});
+        c.ignore_failure = j.value("ignore_failure", false);
+        c.shell = j.value("shell", "sh");
+        if (j.contains("shell_spawn") && j["shell_spawn"].is_object()) {
+          c.spawn_wall = j["shell_spawn"].value("wall_s", 0.0);
+          c.spawn_user = j["shell_spawn"].value("user_s", 0.0);
+          c.spawn_sys = j["shell_spawn"].value("sys_s", 0.0);
+        }
+        if (j.contains("load") && j["load"].is_object()) {
+          c.load_avg = j["load"].value("load_avg_1m", std::numeric_limits<double>::quiet_NaN());
+          c.cpus = j["load"].value("cpus", 0u);
+        }
         c.seed = j.value("seed", std::uint64_t{0});
         c.check_output = j.value("check_output", "");
         if (j.contains("sequential") && !j["sequential"].is_null()) {

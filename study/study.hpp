@@ -3,6 +3,7 @@
 // (appended and fsync'ed as each run finishes) and one line per excluded pair.
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <map>
 #include <optional>
@@ -27,6 +28,9 @@ struct StudyConfig {
   std::vector<std::string> metrics;   // further metrics, analysed beside it
   double timeout = 0;  // seconds, 0 = none
   std::size_t retries = 0;
+  // A failed run stops the study (after its retries) unless this is set: the pair is then
+  // excluded and the study carries on.
+  bool ignore_failure = false;
   std::uint64_t seed = 0;
   std::string check_output;
   // --sequential: stop at the first of effect / equivalence / `pairs` (the cap); alpha, margin and
@@ -35,6 +39,14 @@ struct StudyConfig {
   std::string telemetry;              // "" (none) or "gpu": NVML samples while each run is alive
   double telemetry_period_ms = 20;
   std::string telemetry_status;       // what the sampler saw (devices) or why it was unavailable
+  // The machine's 1-minute load average and online CPUs when the study started (/proc/loadavg;
+  // NaN / 0 where unknown): a load above the CPU count means the runs waited for the CPU.
+  double load_avg = std::numeric_limits<double>::quiet_NaN();
+  // "sh" (each command through /bin/sh -c; the shell's own start-up, measured before the study,
+  // is subtracted from wall, user and sys as hyperfine does) or "none" (executed directly).
+  std::string shell = "sh";
+  double spawn_wall = 0, spawn_user = 0, spawn_sys = 0;  // seconds; the shell's start-up
+  unsigned cpus = 0;
 };
 
 // One arm: its role key in the records ("base", "candidate", "candidate2", ...), display name and command.

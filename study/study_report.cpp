@@ -1,4 +1,8 @@
 #include "study/study_report.hpp"
+#include "common/json_number.hpp"
+#include "common/text.hpp"
+
+#include <atomic>
 
 #include <algorithm>
 #include <cerrno>
@@ -15,7 +19,9 @@
 #include "study/metric.hpp"
 #include "reports/inputs.hpp"
 #include "reports/paired.hpp"
+#include "reports/table.hpp"
 #include "study/telemetry.hpp"
+#include "stats/multiplicity.hpp"
 #include "stats/sequential.hpp"
 
 namespace layerbench::ab {
@@ -23,7 +29,7 @@ namespace {
 
 using nlohmann::json;
 
-json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+nlohmann::json num(double v) { return finite_or_null(v); }  // common/json_number.hpp
 std::string g(double v) { return std::isfinite(v) ? fmt::format("{:.5g}", v) : "n/a"; }
 std::string sg(double v) { return std::isfinite(v) ? fmt::format("{:+.5g}", v) : "n/a"; }
 
@@ -45,14 +51,10 @@ std::vector<MetricSpec> study_metrics(const StudyConfig& c) {
 }
 
 void holm(std::vector<Comparison*>& family) {
-  std::sort(family.begin(), family.end(), [](auto* a, auto* b) { return a->p < b->p; });
-  const double m = static_cast<double>(family.size());
-  double running = 0;
-  for (std::size_t i = 0; i < family.size(); ++i) {
-    const double p = family[i]->p;
-    running = std::max(running, std::min(1.0, (m - static_cast<double>(i)) * p));
-    family[i]->p_holm = std::isnan(p) ? stats::nan_value : running;
-  }
+  std::vector<double> p;
+  for (const auto* c : family) p.push_back(c->p);
+  const auto adjusted = stats::holm_adjust(p);
+  for (std::size_t i = 0; i < family.size(); ++i) family[i]->p_holm = adjusted[i];
 }
 
 json comparison_json(const Comparison& c, const stats::PairedOptions& o) {
@@ -84,13 +86,15 @@ std::string comparisons_table(const std::vector<Comparison>& cs, bool markdown) 
                                 std::isfinite(a.delta.mean_pct) ? fmt::format("{:+.3f}%", a.delta.mean_pct) : "n/a"),
                     fmt::format("[{}, {}]", sg(a.t.ci.low), sg(a.t.ci.high)), g(c.p), g(c.p_holm)});
   }
-  const std::vector<std::string> head{"arm", "metric", "n", "base median", "arm median", "mean delta (base - arm)",
+  const std::vector<std::string> head{"arm", "metric", "n", "base median", "arm median", "mean delta (arm - base)",
                                       fmt::format("{}% CI (t)", level), "Wilcoxon p", "Holm p"};
   std::string out;
-  if (markdown) {
-    out += "| " + fmt::format("{}", fmt::join(head, " | ")) + " |\n|" + std::string(head.size() * 4, '-') + "|\n";
-    for (auto& r : rows) out += "| " + fmt::format("{}", fmt::join(r, " | ")) + " |\n";
-    return out;
+  if (markdown) {  // the document model's one markdown printer (its delimiter row has a cell per column)
+    reports::Table t;
+    t.headers = head;
+    t.align = {reports::Align::left, reports::Align::left};
+    t.rows = rows;
+    return reports::to_markdown(t);
   }
   std::vector<std::size_t> w(head.size());
   for (std::size_t i = 0; i < head.size(); ++i) w[i] = head[i].size();
@@ -114,12 +118,7 @@ std::string multiplicity_sentence(const std::vector<Comparison>& cs, std::size_t
                      cs.empty() ? 0.05 : cs.front().analysis.alpha);
 }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
+std::string csv_field(const std::string& s) { return text::csv_cell(s); }  // the one CSV cell writer
 
 }  // namespace
 
@@ -161,36 +160,100 @@ std::vector<Comparison> compare_arms(const Study& study, const stats::PairedOpti
   return out;
 }
 
-std::string render_study(const Study& full, const stats::PairedOptions& options, OutputFormat format) {
+namespace {
+std::atomic<std::size_t> g_analyses{0};
+}  // namespace
+
+std::size_t study_analyses_run() { return g_analyses.load(); }
+
+StudyAnalysis analyze_study(const Study& full, const stats::PairedOptions& options) {
+  ++g_analyses;
+  StudyAnalysis r;
+  r.options = options;
   // A sequential study is analysed on the pairs up to its stop (later ones, if any, are ignored).
-  const auto sequential = sequential_state(full);
-  std::optional<Study> truncated;  // only then a copy
-  if (sequential) truncated = truncated_at_stop(full, *sequential);
-  const Study& study = truncated ? *truncated : full;
-  std::vector<double> base, candidate;
-  for (const auto& p : completed_pairs(study)) {
-    base.push_back(p.base);
-    candidate.push_back(p.candidate);
+  r.sequential = sequential_state(full);
+  r.study = r.sequential ? truncated_at_stop(full, *r.sequential) : full;
+  const Study& study = r.study;
+  const auto pairs = completed_pairs(study);
+  for (const auto& p : pairs) {
+    r.pair_ids.push_back(static_cast<long long>(p.pair));
+    r.base.push_back(p.base);
+    r.candidate.push_back(p.candidate);
   }
-  if (base.size() < 2) throw InputError(fmt::format("only {} completed pairs; need at least 2", base.size()));
-  const auto analysis = stats::analyze_paired(base, candidate, options);
-  const auto diagnostics = diagnose(study, analysis);
-  const auto* seq = sequential ? &*sequential : nullptr;
-  std::optional<TelemetryComparison> tel;
+  if (r.base.size() < 2) throw InputError(fmt::format("only {} completed pairs; need at least 2", r.base.size()));
+  r.analysis = stats::analyze_paired(r.base, r.candidate, options);
+  r.diagnostics = diagnose(study, r.analysis);
   if (!study.config.telemetry.empty()) {
     std::vector<RunCovariates> cb, cc;
-    for (const auto& p : completed_pairs(study)) {
+    for (const auto& p : pairs) {
       cb.push_back(covariates_of(p.base_telemetry));
       cc.push_back(covariates_of(p.candidate_telemetry));
     }
-    tel = compare_telemetry(cb, cc, base, candidate, options);
-    tel->status = study.config.telemetry_status;
+    r.telemetry = compare_telemetry(cb, cc, r.base, r.candidate, options);
+    r.telemetry->status = study.config.telemetry_status;
   }
-  const auto arms = arms_of(study.config);
-  const auto metrics = study_metrics(study.config);
+  r.arms = arms_of(study.config);
+  r.metrics = study_metrics(study.config);
   // The table of every arm and metric, when there is more than the primary comparison to show.
-  const bool table = arms.size() > 2 || metrics.size() > 1;
-  const auto comparisons = table ? compare_arms(study, options) : std::vector<Comparison>{};
+  r.table = r.arms.size() > 2 || r.metrics.size() > 1;
+  if (r.table) r.comparisons = compare_arms(study, options);
+  return r;
+}
+
+namespace {
+// The context of the primary comparison: names, unit, sequential stop, diagnostics.
+reports::PairedContext primary_context(const StudyAnalysis& r) {
+  reports::PairedContext ctx;
+  ctx.metric = r.metrics.front().name;
+  ctx.unit = r.metrics.front().unit;
+  if (r.arms.size() >= 2) {
+    ctx.base_label = r.arms[0].name;
+    ctx.candidate_label = r.arms[1].name;
+  }
+  ctx.sequential = r.sequential ? &*r.sequential : nullptr;
+  ctx.blocks.push_back(diagnostics_block(r.diagnostics));
+  return ctx;
+}
+}  // namespace
+
+nlohmann::json study_json(const StudyAnalysis& r) {
+  const auto& options = r.options;
+  const auto& analysis = r.analysis;
+  const auto& arms = r.arms;
+  const auto& metrics = r.metrics;
+  const auto& comparisons = r.comparisons;
+  const auto& tel = r.telemetry;
+  const bool table = r.table;
+  const auto ctx = primary_context(r);
+  auto j = reports::paired_json(analysis, options, ctx);
+  if (tel) j["telemetry"] = telemetry_json(*tel);
+  j["metric"] = {{"name", metrics.front().name}, {"unit", metrics.front().unit}, {"spec", metrics.front().text}};
+  json ja = json::array();
+  for (const auto& a : arms) ja.push_back({{"key", a.key}, {"name", a.name}, {"command", a.command}});
+  j["arms"] = ja;
+  // The pairs themselves, so that every tool reads this file back as a paired study.
+  j["pairs"] = reports::pairs_json(r.pair_ids, r.base, r.candidate);
+  if (table) {
+    json jc = json::array();
+    for (const auto& c : comparisons) jc.push_back(comparison_json(c, options));
+    j["comparisons"] = jc;
+    j["multiplicity"] = {{"method", "holm"},
+                         {"family", "the candidates of one metric"},
+                         {"family_size", arms.size() - 1},
+                         {"alpha", analysis.alpha},
+                         {"note", multiplicity_sentence(comparisons, arms.size() - 1)}};
+  }
+  return j;
+}
+
+std::string render_study(const StudyAnalysis& r, OutputFormat format) {
+  const auto& options = r.options;
+  const auto& analysis = r.analysis;
+  const auto& arms = r.arms;
+  const auto& metrics = r.metrics;
+  const auto& comparisons = r.comparisons;
+  const auto& tel = r.telemetry;
+  const bool table = r.table;
   const std::string arms_line = [&] {
     std::string s = "Arms:";
     for (const auto& a : arms) s += fmt::format(" {} = '{}';", a.name, a.command);
@@ -198,35 +261,9 @@ std::string render_study(const Study& full, const stats::PairedOptions& options,
     return s + fmt::format(" Primary metric: {}{}.", metrics.front().name,
                            metrics.front().unit.empty() ? "" : " (" + metrics.front().unit + ")");
   }();
-  reports::PairedContext ctx;
-  ctx.metric = metrics.front().name;
-  ctx.unit = metrics.front().unit;
-  if (arms.size() >= 2) {
-    ctx.base_label = arms[0].name;
-    ctx.candidate_label = arms[1].name;
-  }
-  ctx.sequential = seq;
-  ctx.blocks.push_back(diagnostics_block(diagnostics));
+  const auto ctx = primary_context(r);
   switch (format) {
-    case OutputFormat::json: {
-      auto j = reports::paired_json(analysis, options, ctx);
-      if (tel) j["telemetry"] = telemetry_json(*tel);
-      j["metric"] = {{"name", metrics.front().name}, {"unit", metrics.front().unit}, {"spec", metrics.front().text}};
-      json ja = json::array();
-      for (const auto& a : arms) ja.push_back({{"key", a.key}, {"name", a.name}, {"command", a.command}});
-      j["arms"] = ja;
-      if (table) {
-        json jc = json::array();
-        for (const auto& c : comparisons) jc.push_back(comparison_json(c, options));
-        j["comparisons"] = jc;
-        j["multiplicity"] = {{"method", "holm"},
-                             {"family", "the candidates of one metric"},
-                             {"family_size", arms.size() - 1},
-                             {"alpha", analysis.alpha},
-                             {"note", multiplicity_sentence(comparisons, arms.size() - 1)}};
-      }
-      return j.dump(2) + "\n";
-    }
+    case OutputFormat::json: return study_json(r).dump(2) + "\n";
     case OutputFormat::markdown: {
       std::string out = arms_line + "\n\n" + reports::paired_markdown(analysis, options, ctx);
       if (tel) out += telemetry_text(*tel, true);

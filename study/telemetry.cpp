@@ -1,4 +1,5 @@
 #include "study/telemetry.hpp"
+#include "common/json_number.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +13,7 @@ using nlohmann::json;
 double get(const json& j, const char* key) {
   return j.contains(key) && j.at(key).is_number() ? j.at(key).get<double>() : stats::nan_value;
 }
-json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+nlohmann::json num(double v) { return finite_or_null(v); }  // common/json_number.hpp
 std::string f1(double v) { return std::isfinite(v) ? fmt::format("{:.1f}", v) : "n/a"; }
 std::string f0(double v) { return std::isfinite(v) ? fmt::format("{:.0f}", v) : "n/a"; }
 std::string share(double v) { return std::isfinite(v) ? fmt::format("{:.1f}%", 100 * v) : "n/a"; }
@@ -70,7 +71,7 @@ TelemetryComparison compare_telemetry(std::span<const RunCovariates> base, std::
     cc.push_back(candidate[i].sm_clock_mhz);
     vb.push_back(base_values[i]);
     vc.push_back(candidate_values[i]);
-    diff.push_back(cb.back() - cc.back());
+    diff.push_back(cc.back() - cb.back());
   }
   const double alpha = 1 - options.confidence;
   if (diff.size() >= 2) {
@@ -81,7 +82,7 @@ TelemetryComparison compare_telemetry(std::span<const RunCovariates> base, std::
     for (std::size_t i = 0; i < cb.size(); ++i) ref += cb[i] + cc[i];
     t.reference_clock_mhz = ref / static_cast<double>(2 * cb.size());
     double raw = 0;
-    for (std::size_t i = 0; i < vb.size(); ++i) raw += vb[i] - vc[i];
+    for (std::size_t i = 0; i < vb.size(); ++i) raw += vc[i] - vb[i];
     t.raw_delta_mean = raw / static_cast<double>(vb.size());
     // A time at the reference clock, if time scales as 1 / SM clock (compute-bound work).
     for (std::size_t i = 0; i < vb.size(); ++i) {
@@ -99,7 +100,7 @@ TelemetryComparison compare_telemetry(std::span<const RunCovariates> base, std::
     const bool w_sig = std::isfinite(t.clock_diff_wilcoxon_p) && t.clock_diff_wilcoxon_p < alpha;
     if (t_sig && w_sig) {
       t.warnings.push_back(fmt::format(
-          "the arms ran at different SM clocks: base {} MHz, candidate {} MHz (paired base - candidate {:+.1f} MHz, "
+          "the arms ran at different SM clocks: base {} MHz, candidate {} MHz (paired candidate - base {:+.1f} MHz, "
           "CI [{:+.1f}, {:+.1f}], t p={:.3g}, Wilcoxon p={:.3g}); part of the delta may be the clock, compare the "
           "clock-normalised delta",
           f1(t.base.sm_clock_mean_mhz), f1(t.candidate.sm_clock_mean_mhz), t.clock_diff->mean, t.clock_diff->ci.low,
@@ -158,7 +159,7 @@ std::string telemetry_text(const TelemetryComparison& t, bool md, const std::str
   }
   const std::string lead = md ? "\n- " : "  ";
   if (t.clock_diff) {
-    out += fmt::format("{}SM clock, paired base - candidate: {:+.1f} MHz, CI [{:+.1f}, {:+.1f}], t p={:.3g}, "
+    out += fmt::format("{}SM clock, paired candidate - base: {:+.1f} MHz, CI [{:+.1f}, {:+.1f}], t p={:.3g}, "
                        "Wilcoxon p={:.3g}\n", lead, t.clock_diff->mean, t.clock_diff->ci.low, t.clock_diff->ci.high,
                        t.clock_diff->p, t.clock_diff_wilcoxon_p);
   }

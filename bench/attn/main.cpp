@@ -24,7 +24,10 @@ int main(int argc, char** argv) {
   using layerbench::attention::BenchConfig;
   return layerbench::harness::mpi_main<BenchConfig>(
       argc, argv,
-      {"layerbench-attn", "sequence-parallel attention topologies (Ulysses x AllGather-KV)"},
+      {"layerbench-attn", "sequence-parallel attention topologies (Ulysses x AllGather-KV)", false,
+       "EXAMPLES:\n"
+       "  mpirun -np 2 layerbench-attn --backend host --seqs 256 --heads 4 --head-dim 32\n"
+       "  mpirun -np 2 layerbench-attn --json attn.json --markdown attn.md\n"},
       layerbench::attention::add_flags, layerbench::attention::validate,
       [](layerbench::harness::Context& ctx, const BenchConfig& c) {
         layerbench::harness::warn_if_gpu_sized(ctx, c.common, flops_per_iteration(c, ctx.world.size()),

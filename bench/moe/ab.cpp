@@ -104,7 +104,12 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::v
     median_difference->ci = {median_difference->ci.low * L, median_difference->ci.high * L};
   }
   const double confidence = c.confidence;
-  const auto preds = exchange_predictions(what_ifs, saved_per_stack, confidence);
+  // A saving predicts a negative delta (candidate - base: the one sign convention).
+  auto preds = exchange_predictions(what_ifs, saved_per_stack, confidence);
+  for (auto& p : preds) {
+    p.value = -p.value;
+    p.ci = {-p.ci.high, -p.ci.low};
+  }
 
   AbResult r;
   r.json = {{"study", "metadata"},
@@ -113,6 +118,7 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::v
             {"base", "per-layer sequence-size exchange"},
             {"candidate", "reused split sizes"},
             {"order", order},
+            {"delta", "candidate - base"},  // the sign of every delta and prediction here
             {"base_ms", base},
             {"candidate_ms", cand},
             {"scalar_exchanges_base_per_stack", double(base_exchanges) / pairs},

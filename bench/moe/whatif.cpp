@@ -1,4 +1,5 @@
 #include "bench/moe/whatif.hpp"
+#include "common/json_number.hpp"
 
 #include "common/cli/progress.hpp"
 #include "bench/moe/profile.hpp"
@@ -19,7 +20,7 @@ namespace layerbench::moe {
 namespace {
 
 using nlohmann::json;
-json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+nlohmann::json num(double v) { return finite_or_null(v); }  // common/json_number.hpp
 
 const ComponentResult* find(const std::vector<ComponentResult>& v, const std::string& n) {
   for (const auto& c : v)

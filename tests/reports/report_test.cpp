@@ -95,7 +95,7 @@ TEST(ReportMarkdown, CollectiveSweepRowsFromDeclaredWork) {
 TEST(ReportMarkdown, PairedStudyTables) {
   const auto md = lr::render_markdown(full_report());
   EXPECT_NE(md.find("| Arm | n | median | mean | sd | min | max |"), std::string::npos);
-  EXPECT_NE(md.find("(base minus candidate), n=24**"), std::string::npos);
+  EXPECT_NE(md.find("(candidate minus base), n=24**"), std::string::npos);
   for (const char* row : {"| mean |", "| median |", "| Wilcoxon signed-rank |", "| sign test |", "| verdict |"})
     EXPECT_NE(md.find(row), std::string::npos) << row;
   EXPECT_NE(md.find("## Paired study — value"), std::string::npos);

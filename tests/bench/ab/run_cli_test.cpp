@@ -40,12 +40,12 @@ TEST(RunCli, RealDifferenceIsSignificantWithTheRightSign) {
                                out.string(), "--json", "-", "--resamples", "2000"},
                               out, 5, [](const CliResult& c) {
                                 const auto j = json::parse(c.out);
-                                return j["delta"]["mean"].get<double>() > 0 && j["wilcoxon"]["p_exact"].get<double>() < 0.01;
+                                return j["delta"]["mean"].get<double>() < 0 && j["wilcoxon"]["p_exact"].get<double>() < 0.01;
                               });
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = json::parse(r.out);
   EXPECT_EQ(j["n"], 12);
-  EXPECT_GT(j["delta"]["mean"].get<double>(), 0.0);  // positive = the candidate is faster
+  EXPECT_LT(j["delta"]["mean"].get<double>(), 0.0);  // candidate - base < 0: the candidate is faster
   EXPECT_LT(j["wilcoxon"]["p_exact"].get<double>(), 0.01);
   EXPECT_GT(j["wilcoxon"]["w_plus"].get<double>(), j["wilcoxon"]["w_minus"].get<double>());
   // Interleaved: alternate order, both arms of a pair back to back, fsync'ed lines.
@@ -197,8 +197,14 @@ TEST(RunCli, FailedRunsAreRetriedOrExcluded) {
 
   std::filesystem::remove(dir.path() / "flag");
   const auto out2 = dir.path() / "exclude.jsonl";
+  // Without --retries a failure stops the study unless --ignore-failure excludes the pair instead.
+  const auto stop = run_ab({"run", "--base", "true", "--candidate", flaky, "--pairs", "4", "--out",
+                            (dir.path() / "stop.jsonl").string()});
+  EXPECT_EQ(stop.exit_code, 2);
+  EXPECT_NE(stop.err.find("stopped at the first failure"), std::string::npos) << stop.err;
+  std::filesystem::remove(dir.path() / "flag");
   const auto x = run_ab({"run", "--base", "true", "--candidate", flaky, "--pairs", "4", "--out", out2.string(),
-                         "--json", "-", "--resamples", "1000"});
+                         "--ignore-failure", "--json", "-", "--resamples", "1000"});
   ASSERT_EQ(x.exit_code, 0) << x.err;
   const auto k = json::parse(x.out);
   EXPECT_EQ(k["n"], 3);
@@ -243,7 +249,7 @@ TEST(RunCli, MetricsOrderAndOutputCheck) {
                          "--out", (dir.path() / "m.jsonl").string(), "--json", "-", "--resamples", "1000"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = json::parse(r.out);
-  EXPECT_DOUBLE_EQ(j["delta"]["mean"].get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(j["delta"]["mean"].get<double>(), -1.5);
   EXPECT_EQ(j["diagnostics"]["output_check"]["identical_pairs"], 6);
   const auto first_arms = [&](const std::filesystem::path& p) {
     std::string s;

@@ -59,6 +59,9 @@ for sub in ("analyze", "plan", "run"):
     helps[f"layerbench-ab {sub}"] = out
 
 for name, text in helps.items():
+    # Every user binary's --help (and so its man page) ends with examples.
+    expect("EXAMPLES:" in text and re.search(r"\n  (mpirun .*)?layerbench-", text.split("EXAMPLES:")[-1]),
+           f"{name} --help: no EXAMPLES block")
     usage = [l for l in text.splitlines() if l.startswith("Usage:")]
     expect(usage and usage[0].split()[1] == name.split()[0] and "/" not in usage[0],
            f"{name}: usage line {usage[:1]!r} should name the program, not a path")

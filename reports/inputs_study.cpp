@@ -1,0 +1,244 @@
+// The paired-study readers: study JSONL (through the one one-pass reader, common/paired_jsonl),
+// CSV with base and candidate columns, layerbench-ab's --csv (runs) and --json (analysis with its
+// pairs), and why a file of another kind holds no pairs.
+#include "reports/inputs.hpp"
+#include "reports/inputs_detail.hpp"
+
+#include "common/paired_jsonl.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+namespace layerbench::reports {
+
+using namespace detail;
+
+// The one reader of study JSONL (common/paired_jsonl: one pass, no document per record), shared
+// with layerbench-ab and the gate.
+PairedStudy parse_study_jsonl(const std::string& text, const std::string& path, const std::string& metric,
+                              const std::string& candidate_arm) {
+  auto runs = jsonl::read_paired_runs(text, path, metric, candidate_arm);
+  PairedStudy study;
+  study.path = path;
+  study.header = std::move(runs.header);
+  study.metric = std::move(runs.metric);
+  study.pair_ids = std::move(runs.pair_ids);
+  study.base = std::move(runs.base);
+  study.candidate = std::move(runs.candidate);
+  study.unit = runs.unit.empty() ? unit_of_metric(study.metric) : std::move(runs.unit);
+  study.candidate_arm = candidate_arm;
+  // The arms' display names (layerbench-ab run --name: base first, then each candidate).
+  const int index = candidate_arm == "candidate" ? 1 : std::stoi(candidate_arm.substr(9));
+  if (study.header.contains("names") && study.header["names"].is_array()) {
+    const auto& names = study.header["names"];
+    auto name = [&](std::size_t i, const std::string& fallback) {
+      return i < names.size() && names[i].is_string() && !names[i].get<std::string>().empty()
+                 ? names[i].get<std::string>()
+                 : fallback;
+    };
+    study.base_label = name(0, "base");
+    study.candidate_label = name(static_cast<std::size_t>(index), candidate_arm);
+  } else {
+    study.candidate_label = candidate_arm;
+  }
+  return study;
+}
+
+std::vector<PairedStudy> load_studies(const std::string& path, const std::string& metric) {
+  if (sniff_input(path) != InputKind::study_jsonl) return {load_study(path, metric)};
+  const std::string text = read_text_file(path);
+  std::vector<PairedStudy> out{parse_study_jsonl(text, path, metric)};
+  const auto& header = out.front().header;
+  const std::size_t more =
+      header.contains("more_candidates") && header["more_candidates"].is_array() ? header["more_candidates"].size() : 0;
+  for (std::size_t k = 0; k < more; ++k)
+    out.push_back(parse_study_jsonl(text, path, out.front().metric, fmt::format("candidate{}", k + 2)));
+  return out;
+}
+
+PairedStudy parse_study_csv(const std::string& text, const std::string& path) {
+  PairedStudy study;
+  study.path = path;
+  std::istringstream in(text);
+  std::string line;
+  std::vector<std::string> header;
+  int base_col = -1, cand_col = -1, pair_col = -1;
+  std::map<long long, std::pair<double, double>> pairs;
+  long long next_id = 0;
+  for (std::size_t line_no = 1; std::getline(in, line); ++line_no) {
+    const auto t = trim(line);
+    if (t.empty() || t[0] == '#') continue;
+    const auto cells = split_csv_cells(t);
+    const auto where = fmt::format("{}:{}", path, line_no);
+    if (header.empty()) {
+      header = cells;
+      for (std::size_t c = 0; c < cells.size(); ++c) {
+        const auto h = lower(cells[c]);
+        if (h == "base") base_col = static_cast<int>(c);
+        else if (h == "candidate") cand_col = static_cast<int>(c);
+        else if (h == "pair") pair_col = static_cast<int>(c);
+      }
+      if (base_col < 0 || cand_col < 0)
+        throw std::runtime_error(where + ": CSV study needs 'base' and 'candidate' columns");
+      continue;
+    }
+    if (cells.size() != header.size())
+      throw std::runtime_error(fmt::format("{}: {} cells, header has {} (truncated?)", where, cells.size(), header.size()));
+    const long long id = pair_col >= 0 ? static_cast<long long>(parse_number(cells[pair_col], where)) : next_id;
+    ++next_id;
+    if (pairs.count(id)) throw std::runtime_error(fmt::format("{}: pair {} appears twice", where, id));
+    pairs[id] = {parse_number(cells[base_col], where), parse_number(cells[cand_col], where)};
+  }
+  if (header.empty()) throw std::runtime_error(path + ": empty CSV");
+  study.metric = "value";
+  return assemble(std::move(pairs), std::move(study));
+}
+
+PairedStudy load_study(const std::string& path, const std::string& metric) {
+  const std::string text = read_text_file(path);
+  const auto kind = sniff_input(path);
+  switch (kind) {
+    case InputKind::study_jsonl: return parse_study_jsonl(text, path, metric);
+    case InputKind::study_csv: return parse_study_csv(text, path);
+    case InputKind::runs_csv: return parse_runs_csv(text, path, metric);
+    case InputKind::analysis_json: {
+      auto study = study_from_analysis_json(read_json_file(path), path);
+      if (!metric.empty() && metric != study.metric)
+        throw std::runtime_error(fmt::format("{}: the analysis holds the pairs of metric '{}' only, not '{}'", path,
+                                             study.metric, metric));
+      return study;
+    }
+    default: throw std::runtime_error(not_paired_reason(path, kind));
+  }
+}
+
+bool is_hyperfine_json(const nlohmann::json& doc) {
+  if (!doc.is_object() || !doc.contains("results") || !doc["results"].is_array() || doc["results"].empty()) return false;
+  for (const auto& r : doc["results"])
+    if (!r.is_object() || !r.contains("command") || !r.contains("times")) return false;
+  return true;
+}
+
+bool is_ab_study(const std::string& path) {
+  const std::string text = read_text_file(path);
+  const auto start = text.find_first_not_of(" \t\r\n");
+  if (start == std::string::npos) return false;
+  const auto end = text.find('\n', start);
+  const auto j = nlohmann::json::parse(text.substr(start, end == std::string::npos ? end : end - start), nullptr, false);
+  return j.is_object() && j.value("type", std::string{}) == "study";
+}
+
+std::string not_paired_reason(const std::string& path, InputKind kind) {
+  switch (kind) {
+    case InputKind::hyperfine_json:
+      return path + ": hyperfine --export-json: independent runs of each command, not interleaved pairs, so a paired "
+                    "analysis does not apply; compare two such files with layerbench-gate --baseline/--candidate "
+                    "(unpaired) or show them with layerbench-report, or measure pairs with layerbench-ab run";
+    case InputKind::gbench_json:
+      return path + ": Google Benchmark JSON: repetitions of each benchmark, not interleaved pairs; compare two such "
+                    "files with layerbench-gate --baseline/--candidate (unpaired) or show them with layerbench-report";
+    case InputKind::layerbench_json:
+      return path + ": a layerbench result file (schema layerbench/N): per-iteration samples, not pairs; compare two "
+                    "with layerbench-gate --baseline/--candidate or show it with layerbench-report";
+    case InputKind::results_csv:
+      return path + ": a layerbench results CSV (one row per measurement): summaries, not pairs; show it with "
+                    "layerbench-report";
+    case InputKind::other_json:
+      return path + ": a JSON document of another tool: neither a paired study, layerbench JSON, Google Benchmark "
+                    "nor hyperfine JSON";
+    default: break;
+  }
+  return path + ": not a paired study (JSONL with pair/arm records, CSV with base,candidate columns, or "
+                "layerbench-ab --json/--csv)";
+}
+
+PairedStudy study_from_analysis_json(const nlohmann::json& doc, const std::string& path) {
+  const auto& pairs = doc.contains("pairs") ? doc["pairs"] : nlohmann::json();
+  if (!pairs.is_object() || !pairs.contains("base") || !pairs.contains("candidate"))
+    throw std::runtime_error(path + ": a layerbench-ab analysis without its pairs (written before analyses carried "
+                                    "them): analyse the study file itself");
+  PairedStudy st;
+  st.path = path;
+  try {
+    st.base = pairs["base"].get<std::vector<double>>();
+    st.candidate = pairs["candidate"].get<std::vector<double>>();
+    if (pairs.contains("pair")) st.pair_ids = pairs["pair"].get<std::vector<long long>>();
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(fmt::format("{}: pairs: {}", path, e.what()));
+  }
+  if (st.base.size() != st.candidate.size() || (!st.pair_ids.empty() && st.pair_ids.size() != st.base.size()))
+    throw std::runtime_error(fmt::format("{}: pairs: {} base and {} candidate values", path, st.base.size(),
+                                         st.candidate.size()));
+  if (st.pair_ids.empty())
+    for (std::size_t i = 0; i < st.base.size(); ++i) st.pair_ids.push_back(static_cast<long long>(i));
+  const auto& m = doc.value("metric", nlohmann::json());
+  st.metric = m.is_object() ? m.value("name", std::string("value")) : m.is_string() ? m.get<std::string>() : "value";
+  st.unit = m.is_object() ? m.value("unit", std::string{}) : doc.value("unit", std::string{});
+  if (doc.contains("labels") && doc["labels"].is_object()) {
+    st.base_label = doc["labels"].value("base", std::string("base"));
+    st.candidate_label = doc["labels"].value("candidate", std::string("candidate"));
+  }
+  for (double v : st.base)
+    if (!std::isfinite(v)) throw std::runtime_error(path + ": pairs: a value that is not finite");
+  if (st.base.empty()) throw std::runtime_error(path + ": no complete base/candidate pairs");
+  return st;
+}
+
+PairedStudy parse_runs_csv(const std::string& text, const std::string& path, const std::string& metric) {
+  std::istringstream in(text);
+  std::string line;
+  std::vector<std::string> header;
+  std::string jsonl;  // the rows as run records: the JSONL reader pairs them (one pairing rule)
+  std::size_t column = 0;
+  std::string name;
+  for (std::size_t line_no = 1; std::getline(in, line); ++line_no) {
+    const auto t = trim(line);
+    if (t.empty()) continue;
+    const auto cells = split_csv_cells(t);
+    const auto where = fmt::format("{}:{}", path, line_no);
+    if (header.empty()) {
+      header = cells;
+      const auto times_end = std::find(header.begin(), header.end(), "peak_rss_kib");
+      const std::string want = metric == "wall" || metric == "user" || metric == "sys" ? metric + "_s"
+                               : metric == "peak_rss"                                    ? "peak_rss_kib"
+                                                                                         : metric;
+      std::size_t c = header.size();
+      for (std::size_t i = 0; i < header.size(); ++i) {
+        const auto& h = header[i];
+        if (!want.empty() && (h == want || h.rfind(want + "_", 0) == 0)) c = i;
+      }
+      if (want.empty())
+        c = times_end != header.end() && times_end + 1 != header.end()
+                ? static_cast<std::size_t>(times_end - header.begin()) + 1
+                : static_cast<std::size_t>(std::find(header.begin(), header.end(), "wall_s") - header.begin());
+      if (c >= header.size())
+        throw std::runtime_error(fmt::format("{}: no column for metric '{}' in the runs CSV", where, metric));
+      column = c;
+      name = header[c];
+      continue;
+    }
+    if (cells.size() != header.size())
+      throw std::runtime_error(fmt::format("{}: {} cells, the header has {}", where, cells.size(), header.size()));
+    const auto& v = cells[column];
+    nlohmann::json rec = {{"type", "run"}, {"pair", static_cast<long long>(parse_number(cells[0], where))},
+                          {"attempt", static_cast<long long>(parse_number(cells[1], where))},
+                          {"arm", cells[2]}, {"status", cells[6]},
+                          {"value", v.empty() ? nlohmann::json(nullptr) : nlohmann::json(parse_number(v, where))}};
+    jsonl += rec.dump() + "\n";
+  }
+  if (header.empty()) throw std::runtime_error(path + ": empty CSV");
+  auto study = parse_study_jsonl(jsonl, path, "");
+  // "lat_ms" names the metric lat in ms; the built-in columns carry their unit the same way.
+  const auto us = name.rfind('_');
+  study.metric = us == std::string::npos ? name : name.substr(0, us);
+  study.unit = us == std::string::npos ? "" : name.substr(us + 1);
+  if (study.unit == "kib") study.unit = "KiB";
+  return study;
+}
+
+}  // namespace layerbench::reports

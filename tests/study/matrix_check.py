@@ -1,0 +1,114 @@
+"""Every output of every binary, read by every tool: written by X (the fixture lb.fixture.outputs:
+layerbench-moe/-attn/-coll JSON, CSV and Google Benchmark JSON, layerbench-ab's study JSONL, --json
+and --csv; a hyperfine --export-json file in hyperfine's documented format), read by
+`layerbench-ab analyze`, `layerbench-gate` and `layerbench-report`. A paired file is analysed by
+all three (with one sign); an unpaired one is gated and reported, and `analyze` refuses it in one
+line naming what it is. Foreign files get a one-line named diagnosis and exit 2 everywhere.
+
+usage: matrix_check.py AB GATE REPORT OUTPUTS_DIR WORK_DIR
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+AB, GATE, REPORT, OUTPUTS, WORK = sys.argv[1:6]
+WORK = os.path.join(WORK, "matrix_check")
+shutil.rmtree(WORK, ignore_errors=True)
+os.makedirs(WORK)
+failures = []
+
+
+def run(exe, *args):
+    p = subprocess.run([exe, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300, cwd=WORK,
+                       env=dict(os.environ, LAYERBENCH_PROGRESS="off"))
+    return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
+def expect(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what[:1500])
+
+
+def out(name):
+    return os.path.join(OUTPUTS, name)
+
+
+def work(name):
+    return os.path.join(WORK, name)
+
+
+# hyperfine 1.15's --export-json, per its documentation: one result per command with its times (s).
+def hyperfine(path, command, times):
+    mean = sum(times) / len(times)
+    with open(path, "w") as f:
+        json.dump({"results": [{"command": command, "mean": mean, "stddev": 0.0, "median": sorted(times)[len(times) // 2],
+                                "user": 0.001, "system": 0.001, "min": min(times), "max": max(times), "times": times,
+                                "exit_codes": [0] * len(times)}]}, f)
+
+
+hyperfine(work("hf-old.json"), "./old", [0.0200 + 0.0001 * (i % 5) for i in range(20)])
+hyperfine(work("hf-new.json"), "./new", [0.0240 + 0.0001 * (i % 7) for i in range(20)])
+
+paired = [out("study.jsonl"), out("ab.json"), out("ab-runs.csv")]
+unpaired = [out("moe.json"), out("attn.json"), out("coll.json"), out("moe_gb.json"), out("coll_gb.json"),
+            work("hf-old.json")]
+reported_only = [out("moe.csv"), out("attn.csv"), out("coll.csv")]
+
+# Paired: the same pairs and the same sign in all three tools.
+means = []
+for f in paired:
+    rc, text, err = run(AB, "analyze", f, "--json", "-", "--resamples", "1000")
+    expect(rc == 0, f"analyze {os.path.basename(f)}: rc {rc}: {err}")
+    if rc == 0:
+        j = json.loads(text)
+        means.append(j["delta"]["mean"])
+        expect(j["n"] == 24, f"analyze {os.path.basename(f)}: {j['n']} pairs, not 24")
+    rc, text, err = run(GATE, "--pairs", f, "--json", "-")
+    expect(rc in (0, 1), f"gate --pairs {os.path.basename(f)}: rc {rc}: {err}")
+    if rc in (0, 1) and means:
+        change = json.loads(text)["findings"][0]["change"]
+        expect((change > 0) == (means[-1] > 0), f"gate and analyze disagree in sign on {os.path.basename(f)}")
+    rc, _, err = run(REPORT, f, "-o", work("r-" + os.path.basename(f)))
+    expect(rc == 0 and "skipped" not in err, f"report {os.path.basename(f)}: rc {rc}: {err}")
+expect(len(means) == 3 and max(means) - min(means) < 1e-9 * max(1.0, abs(means[0])),
+       f"the three paired files give different mean deltas: {means}")
+
+# Unpaired: gated against themselves (an A/A: no regression), reported; analyze refuses in one line.
+for f in unpaired:
+    rc, _, err = run(GATE, "--baseline", f, "--candidate", f)
+    expect(rc == 0, f"gate --baseline/--candidate {os.path.basename(f)}: rc {rc}: {err}")
+    rc, _, err = run(REPORT, f, "-o", work("r-" + os.path.basename(f)))
+    expect(rc == 0 and "skipped" not in err, f"report {os.path.basename(f)}: rc {rc}: {err}")
+    rc, _, err = run(AB, "analyze", f)
+    expect(rc == 2 and err.count("\n") == 1 and "pairs" in err, f"analyze {os.path.basename(f)}: rc {rc}: {err!r}")
+for f in reported_only:
+    rc, _, err = run(REPORT, f, "-o", work("r-" + os.path.basename(f)))
+    expect(rc == 0, f"report {os.path.basename(f)}: rc {rc}: {err}")
+    rc, _, err = run(AB, "analyze", f)
+    expect(rc == 2 and err.count("\n") == 1, f"analyze {os.path.basename(f)}: rc {rc}: {err!r}")
+
+# hyperfine: the two files gated (the new command is 20% slower: a regression) and reported together.
+rc, text, err = run(GATE, "--baseline", work("hf-old.json"), "--candidate", work("hf-new.json"), "--json", "-")
+expect(rc == 1 and json.loads(text)["findings"][0]["label"] == "regressed beyond the threshold",
+       f"gate on hyperfine files: rc {rc}: {text[:400]} {err}")
+rc, _, err = run(REPORT, work("hf-old.json"), work("hf-new.json"), "-o", work("r-hf"))
+expect(rc == 0, f"report of hyperfine files: rc {rc}: {err}")
+
+# Foreign files: one named line, exit 2, from every tool.
+with open(work("foreign.json"), "w") as f:
+    json.dump({"hello": [1, 2, 3]}, f)
+with open(work("foreign.bin"), "wb") as f:
+    f.write(bytes(range(256)))
+for f in [work("foreign.json"), work("foreign.bin")]:
+    for exe, args in [(AB, ["analyze", f]), (GATE, ["--pairs", f]), (GATE, ["--baseline", f, "--candidate", f])]:
+        rc, _, err = run(exe, *args)
+        expect(rc == 2 and err.count("\n") == 1 and os.path.basename(f) in err,
+               f"{os.path.basename(exe)} {' '.join(args)}: rc {rc}: {err!r}")
+    rc, _, err = run(REPORT, f, "-o", work("r-foreign"))
+    expect(rc == 2 or "skipped" in err, f"report {os.path.basename(f)}: rc {rc}: {err!r}")
+
+print(f"{len(failures)} failure(s)")
+sys.exit(1 if failures else 0)
