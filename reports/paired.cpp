@@ -201,7 +201,7 @@ std::string ratio_text(double candidate, double base, const std::string& unit) {
   if (r == 1) return "1x (equal)";
   const double factor = r > 1 ? r : 1 / r;
   const char* word = time ? (r > 1 ? "slower" : "faster") : (r > 1 ? "higher" : "lower");
-  return fmt::format("{:.4g}x: the candidate is {:.3g}x {}", r, factor, word);
+  return fmt::format("{:.4g}x: the candidate is {:.4g}x {}", r, factor, word);
 }
 
 bool is_time_unit(const std::string& unit) {

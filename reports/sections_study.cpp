@@ -46,64 +46,12 @@ std::optional<stats::SequentialResult> sequential_of(const PairedStudy& study) {
   }
 }
 
-}  // namespace
-Section paired_study(const PairedStudy& whole, const stats::PairedOptions& given) {
-  // A sequential study is analysed on the pairs up to its stop, and the stop is stated.
-  const auto seq = sequential_of(whole);
-  PairedStudy cut;
-  if (seq && seq->stop != stats::SequentialStop::running && seq->pairs >= 2 && seq->pairs < whole.base.size()) {
-    cut = whole;
-    cut.base.resize(seq->pairs);
-    cut.candidate.resize(seq->pairs);
-    if (cut.pair_ids.size() > seq->pairs) cut.pair_ids.resize(seq->pairs);
-  }
-  const PairedStudy& study = cut.base.empty() ? whole : cut;
-  stats::PairedOptions options = given;
-  if (study.predicted && !options.predicted) {
-    options.predicted = study.predicted;
-    options.predicted_half_width = study.predicted_half_width;
-  }
-  const stats::PairedAnalysis a = stats::analyze_paired(study.base, study.candidate, options);
+// The two figures that show whether pairing worked: per-pair series of both arms, and the delta
+// distribution with the intervals of its mean.
+void figures(Section& s, const PairedStudy& study, const stats::PairedAnalysis& a, double confidence) {
   const std::string& u = study.unit;
   const std::string metric = study.metric.empty() ? "value" : study.metric;
-  const int cl = static_cast<int>(std::lround(100 * options.confidence));
-  Section s;
-  const bool named = study.base_label != "base" || study.candidate_label != "candidate";
-  s.title = "Paired study — " + metric + (named ? " — " + study.candidate_label + " against " + study.base_label : "");
-  s.intro = fmt::format(
-      "Source: `{}`. {} interleaved pairs; delta = candidate − base, so a positive delta means the candidate is "
-      "larger (slower, for times). Percentages are of the base mean.",
-      study.path, a.n);
-  if (study.header.contains("base") && study.header["base"].is_string() && study.header.contains("candidate") &&
-      study.header["candidate"].is_string()) {
-    std::string command = study.header["candidate"].get<std::string>();
-    const auto& more = study.header.contains("more_candidates") ? study.header["more_candidates"] : nlohmann::json();
-    if (study.candidate_arm != "candidate" && more.is_array()) {
-      const auto k = static_cast<std::size_t>(std::stoi(study.candidate_arm.substr(9)));
-      if (k >= 2 && k - 2 < more.size() && more[k - 2].is_string()) command = more[k - 2].get<std::string>();
-    }
-    s.intro += fmt::format(" Base ({}): {}; candidate ({}): {}.", study.base_label,
-                           study.header["base"].get<std::string>(), study.candidate_label, command);
-  }
-
-  PairedContext ctx;
-  ctx.metric = metric;
-  ctx.unit = u;
-  ctx.base_label = study.base_label;
-  ctx.candidate_label = study.candidate_label;
-  if (seq) ctx.sequential = &*seq;
-  if (a.predicted && !study.predicted_source.empty()) {
-    PairedBlock pb;
-    pb.key = "prediction_source";
-    pb.rows.emplace_back("prediction from", study.predicted_source);
-    ctx.blocks.push_back(std::move(pb));
-  }
-  auto pt = paired_tables(a, options, ctx);
-  for (auto& t : pt.tables) s.tables.push_back(std::move(t));
-  s.notes = std::move(pt.notes);
-  s.source = file_stem(study.path);
-  s.csvs.push_back({"pairs", pairs_csv(study, a)});
-
+  const int cl = static_cast<int>(std::lround(100 * confidence));
   // Per-pair series: drift shows up as a trend shared by both arms, which pairing cancels.
   svg::XYPlot series;
   series.title = "Per-pair series of both arms";
@@ -144,6 +92,67 @@ Section paired_study(const PairedStudy& whole, const stats::PairedOptions& given
   hist.ref_lines.push_back({0.0, "zero (no change)", true});
   hist.ref_lines.push_back({a.delta.mean, "mean delta", true});
   s.figures.push_back(svg::render(hist));
+}
+
+}  // namespace
+Section paired_study(const PairedStudy& whole, const stats::PairedOptions& given) {
+  // A sequential study is analysed on the pairs up to its stop, and the stop is stated.
+  const auto seq = sequential_of(whole);
+  PairedStudy cut;
+  if (seq && seq->stop != stats::SequentialStop::running && seq->pairs >= 2 && seq->pairs < whole.base.size()) {
+    cut = whole;
+    cut.base.resize(seq->pairs);
+    cut.candidate.resize(seq->pairs);
+    if (cut.pair_ids.size() > seq->pairs) cut.pair_ids.resize(seq->pairs);
+  }
+  const PairedStudy& study = cut.base.empty() ? whole : cut;
+  stats::PairedOptions options = given;
+  if (study.predicted && !options.predicted) {
+    options.predicted = study.predicted;
+    options.predicted_half_width = study.predicted_half_width;
+  }
+  const stats::PairedAnalysis a = stats::analyze_paired(study.base, study.candidate, options);
+  const std::string& u = study.unit;
+  const std::string metric = study.metric.empty() ? "value" : study.metric;
+  Section s;
+  const bool named = study.base_label != "base" || study.candidate_label != "candidate";
+  s.title = "Paired study — " + metric + (named ? " — " + study.candidate_label + " against " + study.base_label : "");
+  s.intro = fmt::format(
+      "Source: `{}`. {} interleaved pairs; delta = candidate − base, so a positive delta means the candidate is "
+      "larger (slower, for times). Percentages are of the base mean.",
+      study.path, a.n);
+  if (study.header.contains("base") && study.header["base"].is_string() && study.header.contains("candidate") &&
+      study.header["candidate"].is_string()) {
+    std::string command = study.header["candidate"].get<std::string>();
+    const auto& more = study.header.contains("more_candidates") ? study.header["more_candidates"] : nlohmann::json();
+    if (study.candidate_arm != "candidate" && more.is_array()) {
+      const auto k = static_cast<std::size_t>(std::stoi(study.candidate_arm.substr(9)));
+      if (k >= 2 && k - 2 < more.size() && more[k - 2].is_string()) command = more[k - 2].get<std::string>();
+    }
+    s.intro += named ? fmt::format(" Base ({}): {}; candidate ({}): {}.", study.base_label,
+                                   study.header["base"].get<std::string>(), study.candidate_label, command)
+                     : fmt::format(" Base: {}; candidate: {}.", study.header["base"].get<std::string>(), command);
+  }
+
+  PairedContext ctx;
+  ctx.metric = metric;
+  ctx.unit = u;
+  ctx.base_label = study.base_label;
+  ctx.candidate_label = study.candidate_label;
+  if (seq) ctx.sequential = &*seq;
+  if (a.predicted && !study.predicted_source.empty()) {
+    PairedBlock pb;
+    pb.key = "prediction_source";
+    pb.rows.emplace_back("prediction from", study.predicted_source);
+    ctx.blocks.push_back(std::move(pb));
+  }
+  auto pt = paired_tables(a, options, ctx);
+  for (auto& t : pt.tables) s.tables.push_back(std::move(t));
+  s.notes = std::move(pt.notes);
+  s.source = file_stem(study.path);
+  s.csvs.push_back({"pairs", pairs_csv(study, a)});
+
+  figures(s, study, a, options.confidence);
   return s;
 }
 

@@ -93,12 +93,12 @@ std::string headline(const GateReport& r) {
   for (const auto& label : {std::string("regressed beyond the threshold"), std::string("improved beyond the threshold"),
                             std::string("significant, size not resolved"),
                             "no change larger than " + fmt::format("{:g}%", 100 * r.options.threshold)}) {
-    counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", by_label[label], label);
+    counts += fmt::format("{}{} {}", counts.empty() ? "" : "; ", by_label[label], label);
     by_label.erase(label);
   }
   std::size_t rest = 0;  // inconclusive, with or without a note
   for (const auto& [label, n] : by_label) rest += n;
-  return fmt::format("{}: {}, {} inconclusive",
+  return fmt::format("{}: {}; {} inconclusive",
                      exit_code(r) == kExitRegression ? "FAIL" : exit_code(r) == kExitUndecided ? "UNDECIDED" : "PASS",
                      counts, rest);
 }

@@ -2,6 +2,7 @@
 #include "common/cli/output_file.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <memory>
@@ -383,6 +384,8 @@ int run_study(const RunOptions& o) {
         if (rec.status != "ok") {
           ok = false;
           result_stderr = rec.status == "no_metric" && !why.empty() ? why : tail_of(result.stderr_tail, 200);
+          while (!result_stderr.empty() && std::isspace(static_cast<unsigned char>(result_stderr.back())))
+            result_stderr.pop_back();  // the message goes on after it
           const std::string detail = rec.status == "no_metric" && !why.empty() ? ": " + why
                                      : result.stderr_tail.empty() ? ""
                                                                   : ": " + tail_of(result.stderr_tail, 200);

@@ -25,6 +25,14 @@ namespace lg = layerbench::gate;
 
 namespace {
 
+constexpr const char* kExamples =
+    "EXAMPLES:\n"
+    "  layerbench-gate --pairs study.jsonl --threshold 2%\n"
+    "      a layerbench-ab study (JSONL, --json or --csv): regressed only if significant and beyond 2%\n"
+    "  layerbench-gate --baseline main.json --candidate pr.json --markdown comment.md\n"
+    "  layerbench-gate --baseline old.json --candidate new.json --metric cpu_time   (Google Benchmark JSON)\n"
+    "  layerbench-gate --baseline old-hyperfine.json --candidate new-hyperfine.json   (hyperfine --export-json)\n";
+
 // A rate (bandwidth, throughput, a count per second): higher is better.
 bool is_rate(const std::string& metric, const std::string& unit) {
   if (unit.find("/s") != std::string::npos) return true;
@@ -141,13 +149,7 @@ int main(int argc, char** argv) {
   layerbench::cli::add_real(app, "--tune-pairs", tune_pairs, "--sequential: pairs at which the interval is tightest",
                             layerbench::num::RealRange::closed(1, 1e7));
   layerbench::cli::add_int(app, "--seed", o.seed, "bootstrap seed");
-  app.footer(
-      "EXAMPLES:\n"
-      "  layerbench-gate --pairs study.jsonl --threshold 2%\n"
-      "      a layerbench-ab study (JSONL, --json or --csv): regressed only if significant and beyond 2%\n"
-      "  layerbench-gate --baseline main.json --candidate pr.json --markdown comment.md\n"
-      "  layerbench-gate --baseline old.json --candidate new.json --metric cpu_time   (Google Benchmark JSON)\n"
-      "  layerbench-gate --baseline old-hyperfine.json --candidate new-hyperfine.json   (hyperfine --export-json)\n");
+  app.footer(kExamples);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

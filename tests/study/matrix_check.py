@@ -51,10 +51,14 @@ def hyperfine(path, command, times):
 
 hyperfine(work("hf-old.json"), "./old", [0.0200 + 0.0001 * (i % 5) for i in range(20)])
 hyperfine(work("hf-new.json"), "./new", [0.0240 + 0.0001 * (i % 7) for i in range(20)])
+# The real hyperfine (Debian's package, bench/scripts/deps.sh) where installed: its own file.
+if shutil.which("hyperfine"):
+    subprocess.run(["hyperfine", "--runs", "5", "--warmup", "1", "-N", "true", "--export-json", work("hf-real.json")],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120, check=True)
 
 paired = [out("study.jsonl"), out("ab.json"), out("ab-runs.csv")]
 unpaired = [out("moe.json"), out("attn.json"), out("coll.json"), out("moe_gb.json"), out("coll_gb.json"),
-            work("hf-old.json")]
+            work("hf-old.json")] + ([work("hf-real.json")] if shutil.which("hyperfine") else [])
 reported_only = [out("moe.csv"), out("attn.csv"), out("coll.csv")]
 
 # Paired: the same pairs and the same sign in all three tools.

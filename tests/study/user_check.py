@@ -132,9 +132,12 @@ def check_all_arms_in_report():
 
 def check_first_minutes():
     """9. hyperfine's positional form, a default study length, an existing file, unknown flags, examples."""
-    rc, out, err = run(AB, "run", "echo lat 1", "echo lat 2", "--metric", "regex:lat ([0-9]+)", "--pairs", "3",
+    rc, out, err = run(AB, "run", "--metric", "regex:lat ([0-9]+)", "echo lat 1", "echo lat 2", "--pairs", "3",
                        "--resamples", "1000")
     expect(rc == 0 and "--base is required" not in err, f"9: positional form: rc {rc} {err}")
+    header = json.loads(open(path("study.jsonl")).readline()) if rc == 0 else {}
+    expect(header.get("base") == "echo lat 1" and header.get("candidate") == "echo lat 2" and
+           header.get("metric") == "regex:lat ([0-9]+)", f"9: the commands after --metric are the arms: {header}")
     rc, _, err = run(AB, "run", "echo lat 1", "echo lat 2", "--metric", "regex:lat ([0-9]+)", "--pairs", "3")
     expect(rc == 2 and "--force" in err and "--resume" in err, f"9: existing study.jsonl: rc {rc} {err}")
     rc, _, err = run(AB, "run", "echo lat 1", "echo lat 2", "--metric", "regex:lat ([0-9]+)", "--pairs", "3",
