@@ -21,10 +21,20 @@ class CudaKernels final : public Kernels {
     detail::launch_unpack_heads(src, out, p, n, dtype_size(dtype_), layerbench::detail::cuda_stream(s));
   }
   void attention(const void* q, const void* k, const void* v, void* o, const AttentionShape& a,
-                 Stream s) override {
-    sdpa_.run(q, k, v, o, a, layerbench::detail::cuda_stream(s));
+                 Stream s, float* lse) override {
+    sdpa_.run(q, k, v, o, a, layerbench::detail::cuda_stream(s), lse);
   }
-  void prepare(const AttentionShape& a) override { sdpa_.prepare(a); }
+  void merge_init(float* acc_o, float* acc_lse, long long n_lse, int head_dim, Stream s) override {
+    detail::launch_merge_init(acc_o, acc_lse, n_lse, head_dim, layerbench::detail::cuda_stream(s));
+  }
+  void merge(const void* part_o, const float* part_lse, float* acc_o, float* acc_lse, const MergeShape& m,
+             Stream s) override {
+    detail::launch_merge(part_o, part_lse, acc_o, acc_lse, m, layerbench::detail::cuda_stream(s));
+  }
+  void merge_finish(const float* acc_o, void* o, long long n, Stream s) override {
+    detail::launch_merge_finish(acc_o, o, n, layerbench::detail::cuda_stream(s));
+  }
+  void prepare(const AttentionShape& a, bool with_lse) override { sdpa_.prepare(a, with_lse); }
   std::string describe() const override { return sdpa_.describe(); }
 
  private:

@@ -116,6 +116,7 @@ struct CudnnSdpa::Plan {
   Desc plan = nullptr;
   void* workspace = nullptr;
   void* stats = nullptr;  // composite only: fp32 [B, H, Sq, 1], written and not read
+  bool external_stats = false;  // the variant pack takes the caller's LSE buffer
   int64_t workspace_bytes = 0;
   std::string info;
   ~Plan() {
@@ -145,17 +146,19 @@ CudnnSdpa::~CudnnSdpa() {
   if (handle_) cudnnDestroy(static_cast<cudnnHandle_t>(handle_));
 }
 
-CudnnSdpa::Plan& CudnnSdpa::plan_for(const AttentionShape& a) {
-  const Key key{a.batch, a.seq_q, a.seq_kv, a.heads, a.head_dim, a.scale};
+CudnnSdpa::Plan& CudnnSdpa::plan_for(const AttentionShape& a, bool with_stats) {
+  const Key key{a.batch, a.seq_q, a.seq_kv, a.heads, a.head_dim, a.scale, a.kv(), a.q_stride(), a.kv_stride(), with_stats};
   if (auto it = plans_.find(key); it != plans_.end()) return *it->second;
 
   auto plan = std::make_unique<Plan>();
   DescPool& pool = plan->pool;
-  const int64_t B = a.batch, H = a.heads, Sq = a.seq_q, Skv = a.seq_kv, D = a.head_dim;
+  const int64_t B = a.batch, H = a.heads, Hk = a.kv(), Sq = a.seq_q, Skv = a.seq_kv, D = a.head_dim;
   // Sequence-major memory [S, B, H, D] as logical [B, H, S, D]: stride_b = H*D, stride_h = D,
-  // stride_s = B*H*D, D contiguous.
-  const std::array<int64_t, 4> q_dims{B, H, Sq, D}, kv_dims{B, H, Skv, D};
-  const std::array<int64_t, 4> q_str{H * D, D, B * H * D, 1}, kv_str{H * D, D, B * H * D, 1};
+  // stride_s = the row stride (B*H*D packed; larger for one request of a batch), D contiguous.
+  const std::array<int64_t, 4> q_dims{B, H, Sq, D}, kv_dims{B, Hk, Skv, D};
+  const std::array<int64_t, 4> q_str{H * D, D, a.q_stride(), 1}, kv_str{Hk * D, D, a.kv_stride(), 1};
+  if (Hk != H && path_ != SdpaPath::unified)
+    throw UsageError("GQA (--kv-heads below --heads) needs cuDNN's unified SDPA op (>= 9.13.1)");
   Desc q = tensor(pool, kQ, CUDNN_DATA_BFLOAT16, q_dims, q_str);
   Desc v = tensor(pool, kV, CUDNN_DATA_BFLOAT16, kv_dims, kv_str);
   Desc o = tensor(pool, kO, CUDNN_DATA_BFLOAT16, q_dims, q_str);
@@ -171,13 +174,19 @@ CudnnSdpa::Plan& CudnnSdpa::plan_for(const AttentionShape& a) {
     set_desc(op, CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC, v);
     set_desc(op, CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC, o);
     set_desc(op, CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC, scale);
+    if (with_stats) {  // natural-log LSE of the scaled scores, fp32 [B, H, Sq, 1]
+      const std::array<int64_t, 4> m_dims{B, H, Sq, 1};
+      set_desc(op, CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC,
+               tensor(pool, kStats, CUDNN_DATA_FLOAT, m_dims, packed(m_dims)));
+      plan->external_stats = true;
+    }
     LB_CUDNN_CHECK(cudnnBackendFinalize(op));
     ops.push_back(op);
     form = "unified sdpa_fwd";
 #endif
   } else {
     // K^T: the K buffer seen as [B, H, D, Skv] (last two strides swapped).
-    Desc kt = tensor(pool, kK, CUDNN_DATA_BFLOAT16, {B, H, D, Skv}, {H * D, D, 1, B * H * D});
+    Desc kt = tensor(pool, kK, CUDNN_DATA_BFLOAT16, {B, H, D, Skv}, {H * D, D, 1, a.kv_stride()});
     const std::array<int64_t, 4> s_dims{B, H, Sq, Skv}, m_dims{B, H, Sq, 1};
     int64_t uid = kVirtual;
     auto virt = [&](std::array<int64_t, 4> dims, cudnnDataType_t dt = CUDNN_DATA_FLOAT) {
@@ -191,6 +200,7 @@ CudnnSdpa::Plan& CudnnSdpa::plan_for(const AttentionShape& a) {
     Desc log_z = virt(m_dims);
     Desc stats = tensor(pool, kStats, CUDNN_DATA_FLOAT, m_dims, packed(m_dims));
     LB_CUDA_CHECK(cudaMalloc(&plan->stats, static_cast<std::size_t>(B * H * Sq) * sizeof(float)));
+    plan->external_stats = with_stats;  // the caller's LSE buffer replaces the scratch
     ops.push_back(matmul(pool, q, kt, s));
     ops.push_back(pointwise(pool, CUDNN_POINTWISE_MUL, s, scale, s_scaled));
     ops.push_back(reduction(pool, CUDNN_REDUCE_TENSOR_MAX, s_scaled, m));
@@ -258,8 +268,9 @@ CudnnSdpa::Plan& CudnnSdpa::plan_for(const AttentionShape& a) {
     LB_CUDNN_CHECK(cudnnBackendGetAttribute(ep, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
                                             CUDNN_TYPE_INT64, 1, &n, &plan->workspace_bytes));
     const long long ver = runtime_version();
-    plan->info = fmt::format("cudnn {}.{}.{} {} engine {} (config {} of {})", ver / 10000,
-                             (ver / 100) % 100, ver % 100, form, engine_index, i + 1, got);
+    plan->info = fmt::format("cudnn {}.{}.{} {} engine {} (config {} of {}){}", ver / 10000,
+                             (ver / 100) % 100, ver % 100, form, engine_index, i + 1, got,
+                             with_stats ? " with stats" : "");
   }
   if (!plan->plan)
     throw Error(fmt::format("cuDNN {}: none of {} heuristic configs finalizes for B={} H={} Sq={} "
@@ -272,17 +283,17 @@ CudnnSdpa::Plan& CudnnSdpa::plan_for(const AttentionShape& a) {
   return ref;
 }
 
-void CudnnSdpa::prepare(const AttentionShape& a) { described_ = plan_for(a).info; }
+void CudnnSdpa::prepare(const AttentionShape& a, bool with_stats) { described_ = plan_for(a, with_stats).info; }
 
 void CudnnSdpa::run(const void* q, const void* k, const void* v, void* o, const AttentionShape& a,
-                    cudaStream_t s) {
-  Plan& plan = plan_for(a);
+                    cudaStream_t s, float* lse) {
+  Plan& plan = plan_for(a, lse != nullptr);
   described_ = plan.info;
   float scale = a.scale;  // by value: the variant pack holds a host pointer
   int64_t uids[6] = {kQ, kK, kV, kO, kScale, kStats};
   void* ptrs[6] = {const_cast<void*>(q), const_cast<void*>(k), const_cast<void*>(v), o, &scale,
-                   plan.stats};
-  const int64_t n = plan.stats ? 6 : 5;
+                   lse ? static_cast<void*>(lse) : plan.stats};
+  const int64_t n = (plan.stats || lse) ? 6 : 5;
   DescPool pool;
   Desc pack = pool.make(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
   set(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n, uids);

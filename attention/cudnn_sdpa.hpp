@@ -1,5 +1,6 @@
 #pragma once
-// cuDNN fused attention forward (bf16 in/out, fp32 accumulation, non-causal, no stats) through
+// cuDNN fused attention forward (bf16 in/out, fp32 accumulation, non-causal, optional softmax
+// stats = LSE for merging partial outputs, GQA on the unified op) through
 // the raw backend API. Two graph forms:
 //   unified   CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR (cuDNN >= 9.13.1)
 //   composite matmul -> scale -> softmax (max, sub, exp, sum, div) -> matmul, recognised by
@@ -28,17 +29,18 @@ class CudnnSdpa {
   CudnnSdpa& operator=(const CudnnSdpa&) = delete;
 
   // Sequence-major tensors (kernels.hpp): q, o [Sq, B, H, D]; k, v [Skv, B, H, D], bf16.
-  void prepare(const AttentionShape& a);
+  // `lse` (nullable): fp32 [B, H, Sq], written when given (a plan with the stats output).
+  void prepare(const AttentionShape& a, bool with_stats = false);
   void run(const void* q, const void* k, const void* v, void* o, const AttentionShape& a,
-           cudaStream_t s);
+           cudaStream_t s, float* lse = nullptr);
   // "cudnn 9.14.0 unified sdpa_fwd engine 9 (config 1 of 2)" for the last plan used.
   std::string describe() const { return described_; }
   static long long runtime_version();  // cudnnGetVersion()
 
  private:
   struct Plan;
-  using Key = std::tuple<long long, long long, long long, int, int, float>;
-  Plan& plan_for(const AttentionShape& a);
+  using Key = std::tuple<long long, long long, long long, int, int, float, int, long long, long long, bool>;
+  Plan& plan_for(const AttentionShape& a, bool with_stats);
 
   void* handle_ = nullptr;  // cudnnHandle_t
   SdpaPath path_;

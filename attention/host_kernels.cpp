@@ -1,12 +1,16 @@
-// Host backend: pack/unpack as row copies (one D-vector at a time), attention by the CPU
-// reference. Synchronous, so the Stream is ignored.
+// Host backend: pack/unpack as row copies (one D-vector at a time), attention with fp64
+// accumulation (strided views, GQA, optional LSE) and the LSE merge. Synchronous, so the Stream
+// is ignored.
 #include "attention/kernels.hpp"
-#include "attention/reference.hpp"
 #include "collectives/error.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <vector>
 
 namespace layerbench::attention {
 namespace {
@@ -49,14 +53,62 @@ class HostKernels final : public Kernels {
         }
   }
 
-  void attention(const void* q, const void* k, const void* v, void* o, const AttentionShape& a,
-                 Stream) override {
-    // Sequence-major [S, B, H, D]: stride_s = B*H*D, stride_b = H*D, stride_h = D.
-    const long long sh = a.head_dim, sb = static_cast<long long>(a.heads) * a.head_dim,
-                    ss = a.batch * sb;
-    const TensorView qv{q, dtype_, sb, ss, sh}, kv{k, dtype_, sb, ss, sh}, vv{v, dtype_, sb, ss, sh};
-    attention_cpu(qv, kv, vv, o, sb, ss, sh, a.batch, a.seq_q, a.seq_kv, a.heads, a.head_dim,
-                  a.scale);
+  void attention(const void* q, const void* k, const void* v, void* o, const AttentionShape& a, Stream,
+                 float* lse) override {
+    // Sequence-major with row strides; one query row of one head at a time, fp64 accumulation.
+    const long long qs = a.q_stride(), ks = a.kv_stride(), D = a.head_dim;
+    const int group = a.heads / a.kv();
+    std::vector<double> scores(static_cast<std::size_t>(a.seq_kv)), acc(static_cast<std::size_t>(D));
+    for (long long b = 0; b < a.batch; ++b)
+      for (long long r = 0; r < a.seq_q; ++r)
+        for (int h = 0; h < a.heads; ++h) {
+          const long long qi = r * qs + (b * a.heads + h) * D;
+          const long long kh = b * a.kv() + h / group;
+          double m = -INFINITY;
+          for (long long j = 0; j < a.seq_kv; ++j) {
+            double dot = 0;
+            for (long long d = 0; d < D; ++d) dot += static_cast<double>(load(q, qi + d)) * load(k, j * ks + kh * D + d);
+            scores[static_cast<std::size_t>(j)] = dot * a.scale;
+            m = std::max(m, scores[static_cast<std::size_t>(j)]);
+          }
+          double sum = 0;
+          std::fill(acc.begin(), acc.end(), 0.0);
+          for (long long j = 0; j < a.seq_kv; ++j) {
+            const double p = std::exp(scores[static_cast<std::size_t>(j)] - m);
+            sum += p;
+            for (long long d = 0; d < D; ++d) acc[static_cast<std::size_t>(d)] += p * load(v, j * ks + kh * D + d);
+          }
+          for (long long d = 0; d < D; ++d) store(o, qi + d, static_cast<float>(acc[static_cast<std::size_t>(d)] / sum));
+          if (lse) lse[(b * a.heads + h) * a.seq_q + r] = static_cast<float>(m + std::log(sum));
+        }
+  }
+
+  void merge_init(float* acc_o, float* acc_lse, long long n_lse, int head_dim, Stream) override {
+    std::fill(acc_o, acc_o + n_lse * head_dim, 0.0f);
+    std::fill(acc_lse, acc_lse + n_lse, -INFINITY);
+  }
+
+  void merge(const void* part_o, const float* part_lse, float* acc_o, float* acc_lse, const MergeShape& m,
+             Stream) override {
+    const long long b0 = m.request < 0 ? 0 : m.request, b1 = m.request < 0 ? m.batch : m.request + 1;
+    for (long long r = 0; r < m.rows; ++r)
+      for (long long b = b0; b < b1; ++b)
+        for (int h = 0; h < m.heads; ++h) {
+          const long long row = ((m.row0 + r) * m.batch + b) * m.heads + h;
+          const double l1 = acc_lse[row], l2 = part_lse[((b - b0) * m.heads + h) * m.rows + r];
+          const double mx = std::max(l1, l2);
+          const double w1 = std::exp(l1 - mx), w2 = std::exp(l2 - mx), l = mx + std::log(w1 + w2);
+          const double c1 = std::exp(l1 - l), c2 = std::exp(l2 - l);
+          for (long long d = 0; d < m.head_dim; ++d) {
+            const long long i = row * m.head_dim + d;
+            acc_o[i] = static_cast<float>(c1 * acc_o[i] + c2 * load(part_o, i));
+          }
+          acc_lse[row] = static_cast<float>(l);
+        }
+  }
+
+  void merge_finish(const float* acc_o, void* o, long long n, Stream) override {
+    for (long long i = 0; i < n; ++i) store(o, i, acc_o[i]);
   }
 
   std::string describe() const override {
@@ -64,6 +116,17 @@ class HostKernels final : public Kernels {
   }
 
  private:
+  float load(const void* p, long long i) const {
+    return dtype_ == DType::bf16 ? bf16_bits_to_float(static_cast<const std::uint16_t*>(p)[i])
+                                 : static_cast<const float*>(p)[i];
+  }
+  void store(void* p, long long i, float x) const {
+    if (dtype_ == DType::bf16)
+      static_cast<std::uint16_t*>(p)[i] = float_to_bf16_bits(x);
+    else
+      static_cast<float*>(p)[i] = x;
+  }
+
   DType dtype_;
   std::size_t elem_;
 };

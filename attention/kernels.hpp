@@ -24,11 +24,29 @@ struct SliceShape {
 };
 
 // Local-Q / global-KV attention, non-causal, all tensors sequence-major with D contiguous:
-//   q, o: [Sq, B, H, D]   k, v: [Skv, B, H, D]
+//   q, o: [Sq, B, H, D]   k, v: [Skv, B, Hkv, D]
+// GQA: query head h reads K/V head h / (H / Hkv). A view of one request of a larger batch sets
+// batch 1 and the row strides of the full tensors (q_row = B*H*D, kv_row = B*Hkv*D).
 struct AttentionShape {
   long long batch = 1, seq_q = 0, seq_kv = 0;
   int heads = 0, head_dim = 0;
   float scale = 1.0f;
+  int kv_heads = 0;                  // 0 = heads
+  long long q_row = 0, kv_row = 0;   // elements between sequence rows; 0 = packed
+  int kv() const { return kv_heads > 0 ? kv_heads : heads; }
+  long long q_stride() const { return q_row > 0 ? q_row : batch * heads * head_dim; }
+  long long kv_stride() const { return kv_row > 0 ? kv_row : batch * kv() * head_dim; }
+};
+
+// Merging partial attention outputs by their log-sum-exp (Ring steps, key segments of a mask):
+// acc_o fp32 [rows, B, H, D], acc_lse fp32 [rows, B, H]; a partial covers rows [row0, row0+rows)
+// of one request (`request` >= 0) or of all; its output sits in a tensor laid out like acc_o
+// (dtype of the run) and its LSE is fp32 [Bc, H, rows] (Bc = 1 for one request, else B).
+struct MergeShape {
+  long long total_rows = 0, batch = 1;
+  int heads = 0, head_dim = 0;
+  long long row0 = 0, rows = 0;
+  long long request = -1;
 };
 
 class Kernels {
@@ -40,10 +58,21 @@ class Kernels {
                           Stream s) = 0;
   // src [n, S, B, Hl, D] -> out [B, S, H, D]: the inverse, padded heads dropped (n*Hl >= H).
   virtual void unpack_heads(const void* src, void* out, const SliceShape& p, int n, Stream s) = 0;
+  // `lse` (nullable): fp32 [B, H, Sq], the natural-log sum of exp of the scaled scores.
   virtual void attention(const void* q, const void* k, const void* v, void* o,
-                         const AttentionShape& a, Stream s) = 0;
+                         const AttentionShape& a, Stream s, float* lse) = 0;
+  void attention(const void* q, const void* k, const void* v, void* o, const AttentionShape& a, Stream s) {
+    attention(q, k, v, o, a, s, nullptr);
+  }
+  // acc_o = 0, acc_lse = -inf over `n` rows of B*H (acc_o: n*B*H*D values).
+  virtual void merge_init(float* acc_o, float* acc_lse, long long n_lse, int head_dim, Stream s) = 0;
+  // Folds one partial (see MergeShape) into the accumulators.
+  virtual void merge(const void* part_o, const float* part_lse, float* acc_o, float* acc_lse,
+                     const MergeShape& m, Stream s) = 0;
+  // o (run dtype) = acc_o, `n` values.
+  virtual void merge_finish(const float* acc_o, void* o, long long n, Stream s) = 0;
   // Builds (and caches) whatever `attention` needs for this shape, outside any timed region.
-  virtual void prepare(const AttentionShape&) {}
+  virtual void prepare(const AttentionShape&, bool /*with_lse*/ = false) {}
   // Which attention implementation ran, e.g. "cudnn 9.14.0 sdpa_fwd engine 9".
   virtual std::string describe() const = 0;
 };

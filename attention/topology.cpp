@@ -10,7 +10,7 @@
 namespace layerbench::attention {
 namespace {
 
-// No job has more ranks than this; a larger degree is a typo (and would overflow U*A).
+// No job has more ranks than this; a larger degree is a typo (and would overflow U*R*A).
 constexpr int kMaxDegree = 1 << 20;
 
 // "usp4" -> 4 after the prefix; UsageError for anything but an integer in [1, kMaxDegree].
@@ -30,9 +30,22 @@ int Topology::padded_heads(int heads) const {
   return (heads + ulysses - 1) / ulysses * ulysses;
 }
 
+std::string topology_label(int ulysses, int ring, int allgather, bool uaa) {
+  std::string label;
+  auto add = [&](const char* name, int degree) {
+    if (degree > 1) label += fmt::format("{}{}{}", label.empty() ? "" : "+", name, degree);
+  };
+  add("usp", ulysses);
+  add("ring", ring);
+  add("cp", allgather);
+  if (label.empty() || (uaa && ulysses == 1)) label = label.empty() ? "usp1" : "usp1+" + label;
+  if (uaa) label += "+uaa";
+  return label;
+}
+
 Topology parse_topology(std::string_view text) {
   Topology t;
-  bool seen_usp = false, seen_cp = false;
+  bool seen_usp = false, seen_ring = false, seen_cp = false;
   std::size_t pos = 0;
   while (pos <= text.size()) {
     const std::size_t plus = text.find('+', pos);
@@ -41,6 +54,9 @@ Topology parse_topology(std::string_view text) {
     if (part.starts_with("usp") && !seen_usp) {
       t.ulysses = parse_degree(part, "usp", text);
       seen_usp = true;
+    } else if (part.starts_with("ring") && !seen_ring) {
+      t.ring = parse_degree(part, "ring", text);
+      seen_ring = true;
     } else if (part.starts_with("cp") && !seen_cp) {
       t.allgather = parse_degree(part, "cp", text);
       seen_cp = true;
@@ -48,21 +64,18 @@ Topology parse_topology(std::string_view text) {
       t.uaa = true;
     } else {
       throw UsageError(fmt::format(
-          "topology '{}': unknown or repeated part '{}' (expected uspU, cpA, uspU+uaa, uspU+cpA)",
+          "topology '{}': unknown or repeated part '{}' (expected uspU, ringR, cpA joined by '+', "
+          "optionally +uaa: usp2+ring2, usp2+cp2, ring4, usp4+uaa)",
           text, part));
     }
     if (plus == std::string_view::npos) break;
     pos = plus + 1;
   }
-  if (!seen_usp && !seen_cp)
-    throw UsageError(fmt::format("topology '{}' names neither uspU nor cpA", text));
+  if (!seen_usp && !seen_cp && !seen_ring)
+    throw UsageError(fmt::format("topology '{}' names none of uspU, ringR, cpA", text));
   if (t.uaa && !seen_usp)
     throw UsageError(fmt::format("topology '{}': +uaa needs a Ulysses degree (uspU+uaa)", text));
-  std::string label;
-  if (seen_usp) label = fmt::format("usp{}", t.ulysses);
-  if (seen_cp) label += fmt::format("{}cp{}", label.empty() ? "" : "+", t.allgather);
-  if (t.uaa) label += "+uaa";
-  t.label = label;
+  t.label = topology_label(t.ulysses, t.ring, t.allgather, t.uaa);
   return t;
 }
 
@@ -87,18 +100,42 @@ std::vector<Topology> parse_topologies(std::string_view list) {
   return out;
 }
 
+std::vector<Topology> all_topologies(int world, int heads) {
+  std::vector<Topology> out;
+  for (int u = 1; u <= world; ++u) {
+    if (world % u) continue;
+    for (int r = 1; r <= world / u; ++r) {
+      if ((world / u) % r) continue;
+      const int a = world / u / r;
+      for (const bool uaa : {false, true}) {
+        if (uaa && (u == 1 || heads % u == 0)) continue;  // +uaa only where it pads
+        Topology t;
+        t.ulysses = u;
+        t.ring = r;
+        t.allgather = a;
+        t.uaa = uaa;
+        t.label = topology_label(u, r, a, uaa);
+        out.push_back(std::move(t));
+      }
+    }
+  }
+  return out;
+}
+
 void check_topology(const Topology& t, int world, int heads, long long seq) {
   if (t.world() != world)
-    throw UsageError(fmt::format("topology {} needs U*A = {}*{} = {} ranks, the world has {}",
-                                 t.label, t.ulysses, t.allgather, t.world(), world));
+    throw UsageError(fmt::format("topology {} needs U*R*A = {}*{}*{} = {} ranks, the world has {}", t.label,
+                                 t.ulysses, t.ring, t.allgather, t.world(), world));
   if (!t.uaa && heads % t.ulysses != 0)
     throw UsageError(fmt::format(
         "topology {}: {} heads do not divide by the Ulysses degree {} (use {}+uaa to pad)",
         t.label, heads, t.ulysses, t.label));
-  if (seq % t.allgather != 0)
-    throw UsageError(fmt::format("topology {}: sequence {} does not split into {} equal regions",
-                                 t.label, seq, t.allgather));
-  const long long region = seq / t.allgather;
+  if (seq % t.regions() != 0)
+    throw UsageError(fmt::format(
+        "topology {}: sequence {} does not split into R*A = {} equal regions (uneven per-rank regions "
+        "are not served)",
+        t.label, seq, t.regions()));
+  const long long region = seq / t.regions();
   if (!t.uaa && region % t.ulysses != 0)
     throw UsageError(fmt::format(
         "topology {}: region {} does not split into {} equal shards (strict mode; use +uaa)",
@@ -108,9 +145,9 @@ void check_topology(const Topology& t, int world, int heads, long long seq) {
 }
 
 std::vector<long long> shard_lengths(const Topology& t, long long seq) {
-  const long long region = seq / t.allgather;
+  const long long region = seq / t.regions();
   std::vector<long long> out;
-  for (int a = 0; a < t.allgather; ++a)
+  for (long long g = 0; g < t.regions(); ++g)
     for (int u = 0; u < t.ulysses; ++u)
       out.push_back(region / t.ulysses + (u < region % t.ulysses ? 1 : 0));
   return out;

@@ -7,13 +7,13 @@
 
 namespace layerbench::attention {
 
-// Tensor ids under the seed: image Q, K, V = 0, 1, 2; joint Q, K, V = 3, 4, 5.
+// Tensor ids under the seed: image Q, K, V = 0, 1, 2; joint Q, K, V = 3, 4, 5; cached K, V = 6, 7.
 // Host bytes of rows [row_begin, row_begin + rows) of the global [B, total_rows, H, D] tensor.
 std::vector<unsigned char> make_rows(std::uint64_t seed, int tensor, DType t, long long batch,
                                      long long total_rows, long long row_begin, long long rows,
                                      int heads, int head_dim);
 
-// Fills sp's shard and joint inputs (fresh, never zeros) and synchronises.
+// Fills sp's shard, joint and cached inputs (fresh, never zeros) and synchronises.
 void fill_inputs(SpAttention& sp, Device& dev, const Problem& p, std::uint64_t seed);
 
 struct CheckResult {

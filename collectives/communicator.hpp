@@ -67,6 +67,9 @@ class Communicator {
                                                    DType t, Stream s) = 0;
   virtual std::unique_ptr<Handle> all_reduce_async(const void* send, void* recv, std::size_t count,
                                                    DType t, Stream s) = 0;
+  // A ring step that overlaps: send to `dst` and receive from `src` on the comm stream.
+  virtual std::unique_ptr<Handle> sendrecv_async(const void* send, int dst, void* recv, int src,
+                                                 std::size_t count, DType t, Stream s) = 0;
 
   // ---- the sequence-size exchange ------------------------------------------------------
   // all_gather of one int64 per rank, copied to the host and synchronised: exactly what a

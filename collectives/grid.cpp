@@ -38,4 +38,17 @@ GridComms make_grid(Communicator& world, int inner, int outer) {
   return g;
 }
 
+Grid3Comms make_grid3(Communicator& world, int inner, int middle, int outer) {
+  if (inner < 1 || middle < 1 || outer < 1 || static_cast<long long>(inner) * middle * outer != world.size())
+    throw std::invalid_argument("grid " + std::to_string(inner) + "x" + std::to_string(middle) + "x" +
+                                std::to_string(outer) + " does not cover the world of " + std::to_string(world.size()));
+  const int r = world.rank();
+  const int i = r % inner, m = (r / inner) % middle, o = r / inner / middle;
+  Grid3Comms g;
+  g.inner = world.split(m + middle * o, i);
+  g.middle = world.split(i + inner * o, m);
+  g.outer = world.split(i + inner * m, o);
+  return g;
+}
+
 }  // namespace layerbench

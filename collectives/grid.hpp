@@ -37,4 +37,14 @@ struct GridComms {
 };
 GridComms make_grid(Communicator& world, int inner, int outer);
 
+// Three levels: rank p = i + inner * (m + middle * o). Inner groups are contiguous blocks of
+// `inner` ranks (same m, o), middle groups stride by `inner` (same i, o; size `middle`), outer
+// groups stride by inner * middle (same i, m; size `outer`). Sequence-parallel attention:
+// Ulysses = inner, AllGather-KV = middle, Ring = outer. With outer = 1 it is make_grid.
+struct Grid3Comms {
+  std::unique_ptr<Communicator> inner, middle, outer;
+};
+// Throws std::invalid_argument unless the degrees are >= 1 and multiply to the world size.
+Grid3Comms make_grid3(Communicator& world, int inner, int middle, int outer);
+
 }  // namespace layerbench

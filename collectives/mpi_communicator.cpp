@@ -37,18 +37,23 @@ class MpiHandle final : public Handle {
  public:
   MpiHandle() = default;
   MPI_Request* req() { return &req_; }
+  MPI_Request* req2() { return &req2_; }  // a second request (send + receive of a ring step)
   // Keeps the int count arrays alive until completion (MPI reads them asynchronously).
   std::vector<int> keep[4];
   void wait(Stream) override {
     if (req_ != MPI_REQUEST_NULL) LB_MPI_CHECK(MPI_Wait(&req_, MPI_STATUS_IGNORE));
+    if (req2_ != MPI_REQUEST_NULL) LB_MPI_CHECK(MPI_Wait(&req2_, MPI_STATUS_IGNORE));
   }
   ~MpiHandle() override {
     // Unwinding from an error on this rank alone: waiting could block forever; the job aborts.
-    if (req_ != MPI_REQUEST_NULL && std::uncaught_exceptions() == 0) MPI_Wait(&req_, MPI_STATUS_IGNORE);
+    if (std::uncaught_exceptions() != 0) return;
+    if (req_ != MPI_REQUEST_NULL) MPI_Wait(&req_, MPI_STATUS_IGNORE);
+    if (req2_ != MPI_REQUEST_NULL) MPI_Wait(&req2_, MPI_STATUS_IGNORE);
   }
 
  private:
   MPI_Request req_ = MPI_REQUEST_NULL;
+  MPI_Request req2_ = MPI_REQUEST_NULL;
 };
 
 class MpiCommunicator final : public Communicator {
@@ -150,6 +155,15 @@ class MpiCommunicator final : public Communicator {
   void sendrecv(const void* send, int dst, void* recv, int src, std::size_t count, DType t, Stream) override {
     const int n = to_int(count, "sendrecv");
     LB_MPI_CHECK(MPI_Sendrecv(send, n, type(t), dst, 7, recv, n, type(t), src, 7, comm_, MPI_STATUS_IGNORE));
+  }
+
+  std::unique_ptr<Handle> sendrecv_async(const void* send, int dst, void* recv, int src, std::size_t count,
+                                         DType t, Stream) override {
+    auto h = std::make_unique<MpiHandle>();
+    const int n = to_int(count, "sendrecv");
+    LB_MPI_CHECK(MPI_Irecv(recv, n, type(t), src, 8, comm_, h->req2()));
+    LB_MPI_CHECK(MPI_Isend(send, n, type(t), dst, 8, comm_, h->req()));
+    return h;
   }
 
   std::unique_ptr<Communicator> split(int color, int key) override {

@@ -113,6 +113,10 @@ class NcclCommunicator final : public Communicator {
                                            Stream s) override {
     return on_comm_stream(s, [&](Stream c) { all_reduce(send, recv, count, t, c); });
   }
+  std::unique_ptr<Handle> sendrecv_async(const void* send, int dst, void* recv, int src, std::size_t count, DType t,
+                                         Stream s) override {
+    return on_comm_stream(s, [&](Stream c) { sendrecv(send, dst, recv, src, count, t, c); });
+  }
 
   std::unique_ptr<Communicator> split(int color, int key) override {
     MPI_Comm sub;

@@ -75,6 +75,12 @@ class CudaOps final : public Ops {
                     : "cuda bf16, cuBLAS batched expert GEMMs over load buckets";
   }
 
+  std::string route_path(std::int64_t experts, std::int64_t d, std::int64_t k) const override {
+    return cuda::fused_route_supported(experts, d, k)
+               ? "fused router kernel (tensor-core logits, sigmoid, top-k, normalise)"
+               : "cuBLAS SGEMM fp32 logits + top-k kernel (fallback: the fused router needs 256 experts)";
+  }
+
   void fill(void* dst, DType t, const SeededSlice& f, Stream s) override {
     cuda::fill(dst, t == DType::bf16, f, detail::cuda_stream(s));
   }

@@ -307,6 +307,7 @@ void MoeLayer::routed_branch(std::optional<std::span<const std::int64_t>> splits
 
 void MoeLayer::forward(const void* x, void* out,
                        std::optional<std::span<const std::int64_t>> splits, Stream s) {
+  last_x_ = x;
   pre_norm(x, s);
   routed_branch(splits, s);
   shared_branch(s);

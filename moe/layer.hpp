@@ -9,6 +9,7 @@
 #include "collectives/communicator.hpp"
 #include "collectives/delay.hpp"
 #include "moe/config.hpp"
+#include "moe/layer_interface.hpp"
 #include "moe/ops.hpp"
 
 #include <cstdint>
@@ -19,7 +20,7 @@
 
 namespace layerbench::moe {
 
-class MoeLayer {
+class MoeLayer final : public LayerInterface {
  public:
   // Allocates and fills every weight with its seeded values (layer `layer_index`).
   MoeLayer(const Plan& plan, Communicator& ep, std::unique_ptr<Ops> ops, std::uint64_t seed,
@@ -30,12 +31,19 @@ class MoeLayer {
   const Plan& plan() const { return plan_; }
   Ops& ops() { return *ops_; }
   Communicator& ep() { return ep_; }
-  std::size_t act_bytes() const { return act_size_; }
+  std::size_t act_bytes() const override { return act_size_; }
+
+  // ---- the layer interface (moe/layer_table.cpp): the component table, one component on its
+  // own (pre_norm reads the last forward's input), the forward with the plan's split sizes.
+  std::string kind() const override { return "magi2_multi_head"; }
+  std::vector<Component> components() const override;
+  void run_component(std::string_view name, Stream s) override;
+  void forward(const void* x, void* out, Stream s) override;
 
   // Buffers of (N, hidden) activations for inputs / outputs of the layer.
-  Buffer make_activation() const;
+  Buffer make_activation() const override;
   // Fills `x` (N, hidden) with this rank's rows of the seeded global input.
-  void fill_input(void* x, std::uint64_t seed, Stream s);
+  void fill_input(void* x, std::uint64_t seed, Stream s) override;
 
   // ---- steps (each reads the previous step's buffer) -----------------------------------
   void pre_norm(const void* x, Stream s);   // x -> normed (N, hidden)
@@ -81,6 +89,7 @@ class MoeLayer {
   }
 
   DelayHook* hook_ = nullptr;
+  const void* last_x_ = nullptr;  // the input of the last forward (run_component("pre_norm"))
   Plan plan_;
   Communicator& ep_;
   std::unique_ptr<Ops> ops_;

@@ -48,6 +48,11 @@ class Ops {
   virtual ~Ops() = default;
   virtual DType act() const = 0;
   virtual std::string describe() const = 0;
+  // The routing kernel path at this shape (reported per component).
+  virtual std::string route_path(std::int64_t experts, std::int64_t d, std::int64_t k) const {
+    (void)experts, (void)d, (void)k;
+    return describe();
+  }
 
   // Writes the seeded slice `f` (moe/init.hpp) to dst, stored as `t`.
   virtual void fill(void* dst, DType t, const SeededSlice& f, Stream s) = 0;

@@ -1,14 +1,17 @@
 #include "bench/attn/bench.hpp"
 
+#include "bench/attn/advise.hpp"
 #include "bench/attn/report.hpp"
 #include "bench/attn/whatif.hpp"
 #include "common/cli/progress.hpp"
 #include "harness/gbench.hpp"
 
 #include "attention/kernels.hpp"
+#include "attention/presets.hpp"
 #include "attention/sp_attention.hpp"
 #include "attention/topology.hpp"
 #include "attention/verify.hpp"
+#include "attention/workload.hpp"
 #include "collectives/error.hpp"
 #include "collectives/grid.hpp"
 #include "common/cli.hpp"
@@ -45,21 +48,25 @@ struct Declared {
 
 Declared declared(const std::string& name, const Topology& t, const Problem& p, const SpAttention& sp) {
   const double e = static_cast<double>(dtype_size(p.dtype));
-  const AttentionShape as = sp.attention_shape();
-  const double row = e * static_cast<double>(p.batch) * sp.slice_heads() * p.head_dim;  // bytes of one row slice
+  // Bytes of one row slice of Q/O and of K/V on this rank.
+  const double row = e * static_cast<double>(p.batch) * sp.slice_heads() * p.head_dim;
+  const double row_kv = e * static_cast<double>(p.batch) * sp.slice_kv_heads() * p.head_dim;
   const auto shards = shard_lengths(t, p.seq);
   const double widest = static_cast<double>(*std::max_element(shards.begin(), shards.end()));
   const double a2a_rows = std::max(t.ulysses * widest, static_cast<double>(sp.region()));
+  const double block = static_cast<double>(sp.superblock());
   auto comm = [](double bytes, int n) {
     return Declared{reports::Role::communication, {0, bytes, static_cast<double>(n - 1) / n}};
   };
-  const double flops = 4.0 * static_cast<double>(as.batch) * as.heads * static_cast<double>(as.seq_q) *
-                       static_cast<double>(as.seq_kv) * as.head_dim;
+  // Executed work: every kernel call of the plan (masked keys and other requests' keys skipped).
+  const double flops = sp.attention_flops();
   if (name == "attention") return {reports::Role::part, {flops, 0, 0}};
   if (name == "total") return {reports::Role::total, {flops, 0, 0}};
   if (name == "length_exchange") return comm(8.0 * t.ulysses, t.ulysses);
-  if (name == "qkv_all_to_all") return comm(3 * row * a2a_rows, t.ulysses);
-  if (name == "kv_all_gather") return comm(2 * row * t.allgather * static_cast<double>(sp.region()), t.allgather);
+  if (name == "qkv_all_to_all") return comm((row + 2 * row_kv) * a2a_rows, t.ulysses);
+  if (name == "kv_all_gather") return comm(2 * row_kv * block, t.allgather);
+  if (name == "ring_p2p")  // bytes each rank sends over the R-1 steps; point to point (bus factor 1)
+    return {reports::Role::communication, {0, 2 * row_kv * block * (t.ring - 1), 1.0}};
   if (name == "reverse_all_to_all")
     return comm(row * (a2a_rows + t.ulysses * static_cast<double>(p.text_tokens)), t.ulysses);
   return {};  // pad_pack
@@ -79,15 +86,70 @@ std::string oversubscription_note(Communicator& world) {
 
 }  // namespace
 
+namespace {
+// --model fills what the user did not give; --resolution/--frames become --seqs (formula kept).
+void apply_preset(BenchConfig& c, const CLI::App& app) {
+  auto given = [&](const char* flag) { return app.count(flag) > 0; };
+  if (c.model.empty()) {
+    if (given("--resolution") || given("--frames"))
+      throw UsageError("--resolution/--frames need --model (the model's VAE and patch strides)");
+    return;
+  }
+  const ModelPreset& m = find_model(c.model);
+  c.model = m.name;
+  if (!given("--heads")) c.heads = m.heads;
+  if (!given("--kv-heads")) c.kv_heads = m.kv_heads;
+  if (!given("--head-dim")) c.head_dim = m.head_dim;
+  if (!given("--text-tokens")) c.text_tokens = m.text_tokens;
+  c.ulysses_only = m.ulysses_only;
+  if (!c.resolution.empty()) {
+    if (given("--seqs")) throw UsageError("--seqs and --resolution: give one of them");
+    const auto [w, h] = parse_resolution(c.resolution);
+    const auto len = sequence_length(m, w, h, c.frames > 0 ? c.frames : 1);
+    c.seqs = {len.tokens};
+    c.seq_formula = fmt::format("{} at {} x {} frames: {}", m.name, c.resolution, c.frames > 0 ? c.frames : 1, len.formula);
+  } else if (given("--frames")) {
+    throw UsageError("--frames needs --resolution");
+  }
+}
+}  // namespace
+
 void add_flags(CLI::App& app, BenchConfig& c) {
   cli::add_int(app, "--heads", c.heads, "attention heads H", 1, 4096);
   cli::add_int(app, "--head-dim", c.head_dim, "head dimension D (a multiple of 8)", 8, 1024);
   cli::add_int_list(app, "--seqs", c.seqs, "global image sequence lengths S", 1LL, 1LL << 31);
   cli::add_int(app, "--batch", c.batch, "batch B", 1LL, 1LL << 20);
   cli::add_int(app, "--text-tokens", c.text_tokens, "joint (text) tokens Lt, replicated on every rank", 0LL, 1LL << 31);
+  app.add_option("--model", c.model, "model preset (case-insensitive; --list-models): sets heads, KV heads, head dim, "
+                 "joint tokens unless given");
+  app.add_flag("--list-models", c.list_models, "print the model presets and exit");
+  app.add_option("--resolution", c.resolution, "WxH: with --model and --frames, the sequence length through the "
+                 "model's VAE and patch strides (formula printed)");
+  cli::add_int(app, "--frames", c.frames, "video frames (with --resolution; image models: 1)", 1, 1 << 20);
+  app.parse_complete_callback([&c, &app] { apply_preset(c, app); });
+  app.add_flag("--advise", c.advise, "topology advisor: every valid topology of --gpus N, its forward time predicted "
+               "(local work timed here, collectives from --coll); one rank");
+  cli::add_int(app, "--gpus", c.gpus, "--advise: GPUs of the machine the advice is for", 1, 1 << 20);
+  app.add_option("--coll", c.coll_files, "--advise: layerbench-coll result JSON of that machine (repeatable)");
+  app.add_option("--local-table", c.local_table,
+                 "--advise: layerbench-attn result JSON whose attention / pad_pack are used instead of timing here");
+  cli::add_real(app, "--margin", c.margin, "--advise: interval widening, fraction of the predicted median",
+                num::RealRange::positive(1.0));
   app.add_option("--dtype", c.dtype, "bf16 | fp32 (fp32: host backend only)");
-  app.add_option("--topologies", c.topologies, "comma list: uspU, uspU+uaa, cpA, uspU+cpA")
-      ->required();
+  app.add_option("--topologies", c.topologies,
+                 "comma list of uspU, ringR, cpA joined by '+' (U*R*A = ranks), +uaa pads heads: usp2+ring2, usp4+uaa, cp4");
+  cli::add_int(app, "--kv-heads", c.kv_heads, "K/V heads (GQA when below --heads; default: --heads)", 0, 4096);
+  app.add_option("--joint", c.joint, "joint (text) tokens attach at the front or the rear of the sequence");
+  cli::add_int_list(app, "--joint-lengths", c.joint_lengths,
+                    "valid joint tokens per request (key-padding mask; unequal prompt lengths)", 0LL, 1LL << 31);
+  cli::add_int_list(app, "--image-lengths", c.image_lengths, "valid image tokens per request (key-padding mask)", 0LL,
+                    1LL << 31);
+  cli::add_int(app, "--requests", c.requests, "packed requests per batch row (lengths 1:2:...:n, cu_seqlens)", 1, 1 << 20);
+  cli::add_int_list(app, "--cu-seqlens", c.cu_seqlens, "packed requests as cu_seqlens 0,...,S (one --seqs only)", 0LL,
+                    1LL << 31);
+  cli::add_int(app, "--cached-kv", c.cached_kv, "reused K/V prefix rows attended by every query (no queries of their own)",
+               0LL, 1LL << 31);
+  app.add_flag("--causal", c.causal, "causal attention (not served by these layouts: exit 2)");
   cli::add_real(app, "--verify-budget", c.verify_budget,
                 "host reference multiply-adds per rank and case (rows are sampled above it)",
                 num::RealRange::positive(1e15));
@@ -113,7 +175,17 @@ std::vector<harness::WhatIfTarget> what_if_targets(const BenchConfig& c) {
 }  // namespace
 
 void validate(const BenchConfig& c) {
-  parse_topologies(c.topologies);  // throws UsageError with the bad spelling
+  if (c.list_models) return;
+  if (!c.advise && (c.gpus > 0 || !c.coll_files.empty() || !c.local_table.empty()))
+    throw UsageError("--gpus, --coll and --local-table belong to --advise");
+  if (c.advise && c.topologies.empty()) {
+    parse_joint_position(c.joint);
+    return;
+  }
+  if (c.topologies.empty()) throw UsageError("--topologies is required (a list, or 'all')");
+  if (c.topologies != "all") parse_topologies(c.topologies);  // throws UsageError with the bad spelling
+  parse_joint_position(c.joint);
+  if (c.requests > 1 && !c.cu_seqlens.empty()) throw UsageError("--requests and --cu-seqlens: give one of them");
   if (c.dtype != "bf16" && c.dtype != "fp32")
     throw UsageError(fmt::format("--dtype {}: expected bf16 or fp32 (fp32: host backend only)", c.dtype));
   if (c.seqs.empty()) throw UsageError("--seqs is empty");
@@ -156,13 +228,64 @@ bool case_selected(const BenchConfig& c, const std::string& group, const nlohman
   return harness::gbench_selects_any(c.common.gbench, "layerbench-attn", ids, repetitions);
 }
 
+Problem problem_of(const BenchConfig& c, long long seq) {
+  Problem p;
+  p.batch = c.batch;
+  p.seq = seq;
+  p.heads = c.heads;
+  p.head_dim = c.head_dim;
+  p.text_tokens = c.text_tokens;
+  p.dtype = parse_dtype(c.dtype);
+  p.kv_heads = c.kv_heads;
+  p.joint = parse_joint_position(c.joint);
+  p.joint_valid = c.joint_lengths;
+  p.image_valid = c.image_lengths;
+  p.cu_seqlens = c.requests > 1 ? packed_requests(seq, c.requests) : c.cu_seqlens;
+  p.cached_kv = c.cached_kv;
+  p.causal = c.causal;
+  return p;
+}
+
+// The topologies of the run: the list as given (each must serve the workload, else exit 2), or
+// with `all` every (U, R, A) of the world that serves it, the others named with their reason.
+void check_case(const BenchConfig& c, const Topology& t, int world) {
+  if (c.ulysses_only && (t.ring > 1 || t.allgather > 1))
+    throw UsageError(fmt::format("topology {}: {} serves Ulysses only (its attention rejects Ring and AllGather-KV)",
+                                 t.label, c.model));
+  for (long long s : c.seqs) check_workload(t, problem_of(c, s), world);
+}
+
+std::vector<Topology> run_topologies(const BenchConfig& c, int world, std::string& skipped) {
+  if (c.topologies != "all") {
+    const auto list = parse_topologies(c.topologies);
+    // Every rank sees the same arguments, so these throw on every rank alike: exit 2 everywhere.
+    for (const auto& t : list) check_case(c, t, world);
+    return list;
+  }
+  std::vector<Topology> out;
+  for (const auto& t : all_topologies(world, c.heads)) {
+    try {
+      check_case(c, t, world);
+      out.push_back(t);
+    } catch (const UsageError& e) {
+      skipped += fmt::format("- {}: {}\n", t.label, e.what());
+    }
+  }
+  if (out.empty()) throw UsageError(fmt::format("no topology of {} ranks serves this workload:\n{}", world, skipped));
+  return out;
+}
+
 int run(harness::Context& ctx, const BenchConfig& c) {
+  if (c.list_models) {
+    if (ctx.is_root()) std::fputs(list_models().c_str(), stdout);
+    return 0;
+  }
+  if (ctx.is_root() && !c.seq_formula.empty()) std::fprintf(stderr, "[attn] %s\n", c.seq_formula.c_str());
+  if (c.advise) return run_advise(ctx, c);
   Communicator& world = ctx.world;
-  const auto topologies = parse_topologies(c.topologies);
+  std::string skipped;
+  const auto topologies = run_topologies(c, world.size(), skipped);
   const DType dtype = parse_dtype(c.dtype);
-  // Every rank sees the same arguments, so these throw on every rank alike: exit 2 everywhere.
-  for (const auto& t : topologies)
-    for (long long s : c.seqs) check_topology(t, world.size(), c.heads, s);
   const bool gpu = world.backend() == Backend::cuda;
   if (gpu && dtype != DType::bf16) throw UsageError("--dtype fp32 runs on the host backend only");
 
@@ -180,7 +303,7 @@ int run(harness::Context& ctx, const BenchConfig& c) {
   std::optional<cli::Progress> progress;
   if (ctx.is_root()) progress.emplace("topologies", topologies.size() * c.seqs.size());
   for (const auto& t : topologies) {
-    GridComms grid = make_grid(world, t.ulysses, t.allgather);
+    Grid3Comms grid = make_grid3(world, t.ulysses, t.allgather, t.ring);
     for (long long seq : c.seqs) {
       // One step per (topology, length), however the case ends (checked and timed, or failed).
       struct StepDone {
@@ -190,12 +313,15 @@ int run(harness::Context& ctx, const BenchConfig& c) {
           if (p) p->step(what);
         }
       } step_done{progress, fmt::format("{} S={}", t.label, seq)};
-      const Problem prob{c.batch, seq, c.heads, c.head_dim, c.text_tokens, dtype};
-      SpAttention sp(*grid.inner, *grid.outer, t, prob, *kernels, world.rank());
+      const Problem prob = problem_of(c, seq);
+      SpAttention sp({*grid.inner, *grid.middle, *grid.outer}, t, prob, *kernels, world.rank());
       const std::string group = fmt::format("{}/S={}", t.label, seq);
       const AttentionShape as = sp.attention_shape();
-      nlohmann::json params = {{"topology", t.label}, {"ulysses", t.ulysses},
+      nlohmann::json params = {{"topology", t.label}, {"ulysses", t.ulysses}, {"ring", t.ring},
                                {"allgather", t.allgather}, {"uaa", t.uaa},
+                               {"kv_heads", prob.kv()}, {"local_kv_heads", sp.slice_kv_heads()},
+                               {"workload", prob.describe()}, {"joint_position", to_string(prob.joint)},
+                               {"kernel_calls", sp.plan().calls.size()}, {"lse_merge", !sp.plan().direct},
                                {"seq", seq}, {"batch", c.batch},
                                {"heads", c.heads}, {"padded_heads", sp.padded_heads()},
                                {"head_dim", c.head_dim}, {"text_tokens", c.text_tokens},
@@ -205,7 +331,7 @@ int run(harness::Context& ctx, const BenchConfig& c) {
       ++selected_cases;
       const std::uint64_t seed = c.common.seed ^ (static_cast<std::uint64_t>(seq) << 20);
       fill_inputs(sp, dev, prob, seed);
-      kernels->prepare(sp.attention_shape());  // plan build stays out of the timed region
+      sp.prepare();  // kernel plans are built outside the timed region
 
       // ---- correctness first ----------------------------------------------------------
       const Stream s = dev.compute_stream();
@@ -249,6 +375,7 @@ int run(harness::Context& ctx, const BenchConfig& c) {
       time("pad_pack", [&](Stream st) { sp.pack_inputs(st); sp.unpack_outputs(st); });
       if (t.ulysses > 1) time("qkv_all_to_all", [&](Stream st) { sp.qkv_all_to_all(st); });
       if (t.allgather > 1) time("kv_all_gather", [&](Stream st) { sp.kv_all_gather(st); });
+      if (t.ring > 1) time("ring_p2p", [&](Stream st) { sp.ring_p2p(st); });
       {
         auto& m = time("attention", [&](Stream st) { sp.attention(st); });
         m.params["engine"] = kernels->describe();
@@ -282,9 +409,10 @@ int run(harness::Context& ctx, const BenchConfig& c) {
   const double confidence = 0.95;
   const std::string note = oversubscription_note(world);
   std::string md = fmt::format(
-      "## layerbench-attn: {} ranks, {} backend, H={} D={} B={} Lt={} {}\n\nattention: {}\n",
+      "## layerbench-attn: {} ranks, {} backend, H={} D={} B={} Lt={} {}\n\nworkload: {}{}\n\nattention: {}\n",
       world.size(), to_string(world.backend()), c.heads, c.head_dim, c.batch, c.text_tokens,
-      c.dtype, kernels->describe());
+      c.dtype, problem_of(c, c.seqs.front()).describe(),
+      c.seq_formula.empty() ? std::string() : "\n\nsequence: " + c.seq_formula, kernels->describe());
   for (const auto& [seq, list] : timed) {
     const auto cmp = compare_totals(results, list, confidence);
     md += fmt::format("\n### S = {}\n\n{}", seq, cmp.markdown);
@@ -294,6 +422,7 @@ int run(harness::Context& ctx, const BenchConfig& c) {
         if (cj["topology"] == list[i].topology && cj["seq"] == seq) cj["total_vs_first"] = cmp.vs_first[i];
     }
   }
+  if (!skipped.empty()) md += fmt::format("\nTopologies of {} ranks that do not serve this workload:\n{}", world.size(), skipped);
   if (!what_if_md.empty()) what_if_md += harness::what_if_notes();
   md += what_if_md;
   if (ctx.is_root()) std::fputs(md.c_str(), harness::text_stream(c.common));
@@ -301,7 +430,11 @@ int run(harness::Context& ctx, const BenchConfig& c) {
   const nlohmann::json config = {{"heads", c.heads}, {"head_dim", c.head_dim}, {"seqs", c.seqs},
                                  {"batch", c.batch}, {"text_tokens", c.text_tokens},
                                  {"dtype", c.dtype}, {"topologies", c.topologies},
-                                 {"joint_position", "front"}, {"sdpa", c.sdpa}};
+                                 {"joint_position", c.joint}, {"kv_heads", c.kv_heads},
+                                 {"joint_lengths", c.joint_lengths}, {"image_lengths", c.image_lengths},
+                                 {"requests", c.requests}, {"cu_seqlens", c.cu_seqlens},
+                                 {"cached_kv", c.cached_kv}, {"model", c.model}, {"resolution", c.resolution},
+                                 {"frames", c.frames}, {"sequence_formula", c.seq_formula}, {"sdpa", c.sdpa}};
   const auto doc = harness::make_document(ctx, runner, config, results,
                                           {{"attention_engine", kernels->describe()}, {"topologies", cases}});
   harness::write_outputs(ctx, c.common, doc, results, md);

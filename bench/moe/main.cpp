@@ -1,4 +1,5 @@
-// layerbench-moe: the MAGI-2 multi-head MoE layer, component by component.
+// layerbench-moe: an MoE layer component by component (MAGI-2's multi-head layer, or the standard
+// expert-parallel block of any MoE model).
 #include "harness/main.hpp"
 #include "bench/moe/profile.hpp"
 
@@ -21,17 +22,22 @@ int main(int argc, char** argv) {
   using layerbench::moe::RunConfig;
   return layerbench::harness::mpi_main<RunConfig>(
       argc, argv,
-      {"layerbench-moe", "MAGI-2 multi-head MoE layer: component profile, metadata reuse, overlap probe", false,
+      {"layerbench-moe",
+       "MoE layers component by component: MAGI-2 multi-head layer (default) or any MoE model (--model, --hf-config) "
+       "as the standard expert-parallel block",
+       false,
        "EXAMPLES:\n"
        "  mpirun -np 2 layerbench-moe --backend host --tokens 64 --hidden 256 --moe-heads 4 --experts 8 --topk 2 "
        "--intermediate 64\n"
        "      a host run of seconds (the default geometry is GPU-sized)\n"
        "  mpirun -np 2 layerbench-moe --layout sp --json moe.json --markdown moe.md\n"
+       "  layerbench-moe --model deepseek-v3 --describe\n"
        "  mpirun -np 2 layerbench-moe --ab metadata --pairs 30 --markdown -\n"},
       [](CLI::App& app, RunConfig& c) { layerbench::moe::add_flags(app, c); },
       [](const RunConfig& c) { layerbench::moe::validate(c); },
       [](layerbench::harness::Context& ctx, const RunConfig& c) {
-        layerbench::harness::warn_if_gpu_sized(
+        if (!c.describe && !c.list_models)
+          layerbench::harness::warn_if_gpu_sized(
             ctx, c.common, flops_per_iteration(c),
             "--tokens 64 --hidden 256 --moe-heads 4 --experts 8 --topk 2 --intermediate 64 (see "
             "bench/scripts/quickstart.sh)");

@@ -8,7 +8,9 @@
 #include "common/cli.hpp"
 #include "moe/expert_check.hpp"
 #include "moe/init.hpp"
+#include "bench/moe/model_flags.hpp"
 #include "bench/moe/report.hpp"
+#include "bench/moe/std_profile.hpp"
 #include "bench/moe/whatif.hpp"
 
 #include <fmt/format.h>
@@ -26,18 +28,20 @@ using harness::Clock;
 
 void add_flags(CLI::App& app, RunConfig& c) {
   constexpr std::int64_t big = std::int64_t{1} << 40;  // the real bounds are in validate()
-  cli::add_int(app, "--hidden", c.geo.hidden, "hidden size", std::int64_t{1}, big);
-  cli::add_int(app, "--moe-heads", c.geo.heads, "MoE heads (d_head = hidden / heads)", std::int64_t{1}, big);
-  cli::add_int(app, "--experts", c.geo.experts, "experts per head", std::int64_t{1}, big);
-  cli::add_int(app, "--topk", c.geo.topk, "experts per (token, head)", std::int64_t{1}, big);
-  cli::add_int(app, "--intermediate", c.geo.intermediate, "expert / shared intermediate size", std::int64_t{1}, big);
-  cli::add_real(app, "--scale", c.geo.scale, "routing scale", num::RealRange::positive(1e6));
+  add_model_flags(app, c);
+  cli::add_int(app, "--hidden", c.geo.hidden, "override: hidden size", std::int64_t{1}, big);
+  cli::add_int(app, "--moe-heads", c.geo.heads, "override (MAGI-2): MoE heads (d_head = hidden / heads)", std::int64_t{1}, big);
+  cli::add_int(app, "--experts", c.geo.experts, "override: routed experts (MAGI-2: per head)", std::int64_t{1}, big);
+  cli::add_int(app, "--topk", c.geo.topk, "override: experts per token (MAGI-2: per (token, head))", std::int64_t{1}, big);
+  cli::add_int(app, "--intermediate,--moe-intermediate", c.geo.intermediate,
+               "override: expert intermediate size (MAGI-2: also the shared MLPs')", std::int64_t{1}, big);
+  cli::add_real(app, "--scale", c.geo.scale, "override: routed scaling factor", num::RealRange::positive(1e6));
   constexpr std::int64_t most_tokens = std::int64_t{1} << 30;  // counts become MPI ints
   cli::add_int(app, "--tokens", c.tokens, "local tokens per rank (sp) or replicated tokens (tp)", std::int64_t{1}, most_tokens);
   cli::add_int_list(app, "--split-sizes", c.split_sizes, "sp: tokens per rank, one per rank", std::int64_t{1}, most_tokens);
   app.add_option("--layout", c.layout, "sp | tp");
   cli::add_int(app, "--layers", c.layers, "stack depth for the stack figures and --ab", 1, 10000);
-  cli::add_int(app, "--moe-layers", c.moe_layers, "MoE layers per forward (derived lines)", 1, 10000);
+  cli::add_int(app, "--moe-layers", c.moe_layers, "override: MoE layers per forward (derived lines)", 1, 10000);
   app.add_option("--ab", c.ab, "metadata: interleaved A/B, per-layer exchange vs reused splits, checked against the exchange what-if (added to --what-if when missing)");
   cli::add_int(app, "--pairs", c.pairs, "A/B pairs (the cap with --ab-sequential)", 2, 1'000'000);
   app.add_flag("--ab-sequential", c.ab_sequential,
@@ -179,6 +183,15 @@ void add_graph_components(MoeLayer& layer, nlohmann::json& checks, const AddFn& 
 }  // namespace
 
 int run(harness::Context& ctx, const RunConfig& c) {
+  if (c.list_models || c.describe) {
+    if (ctx.is_root()) {
+      const std::string text = c.list_models ? list_models_text() : to_json(c.model).dump(1) + "\n";
+      std::fputs(text.c_str(), stdout);
+      std::fflush(stdout);
+    }
+    return 0;
+  }
+  if (c.model.block == Block::standard) return run_standard(ctx, c);
   Communicator& world = ctx.world;
   const auto targets = what_if_targets(c, parse_layout(c.layout));  // bad --what-if: before any work
   auto layer_ptr = make_layer(c, world, c.common.seed);
@@ -233,17 +246,9 @@ int run(harness::Context& ctx, const RunConfig& c) {
     r.m.instances = instances;
     comps.push_back(std::move(r));
   };
-  auto flops = [](double f) { return reports::Work{.flops = f}; };
   auto moved = [](double bytes, double bus_factor = 0) { return reports::Work{.bytes = bytes, .bus_factor = bus_factor}; };
   const std::string total = "whole_layer", routed = "routed_branch";
-  const double N = static_cast<double>(p.local_tokens), H = static_cast<double>(p.hidden);
-  const double Hin = static_cast<double>(p.hidden_in_local), Il = static_cast<double>(p.inter_local);
   const double act_b = static_cast<double>(layer.act_bytes());
-  const double a2a_bytes = N * static_cast<double>(p.heads_padded * p.d_head) * act_b;
-  const double a2a_bus = static_cast<double>(p.world - 1) / p.world;  // nccl-tests' all-to-all factor
-  const double expert_flops = static_cast<double>(layer.expert_assignments()) *
-                              gemm_flops(1, 3.0 * static_cast<double>(p.inter), static_cast<double>(p.d_head));
-  const double shared_flops = gemm_flops(N, 4 * Il, H) + gemm_flops(N, H, 2 * Il);
 
   // Expert load of the routed assignments of the input the components are timed on (max over
   // ranks of the busiest expert), measured before any timing changes the layer state.
@@ -278,19 +283,6 @@ int run(harness::Context& ctx, const RunConfig& c) {
     if (bad != 0.0) throw Error("moe expert reference check failed (on this or another rank): " + ec.to_json().dump());
   }
 
-  add("pre_norm", [&](Stream st) { layer.pre_norm(x.data(), st); }, Clock::device, Role::part, total);
-  add("split_linear", [&](Stream st) { layer.split_linear(st); }, Clock::device, Role::part, routed, flops(gemm_flops(N, Hin, H)));
-  // Not in the layer measured here (reused split sizes); on the per-layer-exchange path it is.
-  add("seq_size_exchange", [&](Stream) { (void)layer.exchange_sizes(); }, Clock::host, Role::probe, "",
-      moved(8.0 * p.world, static_cast<double>(p.world - 1) / p.world));
-  if (sp) add("ep_dispatch", [&](Stream st) { layer.ep_dispatch(splits, st); }, Clock::device, Role::communication, routed, moved(a2a_bytes, a2a_bus));
-  add("routing", [&](Stream st) { layer.route(st); }, Clock::device, Role::part, routed,
-      flops(gemm_flops(static_cast<double>(p.moe_tokens * p.heads_valid), static_cast<double>(p.experts), static_cast<double>(p.d_head))));
-  // Routing is its own component: the expert part reuses the routing result kept by the layer
-  // (computed by the routing runs just above), so the two shares do not overlap.
-  add("local_expert_compute", [&](Stream st) { layer.experts(st); }, Clock::device, Role::part, routed, flops(expert_flops));
-  if (sp) add("ep_undispatch", [&](Stream st) { layer.ep_undispatch(splits, st); }, Clock::device, Role::communication, routed, moved(a2a_bytes, a2a_bus));
-  add("merge_linear", [&](Stream st) { layer.merge_linear(st); }, Clock::device, Role::part, routed, flops(gemm_flops(N, H, Hin)));
   // TP: the layer's [N, hidden] all-reduce. SP: the same collective as a probe over the world,
   // with the balanced token count so that every rank reduces the same number of elements.
   const DType act = layer.ops().act();
@@ -299,12 +291,27 @@ int run(harness::Context& ctx, const RunConfig& c) {
   Buffer red_in = dev.alloc(nelem * layer.act_bytes()), red_out = dev.alloc(nelem * layer.act_bytes());
   layer.ops().fill(red_in.data(), act, {.seed = c.common.seed, .tensor = kDenseA, .scale = 1.0f, .rows = red_tokens, .cols = p.hidden, .full_cols = p.hidden, .ld = p.hidden}, s);
   dev.synchronize(s);
-  add("tp_reduction", [&](Stream st) { world.all_reduce(red_in.data(), red_out.data(), nelem, act, st); },
-      Clock::device, sp ? Role::probe : Role::communication, sp ? "" : routed,
-      moved(static_cast<double>(nelem) * act_b, 2.0 * (p.world - 1) / p.world));
-  add("shared_branch", [&](Stream st) { layer.shared_branch(st); }, Clock::device, Role::part, total, flops(shared_flops));
-  add("routed_branch", [&](Stream st) { layer.routed_branch(splits, st); }, Clock::device, Role::part, total);
-  add("whole_layer", [&](Stream st) { layer.forward(x.data(), out.data(), splits, st); }, Clock::device, Role::total, "");
+  auto add_tp_reduction = [&] {
+    add("tp_reduction", [&](Stream st) { world.all_reduce(red_in.data(), red_out.data(), nelem, act, st); },
+        Clock::device, sp ? Role::probe : Role::communication, sp ? "" : routed,
+        moved(static_cast<double>(nelem) * act_b, 2.0 * (p.world - 1) / p.world));
+  };
+  // The layer's own component table (moe/layer_table.cpp): role, parent and declared work once,
+  // the kernel path of each component in its parameters.
+  for (const auto& comp : layer.components()) {
+    const std::string n = comp.name;
+    if (n == "tp_reduction") continue;  // timed as the collective above, after merge_linear
+    std::function<void(Stream)> body;
+    if (n == "whole_layer")
+      body = [&](Stream st) { layer.forward(x.data(), out.data(), splits, st); };
+    else if (n == "pre_norm")
+      body = [&](Stream st) { layer.pre_norm(x.data(), st); };
+    else
+      body = [&layer, n](Stream st) { layer.run_component(n, st); };
+    add(n, body, comp.host_clock ? Clock::host : Clock::device, comp.role, comp.parent, comp.work);
+    if (!comp.kernel_path.empty()) comps.back().m.params["kernel_path"] = comp.kernel_path;
+    if (n == "merge_linear") add_tp_reduction();
+  }
   add("moe_per_layer_exchange", [&](Stream st) { layer.routed_branch(std::nullopt, st); }, Clock::host, Role::probe, "");
   add("moe_reused_split_sizes", [&](Stream st) { layer.routed_branch(splits, st); }, Clock::host, Role::probe, "");
   if (sp) {

@@ -63,7 +63,7 @@ void finish_report(harness::Context& ctx, const harness::Runner& runner, Profile
   nlohmann::json telemetry_json = nlohmann::json::object();
   std::vector<reports::Measurement> results;
   for (auto& r : comps) {
-    r.m.params = {{"layout", c.layout}, {"world", p.world}, {"tokens_local", p.local_tokens}};
+    r.m.params.update({{"layout", c.layout}, {"world", p.world}, {"tokens_local", p.local_tokens}});
     if (r.telemetry.samples > 0) telemetry_json[r.m.name] = covariates_json(r.telemetry);
     results.push_back(r.m);
   }
@@ -124,6 +124,14 @@ void finish_report(harness::Context& ctx, const harness::Runner& runner, Profile
       "## layerbench-moe: {} {} ranks, {} tokens/rank (global {}), hidden {}, {} heads x {} experts, "
       "top-{}, intermediate {}, {}\n\n",
       c.layout, p.world, p.local_tokens, p.global_tokens, p.hidden, p.heads, p.experts, p.topk, p.inter, in.ops);
+  md += fmt::format("- model: {}\n- model source: {}\n- kernel path per component:\n", summary(c.model), c.model.origin);
+  nlohmann::json kernel_paths = nlohmann::json::object();
+  for (const auto& r : comps)
+    if (r.m.params.contains("kernel_path")) {
+      kernel_paths[r.m.name] = r.m.params["kernel_path"];
+      md += fmt::format("  - {}: {}\n", r.m.name, r.m.params["kernel_path"].get<std::string>());
+    }
+  md += "\n";
   md += fmt::format(
       "{} warmup + {} timed iterations, rank-max per iteration. Parts are nested under their parent, with their share "
       "of it; every part is timed on its own. Rates from declared work (dense GEMM reference {}^3).\n\n",
@@ -186,7 +194,7 @@ void finish_report(harness::Context& ctx, const harness::Runner& runner, Profile
                     reports::fmt_sig(in.load.value("max_per_expert_all_ranks", 0.0)));
   md += "- checks: " + checks_text(in.checks) + "\n";
 
-  nlohmann::json extra_json = {{"derived", derived}, {"checks", in.checks}, {"expert_load", in.load},
+  nlohmann::json extra_json = {{"model", to_json(c.model)}, {"kernel_paths", kernel_paths}, {"derived", derived}, {"checks", in.checks}, {"expert_load", in.load},
                                {"warnings", comp.warnings}, {"layout", c.layout}, {"world_size", p.world},
                                {"tokens_per_rank", p.local_tokens}, {"iterations", runner.options().iterations}};
   if (!telemetry_json.empty()) extra_json["telemetry"] = telemetry_json;

@@ -15,6 +15,10 @@
 namespace layerbench::moe {
 
 void validate(const RunConfig& c) {
+  if (c.describe || c.list_models) return;  // the model resolved when parsing completed; nothing runs
+  if (c.model.block == Block::standard && (c.graph || !c.what_if.empty() || !c.ab.empty()))
+    throw UsageError(fmt::format("--graph, --what-if and --ab apply to the MAGI-2 layer; {} runs the standard "
+                                 "expert-parallel block", c.model.name));
   const Geometry& g = c.geo;
   auto positive = [](std::int64_t v, const char* flag) {
     if (v <= 0) throw UsageError(fmt::format("{} must be positive, got {}", flag, v));

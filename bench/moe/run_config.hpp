@@ -3,6 +3,7 @@
 // NOTES: every invariant the layer and the kernels rely on is checked here (UsageError).
 #include "harness/options.hpp"
 #include "moe/config.hpp"
+#include "moe/model.hpp"
 #include "moe/ops.hpp"
 
 #include <cstdint>
@@ -14,6 +15,14 @@ namespace layerbench::moe {
 
 struct RunConfig {
   harness::CommonOptions common;
+  // The model (preset, --hf-config, flag overrides), resolved once after parsing; `geo` mirrors
+  // its geometry for the MAGI-2 multi-head layer.
+  Model model;
+  std::string model_name = "magi-2";  // --model
+  std::string hf_config;              // --hf-config FILE (replaces --model)
+  bool describe = false;              // print the resolved model (layerbench-model/1) and exit
+  bool list_models = false;           // print the presets and exit
+  int ep = 0;                         // standard block: expert-parallel ranks (0 = the world)
   Geometry geo;
   std::int64_t tokens = 7500;             // local tokens per rank (sp) / replicated tokens (tp)
   std::vector<std::int64_t> split_sizes;  // sp: per-rank tokens; empty = [tokens] * world

@@ -45,6 +45,71 @@ void check_path(const std::string& path) {
 TEST(CudnnSdpa, UnifiedMatchesReference) { check_path("unified"); }
 TEST(CudnnSdpa, CompositeMatchesReference) { check_path("composite"); }
 
+// GQA (6 query heads on 2 K/V heads), one request of a batch of 2 seen through row strides, and
+// the LSE output: cuDNN against the host kernels; then two key halves merged by LSE on the
+// device against one call over all keys.
+TEST(CudnnSdpa, GqaStridedStatsAndMerge) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  if (CudnnSdpa::runtime_version() < 91301) GTEST_SKIP() << "cuDNN < 9.13.1 (no unified op)";
+  auto dev = make_cuda_device(0);
+  const long long B = 2, Sq = 192, Skv = 320, D = 128;
+  const int H = 6, Hk = 2;
+  const auto q = random_bf16(static_cast<std::size_t>(Sq * B * H * D), 10);
+  const auto k = random_bf16(static_cast<std::size_t>(Skv * B * Hk * D), 11);
+  const auto v = random_bf16(static_cast<std::size_t>(Skv * B * Hk * D), 12);
+  Buffer dq = dev->upload(q), dk = dev->upload(k), dv = dev->upload(v);
+  auto cuda = make_cuda_kernels(DType::bf16, "unified");
+  auto host = make_host_kernels(DType::bf16);
+  const Stream s = dev->compute_stream();
+  // Request 1 alone, all keys.
+  AttentionShape a{1, Sq, Skv, H, static_cast<int>(D), 1.0f / std::sqrt(128.0f)};
+  a.kv_heads = Hk;
+  a.q_row = B * H * D;
+  a.kv_row = B * Hk * D;
+  const std::size_t q_off = static_cast<std::size_t>(H * D), k_off = static_cast<std::size_t>(Hk * D);
+  const std::size_t n_o = q.size();
+  Buffer dout = dev->alloc(n_o * 2), dlse = dev->alloc(static_cast<std::size_t>(H * Sq) * 4);
+  dev->memset(dout.data(), 0, n_o * 2, s);
+  cuda->attention(dq.as<std::uint16_t>() + q_off, dk.as<std::uint16_t>() + k_off, dv.as<std::uint16_t>() + k_off,
+                  dout.as<std::uint16_t>() + q_off, a, s, dlse.as<float>());
+  std::vector<std::uint16_t> ref(n_o, 0);
+  std::vector<float> ref_lse(static_cast<std::size_t>(H * Sq));
+  host->attention(q.data() + q_off, k.data() + k_off, v.data() + k_off, ref.data() + q_off, a, {}, ref_lse.data());
+  const auto got = dev->download<std::uint16_t>(dout.data(), n_o);
+  const auto got_lse = dev->download<float>(dlse.data(), ref_lse.size());
+  double err = 0, lse_err = 0;
+  for (std::size_t i = 0; i < n_o; ++i)
+    err = std::max(err, static_cast<double>(std::fabs(bf16_bits_to_float(got[i]) - bf16_bits_to_float(ref[i]))));
+  for (std::size_t i = 0; i < ref_lse.size(); ++i) lse_err = std::max(lse_err, static_cast<double>(std::fabs(got_lse[i] - ref_lse[i])));
+  EXPECT_LT(err, 2e-2);
+  EXPECT_LT(lse_err, 1e-2);
+  std::printf("GQA strided: max_abs_err %.3g, LSE %.3g (%s)\n", err, lse_err, cuda->describe().c_str());
+
+  // Both requests: keys [0, 128) and [128, 320) merged by LSE == one call over all keys.
+  AttentionShape whole{B, Sq, Skv, H, static_cast<int>(D), a.scale};
+  whole.kv_heads = Hk;
+  Buffer dref = dev->alloc(n_o * 2), dpart = dev->alloc(n_o * 2), dpl = dev->alloc(static_cast<std::size_t>(B * H * Sq) * 4);
+  Buffer acc_o = dev->alloc(n_o * 4), acc_lse = dev->alloc(n_o / D * 4), dmerged = dev->alloc(n_o * 2);
+  cuda->attention(dq.data(), dk.data(), dv.data(), dref.data(), whole, s, nullptr);
+  cuda->merge_init(acc_o.as<float>(), acc_lse.as<float>(), Sq * B * H, static_cast<int>(D), s);
+  for (const auto& [k0, nk] : {std::pair<long long, long long>{0, 128}, {128, 192}}) {
+    AttentionShape half = whole;
+    half.seq_kv = nk;
+    const std::size_t off = static_cast<std::size_t>(k0 * B * Hk * D);
+    cuda->attention(dq.data(), dk.as<std::uint16_t>() + off, dv.as<std::uint16_t>() + off, dpart.data(), half, s,
+                    dpl.as<float>());
+    cuda->merge(dpart.data(), dpl.as<float>(), acc_o.as<float>(), acc_lse.as<float>(),
+                {Sq, B, H, static_cast<int>(D), 0, Sq, -1}, s);
+  }
+  cuda->merge_finish(acc_o.as<float>(), dmerged.data(), static_cast<long long>(n_o), s);
+  const auto merged = dev->download<std::uint16_t>(dmerged.data(), n_o), one = dev->download<std::uint16_t>(dref.data(), n_o);
+  double merr = 0;
+  for (std::size_t i = 0; i < n_o; ++i)
+    merr = std::max(merr, static_cast<double>(std::fabs(bf16_bits_to_float(merged[i]) - bf16_bits_to_float(one[i]))));
+  EXPECT_LT(merr, 2e-2);
+  std::printf("LSE merge of two key halves vs one call: max_abs_err %.3g\n", merr);
+}
+
 TEST(CudaKernels, PackUnpackMatchHost) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
   auto dev = make_cuda_device(0);

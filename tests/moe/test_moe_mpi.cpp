@@ -8,13 +8,17 @@
 #include "moe/layer.hpp"
 #include "bench/moe/profile.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -262,6 +266,43 @@ TEST_F(MoeDistributed, GpuLayerMatchesTheCpuImplementation) {
       std::printf("[ gpu vs cpu ] d_head %lld, intermediate %lld: %zu of %zu rows off by > 2%%, median row %.3g "
                   "(|cpu|max %.3g)\n",
                   static_cast<long long>(hidden / 2), static_cast<long long>(inter), bad, rows, median_err, scale);
+  }
+}
+
+// MAGI-2's host outputs pinned bit for bit (tests/moe/data/magi2_host_golden.txt: one line per
+// world size and layout, the FNV-1a hash of every rank's output bytes), so a refactor of the layer
+// (its component table, the layer interface) cannot change a single bit of the result.
+// LB_MOE_PRINT_GOLDEN=1 prints the lines instead of comparing.
+TEST_F(MoeDistributed, Magi2HostOutputsAreBitIdenticalToTheGolden) {
+  if (g_env->gpu) GTEST_SKIP() << "the golden is the host backend's";
+  Communicator& w = *g_env->world;
+  std::map<std::string, std::string> golden;
+  {
+    std::ifstream in(LB_MOE_GOLDEN);
+    std::string key, layout, value;
+    while (in >> key >> layout >> value) golden[key + " " + layout] = value;
+  }
+  for (const char* layout : {"sp", "tp"}) {
+    RunConfig c = small_config(layout);
+    if (std::string(layout) == "sp")
+      for (int r = 0; r < w.size(); ++r) c.split_sizes.push_back(3 + r);
+    auto l = make_layer(c, w, 2024);
+    const Stream s = w.device().compute_stream();
+    Buffer x = l->make_activation(), y = l->make_activation();
+    l->fill_input(x.data(), 2024, s);
+    l->forward(x.data(), y.data(), std::span<const std::int64_t>(l->plan().splits), s);
+    const auto bytes = w.device().download<std::uint8_t>(y.data(), y.bytes());
+    std::uint64_t h = 1469598103934665603ull;
+    for (auto b : bytes) h = (h ^ b) * 1099511628211ull;
+    std::string all;
+    for (const auto& part : w.control_gather_strings(fmt::format("{:016x}", h))) all += (all.empty() ? "" : ",") + part;
+    const std::string key = fmt::format("np{} {}", w.size(), layout);
+    if (std::getenv("LB_MOE_PRINT_GOLDEN")) {
+      if (w.rank() == 0) std::printf("%s %s\n", key.c_str(), all.c_str());
+      continue;
+    }
+    ASSERT_TRUE(golden.count(key)) << "no golden line for " << key;
+    EXPECT_EQ(all, golden[key]) << key;
   }
 }
 

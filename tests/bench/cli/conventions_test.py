@@ -134,17 +134,22 @@ for exe, args in [(coll, ["--graph"]), (coll, ["--comm-alloc", "--nvlink-centric
     expect(rc == 2 and "only the CUDA backend uses" in err and err.count("\n") <= 2,
            f"{os.path.basename(exe)} {args} on host: rc {rc} {err!r}")
 
-# GPU-sized defaults on the host backend: a warning that names the flags that shrink them, before
-# any work (the run itself would take hours here, so it is stopped once the warning is read).
+# GPU-sized defaults on the host backend: a run estimated over 10 minutes is refused at once (exit 2,
+# one message naming the flags that shrink it and --yes); with --yes it warns and runs (stopped here
+# once the warning is read).
 for exe, args, flag in [(moe, [], "--tokens"), (attn, ["--topologies", "cp1"], "--seqs")]:
-    p = subprocess.Popen([exe, "--backend", "host", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                         text=True, start_new_session=True)
+    p = subprocess.run([exe, "--backend", "host", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       text=True, timeout=120)
+    expect(p.returncode == 2 and "GPU-sized" in p.stderr and flag in p.stderr and "--yes" in p.stderr,
+           f"{os.path.basename(exe)} default geometry on host: rc {p.returncode} {p.stderr!r}")
+    p = subprocess.Popen([exe, "--backend", "host", "--yes", *args], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         line = p.stderr.readline()
     finally:
         os.killpg(p.pid, signal.SIGKILL)
         p.wait()
-    expect("GPU-sized" in line and flag in line, f"{os.path.basename(exe)} default geometry on host: {line!r}")
+    expect("GPU-sized" in line and flag in line, f"{os.path.basename(exe)} --yes on host: {line!r}")
 
 if failures:
     print("FAILED:\n  " + "\n  ".join(failures))

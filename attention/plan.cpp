@@ -1,0 +1,149 @@
+#include "attention/plan.hpp"
+
+#include "collectives/error.hpp"
+
+#include <algorithm>
+
+namespace layerbench::attention {
+
+long long LocalPlan::calls_per_step(int step) const {
+  return std::count_if(calls.begin(), calls.end(), [&](const Call& c) { return c.step == step; });
+}
+
+RankLayout rank_layout(const Topology& t, const Problem& p, int allgather_rank, int ring_rank) {
+  RankLayout l;
+  const long long region = p.seq / t.regions(), lt = p.text_tokens, lc = p.cached_kv;
+  const long long g = allgather_rank + static_cast<long long>(t.allgather) * ring_rank;  // region index
+  l.superblock = region * t.allgather;
+  l.ring = t.ring;
+  l.ring_rank = ring_rank;
+  l.query_rows = lt + region;
+  const bool front = p.joint == JointPosition::front;
+  if (lt > 0) l.query.push_back({RowKind::joint, front ? 0 : region, lt, 0});
+  l.query.push_back({RowKind::image, front ? lt : 0, region, g * region});
+  if (lc > 0) l.keys.push_back({RowKind::cached, 0, lc, 0});
+  const long long image_row = lc + (front ? lt : 0);
+  if (lt > 0) l.keys.push_back({RowKind::joint, front ? lc : lc + l.superblock, lt, 0});
+  l.keys.push_back({RowKind::image, image_row, l.superblock, ring_rank * l.superblock});
+  std::sort(l.query.begin(), l.query.end(), [](const Segment& a, const Segment& b) { return a.row0 < b.row0; });
+  std::sort(l.keys.begin(), l.keys.end(), [](const Segment& a, const Segment& b) { return a.row0 < b.row0; });
+  return l;
+}
+
+namespace {
+
+struct Interval {
+  long long lo, hi;  // buffer rows
+};
+
+// Valid key rows of one key segment for request b and (packed) the query's document [d0, d1).
+void valid_keys(const Problem& p, const Segment& k, long long b, long long d0, long long d1,
+                std::vector<Interval>& out) {
+  long long lo = k.global0, hi = k.global0 + k.count;  // global rows of the kind
+  if (k.kind == RowKind::joint) hi = std::min(hi, p.joint_valid_of(b < 0 ? 0 : b));
+  if (k.kind == RowKind::image) {
+    hi = std::min(hi, p.image_valid_of(b < 0 ? 0 : b));
+    lo = std::max(lo, d0);
+    hi = std::min(hi, d1);
+  }
+  if (hi > lo) out.push_back({k.row0 + lo - k.global0, k.row0 + hi - k.global0});
+}
+
+void add_calls(const Problem& p, const std::vector<Segment>& keys, int step, int buffer, long long b,
+               long long q0, long long nq, long long d0, long long d1, LocalPlan& plan) {
+  std::vector<Interval> iv;
+  for (const auto& k : keys) valid_keys(p, k, b, d0, d1, iv);
+  std::sort(iv.begin(), iv.end(), [](const Interval& x, const Interval& y) { return x.lo < y.lo; });
+  std::vector<Interval> merged;
+  for (const auto& i : iv) {
+    if (!merged.empty() && merged.back().hi == i.lo)
+      merged.back().hi = i.hi;
+    else
+      merged.push_back(i);
+  }
+  for (const auto& m : merged) plan.calls.push_back({step, b, q0, nq, buffer, m.lo, m.hi - m.lo});
+}
+
+}  // namespace
+
+LocalPlan plan_local_attention(const Problem& p, const RankLayout& l) {
+  LocalPlan plan;
+  const bool per_request = p.masked();
+  const long long requests = per_request ? p.batch : 1;
+  for (int step = 0; step < l.ring; ++step) {
+    std::vector<Segment> keys;
+    if (step == 0) {
+      keys = l.keys;
+    } else {  // the Ring block: superblock (r - step) mod R, alone in buffer 1
+      const long long owner = ((l.ring_rank - step) % l.ring + l.ring) % l.ring;
+      keys.push_back({RowKind::image, 0, l.superblock, owner * l.superblock});
+    }
+    for (long long rq = 0; rq < requests; ++rq) {
+      const long long b = per_request ? rq : -1;
+      for (const auto& q : l.query) {
+        if (q.kind == RowKind::image && p.packed()) {
+          // The seed's remap: local query documents of this rank's span, one entry per request.
+          const auto local = remap_cu_seqlens(p.cu_seqlens, q.global0, q.global0 + q.count);
+          for (std::size_t d = 0; d + 1 < local.size(); ++d)
+            if (local[d + 1] > local[d])
+              add_calls(p, keys, step, step == 0 ? 0 : 1, b, q.row0 + local[d], local[d + 1] - local[d],
+                        p.cu_seqlens[d], p.cu_seqlens[d + 1], plan);
+        } else {
+          add_calls(p, keys, step, step == 0 ? 0 : 1, b, q.row0, q.count, 0, p.seq, plan);
+        }
+      }
+    }
+  }
+  // Coverage: each (request, row) must meet at least one call; exactly one allows direct writes.
+  std::vector<int> cover(static_cast<std::size_t>(requests * l.query_rows), 0);
+  for (const auto& c : plan.calls) {
+    plan.max_rows = std::max(plan.max_rows, c.nq);
+    const long long rq = c.request < 0 ? 0 : c.request;
+    for (long long r = c.q0; r < c.q0 + c.nq; ++r) ++cover[static_cast<std::size_t>(rq * l.query_rows + r)];
+  }
+  for (const int n : cover) {
+    LB_CHECK(n > 0, "a query row meets no valid key (workload validation missed a case)");
+    if (n != 1) plan.direct = false;
+  }
+  return plan;
+}
+
+AttentionShape call_shape(const Call& c, const LocalGeometry& g) {
+  AttentionShape a{c.request < 0 ? g.batch : 1, c.nq, c.nk, g.heads, g.head_dim, g.scale};
+  a.kv_heads = g.kv_heads;
+  a.q_row = g.batch * g.heads * g.head_dim;
+  a.kv_row = g.batch * g.kv_heads * g.head_dim;
+  return a;
+}
+
+void begin_local_attention(Kernels& k, const LocalPlan& plan, const LocalGeometry& g, const LocalBuffers& b, Stream s) {
+  if (!plan.direct) k.merge_init(b.acc_o, b.acc_lse, g.query_rows * g.batch * g.heads, g.head_dim, s);
+}
+
+void run_local_step(Kernels& k, const LocalPlan& plan, int step, const LocalGeometry& g, const LocalBuffers& b,
+                    Stream s) {
+  const std::size_t e = dtype_size(g.dtype);
+  for (const auto& c : plan.calls) {
+    if (c.step != step) continue;
+    const long long r = c.request < 0 ? 0 : c.request;
+    const std::size_t q_off = static_cast<std::size_t>((c.q0 * g.batch + r) * g.heads * g.head_dim) * e;
+    const std::size_t k_off = static_cast<std::size_t>((c.k0 * g.batch + r) * g.kv_heads * g.head_dim) * e;
+    const auto* q = static_cast<const unsigned char*>(b.q) + q_off;
+    const auto* kp = static_cast<const unsigned char*>(b.k[c.key_buffer]) + k_off;
+    const auto* vp = static_cast<const unsigned char*>(b.v[c.key_buffer]) + k_off;
+    const AttentionShape a = call_shape(c, g);
+    if (plan.direct) {
+      k.attention(q, kp, vp, static_cast<unsigned char*>(b.o) + q_off, a, s, nullptr);
+      continue;
+    }
+    k.attention(q, kp, vp, static_cast<unsigned char*>(b.o_part) + q_off, a, s, b.lse_part);
+    const MergeShape m{g.query_rows, g.batch, g.heads, g.head_dim, c.q0, c.nq, c.request};
+    k.merge(b.o_part, b.lse_part, b.acc_o, b.acc_lse, m, s);
+  }
+}
+
+void end_local_attention(Kernels& k, const LocalPlan& plan, const LocalGeometry& g, const LocalBuffers& b, Stream s) {
+  if (!plan.direct) k.merge_finish(b.acc_o, b.o, g.query_rows * g.batch * g.heads * g.head_dim, s);
+}
+
+}  // namespace layerbench::attention

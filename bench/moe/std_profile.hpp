@@ -1,0 +1,11 @@
+#pragma once
+// layerbench-moe on any model but MAGI-2: the standard expert-parallel block, checked against
+// the CPU oracle and profiled component by component from its own table.
+#include "harness/main.hpp"
+#include "bench/moe/run_config.hpp"
+
+namespace layerbench::moe {
+
+int run_standard(harness::Context& ctx, const RunConfig& c);
+
+}  // namespace layerbench::moe

@@ -1,0 +1,88 @@
+// Host primitives of the standard MoE block: fp32, plain loops in a fixed order (the block's
+// numerical reference; the CPU oracle in moe/std_reference.cpp repeats the same order).
+#include "collectives/error.hpp"
+#include "moe/router.hpp"
+#include "moe/std_ops.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+namespace layerbench::moe {
+
+namespace {
+
+class HostStdOps final : public StdOps {
+ public:
+  HostStdOps() : base_(make_host_ops()) {}
+  Ops& base() override { return *base_; }
+
+  void logits(const void* x, const void* w, float* out, std::int64_t n, std::int64_t h, std::int64_t e,
+              Stream) override {
+    const auto* X = static_cast<const float*>(x);
+    const auto* W = static_cast<const float*>(w);
+    for (std::int64_t t = 0; t < n; ++t)
+      for (std::int64_t j = 0; j < e; ++j) {
+        float acc = 0;
+        for (std::int64_t q = 0; q < h; ++q) acc += X[t * h + q] * W[j * h + q];
+        out[t * e + j] = acc;
+      }
+  }
+  void route(const float* logits, const float* bias, const RouterSpec& spec, std::int64_t n, std::int64_t e,
+             std::int64_t k, std::int32_t* idx, float* weight, Stream) override {
+    std::vector<float> work(static_cast<std::size_t>(3 * e));
+    for (std::int64_t t = 0; t < n; ++t) (void)route_token(logits + t * e, bias, spec, e, k, idx + t * k, weight + t * k, work);
+  }
+  void gather_rows(const void* src, const std::int32_t* map, void* dst, std::int64_t rows, std::int64_t h,
+                   Stream) override {
+    for (std::int64_t i = 0; i < rows; ++i)
+      std::memcpy(static_cast<float*>(dst) + i * h, static_cast<const float*>(src) + std::int64_t{map[i]} * h,
+                  static_cast<std::size_t>(h) * 4);
+  }
+  void scatter_rows(const void* src, const std::int32_t* map, void* dst, std::int64_t rows, std::int64_t h,
+                    Stream) override {
+    for (std::int64_t i = 0; i < rows; ++i)
+      std::memcpy(static_cast<float*>(dst) + std::int64_t{map[i]} * h, static_cast<const float*>(src) + i * h,
+                  static_cast<std::size_t>(h) * 4);
+  }
+  void glu(const void* in, void* out, std::int64_t m, std::int64_t inter, const ActivationSpec& a, Stream) override {
+    const auto* x = static_cast<const float*>(in);
+    auto* y = static_cast<float*>(out);
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t c = 0; c < inter; ++c) y[i * inter + c] = moe::glu(x[i * 2 * inter + c], x[i * 2 * inter + inter + c], a);
+  }
+  void combine(const void* rows, const std::int32_t* slot, const float* weight, void* out, std::int64_t n,
+               std::int64_t k, std::int64_t h, Stream) override {
+    const auto* r = static_cast<const float*>(rows);
+    auto* o = static_cast<float*>(out);
+    for (std::int64_t t = 0; t < n; ++t)
+      for (std::int64_t q = 0; q < h; ++q) {
+        float acc = 0;
+        for (std::int64_t j = 0; j < k; ++j) acc += weight[t * k + j] * r[std::int64_t{slot[t * k + j]} * h + q];
+        o[t * h + q] = acc;
+      }
+  }
+  void gate_scale(void* y, const float* g, std::int64_t n, std::int64_t h, Stream) override {
+    auto* o = static_cast<float*>(y);
+    for (std::int64_t t = 0; t < n; ++t) {
+      const float s = 1.0f / (1.0f + std::exp(-g[t]));
+      for (std::int64_t q = 0; q < h; ++q) o[t * h + q] *= s;
+    }
+  }
+  std::string path(std::string_view) const override { return "host fp32 loops"; }
+
+ private:
+  std::unique_ptr<Ops> base_;
+};
+
+}  // namespace
+
+std::unique_ptr<StdOps> make_host_std_ops() { return std::make_unique<HostStdOps>(); }
+
+#if !defined(LAYERBENCH_HAVE_CUDA)
+std::unique_ptr<StdOps> make_cuda_std_ops(Device&) {
+  throw UsageError("this build has no CUDA support (use --backend host)");
+}
+#endif
+
+}  // namespace layerbench::moe

@@ -1,0 +1,48 @@
+#pragma once
+// The compute primitives of the standard expert-parallel MoE block (moe/std_block.hpp), with a
+// host implementation (fp32 loops, the numerical reference) and a CUDA one (bf16 activations,
+// fp32 router and accumulation; cuBLAS GEMMs and straightforward kernels). The dense GEMMs,
+// fills and adds come from the MAGI-2 Ops of the same backend (base()).
+#include "moe/model.hpp"
+#include "moe/ops.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace layerbench::moe {
+
+class StdOps {
+ public:
+  virtual ~StdOps() = default;
+  virtual Ops& base() = 0;
+  DType act() { return base().act(); }
+  // fp32 logits (n, e) = x (n, h) . w (e, h)^T; x and w in the act type.
+  virtual void logits(const void* x, const void* w, float* out, std::int64_t n, std::int64_t h, std::int64_t e,
+                      Stream s) = 0;
+  // Every token through moe/router.hpp's definition: idx (n, k) int32, weight (n, k) fp32.
+  virtual void route(const float* logits, const float* bias, const RouterSpec& spec, std::int64_t n, std::int64_t e,
+                     std::int64_t k, std::int32_t* idx, float* weight, Stream s) = 0;
+  // dst[i] = src[map[i]] / dst[map[i]] = src[i], rows of h act values.
+  virtual void gather_rows(const void* src, const std::int32_t* map, void* dst, std::int64_t rows, std::int64_t h,
+                           Stream s) = 0;
+  virtual void scatter_rows(const void* src, const std::int32_t* map, void* dst, std::int64_t rows, std::int64_t h,
+                            Stream s) = 0;
+  // in (m, 2I) = [gate | up] -> out (m, I).
+  virtual void glu(const void* in, void* out, std::int64_t m, std::int64_t inter, const ActivationSpec& a,
+                   Stream s) = 0;
+  // out[t] = sum_j weight[t, j] * rows[slot[t, j]] (fp32 accumulation in j order), (n, h).
+  virtual void combine(const void* rows, const std::int32_t* slot, const float* weight, void* out, std::int64_t n,
+                       std::int64_t k, std::int64_t h, Stream s) = 0;
+  // y[t] *= sigmoid(g[t]), y (n, h), g fp32 (n).
+  virtual void gate_scale(void* y, const float* g, std::int64_t n, std::int64_t h, Stream s) = 0;
+  // How a component runs on this backend (reported per component).
+  virtual std::string path(std::string_view component) const = 0;
+};
+
+std::unique_ptr<StdOps> make_host_std_ops();
+// Throws without CUDA.
+std::unique_ptr<StdOps> make_cuda_std_ops(Device& dev);
+
+}  // namespace layerbench::moe
