@@ -248,6 +248,8 @@ InputKind sniff_input(const std::string& path) {
     if (doc.is_object() && doc.value("schema", std::string{}).rfind("layerbench-ab-analys", 0) == 0)
       return InputKind::analysis_json;
     if (doc.is_object() && doc.contains("pair") && doc.contains("arm")) return InputKind::study_jsonl;
+    // A study of its header alone (nothing recorded yet, or a broken header): still a study.
+    if (doc.is_object() && doc.contains("type") && doc["type"] == "study") return InputKind::study_jsonl;
     return InputKind::other_json;
   } catch (const nlohmann::json::exception&) {
   }

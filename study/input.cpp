@@ -118,11 +118,13 @@ PairedInput load_study(const std::string& path) {
 
 PairedInput load_pairs(const std::string& path) {
   require_readable(path);
-  reports::InputKind kind;
+  reports::InputKind kind = reports::InputKind::unknown;
   try {
     kind = reports::sniff_input(path);
   } catch (const std::runtime_error& e) {
-    throw InputError(e.what());
+    // An empty file gets the CSV reader's message (it names what the header must hold); anything
+    // else that is not text or JSON is named as such.
+    if (std::string_view(e.what()).find("file is empty") == std::string_view::npos) throw InputError(e.what());
   }
   using K = reports::InputKind;
   const bool ab_study = kind == K::study_jsonl && reports::is_ab_study(path);

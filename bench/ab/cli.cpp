@@ -271,6 +271,7 @@ struct RunFlags {
   std::string equivalence;
   double tune_pairs = 10;
   CLI::Option* pairs_opt = nullptr;
+  CLI::Option* base_opt = nullptr;
 };
 
 CLI::App* add_run_command(CLI::App& app, RunFlags& f) {
@@ -279,7 +280,7 @@ CLI::App* add_run_command(CLI::App& app, RunFlags& f) {
   run_cmd->add_option("COMMAND", f.positional,
                       "the arms as hyperfine takes them: the first is the base, each further one a candidate "
                       "(instead of --base/--candidate)");
-  run_cmd->add_option("--base", c.base, "base command (run through /bin/sh -c)");
+  f.base_opt = run_cmd->add_option("--base", c.base, "base command (run through /bin/sh -c)");
   run_cmd->add_option("--candidate", f.candidates,
                       "candidate command; repeat for more arms, each compared against the base (Holm-adjusted)")
       ->allow_extra_args(false);  // one value per flag: the words after it are the positional commands
@@ -375,6 +376,7 @@ int start_run(RunFlags& f) {
     c.base = positional[0];
     candidates.assign(positional.begin() + 1, positional.end());
   }
+  if (c.base.empty() && f.base_opt->count() > 0) throw InputError("--base: missing command");
   if (c.base.empty()) throw InputError("--base is required (or give the commands positionally: base first)");
   if (candidates.empty()) throw InputError("--candidate is required (or give the commands positionally: base first)");
   if (run_opts.force && run_opts.resume) throw InputError("--force and --resume exclude each other");
