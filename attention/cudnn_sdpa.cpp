@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <map>
 #include <cstdint>
 #include <vector>
 
@@ -116,9 +117,13 @@ struct CudnnSdpa::Plan {
   Desc plan = nullptr;
   void* workspace = nullptr;
   void* stats = nullptr;  // composite only: fp32 [B, H, Sq, 1], written and not read
-  bool external_stats = false;  // the variant pack takes the caller's LSE buffer
   int64_t workspace_bytes = 0;
+  float scale = 1.0f;  // the variant packs hold a host pointer to it (by-value scalar)
   std::string info;
+  // Variant packs by their data pointers: a timed loop reuses its buffers, so the descriptor is
+  // built once instead of per call (its create / finalize / destroy is host time before launch).
+  std::map<std::array<void*, 6>, Desc> packs;
+  DescPool pack_pool;
   ~Plan() {
     if (workspace) cudaFree(workspace);
     if (stats) cudaFree(stats);
@@ -178,7 +183,6 @@ CudnnSdpa::Plan& CudnnSdpa::plan_for(const AttentionShape& a, bool with_stats) {
       const std::array<int64_t, 4> m_dims{B, H, Sq, 1};
       set_desc(op, CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC,
                tensor(pool, kStats, CUDNN_DATA_FLOAT, m_dims, packed(m_dims)));
-      plan->external_stats = true;
     }
     LB_CUDNN_CHECK(cudnnBackendFinalize(op));
     ops.push_back(op);
@@ -200,7 +204,6 @@ CudnnSdpa::Plan& CudnnSdpa::plan_for(const AttentionShape& a, bool with_stats) {
     Desc log_z = virt(m_dims);
     Desc stats = tensor(pool, kStats, CUDNN_DATA_FLOAT, m_dims, packed(m_dims));
     LB_CUDA_CHECK(cudaMalloc(&plan->stats, static_cast<std::size_t>(B * H * Sq) * sizeof(float)));
-    plan->external_stats = with_stats;  // the caller's LSE buffer replaces the scratch
     ops.push_back(matmul(pool, q, kt, s));
     ops.push_back(pointwise(pool, CUDNN_POINTWISE_MUL, s, scale, s_scaled));
     ops.push_back(reduction(pool, CUDNN_REDUCE_TENSOR_MAX, s_scaled, m));
@@ -289,17 +292,28 @@ void CudnnSdpa::run(const void* q, const void* k, const void* v, void* o, const 
                     cudaStream_t s, float* lse) {
   Plan& plan = plan_for(a, lse != nullptr);
   described_ = plan.info;
-  float scale = a.scale;  // by value: the variant pack holds a host pointer
+  plan.scale = a.scale;  // by value: the variant pack holds a host pointer (the plan's key includes it)
   int64_t uids[6] = {kQ, kK, kV, kO, kScale, kStats};
-  void* ptrs[6] = {const_cast<void*>(q), const_cast<void*>(k), const_cast<void*>(v), o, &scale,
+  void* ptrs[6] = {const_cast<void*>(q), const_cast<void*>(k), const_cast<void*>(v), o, &plan.scale,
                    lse ? static_cast<void*>(lse) : plan.stats};
   const int64_t n = (plan.stats || lse) ? 6 : 5;
-  DescPool pool;
-  Desc pack = pool.make(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-  set(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n, uids);
-  set(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n, ptrs);
-  set(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &plan.workspace);
-  LB_CUDNN_CHECK(cudnnBackendFinalize(pack));
+  const std::array<void*, 6> key{ptrs[0], ptrs[1], ptrs[2], ptrs[3], ptrs[5], nullptr};
+  Desc pack = nullptr;
+  if (auto it = plan.packs.find(key); it != plan.packs.end()) {
+    pack = it->second;
+  } else {
+    if (plan.packs.size() >= 256) {  // bounded: buffers that keep changing get fresh packs
+      plan.packs.clear();
+      for (Desc d : plan.pack_pool.all) cudnnBackendDestroyDescriptor(d);
+      plan.pack_pool.all.clear();
+    }
+    pack = plan.pack_pool.make(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+    set(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n, uids);
+    set(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n, ptrs);
+    set(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &plan.workspace);
+    LB_CUDNN_CHECK(cudnnBackendFinalize(pack));
+    plan.packs.emplace(key, pack);
+  }
   cudnnHandle_t handle = static_cast<cudnnHandle_t>(handle_);
   LB_CUDNN_CHECK(cudnnSetStream(handle, s));
   LB_CUDNN_CHECK(cudnnBackendExecute(handle, plan.plan, pack));

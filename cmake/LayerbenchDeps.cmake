@@ -9,6 +9,8 @@ find_package(benchmark CONFIG REQUIRED)
 # long output line can never overflow the stack. Debian ships a pkg-config file, no CMake config.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
+# SQLite (libsqlite3-dev) for the history store of layerbench-history: one file, WAL, transactions.
+find_package(SQLite3 REQUIRED)
 if(LAYERBENCH_ENABLE_TESTING)
   find_package(GTest CONFIG REQUIRED)
 endif()

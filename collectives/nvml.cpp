@@ -65,6 +65,7 @@ class Nvml {
   nvml_return (*temperature_)(nvml_device, int, unsigned*) = nullptr;
   nvml_return (*reasons_)(nvml_device, unsigned long long*) = nullptr;
   nvml_return (*memory_)(nvml_device, nvml_memory*) = nullptr;
+  nvml_return (*energy_)(nvml_device, unsigned long long*) = nullptr;  // millijoules since the driver loaded
 
  private:
   explicit Nvml(void* h) : handle_(h) {}
@@ -85,6 +86,7 @@ class Nvml {
     sym(power_limit_, "nvmlDeviceGetEnforcedPowerLimit", why, false);
     sym(temperature_, "nvmlDeviceGetTemperature", why, false);
     sym(memory_, "nvmlDeviceGetMemoryInfo", why, false);
+    sym(energy_, "nvmlDeviceGetTotalEnergyConsumption", why, false);  // Volta and later
     // The throttle reasons were renamed "clock event reasons" in newer drivers; same ABI.
     sym(reasons_, "nvmlDeviceGetCurrentClocksEventReasons", why, false);
     if (!reasons_) sym(reasons_, "nvmlDeviceGetCurrentClocksThrottleReasons", why, false);
@@ -123,6 +125,12 @@ class NvmlSource final : public Source {
     nvml_memory m{};
     if (lib_->memory_ && lib_->memory_(d, &m) == kSuccess) r.memory_used_mib = static_cast<double>(m.used) / (1 << 20);
     return r;
+  }
+
+  double energy_j(std::size_t i) const override {
+    unsigned long long mj = 0;
+    if (!lib_->energy_ || lib_->energy_(devs_.at(i), &mj) != kSuccess) return kUnknown;
+    return static_cast<double>(mj) * 1e-3;
   }
 
  private:

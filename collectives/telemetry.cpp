@@ -217,7 +217,16 @@ nlohmann::json Sampler::describe() const {
   json devs = json::array();
   for (std::size_t i = 0; i < source_->devices(); ++i)
     devs.push_back({{"name", source_->device_name(i)}, {"power_limit_w", num(source_->power_limit_w(i))}});
-  return {{"source", source_->kind()}, {"period_ms", static_cast<double>(period_.count()) / 1000.0}, {"devices", devs}};
+  return {{"source", source_->kind()},
+          {"period_ms", static_cast<double>(period_.count()) / 1000.0},
+          {"devices", devs},
+          {"energy_counter", std::isfinite(energy_j()) ? "total energy consumption (J)" : "none"}};
+}
+
+double Sampler::energy_j() const {
+  double sum = 0;
+  for (std::size_t i = 0; i < source_->devices(); ++i) sum += source_->energy_j(i);  // NaN propagates
+  return source_->devices() ? sum : kUnknown;
 }
 
 std::unique_ptr<Sampler> make_gpu_sampler(const std::vector<std::string>& pci_bus_ids,

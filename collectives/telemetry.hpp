@@ -65,6 +65,10 @@ class Source {
   virtual std::string device_name(std::size_t i) const = 0;
   virtual double power_limit_w(std::size_t /*i*/) const { return kUnknown; }
   virtual Reading read(std::size_t i) = 0;
+  // The device's cumulative energy counter in joules (NVML's total energy consumption since the
+  // driver loaded), kUnknown where there is none. Called from the measuring thread, beside the
+  // sampler thread's read(): implementations must be thread-safe (NVML is).
+  virtual double energy_j(std::size_t /*i*/) const { return kUnknown; }
 };
 
 // The NVML source. `pci_bus_ids` selects devices (as CUDA names them, "0000:19:00.0");
@@ -125,6 +129,9 @@ class Sampler {
   bool wait_past(double t, std::chrono::milliseconds timeout) const;
   // Description of the source for result files: device names, power limits, period.
   nlohmann::json describe() const;
+  // The sum of the source's energy counters (J), read now; kUnknown when any is unknown. The
+  // difference of two readings is the energy of the devices between them.
+  double energy_j() const;
 
  private:
   void loop();

@@ -36,6 +36,27 @@ class Runner {
   reports::Measurement time(const std::string& name, const std::function<void(Stream)>& body,
                             Clock clock = Clock::device) const;
 
+  // Times `body` and `reference` in the same iterations, alternating which goes first (ABBA), each
+  // timed alone (sync + barrier before each under barrier alignment): the body's measurement
+  // carries the reference's samples, aligned by iteration (Measurement::reference_samples_ms).
+  // Warm-up runs both. Collective.
+  reports::Measurement time_interleaved(const std::string& name, const std::function<void(Stream)>& body,
+                                        const std::string& reference_name,
+                                        const std::function<void(Stream)>& reference, Clock clock = Clock::device) const;
+
+  // This rank's device energy counter (J, cumulative; NaN without one): when set, every
+  // measurement records its energy (Measurement::energy) from an energy window after the timed
+  // iterations. NVML's counter advances in steps (about every 100 ms on an H200 at its cap), so
+  // a window around a few short iterations reads 0 or one whole step: the window runs the body
+  // back to back from one step of the counter to the next step at least `energy_window_s` later,
+  // on every rank (each rank its own edges; the loop is collective so collectives stay matched),
+  // and J per call = the energy between the two steps / the calls between them.
+  void set_energy_meter(std::function<double()> meter, double energy_window_s = 0.3) {
+    energy_ = std::move(meter);
+    energy_window_s_ = energy_window_s;
+  }
+  reports::Energy energy_window(const std::function<void(Stream)>& body, double median_ms) const;
+
   // nccl-tests' aggregate view: host clock around `n` back-to-back bodies, one sync at the end,
   // divided by n; the rank-max of that mean. Collective.
   double time_aggregate_ms(const std::function<void(Stream)>& body, int n) const;
@@ -44,8 +65,12 @@ class Runner {
   nlohmann::json describe() const;
 
  private:
+  double one_ms(const std::function<void(Stream)>& body, Clock clock, Timer& timer) const;
+
   Communicator& world_;
   TimingOptions opts_;
+  std::function<double()> energy_;
+  double energy_window_s_ = 0.3;
 };
 
 }  // namespace layerbench::harness

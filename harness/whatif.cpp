@@ -12,14 +12,22 @@
 #include <cmath>
 #include <set>
 #include <sstream>
+#include <utility>
 
 namespace layerbench::harness {
 
-namespace {
-using nlohmann::json;
-nlohmann::json num(double v) { return finite_or_null(v); }  // common/json_number.hpp
-json ci_json(const stats::Interval& i) { return json::array({num(i.low), num(i.high)}); }
-}  // namespace
+std::optional<stats::BlockSlopeFit> fit_energy(const WhatIfResult& r, const stats::BlockSlopeOptions& so) {
+  if (r.energy_j.size() != r.x_ms.size() || r.energy_j.empty()) return std::nullopt;
+  for (double e : r.energy_j)
+    if (!std::isfinite(e)) return std::nullopt;
+  stats::BlockSlopeOptions eo = so;
+  eo.keep_resamples = false;
+  try {
+    return stats::fit_block_slope(r.x_ms, r.energy_j, r.round, r.level, eo);
+  } catch (const std::exception&) {
+    return std::nullopt;  // e.g. a counter that did not move: no spread to fit
+  }
+}
 
 void validate_what_if(const WhatIfOptions& o) {
   std::set<double> distinct;
@@ -33,6 +41,8 @@ void validate_what_if(const WhatIfOptions& o) {
   if (o.rounds < 2) throw UsageError("--what-if-rounds must be at least 2");
   if (o.calibration_reps < 1) throw UsageError("the what-if calibration needs at least 1 repetition");
 }
+
+std::string to_string(WhatIfMethod m) { return m == WhatIfMethod::replicate ? "replicate" : "delay"; }
 
 std::string WhatIfTarget::name() const { return edge == Edge::begin ? component + "@begin" : component; }
 
@@ -107,6 +117,45 @@ double calibrate_delay(Communicator& comm, Stream s, const WhatIfTarget& target,
   return ms;
 }
 
+double time_body(Communicator& comm, Stream s, const std::function<void()>& body) {
+  Device& dev = comm.device();
+  dev.synchronize(s);
+  comm.control_barrier();
+  const auto t0 = std::chrono::steady_clock::now();
+  body();
+  dev.synchronize(s);
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  comm.control_max(std::span<double>(&ms, 1));
+  return ms;
+}
+
+std::optional<WhatIfResult> run_delay_what_if(Communicator& comm, Stream s, InjectedDelays& delays,
+                                              const WhatIfOptions& o, const WhatIfTarget& target,
+                                              int instances_per_forward, const std::vector<double>& cost_samples_ms,
+                                              const std::function<void()>& body, const telemetry::Sampler* sampler,
+                                              const std::function<void(int, int)>& on_round,
+                                              const std::function<double()>& energy_j) {
+  std::size_t count = 0;
+  auto stack = [&](double us) {
+    const auto r = time_stack(comm, s, delays, target, us, body);
+    count = r.injected;
+    return r.ms;
+  };
+  (void)stack(0);  // counts the instances; a component this stack skips has none
+  double n = static_cast<double>(count);
+  comm.control_max(std::span<double>(&n, 1));
+  if (n == 0) return std::nullopt;
+  const int instances = static_cast<int>(n);
+  auto checked = [&](double us) {
+    const double ms = stack(us);
+    LB_CHECK(count == static_cast<std::size_t>(instances), "the stack ran its delayed component a different number of times");
+    return ms;
+  };
+  auto calibrate = [&](double us) { return calibrate_delay(comm, s, target, us, o.calibration_reps); };
+  return run_what_if(o, target, instances, instances_per_forward, cost_samples_ms, calibrate, checked, sampler,
+                     on_round, energy_j);
+}
+
 StackTime time_stack(Communicator& comm, Stream s, InjectedDelays& delays, const WhatIfTarget& target, double us,
                      const std::function<void()>& body) {
   Device& dev = comm.device();
@@ -128,7 +177,8 @@ StackTime time_stack(Communicator& comm, Stream s, InjectedDelays& delays, const
 WhatIfResult run_what_if(const WhatIfOptions& o, const WhatIfTarget& target, int instances_per_stack,
                          int instances_per_forward, const std::vector<double>& cost_samples_ms,
                          const std::function<double(double)>& calibrate, const std::function<double(double)>& stack,
-                         const telemetry::Sampler* sampler, const std::function<void(int, int)>& on_round) {
+                         const telemetry::Sampler* sampler, const std::function<void(int, int)>& on_round,
+                         const std::function<double()>& energy_j) {
   LB_CHECK(instances_per_stack > 0, "a what-if needs at least one instance per stack");
   const auto t_start = std::chrono::steady_clock::now();
   WhatIfResult r;
@@ -146,7 +196,9 @@ WhatIfResult run_what_if(const WhatIfOptions& o, const WhatIfTarget& target, int
     if (on_round) on_round(round, o.rounds);
     for (std::size_t l : round_order(k, static_cast<std::size_t>(round))) {
       const double t0 = telemetry::Sampler::now();
+      const double e0 = energy_j ? energy_j() : stats::nan_value;
       const double ms = stack(o.levels_us[l]);
+      r.energy_j.push_back(energy_j ? energy_j() - e0 : stats::nan_value);
       if (sampler) {
         auto w = sampler->between(t0, telemetry::Sampler::now());
         level_samples[l].insert(level_samples[l].end(), w.begin(), w.end());
@@ -171,6 +223,8 @@ WhatIfResult run_what_if(const WhatIfOptions& o, const WhatIfTarget& target, int
   so.seed = o.seed;
   so.keep_resamples = true;
   r.fit = stats::fit_block_slope(r.x_ms, r.y_ms, r.round, r.level, so);
+  r.slope_median = stats::median_block_slope(r.x_ms, r.y_ms, r.round);
+  r.energy_fit = fit_energy(r, so);
   if (!cost_samples_ms.empty()) {
     r.cost_ms = stats::summarize(cost_samples_ms).median;
     r.cost_resampled = stats::resampled_medians(cost_samples_ms, o.resamples, o.seed + 1);
@@ -182,89 +236,21 @@ WhatIfResult run_what_if(const WhatIfOptions& o, const WhatIfTarget& target, int
 }
 
 stats::Interval WhatIfResult::effect_ci(double instances, double confidence) const {
+  if (target.method == WhatIfMethod::replicate) {
+    stats::Interval ci{fit.ci.low * instances, fit.ci.high * instances};
+    if (removal_from_step) {
+      const double f = instances / instances_per_stack;
+      ci = {removal_step_ci.low * f, removal_step_ci.high * f};
+    }
+    if (ci.low > ci.high) std::swap(ci.low, ci.high);
+    return ci;
+  }
   if (cost_resampled.empty() || fit.resampled.size() != cost_resampled.size()) return {};
   auto ci = stats::product_interval(fit.resampled, cost_resampled, confidence);
   ci.low *= instances;
   ci.high *= instances;
   if (ci.low > ci.high) std::swap(ci.low, ci.high);
   return ci;
-}
-
-json WhatIfResult::to_json(double confidence) const {
-  json levels = json::array();
-  for (std::size_t l = 0; l < levels_us.size(); ++l) {
-    levels.push_back({{"delay_us", levels_us[l]},
-                      {"calibrated_ms_per_instance", calibrated_ms[l]},
-                      {"mean_stack_ms_block_adjusted", l < fit.level_y.size() ? num(fit.level_y[l]) : json(nullptr)},
-                      {"residual_ms", l < fit.level_residual.size() ? num(fit.level_residual[l]) : json(nullptr)},
-                      {"sm_clock_mean_mhz", num(level_clock_mhz[l])},
-                      {"power_capped_share", num(level_power_capped[l])}});
-  }
-  const double f = static_cast<double>(instances_per_forward);
-  return {{"component", target.component},
-          {"edge", target.edge == Edge::begin ? "begin" : "end"},
-          {"delay", target.kind == DelayKind::host ? "host busy-wait" : "device spin kernel on the component's stream"},
-          {"instances_per_stack", instances_per_stack},
-          {"instances_per_forward", instances_per_forward},
-          {"rounds", fit.blocks},
-          {"levels", levels},
-          {"critical_path_fraction", num(fit.slope)},
-          {"critical_path_fraction_ci", ci_json(fit.ci)},
-          {"critical_path_fraction_t_ci", ci_json(fit.t_ci)},
-          {"linearity_max_residual_ms", num(fit.max_abs_residual)},
-          {"lack_of_fit_p", num(fit.lack_of_fit_p)},
-          {"isolated_cost_ms", num(cost_ms)},
-          {"isolated_cost_ci_ms", ci_json(cost_ci)},
-          {"predicted_removal_ms_per_forward", num(effect_ms(f))},
-          {"predicted_removal_ci_ms_per_forward", ci_json(effect_ci(f, confidence))},
-          {"observations", {{"x_ms", x_ms}, {"y_ms", y_ms}, {"round", round}, {"level", level}}},
-          {"seconds", seconds}};
-}
-
-std::string what_if_markdown(const std::vector<WhatIfResult>& results, double confidence, const std::string& label,
-                             bool notes) {
-  if (results.empty()) return "";
-  const int level = static_cast<int>(std::lround(100 * confidence));
-  const auto& r0 = results.front();
-  std::string levels;
-  for (double v : r0.levels_us) levels += (levels.empty() ? "" : ", ") + fmt::format("{:g}", v);
-  std::string md = fmt::format(
-      "\n### What-if (critical path){}: delays of {} us at every instance, {} rounds (order-balanced), stack of {} "
-      "instances\n\n",
-      label.empty() ? "" : ", " + label, levels, r0.fit.blocks, r0.instances_per_stack);
-  md += fmt::format("| component | delay | isolated cost ms | critical-path fraction ({}% CI) | per forward | "
-                    "predicted removal ms/forward ({}% CI) | linearity: max residual ms (lack-of-fit p) | SM clock "
-                    "MHz by level | time s |\n|---|---|---:|---|---:|---|---|---|---:|\n",
-                    level, level);
-  for (const auto& r : results) {
-    const double f = static_cast<double>(r.instances_per_forward);
-    const auto eci = r.effect_ci(f, confidence);
-    std::string clocks;
-    for (double c : r.level_clock_mhz) clocks += (clocks.empty() ? "" : " / ") + (std::isfinite(c) ? fmt::format("{:.0f}", c) : "-");
-    md += fmt::format("| {} | {} | {:.4f} | {:.3f} [{:.3f}, {:.3f}] | {} | {:+.4f} [{:+.4f}, {:+.4f}] | {:.4f} ({}) | {} | {:.1f} |\n",
-                      r.target.name(), r.target.kind == DelayKind::host ? "host wait" : "device spin", r.cost_ms,
-                      r.fit.slope, r.fit.ci.low, r.fit.ci.high, r.instances_per_forward, r.effect_ms(f), eci.low,
-                      eci.high, r.fit.max_abs_residual,
-                      std::isfinite(r.fit.lack_of_fit_p) ? fmt::format("{:.3g}", r.fit.lack_of_fit_p) : "n/a", clocks,
-                      r.seconds);
-  }
-  if (notes) md += what_if_notes();
-  return md;
-}
-
-std::string what_if_notes() {
-  std::string md;
-  md += "\n- fraction = slope of stack time against the total injected delay (calibrated alone, per instance x "
-        "instances per stack), fitted within rounds; 1 = on the critical path, 0 = hidden behind other work.\n";
-  md += "- predicted removal = fraction x isolated cost x instances per forward; it assumes shortening behaves like "
-        "lengthening (false where another path is nearly as long) and that the isolated cost is the time the "
-        "component takes inside the stack.\n";
-  md += "- a small lack-of-fit p (< 0.01) means the response is not linear in the delay (e.g. hidden up to a slack, "
-        "then critical): read the fraction as an average over the levels.\n";
-  md += "- on a power-capped GPU (see the telemetry) a component on the critical path reads below 1: the injected "
-        "idle lets the clocks rise in the rest of the stack (the SM clock by level shows it). Removing the work "
-        "meets the same response, so the prediction keeps it; the fraction is then not a pure critical-path share.\n";
-  return md;
 }
 
 }  // namespace layerbench::harness

@@ -8,9 +8,21 @@
 // is fitted within rounds by the stats engine (stats/slope.hpp), with its interval, the level
 // residuals and a lack-of-fit test of linearity.
 //
-// The predicted end-to-end effect of removing the component = fraction x its isolated cost x
-// its instances per forward. It assumes that shortening behaves like lengthening: where a
-// second path is nearly as long, removing the component saves less than predicted.
+// Two methods (WhatIfMethod), one table:
+//   delay: the slope is the response of the stack to idle of the component's length (the
+//     "critical-path fraction"); predicted removal = fraction x isolated cost x instances per
+//     forward. Right for idle work (a host round-trip, a wait). Wrong for compute on a
+//     power-capped GPU: idle lowers the average power, so the clocks rise in the rest of the
+//     stack and the fraction reads well below 1 for serial kernels, while removing a kernel
+//     removes its energy too (measured on an H200: idle predicted 0.63-0.85x of a kernel's
+//     removal, replication 0.94-1.05x).
+//   replicate: the component runs k = 0 (where it can be skipped), 1, 2, 3 times per instance;
+//     the slope of stack time against copies per stack is its in-situ cost (ms per copy, at
+//     the clocks the stack runs at); predicted removal = slope x instances per forward and
+//     "X% faster" = X% x slope. Rounds continue until the slope's 95% interval is within
+//     10% of it (0.02 ms absolute for components under 0.2 ms), or the time cap.
+// Either way the stack's energy (NVML's total-energy counter, when present) is fitted against
+// the same x: joules per extra copy (replicate) or per injected millisecond (delay).
 #include "collectives/communicator.hpp"
 #include "collectives/delay.hpp"
 #include "collectives/telemetry.hpp"
@@ -20,14 +32,25 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace layerbench::harness {
 
+enum class WhatIfMethod { delay, replicate };
+std::string to_string(WhatIfMethod m);
+
 struct WhatIfOptions {
   std::vector<double> levels_us = {0, 10, 20, 40};
-  int rounds = 8;                // each visits every level once (after one untimed round)
+  int rounds = 8;                // each visits every level once (after one untimed round); replicate: the minimum
+  // Replication: the copies per instance (0 only where the component can be skipped), the
+  // stopping rule (relative half-width of the slope's interval, the absolute floor in ms for
+  // small components) and the time cap per component.
+  std::vector<int> copies = {0, 1, 2, 3};
+  double target_relative_half_width = 0.10;
+  double target_absolute_half_width_ms = 0.02;
+  double max_seconds = 60;
   int calibration_reps = 20;     // delays timed back to back per level when calibrating
   double confidence = 0.95;
   std::size_t resamples = 20000;
@@ -42,6 +65,7 @@ struct WhatIfTarget {
   std::string component;
   Edge edge = Edge::end;
   DelayKind kind = DelayKind::device;
+  WhatIfMethod method = WhatIfMethod::delay;
   std::string name() const;  // "component", or "component@begin" for the begin edge
 };
 
@@ -57,19 +81,37 @@ std::vector<std::size_t> round_order(std::size_t levels, std::size_t round);
 struct WhatIfResult {
   WhatIfTarget target;
   int instances_per_stack = 0, instances_per_forward = 0;
-  std::vector<double> levels_us, calibrated_ms;  // per instance, measured alone
-  std::vector<double> x_ms, y_ms;                // total injected per stack, stack time
+  std::vector<double> levels_us, calibrated_ms;  // delay: per instance, measured alone
+  std::vector<int> copies;                       // replicate: copies per instance by level
+  std::vector<double> x_ms, y_ms;                // delay: total injected ms per stack; replicate: copies per stack
+  std::vector<double> energy_j;                  // per observation (NaN without an energy counter)
   std::vector<std::size_t> round, level;
   std::vector<double> level_clock_mhz, level_power_capped;  // telemetry per level (NaN without)
-  stats::BlockSlopeFit fit;                      // slope = critical-path fraction
+  stats::BlockSlopeFit fit;                      // delay: critical-path fraction; replicate: ms per copy
+  double slope_median = stats::nan_value;        // median over rounds of each round's own slope
+  std::optional<stats::BlockSlopeFit> energy_fit;  // J per copy (replicate) / per injected ms (delay)
+  std::string stop;                              // replicate: why the rounds stopped
+  // replicate with k = 0: the removal step measured inside the rounds (stack time at one copy
+  // minus at none, per stack, paired within rounds; t interval). Under a power cap a component
+  // whose power density differs from the rest's is not linear at k = 0 (removing it moves the
+  // clocks of everything else); when the linearity test fails (lack-of-fit p < 0.01) the removal
+  // is predicted from this step instead of the slope.
+  double removal_step_ms = stats::nan_value;
+  stats::Interval removal_step_ci;
+  bool removal_from_step = false;
   double cost_ms = stats::nan_value;             // isolated cost: median of the profile's samples
   stats::Interval cost_ci;
   std::vector<double> cost_resampled;            // bootstrap medians of the cost
   double seconds = 0;                            // wall time of this what-if
 
-  // fraction x cost x instances, with the percentile interval of the product of the
-  // bootstrapped fraction and cost.
-  double effect_ms(double instances) const { return fit.slope * cost_ms * instances; }
+  // delay: fraction x cost x instances, with the percentile interval of the product of the
+  // bootstrapped fraction and cost. replicate: slope x instances, the slope's interval scaled.
+  // replicate: the predicted removal uses the removal step instead when removal_from_step.
+  double effect_ms(double instances) const {
+    if (target.method == WhatIfMethod::replicate)
+      return removal_from_step ? removal_step_ms / instances_per_stack * instances : fit.slope * instances;
+    return fit.slope * cost_ms * instances;
+  }
   stats::Interval effect_ci(double instances, double confidence) const;
   nlohmann::json to_json(double confidence) const;
 };
@@ -82,7 +124,28 @@ WhatIfResult run_what_if(const WhatIfOptions& o, const WhatIfTarget& target, int
                          int instances_per_forward, const std::vector<double>& cost_samples_ms,
                          const std::function<double(double)>& calibrate, const std::function<double(double)>& stack,
                          const telemetry::Sampler* sampler = nullptr,
-                         const std::function<void(int round, int rounds)>& on_round = {});
+                         const std::function<void(int round, int rounds)>& on_round = {},
+                         const std::function<double()>& energy_j = {});
+
+// Runs one replication what-if: `stack(k)` runs one timed stack with the component run k times
+// per instance and returns its time in ms (rank-max, collective). `energy_j` (may be empty) is a
+// collective cumulative energy meter (J over the ranks' devices; NaN when there is none), read
+// around every stack. Rounds visit o.copies in the order-balanced sequence; at least o.rounds,
+// then until the stopping rule holds or o.max_seconds pass.
+WhatIfResult run_replicate_what_if(const WhatIfOptions& o, const WhatIfTarget& target, int instances_per_stack,
+                                   int instances_per_forward, const std::vector<double>& cost_samples_ms,
+                                   const std::function<double(int)>& stack, const telemetry::Sampler* sampler = nullptr,
+                                   const std::function<void(int round, int rounds)>& on_round = {},
+                                   const std::function<double()>& energy_j = {});
+// The removal step of a replication result (fills removal_step_ms / _ci and removal_from_step).
+void fit_removal_step(WhatIfResult& r, double confidence);
+
+// The energy slope of a result's observations (nullopt without finite energies).
+std::optional<stats::BlockSlopeFit> fit_energy(const WhatIfResult& r, const stats::BlockSlopeOptions& so);
+
+// The stopping rule's target half-width for a slope (and the component's isolated cost, NaN if
+// unknown): 10% of the slope, or the absolute floor for a component under 0.2 ms.
+double replicate_target_half_width(const WhatIfOptions& o, double slope_ms, double cost_ms);
 
 // The what-if table (markdown), titled with `label` when given, and the notes under it.
 std::string what_if_markdown(const std::vector<WhatIfResult>& results, double confidence, const std::string& label = "",
@@ -105,5 +168,20 @@ struct StackTime {
 };
 StackTime time_stack(Communicator& comm, Stream s, InjectedDelays& delays, const WhatIfTarget& target, double us,
                      const std::function<void()>& body);
+// The same without delays: synchronise `s` and the ranks, time `body` up to a synchronisation
+// of `s`; rank-max ms.
+double time_body(Communicator& comm, Stream s, const std::function<void()>& body);
+
+// The delay what-if of `target` as every driver runs it: installs nothing (the caller's layer
+// already calls `delays`), counts the instances of one stack at delay 0 (none: nullopt, the
+// stack does not run the component), calibrates the target's delay alone and times `body` (the
+// stack's forwards on `s`) at every level. Collective.
+std::optional<WhatIfResult> run_delay_what_if(Communicator& comm, Stream s, InjectedDelays& delays,
+                                              const WhatIfOptions& o, const WhatIfTarget& target,
+                                              int instances_per_forward, const std::vector<double>& cost_samples_ms,
+                                              const std::function<void()>& body,
+                                              const telemetry::Sampler* sampler = nullptr,
+                                              const std::function<void(int, int)>& on_round = {},
+                                              const std::function<double()>& energy_j = {});
 
 }  // namespace layerbench::harness

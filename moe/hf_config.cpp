@@ -130,6 +130,7 @@ class Reader {
     return v;
   }
   std::int64_t layers() const { return layers_; }
+  void set_layer_count(std::int64_t layers) { layers_ = layers; }
 
  private:
   std::int64_t record(const char* field, std::string_view key, std::pair<std::int64_t, std::string> v) {
@@ -167,6 +168,8 @@ class Reader {
 
 void read_moe_layers(Reader& r, Family fam, std::string_view type) {
   const std::int64_t L = r.integer("layers", {"num_hidden_layers"});
+  if (L < 1) r.fail(fmt::format("config key {} must be at least 1, got {}", r.key_name("num_hidden_layers"), L));
+  r.set_layer_count(L);
   auto all = [](std::int64_t) { return true; };
   if (fam == Family::deepseek) {
     const std::int64_t first = r.integer("first_k_dense_replace", {"first_k_dense_replace"}, 0);

@@ -3,6 +3,7 @@
 #include "collectives/error.hpp"
 #include "moe/init.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -143,7 +144,7 @@ void MoeLayer::a2a_counts(std::span<const std::int64_t> splits) {
 
 void MoeLayer::pre_norm(const void* x, Stream s) {
   edge("pre_norm", Edge::begin, s);
-  ops_->rms_norm(x, norm_w_.as<float>(), normed_.data(), segs_, plan_.hidden, s);
+  for (int c = copies("pre_norm"); c > 0; --c) ops_->rms_norm(x, norm_w_.as<float>(), normed_.data(), segs_, plan_.hidden, s);
   edge("pre_norm", Edge::end, s);
 }
 
@@ -153,7 +154,8 @@ void MoeLayer::split_linear(Stream s) {
   // TP: column parallel -> (N, Hl*dh), exactly this rank's heads.
   const std::int64_t ld = plan_.layout == Layout::sp ? plan_.heads_padded * plan_.d_head
                                                      : plan_.hidden_in_local;
-  ops_->linear(normed_.data(), w_split_.data(), heads_.data(), {.m = plan_.local_tokens, .n = plan_.hidden_in_local, .k = plan_.hidden, .lda = plan_.hidden, .ldw = plan_.hidden, .ldc = ld}, false, s);
+  for (int c = copies("split_linear"); c > 0; --c)
+    ops_->linear(normed_.data(), w_split_.data(), heads_.data(), {.m = plan_.local_tokens, .n = plan_.hidden_in_local, .k = plan_.hidden, .lda = plan_.hidden, .ldw = plan_.hidden, .ldc = ld}, false, s);
   edge("split_linear", Edge::end, s);
 }
 
@@ -172,15 +174,35 @@ const std::vector<std::string>& MoeLayer::hook_points() {
   return names;
 }
 
+void MoeLayer::set_copies(const std::string& component, int k) {
+  LB_CHECK(k >= 0, "a component runs 0 or more times");
+  LB_CHECK(component.empty() || k == 1 || (k == 0 ? skippable(component) : replicable(component)),
+           "this component cannot run that many times per call");
+  copied_ = component;
+  copies_ = component.empty() ? 1 : k;
+}
+
+bool MoeLayer::replicable(const std::string& c) {
+  const auto& h = hook_points();
+  return c != "seq_size_exchange" && c != "tp_reduction" && std::find(h.begin(), h.end(), c) != h.end();
+}
+
+bool MoeLayer::skippable(const std::string& c) {
+  const auto& h = hook_points();
+  return c != "seq_size_exchange" && std::find(h.begin(), h.end(), c) != h.end();
+}
+
 void MoeLayer::ep_dispatch(std::span<const std::int64_t> splits, Stream s) {
   edge("ep_dispatch", Edge::begin, s);
   LB_CHECK(plan_.layout == Layout::sp, "dispatch is the SP path");
   LB_CHECK(std::equal(splits.begin(), splits.end(), plan_.splits.begin(), plan_.splits.end()),
            "the split sizes disagree with the layer's plan");
   // (N, P, Hl*dh) -> (P, N, Hl*dh): chunk p holds my tokens for the heads of rank p.
-  ops_->transpose_blocks(heads_.data(), send_.data(), plan_.local_tokens, plan_.world,
-                         plan_.width_local(), s);
-  ep_.all_to_allv(send_.data(), sc_, sd_, moe_in_.data(), rc_, rd_, act_, s);
+  for (int c = copies("ep_dispatch"); c > 0; --c) {
+    ops_->transpose_blocks(heads_.data(), send_.data(), plan_.local_tokens, plan_.world,
+                           plan_.width_local(), s);
+    ep_.all_to_allv(send_.data(), sc_, sd_, moe_in_.data(), rc_, rd_, act_, s);
+  }
   edge("ep_dispatch", Edge::end, s);
 }
 
@@ -209,13 +231,13 @@ std::int64_t MoeLayer::expert_assignments() const {
 
 void MoeLayer::route(Stream s) {
   edge("routing", Edge::begin, s);
-  if (plan_.heads_valid > 0) ops_->route(routed_args(), s);  // a padding-only rank computes nothing
+  for (int c = copies("routing"); c > 0 && plan_.heads_valid > 0; --c) ops_->route(routed_args(), s);  // a padding-only rank computes nothing
   edge("routing", Edge::end, s);
 }
 
 void MoeLayer::experts(Stream s) {
   edge("local_expert_compute", Edge::begin, s);
-  if (plan_.heads_valid > 0) ops_->experts(routed_args(), s);
+  for (int c = copies("local_expert_compute"); c > 0 && plan_.heads_valid > 0; --c) ops_->experts(routed_args(), s);
   edge("local_expert_compute", Edge::end, s);
 }
 
@@ -225,9 +247,11 @@ void MoeLayer::ep_undispatch(std::span<const std::int64_t> splits, Stream s) {
   LB_CHECK(std::equal(splits.begin(), splits.end(), plan_.splits.begin(), plan_.splits.end()),
            "the split sizes disagree with the layer's plan");
   // Inverse exchange: rank r's tokens go home; back is (P, N, Hl*dh), head shard p in chunk p.
-  ep_.all_to_allv(moe_out_.data(), rc_, rd_, back_.data(), sc_, sd_, act_, s);
-  ops_->transpose_blocks(back_.data(), merge_in_.data(), plan_.world, plan_.local_tokens,
-                         plan_.width_local(), s);
+  for (int c = copies("ep_undispatch"); c > 0; --c) {
+    ep_.all_to_allv(moe_out_.data(), rc_, rd_, back_.data(), sc_, sd_, act_, s);
+    ops_->transpose_blocks(back_.data(), merge_in_.data(), plan_.world, plan_.local_tokens,
+                           plan_.width_local(), s);
+  }
   edge("ep_undispatch", Edge::end, s);
 }
 
@@ -238,7 +262,8 @@ void MoeLayer::merge_linear(Stream s) {
   const bool sp = plan_.layout == Layout::sp;
   const void* a = sp ? merge_in_.data() : moe_out_.data();
   const std::int64_t lda = sp ? plan_.heads_padded * plan_.d_head : plan_.hidden_in_local;
-  ops_->linear(a, w_merge_.data(), routed_.data(), {.m = plan_.local_tokens, .n = plan_.hidden, .k = plan_.hidden_in_local, .lda = lda, .ldw = plan_.hidden_in_local, .ldc = plan_.hidden}, false, s);
+  for (int c = copies("merge_linear"); c > 0; --c)
+    ops_->linear(a, w_merge_.data(), routed_.data(), {.m = plan_.local_tokens, .n = plan_.hidden, .k = plan_.hidden_in_local, .lda = lda, .ldw = plan_.hidden_in_local, .ldc = plan_.hidden}, false, s);
   edge("merge_linear", Edge::end, s);
 }
 
@@ -246,12 +271,17 @@ void MoeLayer::tp_reduction(Stream s) {
   if (plan_.layout != Layout::tp) return;
   edge("tp_reduction", Edge::begin, s);
   const auto n = static_cast<std::size_t>(plan_.local_tokens * plan_.hidden);
-  ep_.all_reduce(routed_.data(), routed_.data(), n, act_, s);
+  if (copies("tp_reduction") > 0) ep_.all_reduce(routed_.data(), routed_.data(), n, act_, s);
   edge("tp_reduction", Edge::end, s);
 }
 
 void MoeLayer::shared_branch(Stream s) {
   edge("shared_branch", Edge::begin, s);
+  for (int c = copies("shared_branch"); c > 0; --c) shared_branch_body(s);
+  edge("shared_branch", Edge::end, s);
+}
+
+void MoeLayer::shared_branch_body(Stream s) {
   const std::int64_t N = plan_.local_tokens, H = plan_.hidden, Il = plan_.inter_local;
   auto* cat = static_cast<char*>(fc1cat_.data());
   // fc1 -> cat[:, 0:2Il]; modality fc1 -> cat[:, 2Il:4Il], one weight per modality run.
@@ -278,7 +308,6 @@ void MoeLayer::shared_branch(Stream s) {
     ep_.all_reduce(shared2_.data(), shared2_.data(), n, act_, s);
     ops_->add(shared_.data(), shared2_.data(), shared_.data(), N * H, s);
   }
-  edge("shared_branch", Edge::end, s);
 }
 
 void MoeLayer::finish(void* out, Stream s) {

@@ -73,6 +73,17 @@ class MoeLayer final : public LayerInterface {
   void set_delay_hook(DelayHook* hook) { hook_ = hook; }
   static const std::vector<std::string>& hook_points();
 
+  // Replication what-if and removal A/B: every call of `component`'s step runs its body k times
+  // (0: skipped; its output buffer keeps the last value written). One component at a time;
+  // set_copies("", 1) restores the layer. Each step reads only its inputs and overwrites its
+  // outputs, so k >= 1 copies leave the same result as one (tests/moe: checked bit for bit).
+  // replicable(): the components whose copies are idempotent (tp_reduction reduces in place;
+  // the sequence-size exchange returns the sizes the rest needs); skippable(): those that can
+  // be left out of the stack (every component but the exchange).
+  void set_copies(const std::string& component, int k);
+  static bool replicable(const std::string& component);
+  static bool skippable(const std::string& component);
+
   RoutedArgs routed_args();
   std::int64_t expert_assignments() const;  // (token, head, k) triples routed on this rank
   const void* output_routed() const { return routed_.data(); }
@@ -83,12 +94,16 @@ class MoeLayer final : public LayerInterface {
   void fill_weights(std::uint64_t seed, Stream s);
   Buffer zeros(std::size_t bytes);
   void a2a_counts(std::span<const std::int64_t> splits);
+  void shared_branch_body(Stream s);
 
   void edge(std::string_view component, Edge e, Stream s) {
     if (hook_) [[unlikely]] hook_->at(component, e, s);
   }
+  int copies(std::string_view component) const { return component == copied_ ? copies_ : 1; }
 
   DelayHook* hook_ = nullptr;
+  std::string copied_;  // the component run copies_ times per call (set_copies)
+  int copies_ = 1;
   const void* last_x_ = nullptr;  // the input of the last forward (run_component("pre_norm"))
   Plan plan_;
   Communicator& ep_;

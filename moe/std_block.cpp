@@ -192,26 +192,10 @@ void StdBlock::dispatch(Stream s) {
 
 void StdBlock::experts(Stream s) {
   if (recv_rows_ == 0) return;  // no copy reached this rank's experts
-  Ops& o = ops_->base();
   const std::int64_t H = model_.hidden, I = model_.moe_intermediate, R = recv_rows_;
   ops_->gather_rows(recv_.data(), expert_map_.as<std::int32_t>(), xe_.data(), R, H, s);
-  auto at = [this](Buffer& b, std::int64_t elems) { return static_cast<char*>(b.data()) + static_cast<std::size_t>(elems) * act_size_; };
-  auto w = [this](const Buffer& b, std::int64_t elems) { return static_cast<const char*>(b.data()) + static_cast<std::size_t>(elems) * act_size_; };
-  std::int64_t off = 0;
-  for (std::size_t e = 0; e < expert_rows_.size(); ++e) {  // experts with no row are skipped
-    const std::int64_t n = expert_rows_[e];
-    if (n > 0)
-      o.linear(at(xe_, off * H), w(w13_, static_cast<std::int64_t>(e) * 2 * I * H), at(gu_, off * 2 * I), {.m = n, .n = 2 * I, .k = H, .lda = H, .ldw = H, .ldc = 2 * I}, false, s);
-    off += n;
-  }
-  ops_->glu(gu_.data(), act_buf_.data(), R, I, model_.activation, s);
-  off = 0;
-  for (std::size_t e = 0; e < expert_rows_.size(); ++e) {
-    const std::int64_t n = expert_rows_[e];
-    if (n > 0)
-      o.linear(at(act_buf_, off * I), w(w_down_, static_cast<std::int64_t>(e) * H * I), at(ye_, off * H), {.m = n, .n = H, .k = I, .lda = I, .ldw = I, .ldc = H}, false, s);
-    off += n;
-  }
+  ops_->expert_mlp(xe_.data(), w13_.data(), w_down_.data(), gu_.data(), act_buf_.data(), ye_.data(), expert_rows_, H,
+                   I, model_.activation, s);
   ops_->scatter_rows(ye_.data(), expert_map_.as<std::int32_t>(), y_recv_.data(), R, H, s);
 }
 

@@ -4,7 +4,13 @@
 #include "moe/router.hpp"
 #include "moe/std_ops.hpp"
 
+#include "common/usage.hpp"
+
+#include <fmt/format.h>
+
 #include <cmath>
+#include <fstream>
+#include <sstream>
 #include <cstring>
 #include <vector>
 
@@ -69,13 +75,77 @@ class HostStdOps final : public StdOps {
       for (std::int64_t q = 0; q < h; ++q) o[t * h + q] *= s;
     }
   }
-  std::string path(std::string_view) const override { return "host fp32 loops"; }
+  std::string path(std::string_view c) const override {
+    if (c == "ep_counts_exchange") return "MPI all-to-all of int64 counts";
+    if (c == "ep_dispatch" || c == "ep_combine") return "MPI all-to-allv";
+    return "host fp32 loops";
+  }
 
  private:
   std::unique_ptr<Ops> base_;
 };
 
 }  // namespace
+
+std::string_view to_string(StdExpertPath p) {
+  switch (p) {
+    case StdExpertPath::automatic: return "automatic";
+    case StdExpertPath::per_expert: return "per-expert";
+    case StdExpertPath::grouped: return "grouped";
+    case StdExpertPath::multi_stream: return "multi-stream";
+    case StdExpertPath::padded: return "padded";
+  }
+  return "?";
+}
+
+void StdOps::expert_mlp(const void* x, const void* w13, const void* wd, void* gu, void* act, void* y,
+                        const std::vector<std::int64_t>& rows, std::int64_t h, std::int64_t inter,
+                        const ActivationSpec& a, Stream s) {
+  Ops& o = base();
+  const std::size_t es = dtype_size(this->act());
+  auto at = [es](const void* b, std::int64_t elems) {
+    return const_cast<char*>(static_cast<const char*>(b)) + static_cast<std::size_t>(elems) * es;
+  };
+  std::int64_t off = 0, total = 0;
+  for (std::size_t e = 0; e < rows.size(); ++e) {  // experts with no row are skipped
+    const std::int64_t n = rows[e];
+    if (n > 0)
+      o.linear(at(x, off * h), at(w13, static_cast<std::int64_t>(e) * 2 * inter * h), at(gu, off * 2 * inter),
+               {.m = n, .n = 2 * inter, .k = h, .lda = h, .ldw = h, .ldc = 2 * inter}, false, s);
+    off += n;
+  }
+  total = off;
+  glu(gu, act, total, inter, a, s);
+  off = 0;
+  for (std::size_t e = 0; e < rows.size(); ++e) {
+    const std::int64_t n = rows[e];
+    if (n > 0)
+      o.linear(at(act, off * inter), at(wd, static_cast<std::int64_t>(e) * h * inter), at(y, off * h),
+               {.m = n, .n = h, .k = inter, .lda = inter, .ldw = inter, .ldc = h}, false, s);
+    off += n;
+  }
+}
+
+void load_expert_table(StdOps& ops, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UsageError(fmt::format("--expert-table: cannot read '{}'", path));
+  std::string line;
+  for (int no = 1; std::getline(in, line); ++no) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream ss(line);
+    std::int64_t h = 0, inter = 0, experts = 0;
+    std::string p;
+    if (!(ss >> h >> inter >> experts >> p) || h <= 0 || inter <= 0 || experts <= 0 ||
+        (p != "grouped" && p != "per-expert" && p != "multi-stream" && p != "padded"))
+      throw UsageError(fmt::format(
+          "--expert-table {} line {}: expected 'hidden inter experts grouped|per-expert|multi-stream|padded'", path, no));
+    ops.set_expert_choice(h, inter, experts,
+                          p == "grouped"        ? StdExpertPath::grouped
+                          : p == "multi-stream" ? StdExpertPath::multi_stream
+                          : p == "padded"       ? StdExpertPath::padded
+                                                : StdExpertPath::per_expert);
+  }
+}
 
 std::unique_ptr<StdOps> make_host_std_ops() { return std::make_unique<HostStdOps>(); }
 

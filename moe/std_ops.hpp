@@ -10,8 +10,17 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace layerbench::moe {
+
+// How the expert MLPs run on the CUDA backend: one cuBLAS GEMM per expert with rows
+// (per_expert), the same spread over 4 streams (multi_stream), one cuBLAS grouped GEMM over all
+// of them (grouped), one cuBLAS batched GEMM over the experts padded to the largest row count
+// (padded; hidden a multiple of 8, else per_expert), or the path the kernel study (layerbench-moe-kernels --models) measured
+// fastest at the shape (automatic; per_expert when the shape is not in the table).
+enum class StdExpertPath { automatic, per_expert, grouped, multi_stream, padded };
+std::string_view to_string(StdExpertPath p);
 
 class StdOps {
  public:
@@ -32,6 +41,20 @@ class StdOps {
   // in (m, 2I) = [gate | up] -> out (m, I).
   virtual void glu(const void* in, void* out, std::int64_t m, std::int64_t inter, const ActivationSpec& a,
                    Stream s) = 0;
+  // The expert MLPs over rows grouped expert-major: rows[e] rows of x (R, h) for local expert e
+  // (host counts, zeros allowed); gate/up with w13 (E, 2I, h) into gu (R, 2I), the activation
+  // into act (R, I), down with wd (E, h, I) into y (R, h). The default runs base().linear per
+  // expert and glu().
+  virtual void expert_mlp(const void* x, const void* w13, const void* wd, void* gu, void* act, void* y,
+                          const std::vector<std::int64_t>& rows, std::int64_t h, std::int64_t inter,
+                          const ActivationSpec& a, Stream s);
+  // The expert path (CUDA only; the host backend has one). Returns the path taken for a shape.
+  virtual void set_expert_path(StdExpertPath) {}
+  // One row of the automatic choice: the path for (h, inter, local experts).
+  virtual void set_expert_choice(std::int64_t /*h*/, std::int64_t /*inter*/, std::int64_t /*experts*/, StdExpertPath) {}
+  virtual StdExpertPath expert_path_for(std::int64_t /*h*/, std::int64_t /*inter*/, std::int64_t /*experts*/) const {
+    return StdExpertPath::per_expert;
+  }
   // out[t] = sum_j weight[t, j] * rows[slot[t, j]] (fp32 accumulation in j order), (n, h).
   virtual void combine(const void* rows, const std::int32_t* slot, const float* weight, void* out, std::int64_t n,
                        std::int64_t k, std::int64_t h, Stream s) = 0;
@@ -40,6 +63,10 @@ class StdOps {
   // How a component runs on this backend (reported per component).
   virtual std::string path(std::string_view component) const = 0;
 };
+
+// Reads layerbench-moe-kernels' expert-path table (tab-separated: hidden, inter, experts, path;
+// '#' comments) into ops.set_expert_choice. UsageError naming the file and line on a bad row.
+void load_expert_table(StdOps& ops, const std::string& path);
 
 std::unique_ptr<StdOps> make_host_std_ops();
 // Throws without CUDA.

@@ -92,4 +92,33 @@ Estimate rate_ratio(const Measurement& a, double work_a, const Measurement& b, d
                  [w](double ta, double tb) { return ta > 0 ? w * tb / ta : stats::nan_value; });
 }
 
+Estimate paired_rate_ratio(const Measurement& a, double work_a, double work_ref, double confidence) {
+  Estimate e;
+  e.confidence = confidence;
+  e.unit = Unit::none;
+  e.method = "median of per-iteration rate ratios (reference timed in the same iterations), percentile bootstrap over iterations";
+  const std::size_t n = a.samples_ms.size();
+  if (a.reference.empty() || a.reference_samples_ms.size() != n || n < 2 || !(work_ref > 0)) return e;
+  const double k = std::max(1, a.instances);
+  std::vector<double> r;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double ta = a.samples_ms[i] / k, tb = a.reference_samples_ms[i];
+    if (ta > 0 && tb > 0) r.push_back(work_a / work_ref * tb / ta);
+  }
+  if (r.size() < 2) return e;
+  auto theta = stats::resampled_medians(r, kResamples, kSeedA);
+  e.valid = true;
+  e.value = stats::summarize(r).median;
+  e.ci = stats::percentile_interval(theta, confidence, stats::Alternative::two_sided);
+  e.resolved = !e.ci.contains(1.0);
+  return e;
+}
+
+Estimate rate_ratio_to_reference(const Measurement& a, double work_a, const Measurement& reference, double work_ref,
+                                 double confidence) {
+  if (a.reference == reference.name && a.reference_samples_ms.size() == a.samples_ms.size())
+    return paired_rate_ratio(a, work_a, work_ref, confidence);
+  return rate_ratio(a, work_a, reference, work_ref, confidence);
+}
+
 }  // namespace layerbench::reports

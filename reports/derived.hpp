@@ -37,4 +37,14 @@ Estimate ratio_of_medians(const Measurement& a, const Measurement& b, double con
 // A rate of a against the same rate of b: (work_a / t_a) / (work_b / t_b) = (work_a / work_b) x (t_b / t_a).
 Estimate rate_ratio(const Measurement& a, double work_a, const Measurement& b, double work_b, double confidence);
 
+// The same ratio from pairs: `a` carries its reference's samples timed in the same iterations
+// (Measurement::reference_samples_ms); the value is the median of the per-iteration ratios
+// (work_a / a_i) / (work_ref / ref_i), the interval a percentile bootstrap of that median over
+// iterations. Clocks that move between iterations move both sides of a pair. Invalid without
+// aligned reference samples.
+Estimate paired_rate_ratio(const Measurement& a, double work_a, double work_ref, double confidence);
+// paired_rate_ratio when `a` was timed against `reference`, else rate_ratio (separate runs).
+Estimate rate_ratio_to_reference(const Measurement& a, double work_a, const Measurement& reference, double work_ref,
+                                 double confidence);
+
 }  // namespace layerbench::reports

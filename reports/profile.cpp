@@ -1,5 +1,7 @@
 #include "reports/profile.hpp"
 
+#include "stats/bootstrap.hpp"
+#include "stats/slope.hpp"
 #include "stats/summary.hpp"
 
 #include <fmt/format.h>
@@ -48,6 +50,47 @@ struct Tree {
 
 double per_instance_median(const Measurement& m) { return median_ms(m) / std::max(1, m.instances); }
 
+// The excess sum(parts) - parent of medians per instance, with a 95% percentile-bootstrap
+// interval (each measurement resampled on its own: they are separate runs). Beyond noise when
+// the interval lies above 0; with fewer than 2 samples anywhere, the point value decides.
+struct Excess {
+  double value = 0;
+  stats::Interval ci;
+  bool beyond_noise = false;
+};
+Excess excess_of(const std::vector<const Measurement*>& parts, const Measurement& parent) {
+  constexpr std::size_t kResamples = 4000;
+  Excess e;
+  e.value = -per_instance_median(parent);
+  for (const auto* k : parts) e.value += per_instance_median(*k);
+  bool enough = parent.samples_ms.size() >= 2;
+  for (const auto* k : parts) enough = enough && k->samples_ms.size() >= 2;
+  if (!enough) {
+    e.beyond_noise = e.value > 0;
+    return e;
+  }
+  auto resampled = [&](const Measurement& m, std::uint64_t seed) {
+    std::vector<double> x = m.samples_ms;
+    for (auto& v : x) v /= std::max(1, m.instances);
+    return stats::resampled_medians(x, kResamples, seed);
+  };
+  std::vector<double> theta = resampled(parent, 0x70617274ULL);
+  for (auto& t : theta) t = -t;
+  std::uint64_t seed = 0x70617275ULL;
+  for (const auto* k : parts) {
+    const auto r = resampled(*k, seed++);
+    for (std::size_t i = 0; i < theta.size(); ++i) theta[i] += r[i];
+  }
+  e.ci = stats::percentile_interval(theta, 0.95, stats::Alternative::two_sided);
+  e.beyond_noise = e.ci.low > 0;
+  return e;
+}
+
+std::string excess_text(const Excess& e) {
+  if (!std::isfinite(e.ci.low)) return fmt_quantity_signed(e.value, Unit::ms);
+  return fmt::format("{}, 95% CI {}", fmt_quantity_signed(e.value, Unit::ms), fmt_interval(e.ci.low, e.ci.high, Unit::ms));
+}
+
 }  // namespace
 
 std::vector<std::string> groups_of(const std::vector<Measurement>& results) {
@@ -76,6 +119,9 @@ Composition composition(const std::vector<Measurement>& all, const std::string& 
   Composition c;
   c.table.title = title;
   c.table.headers = {"component", "role", "median", "min", "max", "share of parent", "rate"};
+  const bool with_energy =
+      std::any_of(tree.ms.begin(), tree.ms.end(), [](const Measurement* m) { return m->energy.present(); });
+  if (with_energy) c.table.headers.push_back("energy J per instance / mean W per device");
   c.table.headers.insert(c.table.headers.end(), extra.headers.begin(), extra.headers.end());
   c.table.align = {Align::left, Align::left};
   const std::vector<std::string> blanks(extra.headers.size());
@@ -90,6 +136,10 @@ Composition composition(const std::vector<Measurement>& all, const std::string& 
     if (m->instances > 1) name += fmt::format(" (per instance, x{})", m->instances);
     std::vector<std::string> cells = {name, to_string(m->role), fmt_time(med), fmt_time(s.min / inst),
                                       fmt_time(s.max / inst), share, rate_text(*m)};
+    if (with_energy)
+      cells.push_back(m->energy.present() ? fmt::format("{} / {}", fmt_sig(m->energy.per_instance_j(m->instances), 3),
+                                                         fmt_sig(m->energy.mean_w(), 3))
+                                          : "n/a");
     if (extra.cells) {
       auto more = extra.cells(*m);
       more.resize(extra.headers.size());
@@ -106,11 +156,14 @@ Composition composition(const std::vector<Measurement>& all, const std::string& 
       row(k, depth + 1, pm);
       const double km = per_instance_median(*k);
       sum += km;
-      if (km > pm)
-        c.warnings.push_back(fmt::format(
-            "{} ({}) exceeds its parent {} ({}): each is timed on its own, so this is noise or work that overlaps "
-            "inside the parent",
-            k->name, fmt_time(km), p->name, fmt_time(pm)));
+      if (km > pm) {
+        const auto ex = excess_of({k}, *p);
+        if (ex.beyond_noise)
+          c.warnings.push_back(fmt::format(
+              "{} ({}) exceeds its parent {} ({}) by {}: each is timed on its own, so this is work that overlaps "
+              "inside the parent (or noise beyond the samples' own)",
+              k->name, fmt_time(km), p->name, fmt_time(pm), excess_text(ex)));
+      }
       if (depth < 16) self(self, k, depth + 1);
     }
     if (kids.empty()) return;
@@ -118,13 +171,19 @@ Composition composition(const std::vector<Measurement>& all, const std::string& 
     std::vector<std::string> cells = {
         std::string(static_cast<std::size_t>(2 * depth), ' ') + "└ other / unaccounted", "remainder",
         fmt_quantity_signed(other, Unit::ms), "", "", pm > 0 ? fmt_share_signed(other / pm) : "—", ""};
+    if (with_energy) cells.emplace_back();
     cells.insert(cells.end(), blanks.begin(), blanks.end());
     c.table.add_row(std::move(cells));
-    if (other < 0)
-      c.warnings.push_back(fmt::format(
-          "the parts of {} sum to {} = {} of it: parts timed alone overlap inside it (or noise), so its remainder "
-          "is negative",
-          p->name, fmt_time(sum), fmt_share(pm > 0 ? sum / pm : 0)));
+    // Only an excess beyond the noise of the parts and the parent is reported: parts that sum to
+    // 100.0-100.7% of a parent within their intervals are a remainder of about zero.
+    if (other < 0) {
+      const auto ex = excess_of(kids, *p);
+      if (ex.beyond_noise)
+        c.warnings.push_back(fmt::format(
+            "the parts of {} sum to {} = {} of it, an excess of {}: parts timed alone overlap inside it, so its "
+            "remainder is negative",
+            p->name, fmt_time(sum), fmt_share(pm > 0 ? sum / pm : 0), excess_text(ex)));
+    }
   };
   if (tree.total != nullptr) {
     row(tree.total, 0, 0);

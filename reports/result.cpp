@@ -49,6 +49,14 @@ Rates rates_of(const Measurement& m) {
   return r;
 }
 
+double Energy::per_instance_j(int instances) const {
+  return present() ? joules / calls / std::max(1, instances) : std::numeric_limits<double>::quiet_NaN();
+}
+
+double Energy::mean_w() const {
+  return present() && seconds > 0 ? joules / seconds / devices : std::numeric_limits<double>::quiet_NaN();
+}
+
 nlohmann::json to_json(const Measurement& m) {
   nlohmann::json j;
   j["name"] = m.name;
@@ -65,6 +73,17 @@ nlohmann::json to_json(const Measurement& m) {
                   {"algbw_bytes_per_s", num_or_null(r.algbw_bytes_per_s)},
                   {"busbw_bytes_per_s", num_or_null(r.busbw_bytes_per_s)}};
   }
+  if (m.energy.present())
+    j["energy"] = {{"unit", "J"},
+                   {"joules", m.energy.joules},
+                   {"window_s", num_or_null(m.energy.seconds)},
+                   {"calls", m.energy.calls},
+                   {"devices", m.energy.devices},
+                   {"per_instance_j", num_or_null(m.energy.per_instance_j(m.instances))},
+                   {"mean_w_per_device", num_or_null(m.energy.mean_w())}};
+  else
+    j["energy"] = nullptr;
+  if (!m.reference.empty()) j["reference"] = {{"name", m.reference}, {"samples_ms", m.reference_samples_ms}};
   j["samples_ms"] = m.samples_ms;
   if (!m.samples_ms.empty()) {
     const auto s = stats::summarize(m.samples_ms);
@@ -97,6 +116,18 @@ Measurement measurement_from_json(const nlohmann::json& j) {
     m.work.flops = w.value("flops", 0.0);
     m.work.bytes = w.value("bytes", 0.0);
     m.work.bus_factor = w.value("bus_factor", 0.0);
+  }
+  if (j.contains("energy") && j["energy"].is_object()) {
+    const auto& e = j["energy"];
+    if (e.value("unit", std::string("J")) != "J") throw std::runtime_error("measurement energy must be declared in J");
+    m.energy.joules = e.contains("joules") && e["joules"].is_number() ? e["joules"].get<double>() : m.energy.joules;
+    m.energy.seconds = e.contains("window_s") && e["window_s"].is_number() ? e["window_s"].get<double>() : m.energy.seconds;
+    m.energy.calls = e.value("calls", 0);
+    m.energy.devices = e.value("devices", 0);
+  }
+  if (j.contains("reference") && j["reference"].is_object()) {
+    m.reference = j["reference"].value("name", std::string{});
+    m.reference_samples_ms = j["reference"].value("samples_ms", std::vector<double>{});
   }
   return m;
 }

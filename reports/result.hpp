@@ -23,6 +23,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -46,6 +48,20 @@ struct Work {
   bool empty() const { return flops <= 0 && bytes <= 0; }
 };
 
+// The energy of a measurement, declared in joules: NVML's total-energy counters of every rank's
+// device, read before the first and after the last timed iteration (so the window holds the
+// synchronisations between iterations too). Absent (NaN; null in JSON) where there is no counter
+// (the host backend): never zero.
+struct Energy {
+  double joules = std::numeric_limits<double>::quiet_NaN();   // over the window, all devices
+  double seconds = std::numeric_limits<double>::quiet_NaN();  // the window's wall time (rank-max)
+  int calls = 0;    // timed iterations in the window
+  int devices = 0;  // devices summed (one per rank)
+  bool present() const { return std::isfinite(joules) && calls > 0 && devices > 0; }
+  double per_instance_j(int instances) const;  // joules / calls / instances (NaN when absent)
+  double mean_w() const;                       // mean power per device over the window (NaN when absent)
+};
+
 struct Measurement {
   std::string name;               // component / op name, e.g. "ep_dispatch", "all_gather"
   std::string group;              // optional grouping key, e.g. "sp", "usp2+cp2/S=16384"
@@ -56,6 +72,12 @@ struct Measurement {
   std::string parent;  // name of the parent measurement in the same group (part, communication)
   int instances = 1;   // stack: applications per sample; per-instance time = sample / instances
   Work work;
+  Energy energy;
+  // A reference timed in the same iterations (interleaved with this measurement): its name and
+  // its samples, aligned with samples_ms by iteration. Ratios to the reference are taken from
+  // these pairs (reports/derived.hpp), not from two runs at different moments.
+  std::string reference;
+  std::vector<double> reference_samples_ms;
 };
 
 // Rates derived from a measurement's declared work and its median (per instance); NaN where the

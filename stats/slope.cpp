@@ -120,6 +120,32 @@ BlockSlopeFit fit_block_slope(std::span<const double> x, std::span<const double>
   return f;
 }
 
+double median_block_slope(std::span<const double> x, std::span<const double> y, std::span<const std::size_t> block) {
+  const std::size_t n = x.size();
+  if (y.size() != n || block.size() != n) throw std::invalid_argument("lengths differ");
+  const std::size_t blocks = n ? *std::max_element(block.begin(), block.end()) + 1 : 0;
+  std::vector<double> sx(blocks, 0), sy(blocks, 0), cnt(blocks, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    sx[block[i]] += x[i];
+    sy[block[i]] += y[i];
+    cnt[block[i]] += 1;
+  }
+  std::vector<double> sxy(blocks, 0), sxx(blocks, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto b = block[i];
+    const double dx = x[i] - sx[b] / cnt[b];
+    sxy[b] += dx * (y[i] - sy[b] / cnt[b]);
+    sxx[b] += dx * dx;
+  }
+  std::vector<double> slopes;
+  for (std::size_t b = 0; b < blocks; ++b)
+    if (sxx[b] > 0) slopes.push_back(sxy[b] / sxx[b]);
+  if (slopes.empty()) return nan_value;
+  std::sort(slopes.begin(), slopes.end());
+  const std::size_t h = slopes.size() / 2;
+  return slopes.size() % 2 ? slopes[h] : 0.5 * (slopes[h - 1] + slopes[h]);
+}
+
 Interval product_interval(std::span<const double> a, std::span<const double> b, double confidence) {
   if (a.size() != b.size() || a.empty()) throw std::invalid_argument("product_interval: lengths differ or empty");
   std::vector<double> p(a.size());

@@ -46,6 +46,11 @@ BlockSlopeFit fit_block_slope(std::span<const double> x, std::span<const double>
                               std::span<const std::size_t> block, std::span<const std::size_t> level,
                               const BlockSlopeOptions& options = {});
 
+// The median over blocks of each block's own least-squares slope (blocks without spread of x
+// are left out): robust to a block disturbed as a whole (a preempted round on a loaded host).
+// NaN when no block has spread. Throws std::invalid_argument for mismatched lengths.
+double median_block_slope(std::span<const double> x, std::span<const double> y, std::span<const std::size_t> block);
+
 // Percentile interval of the product a_i * b_i of two independent sets of resampled values (same
 // length), e.g. a bootstrapped slope times a bootstrapped cost. Reorders nothing.
 Interval product_interval(std::span<const double> a, std::span<const double> b, double confidence);

@@ -12,6 +12,8 @@
 // down variant bit for bit.
 //   layerbench-moe-kernels [--experts 1536] [--mean-rows 352] [--d 256] [--inter 1280]
 //                          [--router-tokens 15000 --router-heads 12,6] [--variants]
+//   layerbench-moe-kernels --models deepseek-v3,qwen3-30b-a3b,... [--std-tokens 8192]
+//                          [--expert-table FILE] [--counts-dir DIR]   (tools/std_kernels.cpp)
 #include "common/cli/app.hpp"
 #include "common/cli.hpp"
 #include "common/numeric.hpp"
@@ -21,6 +23,8 @@
 #include "collectives/types.hpp"
 #include "moe/cuda_kernels.cuh"
 #include "moe/init.hpp"
+#include "moe/model.hpp"
+#include "tools/std_kernels.hpp"
 #include "stats/summary.hpp"
 
 #include <CLI/CLI.hpp>
@@ -207,11 +211,29 @@ int main(int argc, char** argv) {
                     std::int64_t{1}, std::int64_t{1024}, 64);
   bool variants = false;
   app.add_flag("--variants", variants, "also time the Hopper kernels' variants beside the defaults");
+  std::vector<std::string> models;
+  std::int64_t std_tokens = 8192;
+  std::string expert_table, counts_dir;
+  app.add_option("--models", models, "instead: the standard block's router and expert paths at these presets' shapes")
+      ->delimiter(',');
+  cli::add_int(app, "--std-tokens", std_tokens, "--models: tokens (all experts local)", std::int64_t{1}, big);
+  app.add_option("--expert-table", expert_table, "--models: write the faster expert path per shape here");
+  app.add_option("--counts-dir", counts_dir, "--models: write each preset's routed row counts here");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
     return rc == 0 ? kExitOk : kExitUsage;
+  }
+  if (!models.empty()) {
+    try {
+      for (const auto& name : models) (void)preset(name);  // UsageError on an unknown name, before the GPU
+      if (cuda_device_count() == 0) throw UsageError("no CUDA device is visible (the kernel study runs on one GPU)");
+    } catch (const UsageError& e) {
+      fmt::print(stderr, "layerbench-moe-kernels: {}\n", e.what());
+      return kExitUsage;
+    }
+    return run_std_study(models, std_tokens, warmup, iterations, expert_table, counts_dir);
   }
   try {
     const auto bytes = study_bytes(experts, mean_rows, spread, d, inter, router_tokens,

@@ -1,4 +1,4 @@
-// layerbench-attn: Ulysses, AllGather-KV and the composed 2D grid, timed component by component.
+// layerbench-attn: Ulysses, Ring, AllGather-KV and their grids, timed component by component.
 #include "bench/attn/bench.hpp"
 
 #include <algorithm>
@@ -24,14 +24,15 @@ int main(int argc, char** argv) {
   using layerbench::attention::BenchConfig;
   return layerbench::harness::mpi_main<BenchConfig>(
       argc, argv,
-      {"layerbench-attn", "sequence-parallel attention topologies (Ulysses x AllGather-KV)", false,
+      {"layerbench-attn", "sequence-parallel attention topologies (Ulysses, Ring, AllGather-KV and their grids)", false,
        "EXAMPLES:\n"
        "  mpirun -np 2 layerbench-attn --backend host --seqs 256 --heads 4 --head-dim 32\n"
        "  mpirun -np 2 layerbench-attn --json attn.json --markdown attn.md\n"},
       layerbench::attention::add_flags, layerbench::attention::validate,
       [](layerbench::harness::Context& ctx, const BenchConfig& c) {
-        layerbench::harness::warn_if_gpu_sized(ctx, c.common, flops_per_iteration(c, ctx.world.size()),
-                                               "--seqs 256 --heads 4 --head-dim 32");
+        if (!c.advise && !c.list_models)  // the advisor times one rank's local work, not this estimate
+          layerbench::harness::warn_if_gpu_sized(ctx, c.common, flops_per_iteration(c, ctx.world.size()),
+                                                 "--seqs 256 --heads 4 --head-dim 32");
         return layerbench::attention::run(ctx, c);
       });
 }

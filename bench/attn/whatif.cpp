@@ -7,28 +7,18 @@ std::vector<harness::WhatIfResult> run_attention_what_ifs(SpAttention& sp, Commu
                                                           const harness::WhatIfOptions& o, int layers,
                                                           const std::vector<const reports::Measurement*>& measured) {
   std::vector<harness::WhatIfResult> out;
-  Device& dev = world.device();
-  const Stream s = dev.compute_stream();
-  InjectedDelays delays(dev);
+  const Stream s = world.device().compute_stream();
+  InjectedDelays delays(world.device());
   sp.set_delay_hook(&delays);
   for (const auto& t : targets) {
-    std::size_t last_count = 0;
-    auto stack = [&](double us) {
-      const auto r = harness::time_stack(world, s, delays, t, us, [&] {
-        for (int l = 0; l < layers; ++l) sp.forward(s);
-      });
-      last_count = r.injected;
-      return r.ms;
-    };
-    (void)stack(0);  // counts the instances; a component this case skips has none
-    if (last_count == 0) continue;
-    const int instances = static_cast<int>(last_count);
-    auto calibrate = [&](double us) { return harness::calibrate_delay(world, s, t, us, o.calibration_reps); };
     std::vector<double> cost;
     for (const auto* m : measured)
       if (m && m->name == t.component) cost = m->samples_ms;
     // The measured costs are per forward (pad_pack: packs and unpacks together): one per forward.
-    out.push_back(harness::run_what_if(o, t, instances, 1, cost, calibrate, stack));
+    auto r = harness::run_delay_what_if(world, s, delays, o, t, 1, cost, [&] {
+      for (int l = 0; l < layers; ++l) sp.forward(s);
+    });
+    if (r) out.push_back(std::move(*r));  // a component this case skips has no instances
   }
   sp.set_delay_hook(nullptr);
   return out;

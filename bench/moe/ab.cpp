@@ -1,4 +1,4 @@
-// `--ab metadata`: an in-process interleaved A/B of an L-layer stack. Each pair times both arms
+// `--ab metadata` and `--ab drop:COMPONENT`: in-process interleaved A/Bs of an L-layer stack. Each pair times both arms
 // back to back (order alternating between pairs, so slow drift and order effects cancel),
 // host clock around the whole stack with a device sync, barrier-aligned, rank-max.
 #include "common/cli/progress.hpp"
@@ -15,11 +15,13 @@
 #include "stats/paired.hpp"
 #include "stats/prediction.hpp"
 #include "stats/sequential.hpp"
+#include "stats/summary.hpp"
 
 #include <fmt/format.h>
 
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <optional>
 
 namespace layerbench::moe {
@@ -32,37 +34,49 @@ const reports::Measurement* find(const std::vector<ComponentResult>& v, const st
 }
 }  // namespace
 
-AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::vector<ComponentResult>& comps,
-                const std::vector<harness::WhatIfResult>& what_ifs, const telemetry::Sampler* sampler) {
+namespace {
+
+// The interleaved pairs of two arms of the L-layer stack (either order first, alternating), each
+// stack timed alone: sync + barrier, host clock around the stack and a device sync, rank-max.
+// `arm(candidate)` sets the layer up for an arm before its stack (outside the timing), `reuse`
+// says whether that arm passes the request-scoped split. Energy per stack when a counter exists.
+struct PairRun {
+  std::vector<double> base, cand, base_energy, cand_energy;
+  std::vector<ab::RunCovariates> base_tel, cand_tel;
+  std::vector<std::string> order;
+  std::optional<stats::SequentialResult> seq;
+};
+
+PairRun run_pairs(MoeLayer& layer, const void* x, const RunConfig& c, const std::string& title,
+                  const std::function<void(bool candidate)>& arm, const std::function<bool(bool candidate)>& reuse,
+                  const telemetry::Sampler* sampler, const std::function<void(bool candidate, double ms)>& after = {}) {
   Communicator& w = layer.ep();
   auto& dev = w.device();
   const Stream s = dev.compute_stream();
   Buffer a = layer.make_activation(), b = layer.make_activation();
   const int L = c.layers;
+  const auto energy = energy_meter(w, sampler);
   ab::RunCovariates last;  // telemetry of the last timed stack
-  auto once = [&](bool reuse) {
-    dev.synchronize(s);
-    w.control_barrier();
+  double last_j = stats::nan_value;
+  auto once = [&](bool candidate) {
+    arm(candidate);
     const double w0 = telemetry::Sampler::now();
-    const auto t0 = std::chrono::steady_clock::now();
-    dev.copy(a.data(), x, a.bytes(), s);
-    run_stack(layer, a.data(), b.data(), L, reuse, s);
-    dev.synchronize(s);
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    w.control_max(std::span<double>(&ms, 1));
+    const double e0 = energy();
+    const double ms = harness::time_body(w, s, [&] {
+      dev.copy(a.data(), x, a.bytes(), s);
+      run_stack(layer, a.data(), b.data(), L, reuse(candidate), s);
+    });
+    last_j = energy() - e0;
     last = window_covariates(w, sampler, w0, telemetry::Sampler::now());
+    if (after) after(candidate, ms);
     return ms;
   };
   for (int i = 0; i < std::max(1, c.common.warmup); ++i) {
     once(false);
     once(true);
   }
-  std::vector<double> base, cand;
-  std::vector<ab::RunCovariates> base_tel, cand_tel;
-  std::vector<std::string> order;
-  std::uint64_t base_exchanges = 0, cand_exchanges = 0;
+  PairRun r;
   // --ab-sequential: every rank sees the same rank-max times, so every rank reaches the same stop.
-  std::optional<stats::SequentialResult> seq;
   stats::SequentialDesign design;
   design.max_pairs = static_cast<std::size_t>(c.pairs);
   if (!c.ab_equivalence.empty()) {
@@ -71,112 +85,99 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::v
     design.equivalence_relative = e.relative;
   }
   std::optional<cli::Progress> progress;
-  if (w.rank() == 0) progress.emplace("metadata A/B", static_cast<std::size_t>(c.pairs));
-  for (int i = 0; i < c.pairs && !(seq && seq->stop != stats::SequentialStop::running); ++i) {
+  if (w.rank() == 0) progress.emplace(title, static_cast<std::size_t>(c.pairs));
+  for (int i = 0; i < c.pairs && !(r.seq && r.seq->stop != stats::SequentialStop::running); ++i) {
     const bool base_first = i % 2 == 0;
     for (int k = 0; k < 2; ++k) {
-      const bool reuse = base_first ? k == 1 : k == 0;
-      const auto n0 = w.scalar_exchange_count();
-      const double ms = once(reuse);
-      (reuse ? cand_exchanges : base_exchanges) += w.scalar_exchange_count() - n0;
-      (reuse ? cand : base).push_back(ms);
-      (reuse ? cand_tel : base_tel).push_back(last);
+      const bool candidate = base_first ? k == 1 : k == 0;
+      const double ms = once(candidate);
+      (candidate ? r.cand : r.base).push_back(ms);
+      (candidate ? r.cand_tel : r.base_tel).push_back(last);
+      (candidate ? r.cand_energy : r.base_energy).push_back(last_j);
     }
-    order.push_back(base_first ? "AB" : "BA");
+    r.order.push_back(base_first ? "AB" : "BA");
     if (progress) progress->step(fmt::format("pair {}", i));
-    if (c.ab_sequential) seq = stats::sequential_decision(base, cand, design);
+    if (c.ab_sequential) r.seq = stats::sequential_decision(r.base, r.cand, design);
   }
-  const int pairs = static_cast<int>(base.size());
-  // The prediction: the exchange's what-if (critical-path fraction x isolated cost x the
-  // exchanges reuse removes per stack), with its interval. Beside it, for reference only, the
-  // two estimates earlier profiles printed (the exchange's full isolated cost, and the
-  // difference of two separately timed MoE medians), neither of which knows the critical path.
-  const auto* ex = find(comps, "seq_size_exchange");
-  const double saved_per_stack = double(base_exchanges - cand_exchanges) / pairs;
-  const ExchangeEstimate est = exchange_estimate(ex, saved_per_stack, c.confidence);
-  const auto* pe = find(comps, "moe_per_layer_exchange");
-  const auto* ru = find(comps, "moe_reused_split_sizes");
-  // The difference of the two separately timed routed-branch medians, with its interval.
-  std::optional<reports::Estimate> median_difference;
-  if (pe && ru) {
-    median_difference = reports::difference_of_medians(*pe, *ru, c.confidence);
-    median_difference->value *= L;
-    median_difference->ci = {median_difference->ci.low * L, median_difference->ci.high * L};
-  }
-  const double confidence = c.confidence;
-  // A saving predicts a negative delta (candidate - base: the one sign convention).
-  auto preds = exchange_predictions(what_ifs, saved_per_stack, confidence);
-  for (auto& p : preds) {
-    p.value = -p.value;
-    p.ci = {-p.ci.high, -p.ci.low};
-  }
+  arm(false);
+  return r;
+}
 
-  AbResult r;
-  r.json = {{"study", "metadata"},
-            {"layers", L},
-            {"pairs", pairs},
-            {"base", "per-layer sequence-size exchange"},
-            {"candidate", "reused split sizes"},
-            {"order", order},
-            {"delta", "candidate - base"},  // the sign of every delta and prediction here
-            {"base_ms", base},
-            {"candidate_ms", cand},
-            {"scalar_exchanges_base_per_stack", double(base_exchanges) / pairs},
-            {"scalar_exchanges_candidate_per_stack", double(cand_exchanges) / pairs},
-            {"exchange_estimate", est.json},
-            {"median_difference_estimate", median_difference ? median_difference->to_json() : nlohmann::json(nullptr)}};
-  if (seq) r.json["sequential"] = reports::sequential_json(*seq);
-  std::string md = fmt::format(
-      "\n### Metadata A/B: {}-layer stack, {} interleaved pairs (base = per-layer exchange, "
-      "candidate = reused split sizes)\n\n",
-      L, pairs);
-  if (seq) md += stats::sequential_summary(*seq) + " " + stats::sequential_fixed_n_note() + "\n\n";
+struct Check {
+  std::string source, basis;
+  double value = 0, half_width = 0;
+  stats::Interval ci;
+};
+
+nlohmann::json energy_json(const PairRun& p) {
+  for (double e : p.base_energy)
+    if (!std::isfinite(e)) return nullptr;
+  for (double e : p.cand_energy)
+    if (!std::isfinite(e)) return nullptr;
+  // The counter advances in steps (~100 ms of work): one stack's reading is quantised, the mean
+  // over the pairs is not biased by it (the steps fall at random phases of the stacks).
+  return {{"unit", "J"}, {"per", "stack, all ranks' devices"}, {"base_j", p.base_energy}, {"candidate_j", p.cand_energy},
+          {"base_mean_j", stats::summarize(p.base_energy).mean},
+          {"candidate_mean_j", stats::summarize(p.cand_energy).mean}};
+}
+
+// The paired analysis of a PairRun against predictions of its mean delta, into r.json / markdown.
+void analyse(const PairRun& p, const RunConfig& c, const std::vector<Check>& savings, reports::PairedContext ctx,
+             std::vector<std::pair<std::string, std::string>> extra_rows, AbResult& r, std::string& md) {
+  const double confidence = c.confidence;
+  // The predictions are savings (base - candidate); every delta here is candidate - base (the one
+  // sign convention), so a saving predicts a negative delta.
+  std::vector<Check> checks = savings;
+  for (auto& ch : checks) {
+    ch.value = -ch.value;
+    ch.ci = {-ch.ci.high, -ch.ci.low};
+  }
+  r.json["delta"] = "candidate - base";
   try {
     stats::PairedOptions o;
     o.resamples = 20000;
     o.confidence = confidence;
-    if (!preds.empty()) {
-      o.predicted = preds.front().value;
-      o.predicted_half_width = preds.front().half_width;
+    if (!checks.empty()) {
+      o.predicted = checks.front().value;
+      o.predicted_half_width = checks.front().half_width;
     }
-    const auto an = stats::analyze_paired(base, cand, o);
-    reports::PairedContext ctx;
+    const auto an = stats::analyze_paired(p.base, p.cand, o);
     ctx.metric = "stack_time_ms";
     ctx.unit = "ms";
-    ctx.base_label = "per-layer exchange";
-    ctx.candidate_label = "reused split sizes";
-    // Every exchange what-if's prediction, checked against the measured delta (the first one is
-    // also the analysis' own "predicted" block).
     reports::PairedBlock pb;
     pb.key = "predictions";
     pb.json = nlohmann::json::array();
     const int level = static_cast<int>(std::lround(100 * confidence));
-    for (const auto& pr : preds) {
+    for (const auto& pr : checks) {
       const auto& bm = an.bootstrap.mean.percentile;
-      const auto chk = stats::check_prediction(an.delta.mean, bm, an.delta.se, static_cast<double>(an.n - 1),
-                                               pr.value, pr.half_width, confidence);
-      pb.json.push_back({{"source", pr.source}, {"predicted_ms", pr.value}, {"predicted_ci_ms", {pr.ci.low, pr.ci.high}},
-                         {"half_width_ms", pr.half_width}, {"difference_ms", chk.difference},
+      const auto chk = stats::check_prediction(an.delta.mean, bm, an.delta.se, static_cast<double>(an.n - 1), pr.value,
+                                               pr.half_width, confidence);
+      pb.json.push_back({{"source", pr.source}, {"basis", pr.basis}, {"predicted_ms", pr.value},
+                         {"predicted_ci_ms", {pr.ci.low, pr.ci.high}}, {"half_width_ms", pr.half_width},
+                         {"measured_ms", an.delta.mean}, {"measured_ci_ms", {bm.low, bm.high}},
+                         {"measured_inside_predicted_ci", pr.ci.contains(an.delta.mean)},
+                         {"difference_ms", chk.difference},
                          {"difference_ci_ms", {chk.difference_ci.low, chk.difference_ci.high}}, {"ratio", chk.ratio},
                          {"ratio_ci", chk.ratio_bounded ? nlohmann::json{chk.ratio_ci.low, chk.ratio_ci.high} : nlohmann::json()},
                          {"holds", chk.holds}, {"verdict", chk.verdict}});
-      pb.rows.emplace_back(fmt::format("predicted ({}: fraction x cost x {:g} exchanges)", pr.source, saved_per_stack),
+      pb.rows.emplace_back(fmt::format("predicted ({}: {})", pr.source, pr.basis),
                            fmt::format("{}, {}% CI {}", reports::fmt_quantity_signed(pr.value, reports::Unit::ms),
                                        level, reports::fmt_interval(pr.ci.low, pr.ci.high, reports::Unit::ms)));
       pb.rows.emplace_back(fmt::format("measured - predicted ({})", pr.source),
-                           fmt::format("{}, {}% CI {}: {}", reports::fmt_quantity_signed(chk.difference, reports::Unit::ms),
-                                       level, reports::fmt_interval(chk.difference_ci.low, chk.difference_ci.high, reports::Unit::ms),
+                           fmt::format("{}, {}% CI {}; measured / predicted {}: {}",
+                                       reports::fmt_quantity_signed(chk.difference, reports::Unit::ms), level,
+                                       reports::fmt_interval(chk.difference_ci.low, chk.difference_ci.high, reports::Unit::ms),
+                                       chk.ratio_bounded ? fmt::format("{} [{}, {}]", reports::fmt_sig(chk.ratio),
+                                                                       reports::fmt_sig(chk.ratio_ci.low), reports::fmt_sig(chk.ratio_ci.high))
+                                                         : reports::fmt_sig(chk.ratio) + " (interval unbounded)",
                                        chk.holds ? "holds" : "fails"));
     }
-    if (preds.empty()) pb.rows.emplace_back("predicted", "no exchange what-if (layout without the exchange)");
-    if (est.valid) pb.rows.emplace_back("for reference: exchange cost x exchanges saved (ignores the critical path)", est.text);
-    pb.rows.emplace_back("scalar exchanges per stack", fmt::format("base {:g}, candidate {:g}", double(base_exchanges) / pairs,
-                                                                     double(cand_exchanges) / pairs));
+    for (auto& row : extra_rows) pb.rows.push_back(std::move(row));
     r.json["predictions"] = pb.json;
     ctx.blocks.push_back(std::move(pb));
     r.json["analysis"] = reports::paired_json(an, o, ctx);
     md += reports::paired_markdown(an, o, ctx);
-    const auto tel = ab::compare_telemetry(base_tel, cand_tel, base, cand, o);
+    const auto tel = ab::compare_telemetry(p.base_tel, p.cand_tel, p.base, p.cand, o);
     r.json["telemetry"] = ab::telemetry_json(tel);
     if (tel.present) md += ab::telemetry_text(tel, true, "ms");
   } catch (const std::exception& e) {
@@ -184,6 +185,127 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::v
     r.json["analysis_error"] = e.what();
     md += fmt::format("analysis unavailable: {}\n", e.what());
   }
+}
+
+}  // namespace
+
+AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::vector<ComponentResult>& comps,
+                const std::vector<harness::WhatIfResult>& what_ifs, const telemetry::Sampler* sampler) {
+  Communicator& w = layer.ep();
+  const int L = c.layers;
+  std::uint64_t base_exchanges = 0, cand_exchanges = 0, n0 = 0;
+  std::size_t counted = 0;
+  const auto p = run_pairs(
+      layer, x, c, "metadata A/B", [&](bool) { n0 = w.scalar_exchange_count(); }, [](bool cand) { return cand; },
+      sampler, [&](bool cand, double) {
+        if (++counted <= 2 * static_cast<std::size_t>(std::max(1, c.common.warmup))) return;  // warm-up stacks
+        (cand ? cand_exchanges : base_exchanges) += w.scalar_exchange_count() - n0;
+      });
+  const int pairs = static_cast<int>(p.base.size());
+  // The prediction: the exchange's what-if (critical-path fraction x isolated cost x the
+  // exchanges reuse removes per stack), with its interval. Beside it, for reference only, the
+  // exchange's full isolated cost, which does not know the critical path.
+  const auto* ex = find(comps, "seq_size_exchange");
+  const double saved_per_stack = double(base_exchanges - cand_exchanges) / pairs;
+  const ExchangeEstimate est = exchange_estimate(ex, saved_per_stack, c.confidence);
+  const auto* pe = find(comps, "moe_per_layer_exchange");
+  const auto* ru = find(comps, "moe_reused_split_sizes");
+  std::optional<reports::Estimate> median_difference;
+  if (pe && ru) {
+    median_difference = reports::difference_of_medians(*pe, *ru, c.confidence);
+    median_difference->value *= L;
+    median_difference->ci = {median_difference->ci.low * L, median_difference->ci.high * L};
+  }
+  std::vector<Check> checks;
+  for (const auto& pr : exchange_predictions(what_ifs, saved_per_stack, c.confidence))
+    checks.push_back({pr.source, fmt::format("fraction x cost x {:g} exchanges", saved_per_stack), pr.value,
+                      pr.half_width, pr.ci});
+
+  AbResult r;
+  r.json = {{"study", "metadata"},
+            {"layers", L},
+            {"pairs", pairs},
+            {"base", "per-layer sequence-size exchange"},
+            {"candidate", "reused split sizes"},
+            {"order", p.order},
+            {"base_ms", p.base},
+            {"candidate_ms", p.cand},
+            {"energy", energy_json(p)},
+            {"scalar_exchanges_base_per_stack", double(base_exchanges) / pairs},
+            {"scalar_exchanges_candidate_per_stack", double(cand_exchanges) / pairs},
+            {"exchange_estimate", est.json},
+            {"median_difference_estimate", median_difference ? median_difference->to_json() : nlohmann::json(nullptr)}};
+  if (p.seq) r.json["sequential"] = reports::sequential_json(*p.seq);
+  std::string md = fmt::format(
+      "\n### Metadata A/B: {}-layer stack, {} interleaved pairs (base = per-layer exchange, "
+      "candidate = reused split sizes)\n\n",
+      L, pairs);
+  if (p.seq) md += stats::sequential_summary(*p.seq) + " " + stats::sequential_fixed_n_note() + "\n\n";
+  reports::PairedContext ctx;
+  ctx.base_label = "per-layer exchange";
+  ctx.candidate_label = "reused split sizes";
+  std::vector<std::pair<std::string, std::string>> rows;
+  if (checks.empty()) rows.emplace_back("predicted", "no exchange what-if (layout without the exchange)");
+  if (est.valid) rows.emplace_back("for reference: exchange cost x exchanges saved (ignores the critical path)", est.text);
+  rows.emplace_back("scalar exchanges per stack",
+                    fmt::format("base {:g}, candidate {:g}", double(base_exchanges) / pairs, double(cand_exchanges) / pairs));
+  analyse(p, c, checks, ctx, std::move(rows), r, md);
+  r.markdown = md;
+  return r;
+}
+
+AbResult run_drop_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::string& component,
+                     const std::vector<harness::WhatIfResult>& what_ifs, const telemetry::Sampler* sampler) {
+  const int L = c.layers;
+  const auto p = run_pairs(
+      layer, x, c, "drop:" + component + " A/B", [&](bool cand) { layer.set_copies(cand ? component : "", cand ? 0 : 1); },
+      [](bool) { return false; }, sampler);
+  const int pairs = static_cast<int>(p.base.size());
+  // The prediction of the paired delta (base - candidate: the time the removal saves per stack) is
+  // slope x instances per stack, from the component's replication what-if.
+  std::vector<Check> checks;
+  for (const auto& w : what_ifs) {
+    if (w.target.component != component || w.target.method != harness::WhatIfMethod::replicate) continue;
+    const double per_stack = w.instances_per_stack;
+    Check ch;
+    ch.source = "replicate " + component;
+    ch.basis = w.removal_from_step
+                   ? fmt::format("removal step {:.4g} ms per stack from the what-if rounds (not linear at k = 0; slope {:.4g} ms/copy)",
+                                 w.removal_step_ms, w.fit.slope)
+                   : fmt::format("slope {:.4g} ms/copy x {} instances per stack", w.fit.slope, w.instances_per_stack);
+    ch.value = w.effect_ms(per_stack);
+    ch.ci = w.effect_ci(per_stack, c.confidence);
+    ch.half_width = std::isfinite(ch.ci.low) ? std::max(ch.value - ch.ci.low, ch.ci.high - ch.value) : 0.0;
+    checks.push_back(ch);
+  }
+  AbResult r;
+  r.json = {{"study", "drop"},
+            {"component", component},
+            {"layers", L},
+            {"pairs", pairs},
+            {"base", "the stack as is"},
+            {"candidate", "the stack with " + component + " skipped (timings real, outputs not checked)"},
+            {"outputs_checked", false},
+            {"order", p.order},
+            {"base_ms", p.base},
+            {"candidate_ms", p.cand},
+            {"energy", energy_json(p)}};
+  if (p.seq) r.json["sequential"] = reports::sequential_json(*p.seq);
+  std::string md = fmt::format(
+      "\n### Removal A/B drop:{}: {}-layer stack, {} interleaved pairs (base = as is, candidate = {} skipped; timings "
+      "real, outputs not checked)\n\n",
+      component, L, pairs, component);
+  if (p.seq) md += stats::sequential_summary(*p.seq) + " " + stats::sequential_fixed_n_note() + "\n\n";
+  reports::PairedContext ctx;
+  ctx.base_label = "as is";
+  ctx.candidate_label = component + " skipped";
+  std::vector<std::pair<std::string, std::string>> rows;
+  if (checks.empty()) rows.emplace_back("predicted", "no replication what-if of this component (it cannot run twice)");
+  if (const auto e = energy_json(p); !e.is_null())
+    rows.emplace_back("energy per stack (mean of quantised counter readings)",
+                      fmt::format("as is {:.4g} J, skipped {:.4g} J", e["base_mean_j"].get<double>(),
+                                  e["candidate_mean_j"].get<double>()));
+  analyse(p, c, checks, ctx, std::move(rows), r, md);
   r.markdown = md;
   return r;
 }

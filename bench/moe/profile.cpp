@@ -42,7 +42,18 @@ void add_flags(CLI::App& app, RunConfig& c) {
   app.add_option("--layout", c.layout, "sp | tp");
   cli::add_int(app, "--layers", c.layers, "stack depth for the stack figures and --ab", 1, 10000);
   cli::add_int(app, "--moe-layers", c.moe_layers, "override: MoE layers per forward (derived lines)", 1, 10000);
-  app.add_option("--ab", c.ab, "metadata: interleaved A/B, per-layer exchange vs reused splits, checked against the exchange what-if (added to --what-if when missing)");
+  app.add_option_function<std::vector<std::string>>(
+         "--ab",
+         [&c](const std::vector<std::string>& v) {
+           for (const auto& a : v) {
+             if (a.rfind("drop:", 0) == 0) c.ab_drops.push_back(a.substr(5));
+             else c.ab = a;
+           }
+         },
+         "metadata: interleaved A/B, per-layer exchange vs reused splits, checked against the exchange what-if "
+         "(added to --what-if when missing); drop:COMPONENT (repeatable): the stack with and without the component, "
+         "checked against its replication what-if (added when missing)")
+      ->allow_extra_args(false);
   cli::add_int(app, "--pairs", c.pairs, "A/B pairs (the cap with --ab-sequential)", 2, 1'000'000);
   app.add_flag("--ab-sequential", c.ab_sequential,
                "stop the A/B at the first pair where an always-valid confidence sequence excludes 0 or lies inside "
@@ -63,6 +74,10 @@ void add_flags(CLI::App& app, RunConfig& c) {
          "--expert-gemm", [&c, paths](const std::string& s) { c.expert_gemm = paths.at(s); }, help)
       ->check(CLI::IsMember(names))
       ->default_str("auto"));
+  harness::mark_cuda_only(app.add_option(
+      "--expert-table", c.expert_table,
+      "standard block: the per-shape expert path table written by layerbench-moe-kernels --models "
+      "(grouped, per-expert or multi-stream cuBLAS; shapes not in it run per-expert)"));
   cli::add_int(app, "--dense-gemm-size", c.dense_gemm_size, "reference dense GEMM M=N=K (0: auto)",
                decltype(c.dense_gemm_size){0}, decltype(c.dense_gemm_size){65536});
   app.add_flag("--skip-check", c.skip_check, "skip the pre-timing consistency check");
@@ -71,7 +86,14 @@ void add_flags(CLI::App& app, RunConfig& c) {
                  "stack: COMPONENT[@begin|@end][,...] (a device spin on the component's stream, a host wait for the "
                  "sequence-size exchange)");
   app.add_option("--what-if-levels", c.what_if_levels, "injected delays per instance in us")->delimiter(',');
-  cli::add_int(app, "--what-if-rounds", c.what_if_rounds, "what-if rounds (each visits every level once)", 2, 100000);
+  cli::add_int(app, "--what-if-rounds", c.what_if_rounds, "what-if rounds (each visits every level once; replicate: the minimum)", 2, 100000);
+  app.add_option("--what-if-method", c.what_if_method,
+                 "auto (replicate device components, delay the idle ones: the sequence-size exchange, tp_reduction, "
+                 "@begin edges), replicate (run the component 0-3 times per instance), delay (inject idle)");
+  cli::add_real(app, "--what-if-seconds", c.what_if_seconds, "replicate: cap on the stacks' time per component (s)",
+                num::RealRange::positive(86400));
+  cli::add_int(app, "--repeat", c.repeat, "time the components against the dense reference this many times "
+               "(run-to-run spread of the reference ratios beside each run's interval)", 1, 100);
   app.add_option("--telemetry", c.telemetry, "GPU telemetry during every measurement: auto (on the cuda backend), gpu, off");
   cli::add_real(app, "--telemetry-period", c.telemetry_period_ms, "telemetry sampling period in ms",
                 num::RealRange::closed(1, 10000));
@@ -223,6 +245,27 @@ int run(harness::Context& ctx, const RunConfig& c) {
   harness::Runner runner(world, harness::timing_from(c.common));
   std::string telemetry_status;
   const auto sampler = make_sampler(c, world, &telemetry_status);
+  {  // NVML's energy counter on every rank, or energy stays absent (null) on all of them
+    double missing = sampler && std::isfinite(sampler->energy_j()) ? 0.0 : 1.0;
+    world.control_max(std::span<double>(&missing, 1));
+    if (missing == 0) runner.set_energy_meter([s = sampler.get()] { return s->energy_j(); });
+  }
+
+  // Dense bf16 (fp32 on host) GEMM reference: timed alone at the end, and in the same iterations
+  // as every component that declares FLOPs (their ratio to it comes from those pairs).
+  const DType act = layer.ops().act();
+  const std::int64_t g = c.dense_gemm_size > 0 ? c.dense_gemm_size : (world.backend() == Backend::cuda ? 8192 : 128);
+  const auto gb = static_cast<std::size_t>(g * g) * layer.act_bytes();
+  Buffer dA = dev.alloc(gb), dB = dev.alloc(gb), dC = dev.alloc(gb);
+  layer.ops().fill(dA.data(), act, {.seed = c.common.seed, .tensor = kDenseA, .scale = 1.0f, .rows = g, .cols = g, .full_cols = g, .ld = g}, s);
+  layer.ops().fill(dB.data(), act, {.seed = c.common.seed, .tensor = kDenseB, .scale = 1.0f, .rows = g, .cols = g, .full_cols = g, .ld = g}, s);
+  dev.synchronize(s);
+  const std::function<void(Stream)> dense_body = [&](Stream st) {
+    layer.ops().linear(dA.data(), dB.data(), dC.data(), {.m = g, .n = g, .k = g, .lda = g, .ldw = g, .ldc = g}, false, st);
+  };
+  const std::string dense_name = "dense_gemm_reference";
+  // The components timed against the reference, for --repeat.
+  std::vector<std::pair<std::string, std::function<void(Stream)>>> rated;
   std::vector<ComponentResult> comps;
   // Every component below, and the dense reference.
   const std::size_t n_components = 13 + (sp ? 4 : 0) + (c.layers > 1 ? 2 : 0);
@@ -236,7 +279,12 @@ int run(harness::Context& ctx, const RunConfig& c) {
     ComponentResult r;
     if (std::getenv("LB_MOE_TRACE")) std::fprintf(stderr, "[moe] %s\n", name.c_str());
     const double t0 = telemetry::Sampler::now();
-    r.m = runner.time(name, body, clock);
+    if (work.flops > 0) {
+      r.m = runner.time_interleaved(name, body, dense_name, dense_body, clock);
+      rated.emplace_back(name, body);
+    } else {
+      r.m = runner.time(name, body, clock);
+    }
     r.telemetry = window_covariates(world, sampler.get(), t0, telemetry::Sampler::now());
     if (progress) progress->step(name);
     r.m.group = c.layout;
@@ -285,7 +333,6 @@ int run(harness::Context& ctx, const RunConfig& c) {
 
   // TP: the layer's [N, hidden] all-reduce. SP: the same collective as a probe over the world,
   // with the balanced token count so that every rank reduces the same number of elements.
-  const DType act = layer.ops().act();
   const std::int64_t red_tokens = sp ? p.global_tokens / p.world : p.local_tokens;
   const auto nelem = static_cast<std::size_t>(red_tokens * p.hidden);
   Buffer red_in = dev.alloc(nelem * layer.act_bytes()), red_out = dev.alloc(nelem * layer.act_bytes());
@@ -338,30 +385,45 @@ int run(harness::Context& ctx, const RunConfig& c) {
         },
         x.data(), out.data(), c.layers > 1 ? std::function<void(Stream)>(stack(true)) : std::function<void(Stream)>());
 
-  // Dense bf16 (fp32 on host) GEMM reference, measured in the same run.
-  const std::int64_t g = c.dense_gemm_size > 0 ? c.dense_gemm_size : (world.backend() == Backend::cuda ? 8192 : 128);
   DenseRef dense;
   {
-    const auto gb = static_cast<std::size_t>(g * g) * layer.act_bytes();
-    Buffer A = dev.alloc(gb), B = dev.alloc(gb), C = dev.alloc(gb);
-    layer.ops().fill(A.data(), act, {.seed = c.common.seed, .tensor = kDenseA, .scale = 1.0f, .rows = g, .cols = g, .full_cols = g, .ld = g}, s);
-    layer.ops().fill(B.data(), act, {.seed = c.common.seed, .tensor = kDenseB, .scale = 1.0f, .rows = g, .cols = g, .full_cols = g, .ld = g}, s);
-    dev.synchronize(s);
-    dense.m = runner.time("dense_gemm_reference", [&](Stream st) {
-      layer.ops().linear(A.data(), B.data(), C.data(), {.m = g, .n = g, .k = g, .lda = g, .ldw = g, .ldc = g}, false, st);
-    });
-    if (progress) progress->step("dense_gemm_reference");
+    dense.m = runner.time(dense_name, dense_body);
+    if (progress) progress->step(dense_name);
     dense.size = g;
     dense.m.group = c.layout;
     dense.m.role = reports::Role::reference;
     dense.m.work.flops = gemm_flops(static_cast<double>(g), static_cast<double>(g), static_cast<double>(g));
   }
 
+  // --repeat: the components with declared FLOPs timed against the reference again (runs 2..R),
+  // for the run-to-run spread of their ratios beside each run's own interval.
+  std::vector<std::vector<reports::Measurement>> repeats;
+  if (c.repeat > 1) {
+    std::vector<reports::Measurement> first;
+    for (const auto& r : comps)
+      if (!r.m.reference.empty()) first.push_back(r.m);
+    repeats.push_back(std::move(first));
+    std::optional<cli::Progress> rp;
+    if (world.rank() == 0) rp.emplace("repeat runs", static_cast<std::size_t>(c.repeat - 1) * rated.size());
+    for (int run = 1; run < c.repeat; ++run) {
+      std::vector<reports::Measurement> ms;
+      for (const auto& [name, body] : rated) {
+        ms.push_back(runner.time_interleaved(name, body, dense_name, dense_body));
+        if (rp) rp->step(fmt::format("run {} {}", run + 1, name));
+      }
+      repeats.push_back(std::move(ms));
+    }
+    if (rp) rp->finish();
+  }
+
   std::optional<AbResult> ab;
   const auto what_ifs = run_what_ifs(layer, x.data(), c, targets, comps, sampler.get());
   if (c.ab == "metadata") ab = run_ab(layer, x.data(), c, comps, what_ifs, sampler.get());
+  std::vector<AbResult> drops;
+  for (const auto& d : c.ab_drops) drops.push_back(run_drop_ab(layer, x.data(), c, d, what_ifs, sampler.get()));
 
-  ProfileInputs in{c, p, layer.ops().describe(), checks, load, comps, dense, ab, what_ifs, telemetry_status};
+  ProfileInputs in{c, p, layer.ops().describe(), checks, load, comps, dense, ab, what_ifs, telemetry_status, drops,
+                   repeats};
   finish_report(ctx, runner, in);
   return 0;
 }

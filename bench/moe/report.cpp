@@ -50,6 +50,51 @@ std::string checks_text(const nlohmann::json& j) {
   return out;
 }
 
+struct RepeatSection {
+  nlohmann::json json;
+  std::string markdown;
+};
+
+// --repeat: each run's paired ratio to the reference with its interval, and the spread of the
+// run values beside the mean within-run half-width.
+RepeatSection repeat_section(const std::vector<std::vector<reports::Measurement>>& runs, const reports::Measurement& dense,
+                             double confidence) {
+  RepeatSection out;
+  out.json = nlohmann::json::array();
+  const int level = static_cast<int>(std::lround(100 * confidence));
+  out.markdown = fmt::format("\n### Reference ratios over {} runs (FLOP rate / dense GEMM, each from pairs timed in the same "
+                             "iterations; {}% CI within each run)\n\n| component | ",
+                             runs.size(), level);
+  for (std::size_t r = 0; r < runs.size(); ++r) out.markdown += fmt::format("run {} | ", r + 1);
+  out.markdown += "run-to-run spread (max - min) | mean within-run half-width |\n|---|";
+  for (std::size_t r = 0; r < runs.size(); ++r) out.markdown += "---|";
+  out.markdown += "---:|---:|\n";
+  for (std::size_t i = 0; i < runs.front().size(); ++i) {
+    const auto& name = runs.front()[i].name;
+    nlohmann::json per = nlohmann::json::array();
+    std::string row = "| " + name + " | ";
+    double lo = 1e300, hi = -1e300, hw = 0;
+    int n = 0;
+    for (const auto& run : runs) {
+      const auto it = std::find_if(run.begin(), run.end(), [&](const auto& m) { return m.name == name; });
+      if (it == run.end()) continue;
+      const auto e = reports::paired_rate_ratio(*it, it->work.flops > 0 ? it->work.flops : runs.front()[i].work.flops,
+                                                dense.work.flops, confidence);
+      per.push_back(e.to_json());
+      row += e.valid ? fmt::format("{} [{}, {}] | ", fmt_share(e.value), fmt_share(e.ci.low), fmt_share(e.ci.high)) : "n/a | ";
+      if (!e.valid) continue;
+      lo = std::min(lo, e.value);
+      hi = std::max(hi, e.value);
+      hw += std::max(e.value - e.ci.low, e.ci.high - e.value);
+      ++n;
+    }
+    const double spread = n > 0 ? hi - lo : stats::nan_value, mean_hw = n > 0 ? hw / n : stats::nan_value;
+    out.json.push_back({{"component", name}, {"runs", per}, {"spread_max_minus_min", spread}, {"mean_within_run_half_width", mean_hw}});
+    out.markdown += row + fmt::format("{:.1f} points | {:.1f} points |\n", 100 * spread, 100 * mean_hw);
+  }
+  return out;
+}
+
 }  // namespace
 
 void finish_report(harness::Context& ctx, const harness::Runner& runner, ProfileInputs& in) {
@@ -80,16 +125,16 @@ void finish_report(harness::Context& ctx, const harness::Runner& runner, Profile
   const bool with_tel = std::any_of(comps.begin(), comps.end(), [](const auto& r) { return r.telemetry.samples > 0; });
   const int level = static_cast<int>(std::lround(100 * confidence));
   reports::ExtraColumns extra;
-  extra.headers.push_back(fmt::format("FLOP rate / dense GEMM ({}% CI)", level));
+  extra.headers.push_back(fmt::format("FLOP rate / dense GEMM, paired ({}% CI)", level));
   if (with_what_if) {
-    extra.headers.push_back(fmt::format("critical-path fraction ({}% CI)", level));
+    extra.headers.push_back(fmt::format("what-if slope: ms per copy (replicate) or fraction (delay) ({}% CI)", level));
     extra.headers.push_back(fmt::format("removal per forward ({}% CI)", level));
   }
   if (with_tel) extra.headers.push_back("SM MHz / power-capped");
   extra.cells = [&](const reports::Measurement& m) {
     std::vector<std::string> cells;
     if (m.work.flops > 0 && &m != &dense && m.role != reports::Role::reference && dense.work.flops > 0) {
-      const auto e = reports::rate_ratio(m, m.work.flops, dense, dense.work.flops, confidence);
+      const auto e = reports::rate_ratio_to_reference(m, m.work.flops, dense, dense.work.flops, confidence);
       cells.push_back(e.valid ? fmt::format("{} [{}, {}]", fmt_share(e.value), fmt_share(e.ci.low), fmt_share(e.ci.high))
                               : "");
     } else {
@@ -99,8 +144,9 @@ void finish_report(harness::Context& ctx, const harness::Runner& runner, Profile
       if (const auto* w = what_if_of(m.name)) {
         const double f = w->instances_per_forward;
         const auto e = w->effect_ci(f, confidence);
-        cells.push_back(fmt::format("{} [{}, {}]", reports::fmt_sig(w->fit.slope), reports::fmt_sig(w->fit.ci.low),
-                                    reports::fmt_sig(w->fit.ci.high)));
+        cells.push_back(fmt::format("{} [{}, {}] {}", reports::fmt_sig(w->fit.slope), reports::fmt_sig(w->fit.ci.low),
+                                    reports::fmt_sig(w->fit.ci.high),
+                                    w->target.method == harness::WhatIfMethod::replicate ? "ms/copy" : "fraction"));
         cells.push_back(fmt::format("{} {}", reports::fmt_quantity_signed(w->effect_ms(f), Unit::ms),
                                     reports::fmt_interval(e.low, e.high, Unit::ms)));
       } else {
@@ -180,14 +226,19 @@ void finish_report(harness::Context& ctx, const harness::Runner& runner, Profile
     md += "- TP: three [N, hidden] all-reduces per layer: " + e.text() + "\n";
   }
   if (const auto* lec = find(results, "local_expert_compute"); lec && dense.work.flops > 0) {
-    const auto e = reports::rate_ratio(*lec, lec->work.flops, dense, dense.work.flops, confidence);
+    const auto e = reports::rate_ratio_to_reference(*lec, lec->work.flops, dense, dense.work.flops, confidence);
     derived["expert_rate_over_dense"] = e.to_json();
     md += fmt::format("- local_expert_compute: {} against the dense GEMM reference's {} ({}^3, same run): {} "
                       "(FLOPs: 2 per MAC of the gate, up and down expert GEMMs over this rank's routed (token, head, k) "
                       "assignments; router, SwiGLU7 and combine not counted)\n",
-                      reports::rate_text(*lec), reports::rate_text(dense), in.dense.size,
+                      reports::rate_text(*lec), reports::rate_text(dense) + " alone", in.dense.size,
                       e.valid ? fmt::format("{} [{}, {}]", fmt_share(e.value), fmt_share(e.ci.low), fmt_share(e.ci.high))
                               : "n/a");
+  }
+  if (!in.repeats.empty()) {
+    const auto rr = repeat_section(in.repeats, dense, confidence);
+    derived["reference_ratio_repeats"] = rr.json;
+    md += rr.markdown;
   }
   md += fmt::format("- expert load: max/mean = {} (busiest expert {} assignments)\n",
                     reports::fmt_sig(in.load.value("max_over_mean_all_ranks", 0.0)),
@@ -213,6 +264,14 @@ void finish_report(harness::Context& ctx, const harness::Runner& runner, Profile
   if (in.ab) {
     extra_json["ab"] = in.ab->json;
     md += in.ab->markdown;
+  }
+  if (!in.drops.empty()) {
+    nlohmann::json dj = nlohmann::json::array();
+    for (const auto& d : in.drops) {
+      dj.push_back(d.json);
+      md += d.markdown;
+    }
+    extra_json["ab_drop"] = dj;
   }
   md += not_timed_markdown(c, comps, in.what_ifs);
   extra_json["telemetry_status"] = in.telemetry_status;

@@ -45,6 +45,10 @@ struct ProfileInputs {
   std::optional<AbResult>& ab;
   const std::vector<harness::WhatIfResult>& what_ifs;
   std::string telemetry_status;
+  std::vector<AbResult>& drops;  // --ab drop:COMPONENT, in the order given
+  // --repeat R > 1: the components timed against the reference, one entry per run (run 1 = the
+  // profile's own); empty otherwise.
+  std::vector<std::vector<reports::Measurement>>& repeats;
 };
 
 using reports::median_ms;  // NaN without samples
@@ -67,6 +71,12 @@ ExchangeEstimate exchange_estimate(const reports::Measurement* exchange, double 
 // arms' GPU telemetry is compared when `sampler` is given.
 AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::vector<ComponentResult>& comps,
                 const std::vector<harness::WhatIfResult>& what_ifs, const telemetry::Sampler* sampler);
+
+// `--ab drop:COMPONENT`: interleaved pairs of the stack with the component (base) and with it
+// skipped (candidate; timings real, outputs not checked), analysed as the metadata A/B and
+// checked against the component's replication what-if (slope x instances per stack).
+AbResult run_drop_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::string& component,
+                     const std::vector<harness::WhatIfResult>& what_ifs, const telemetry::Sampler* sampler);
 
 // Fills the metrics, prints the table on rank 0 and writes --json / --csv / --markdown / GB.
 void finish_report(harness::Context& ctx, const harness::Runner& runner, ProfileInputs& in);

@@ -3,6 +3,7 @@
 #include "harness/whatif.hpp"
 #include "collectives/error.hpp"
 #include "common/numeric.hpp"
+#include "moe/layer.hpp"
 #include "stats/amount.hpp"
 
 #include <fmt/format.h>
@@ -14,9 +15,27 @@
 
 namespace layerbench::moe {
 
+void validate_drops(const std::vector<std::string>& drops) {
+  const auto& known = MoeLayer::hook_points();
+  for (std::size_t i = 0; i < drops.size(); ++i) {
+    const auto& d = drops[i];
+    if (std::find(known.begin(), known.end(), d) == known.end()) {
+      std::string names;
+      for (const auto& n : known)
+        if (MoeLayer::skippable(n)) names += (names.empty() ? "" : ", ") + n;
+      throw UsageError(fmt::format("--ab drop:{}: unknown component (one of: {})", d, names));
+    }
+    if (!MoeLayer::skippable(d))
+      throw UsageError(fmt::format("--ab drop:{}: this component cannot be skipped (the layer needs what it returns; "
+                                   "its removal is --ab metadata)", d));
+    if (std::find(drops.begin(), drops.begin() + static_cast<std::ptrdiff_t>(i), d) != drops.begin() + static_cast<std::ptrdiff_t>(i))
+      throw UsageError(fmt::format("--ab drop:{} given twice", d));
+  }
+}
+
 void validate(const RunConfig& c) {
   if (c.describe || c.list_models) return;  // the model resolved when parsing completed; nothing runs
-  if (c.model.block == Block::standard && (c.graph || !c.what_if.empty() || !c.ab.empty()))
+  if (c.model.block == Block::standard && (c.graph || !c.what_if.empty() || !c.ab.empty() || !c.ab_drops.empty()))
     throw UsageError(fmt::format("--graph, --what-if and --ab apply to the MAGI-2 layer; {} runs the standard "
                                  "expert-parallel block", c.model.name));
   const Geometry& g = c.geo;
@@ -54,11 +73,13 @@ void validate(const RunConfig& c) {
     throw UsageError("--split-sizes applies to --layout sp (tp replicates the tokens; use --tokens)");
   if (c.layers < 1) throw UsageError("--layers must be at least 1");
   if (c.moe_layers < 1) throw UsageError("--moe-layers must be at least 1");
-  if (!c.ab.empty() && c.ab != "metadata") throw UsageError("--ab accepts only 'metadata'");
+  if (!c.ab.empty() && c.ab != "metadata")
+    throw UsageError(fmt::format("--ab {}: expected metadata or drop:COMPONENT", c.ab));
+  validate_drops(c.ab_drops);
   if (!(c.confidence > 0.5 && c.confidence < 1)) throw UsageError("--confidence must be in (0.5, 1)");
   if (c.pairs < 2) throw UsageError("--pairs must be at least 2");
-  if ((c.ab_sequential || !c.ab_equivalence.empty()) && c.ab.empty()) {
-    throw UsageError("--ab-sequential and --ab-equivalence need --ab metadata");
+  if ((c.ab_sequential || !c.ab_equivalence.empty()) && c.ab.empty() && c.ab_drops.empty()) {
+    throw UsageError("--ab-sequential and --ab-equivalence need --ab metadata or --ab drop:COMPONENT");
   }
   if (!c.ab_equivalence.empty()) {
     if (!c.ab_sequential) throw UsageError("--ab-equivalence needs --ab-sequential");
@@ -71,7 +92,13 @@ void validate(const RunConfig& c) {
   harness::WhatIfOptions w;
   w.levels_us = c.what_if_levels;
   w.rounds = c.what_if_rounds;
-  if (!c.what_if.empty() || c.ab == "metadata") harness::validate_what_if(w);
+  if (!c.what_if.empty() || c.ab == "metadata" || !c.ab_drops.empty()) harness::validate_what_if(w);
+  if (!c.what_if_method.empty() && c.what_if_method != "auto" && c.what_if_method != "replicate" &&
+      c.what_if_method != "delay")
+    throw UsageError(fmt::format("--what-if-method must be auto, replicate or delay, got '{}'", c.what_if_method));
+  if (!(c.what_if_seconds > 0) || !std::isfinite(c.what_if_seconds) || c.what_if_seconds > 86400)
+    throw UsageError("--what-if-seconds must be in (0, 86400]");
+  if (c.repeat < 1 || c.repeat > 100) throw UsageError("--repeat must be in [1, 100]");
   if (c.telemetry != "auto" && c.telemetry != "gpu" && c.telemetry != "off")
     throw UsageError(fmt::format("--telemetry must be auto, gpu or off, got '{}'", c.telemetry));
   if (!(c.telemetry_period_ms >= 1 && c.telemetry_period_ms <= 10000))

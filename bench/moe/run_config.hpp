@@ -30,11 +30,13 @@ struct RunConfig {
   int layers = 1;       // stack depth used by whole-stack figures and the A/B
   int moe_layers = 36;  // MoE layers per transformer forward (for the derived lines)
   std::string ab;       // "" or "metadata"
+  std::vector<std::string> ab_drops;  // --ab drop:COMPONENT (repeatable): removal A/Bs
   int pairs = 31;              // the number of pairs, or the cap with ab_sequential
   bool ab_sequential = false;  // stop the A/B once a confidence sequence decides (stats/sequential.hpp)
   std::string ab_equivalence;  // "" or a margin: "1%" of the base mean, or ms
   double confidence = 0.95;  // of every interval the profile and the A/B print (alpha = 1 - confidence)
   ExpertPath expert_gemm = ExpertPath::automatic;  // cuda; the flag offers the profile's paths
+  std::string expert_table;  // standard block, cuda: layerbench-moe-kernels' per-shape expert paths
   std::int64_t dense_gemm_size = 0;  // 0 = 8192 on cuda, 256 on host
   bool skip_check = false;
   bool graph = false;  // also time the layer and the stack replayed as CUDA graphs
@@ -42,7 +44,10 @@ struct RunConfig {
   // (microseconds per instance) and rounds.
   std::string what_if;
   std::vector<double> what_if_levels = {0, 10, 20, 40};
-  int what_if_rounds = 8;
+  int what_if_rounds = 8;               // replicate: the minimum before the stopping rule
+  std::string what_if_method;           // "" (auto: replicate device work, delay idle), replicate, delay
+  double what_if_seconds = 60;          // replicate: cap on the stacks' time per component
+  int repeat = 1;                       // runs of the interleaved reference ratios (run-to-run spread)
   std::string telemetry = "auto";     // auto (gpu on the cuda backend) | gpu | off
   double telemetry_period_ms = 10;
   double framework_exchange_ms = 0;   // a framework's exchange, measured elsewhere (0: not given)
@@ -50,6 +55,8 @@ struct RunConfig {
 
 // Checks that do not need the world size (UsageError).
 void validate(const RunConfig& c);
+// The --ab drop: components: known, skippable, each once (UsageError naming the flag).
+void validate_drops(const std::vector<std::string>& drops);
 // Rough upper bound of one rank's memory (activations, its share of the expert banks, the
 // replicated MLPs); nothing when it does not fit in 64 bits.
 std::optional<std::uint64_t> bytes_per_rank(const RunConfig& c, int world);

@@ -72,6 +72,7 @@ int run_standard(harness::Context& ctx, const RunConfig& c) {
   const auto splits = c.split_sizes.empty() ? std::vector<std::int64_t>(static_cast<std::size_t>(P), c.tokens) : c.split_sizes;
   const StdPlan plan = make_std_plan(c.model, world.rank(), P, splits);
   auto ops = world.backend() == Backend::cuda ? make_cuda_std_ops(dev) : make_host_std_ops();
+  if (!c.expert_table.empty()) load_expert_table(*ops, c.expert_table);
   StdBlock block(c.model, plan, world, std::move(ops), c.common.seed);
   const Stream s = dev.compute_stream();
   Buffer x = block.make_activation(), out = block.make_activation();

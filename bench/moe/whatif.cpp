@@ -72,15 +72,43 @@ json covariates_json(const ab::RunCovariates& r) {
 std::vector<harness::WhatIfTarget> what_if_targets(const RunConfig& c, Layout layout) {
   std::vector<harness::WhatIfTarget> t;
   if (!c.what_if.empty()) t = harness::parse_what_if(c.what_if, MoeLayer::hook_points(), {"seq_size_exchange"});
-  for (const auto& x : t) {
-    const bool sp_only = x.component == "seq_size_exchange" || x.component == "ep_dispatch" || x.component == "ep_undispatch";
-    if (sp_only && layout != Layout::sp) throw UsageError(fmt::format("--what-if {}: the tp layout has no such component", x.component));
-    if (x.component == "tp_reduction" && layout != Layout::tp)
-      throw UsageError("--what-if tp_reduction: the sp layout has no TP reduction in its layer");
+  auto in_layout = [&](const std::string& comp, const std::string& flag) {  // flag: "--what-if " or "--ab drop:"
+    const bool sp_only = comp == "seq_size_exchange" || comp == "ep_dispatch" || comp == "ep_undispatch";
+    if (sp_only && layout != Layout::sp) throw UsageError(fmt::format("{}{}: the tp layout has no such component", flag, comp));
+    if (comp == "tp_reduction" && layout != Layout::tp)
+      throw UsageError(fmt::format("{}tp_reduction: the sp layout has no TP reduction in its layer", flag));
+  };
+  for (auto& x : t) {
+    in_layout(x.component, "--what-if ");
+    // Idle components (the exchange's host wait) and the in-place reduction are priced by delay;
+    // an explicit @begin edge asks for a delay there.
+    const bool can_replicate = MoeLayer::replicable(x.component);
+    if (c.what_if_method == "replicate" && !can_replicate)
+      throw UsageError(fmt::format("--what-if-method replicate: {} cannot run twice per call (use delay)", x.component));
+    const bool replicate = c.what_if_method == "replicate" ||
+                           ((c.what_if_method.empty() || c.what_if_method == "auto") && can_replicate && x.edge == Edge::end);
+    x.method = replicate ? harness::WhatIfMethod::replicate : harness::WhatIfMethod::delay;
   }
   const bool has_exchange = std::any_of(t.begin(), t.end(), [](const auto& x) { return x.component == "seq_size_exchange"; });
   if (c.ab == "metadata" && layout == Layout::sp && !has_exchange) t.push_back({"seq_size_exchange", Edge::end, DelayKind::host});
+  // Every removal A/B is checked against the component's replication what-if.
+  for (const auto& d : c.ab_drops) {
+    in_layout(d, "--ab drop:");
+    if (!MoeLayer::replicable(d)) continue;
+    const bool has = std::any_of(t.begin(), t.end(), [&](const auto& x) {
+      return x.component == d && x.method == harness::WhatIfMethod::replicate;
+    });
+    if (!has) t.push_back({d, Edge::end, DelayKind::device, harness::WhatIfMethod::replicate});
+  }
   return t;
+}
+
+std::function<double()> energy_meter(Communicator& w, const telemetry::Sampler* sampler) {
+  return [&w, sampler] {
+    double e = sampler ? sampler->energy_j() : stats::nan_value;
+    w.control_sum(std::span<double>(&e, 1));  // NaN on any rank (no counter): NaN
+    return e;
+  };
 }
 
 std::vector<harness::WhatIfResult> run_what_ifs(MoeLayer& layer, const void* x, const RunConfig& c,
@@ -98,26 +126,35 @@ std::vector<harness::WhatIfResult> run_what_ifs(MoeLayer& layer, const void* x, 
   harness::WhatIfOptions o;
   o.levels_us = c.what_if_levels;
   o.rounds = c.what_if_rounds;
+  o.max_seconds = c.what_if_seconds;
   const int L = c.layers;
-  std::optional<cli::Progress> bar;  // one step per what-if round
-  if (w.rank() == 0) bar.emplace("what-if", targets.size() * static_cast<std::size_t>(o.rounds));
+  const auto energy = energy_meter(w, sampler);
+  // The stack every what-if and removal A/B times: L layers with the per-layer exchange.
+  auto body = [&] {
+    dev.copy(a.data(), x, a.bytes(), s);
+    run_stack(layer, a.data(), b.data(), L, /*reuse=*/false, s);
+  };
+  std::optional<cli::Progress> bar;  // one step per what-if (rounds of a replication are adaptive)
+  if (w.rank() == 0) bar.emplace("what-if", targets.size());
   for (const auto& t : targets) {
-    auto calibrate = [&](double us) { return harness::calibrate_delay(w, s, t, us, o.calibration_reps); };
-    auto stack = [&](double us) {
-      const auto r = harness::time_stack(w, s, delays, t, us, [&] {
-        dev.copy(a.data(), x, a.bytes(), s);
-        run_stack(layer, a.data(), b.data(), L, /*reuse=*/false, s);
-      });
-      LB_CHECK(r.injected == static_cast<std::size_t>(L), "one injected delay per layer of the stack");
-      return r.ms;
-    };
     const auto* comp = find(comps, t.component);
     const std::vector<double> cost = comp ? comp->m.samples_ms : std::vector<double>{};
-    auto progress = [&](int round, int rounds) {
-      if (bar && round > 0) bar->step(fmt::format("{} round {}/{}", t.name(), round, rounds));
-    };
-    out.push_back(harness::run_what_if(o, t, L, c.moe_layers, cost, calibrate, stack, sampler, progress));
-    if (bar) bar->step(fmt::format("{} round {}/{}", t.name(), o.rounds, o.rounds));
+    if (t.method == harness::WhatIfMethod::replicate) {
+      harness::WhatIfOptions ro = o;
+      if (!MoeLayer::skippable(t.component)) ro.copies = {1, 2, 3};
+      auto stack = [&](int k) {
+        layer.set_copies(t.component, k);
+        const double ms = harness::time_body(w, s, body);
+        layer.set_copies("", 1);
+        return ms;
+      };
+      out.push_back(harness::run_replicate_what_if(ro, t, L, c.moe_layers, cost, stack, sampler, {}, energy));
+    } else {
+      auto r = harness::run_delay_what_if(w, s, delays, o, t, c.moe_layers, cost, body, sampler, {}, energy);
+      LB_CHECK(r && r->instances_per_stack == L, "one injected delay per layer of the stack");
+      out.push_back(std::move(*r));
+    }
+    if (bar) bar->step(fmt::format("{} ({}, {} rounds)", t.name(), harness::to_string(t.method), out.back().fit.blocks));
   }
   if (bar) bar->finish();
   layer.set_delay_hook(nullptr);

@@ -27,6 +27,10 @@ nlohmann::json covariates_json(const ab::RunCovariates& r);
 // --ab metadata on SP the sequence-size exchange is added when missing.
 std::vector<harness::WhatIfTarget> what_if_targets(const RunConfig& c, Layout layout);
 
+// The collective energy meter of the what-ifs and A/Bs: NVML's total-energy counters of every
+// rank's device, summed over ranks (J); NaN without a counter (the host backend).
+std::function<double()> energy_meter(Communicator& w, const telemetry::Sampler* sampler);
+
 // Runs every target's what-if in the --layers stack with the per-layer exchange (every
 // component present), priced at the isolated costs in `comps`. Collective.
 std::vector<harness::WhatIfResult> run_what_ifs(MoeLayer& layer, const void* x, const RunConfig& c,

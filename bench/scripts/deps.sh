@@ -7,6 +7,7 @@ set -euo pipefail
 PACKAGES=(cmake ninja-build g++ pkg-config git python3
           openmpi-bin libopenmpi-dev libfmt-dev libboost-dev libcli11-dev nlohmann-json3-dev
           libbenchmark-dev libgtest-dev libgmock-dev libre2-dev
+          libsqlite3-dev   # the history store of layerbench-history
           libbenchmark-tools python3-scipy python3-numpy   # GB compare.py (and what it imports)
           hyperfine                                        # its --export-json read by gate and report (tests)
           help2man man-db dpkg-dev file)   # man pages from --help; the Debian package (cpack -G DEB)

@@ -12,7 +12,7 @@
 #      style calls) and compare_local.py sets them side by side (ratio torch / ours).
 # The front advice of HunyuanVideo and Wan2.1-14B is the 8-GPU example (a prediction).
 # Cases stop being started after BUDGET_S seconds so the results always come back.
-# usage (from a snapshot): OUT=$OUT bash bench/scripts/gpu_attn_topologies.sh [ITERATIONS=4] [BUDGET_S=300]
+# usage (from a snapshot): OUT=$OUT bash bench/scripts/gpu_attn_topologies.sh [ITERATIONS=4] [BUDGET_S=300] [TORCH_S=60]
 set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
 ITERATIONS=${ITERATIONS:-4}
@@ -34,8 +34,19 @@ echo "build done at +$(elapsed) s"
 echo "attention GPU tests rc=$? at +$(elapsed) s"; grep -E "tests passed|Failed|max_abs_err|OK|FAILED" "$OUT/ctest-gpu.log" | tail -12
 
 ATTN="$B/bench/attn/layerbench-attn"
+# One rank on the GPU, checked against the fp64 host oracle before timing (exit 1 on a mismatch):
+# the LSE-merged path (front joint tokens with a key mask per request), packed requests (one call
+# per request), the rear layout with a cached K/V prefix, GQA.
+for wl in "--batch 2 --text-tokens 64 --joint-lengths 20,64" "--requests 3" "--joint rear --text-tokens 64 --cached-kv 32" \
+          "--kv-heads 2 --text-tokens 64"; do
+  # shellcheck disable=SC2086
+  "$ATTN" --backend cuda --heads 8 --head-dim 128 --seqs 4096 --topologies usp1 --warmup 1 --iterations 3 $wl \
+    >> "$OUT/gpu-check.md" 2>> "$OUT/gpu-check.err"
+  echo "one-rank GPU check ($wl): rc=$?"
+done
+grep -h "max_abs_err" "$OUT/gpu-check.err" | cut -c1-160
 # usp1: the advisor's prediction (local work timed here, no collectives) against a forward measured here.
-U1=(--heads 24 --head-dim 128 --seqs 32768 --text-tokens 256 --topologies usp1 --warmup 3 --iterations 20)
+U1=(--heads 24 --head-dim 128 --seqs 32768 --text-tokens 256 --topologies usp1 --warmup 3 --iterations ${U1_ITERATIONS:-10})
 echo "$ATTN --backend cuda --advise --gpus 1 ${U1[*]}" > "$OUT/usp1.cmd"
 echo "$ATTN --backend cuda ${U1[*]}" >> "$OUT/usp1.cmd"
 "$ATTN" --backend cuda --advise --gpus 1 "${U1[@]}" --json "$OUT/usp1-advise.json" > "$OUT/usp1-advise.md" 2>&1
@@ -65,18 +76,25 @@ run_case() {  # name model resolution frames [workload flags...]
   echo "$name: rc=$? at +$(elapsed) s"
   DONE+=("$OUT/cases/$name.json")
 }
-for spec in "hunyuan hunyuanvideo 1280x720 129 256 8" "wan14b wan2.1-14b 1280x720 81 512 8" "flux flux.1-dev 1024x1024 1 512 8"; do
-  read -r tag model res frames text kvh <<< "$spec"
-  run_case "$tag-front" "$model" "$res" "$frames"
-done
-for spec in "hunyuan hunyuanvideo 1280x720 129 256 8" "wan14b wan2.1-14b 1280x720 81 512 8" "flux flux.1-dev 1024x1024 1 512 8"; do
-  read -r tag model res frames text kvh <<< "$spec"
-  run_case "$tag-rear" "$model" "$res" "$frames" --text-tokens "$text" --joint rear
-  run_case "$tag-masked" "$model" "$res" "$frames" --batch 2 --text-tokens "$text" --joint-lengths "$((text / 3)),$text"
-  run_case "$tag-packed" "$model" "$res" "$frames" --text-tokens 0 --requests 3
-  run_case "$tag-gqa" "$model" "$res" "$frames" --kv-heads "$kvh"
-done
-timeout $(( BUDGET_S + 100 - $(elapsed) > 30 ? BUDGET_S + 100 - $(elapsed) : 30 )) \
+# In order of priority (cases stop being started after BUDGET_S): every workload of HunyuanVideo,
+# then the front (preset) advice of Wan2.1-14B and FLUX.1-dev, then their other workloads.
+HY=(hunyuanvideo 1280x720 129) WAN=(wan2.1-14b 1280x720 81) FLUX=(flux.1-dev 1024x1024 1)
+run_case hunyuan-front "${HY[@]}"
+run_case hunyuan-masked "${HY[@]}" --batch 2 --text-tokens 256 --joint-lengths 85,256
+run_case hunyuan-packed "${HY[@]}" --text-tokens 0 --requests 3
+run_case hunyuan-gqa "${HY[@]}" --kv-heads 8
+run_case hunyuan-rear "${HY[@]}" --joint rear
+run_case wan14b-front "${WAN[@]}"
+run_case flux-front "${FLUX[@]}"
+run_case wan14b-masked "${WAN[@]}" --batch 2 --text-tokens 512 --joint-lengths 170,512
+run_case wan14b-packed "${WAN[@]}" --text-tokens 0 --requests 3
+run_case flux-masked "${FLUX[@]}" --batch 2 --joint-lengths 170,512
+run_case flux-packed "${FLUX[@]}" --text-tokens 0 --requests 3
+run_case wan14b-gqa "${WAN[@]}" --kv-heads 8
+run_case flux-gqa "${FLUX[@]}" --kv-heads 8
+run_case wan14b-rear "${WAN[@]}" --text-tokens 512 --joint rear
+run_case flux-rear "${FLUX[@]}" --joint rear
+timeout "${TORCH_S:-60}" \
   python3 bench/attn/torch_local.py --advise-json "${DONE[@]}" --warmup 1 --iterations "$ITERATIONS" \
   > "$OUT/torch_local.log" 2>&1
 echo "torch rc=$? at +$(elapsed) s"

@@ -11,6 +11,14 @@ if ! pkg-config --exists re2 2>/dev/null && compgen -G "../debs/libre2*.deb" >/d
   export PKG_CONFIG_PATH="$RE2_PREFIX/usr/lib/x86_64-linux-gnu/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
   export LD_LIBRARY_PATH="$RE2_PREFIX/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
+# SQLite (layerbench-history's store) likewise, when the machine has no sqlite3.h.
+LB_CMAKE_EXTRA=()
+if [ ! -e /usr/include/sqlite3.h ] && compgen -G "../debs/libsqlite3*.deb" >/dev/null; then
+  SQLITE_PREFIX=/tmp/lb-sqlite
+  for d in ../debs/libsqlite3*.deb; do dpkg -x "$d" "$SQLITE_PREFIX"; done
+  LB_CMAKE_EXTRA+=(-DCMAKE_PREFIX_PATH="$SQLITE_PREFIX/usr")
+  export LD_LIBRARY_PATH="$SQLITE_PREFIX/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 MPIRUN_ENV=(-x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MULTICAST -x NVSHMEM_DISABLE_NVLS)
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
@@ -20,7 +28,7 @@ echo "commit $(cat .git-sha 2>/dev/null || git rev-parse --short=12 HEAD 2>/dev/
 # lb_build [TARGET...]: the project's own CMake with the CUDA paths on, into $B; all targets when
 # none are named. Logs in $OUT; on failure prints the first errors and returns non-zero.
 lb_build() {
-  cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLAYERBENCH_ENABLE_TESTING=ON -DLAYERBENCH_CUDA=ON \
+  cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLAYERBENCH_ENABLE_TESTING=ON -DLAYERBENCH_CUDA=ON "${LB_CMAKE_EXTRA[@]}" \
     > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; return 1; }
   local targets=()
   for t in "$@"; do targets+=(--target "$t"); done

@@ -15,11 +15,11 @@ dpkg-deb --info "$deb" | sed -n '/Package:/,/Description:/p'
 dpkg-deb --contents "$deb" | awk '{print $NF}' > "$prefix.contents"
 dpkg -x "$deb" "$prefix"
 bin=$prefix/usr/bin
-for b in layerbench-coll layerbench-moe layerbench-attn layerbench-ab layerbench-gate layerbench-report \
+for b in layerbench-coll layerbench-moe layerbench-attn layerbench-ab layerbench-gate layerbench-report layerbench-history \
          layerbench-quickstart; do
   [ -x "$bin/$b" ] || { echo "package_check: $b missing from usr/bin" >&2; exit 1; }
 done
-for b in layerbench-ab-bench layerbench-gate-sim; do
+for b in layerbench-ab-bench layerbench-gate-sim layerbench-history-sim; do
   [ ! -e "$bin/$b" ] || { echo "package_check: developer binary $b is in usr/bin" >&2; exit 1; }
   [ -x "$prefix/usr/libexec/layerbench/$b" ] || { echo "package_check: $b missing from libexec" >&2; exit 1; }
 done

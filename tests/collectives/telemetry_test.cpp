@@ -129,6 +129,36 @@ TEST(TelemetrySampler, SamplesEveryDeviceInWindows) {
   EXPECT_EQ(d["source"], "scripted");
   EXPECT_EQ(d["devices"].size(), 2u);
   EXPECT_TRUE(d["devices"][0]["power_limit_w"].is_null());
+  EXPECT_EQ(d["energy_counter"], "none");
+  EXPECT_TRUE(std::isnan(sampler.energy_j()));  // no counter: unknown, never zero
+}
+
+// A source with energy counters: the sampler sums the devices; one unknown device makes the sum unknown.
+class EnergySource final : public Source {
+ public:
+  explicit EnergySource(bool second_known) : second_known_(second_known) {}
+  std::string kind() const override { return "energy"; }
+  std::size_t devices() const override { return 2; }
+  std::string device_name(std::size_t i) const override { return "dev" + std::to_string(i); }
+  Reading read(std::size_t) override { return {}; }
+  double energy_j(std::size_t i) const override {
+    if (i == 1 && !second_known_) return kUnknown;
+    return 1000.0 * static_cast<double>(i + 1) + static_cast<double>(calls_++);
+  }
+
+ private:
+  bool second_known_;
+  mutable std::atomic<int> calls_{0};
+};
+
+TEST(TelemetrySampler, EnergyIsTheSumOfTheCountersOrUnknown) {
+  Sampler both(std::make_unique<EnergySource>(true), std::chrono::milliseconds(50));
+  const double e0 = both.energy_j(), e1 = both.energy_j();
+  EXPECT_DOUBLE_EQ(e0, 1000.0 + 2000.0 + 0 + 1);  // two reads, one per device
+  EXPECT_DOUBLE_EQ(e1 - e0, 4.0);                 // the scripted counters move by one per read
+  EXPECT_EQ(both.describe()["energy_counter"], "total energy consumption (J)");
+  Sampler one(std::make_unique<EnergySource>(false), std::chrono::milliseconds(50));
+  EXPECT_TRUE(std::isnan(one.energy_j()));
 }
 
 TEST(TelemetryNvml, MissingLibraryIsUnavailable) {

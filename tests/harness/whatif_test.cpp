@@ -132,7 +132,77 @@ TEST(WhatIf, HiddenWorkHasFractionZero) {
   EXPECT_TRUE(r.fit.ci.contains(0.0)) << "fraction " << r.fit.slope << " CI [" << r.fit.ci.low << ", " << r.fit.ci.high << "]";
   EXPECT_FALSE(r.fit.ci.contains(1.0));
   const auto md = what_if_markdown({r}, 0.95);
-  EXPECT_NE(md.find("| launch | host wait |"), std::string::npos);
+  EXPECT_NE(md.find("| launch | delay (host wait) |"), std::string::npos) << md;
+}
+
+// Replication on the CPU clock: a stack of 6 layers, each 1 ms of other work and a serial 0.25 ms
+// component run k times. The slope is the component's cost per copy; the rounds stop once the
+// interval is within 10% of it; the predicted removal is slope x instances per forward.
+TEST(WhatIf, ReplicationSlopeIsTheCostPerCopy) {
+  WhatIfOptions o;
+  o.rounds = 4;
+  o.resamples = 4000;
+  const WhatIfTarget t{"serial", Edge::end, DelayKind::device, WhatIfMethod::replicate};
+  constexpr int kLayers = 6;
+  int stacks = 0;
+  auto stack = [&](int k) {
+    ++stacks;
+    const double t0 = cpu_us();
+    for (int l = 0; l < kLayers; ++l) {
+      cpu_spin(1000);
+      for (int c = 0; c < k; ++c) cpu_spin(250);
+    }
+    return (cpu_us() - t0) / 1000.0;
+  };
+  const std::vector<double> cost = {0.25, 0.251, 0.249};
+  const auto r = run_replicate_what_if(o, t, kLayers, 36, cost, stack);
+  EXPECT_EQ(r.target.method, WhatIfMethod::replicate);
+  EXPECT_NEAR(r.fit.slope, 0.25, 0.025);
+  EXPECT_NEAR(r.slope_median, 0.25, 0.025);
+  EXPECT_EQ(r.stop, "interval within target");
+  EXPECT_LE(std::max(r.fit.slope - r.fit.ci.low, r.fit.ci.high - r.fit.slope), 0.1 * r.fit.slope);
+  EXPECT_EQ(stacks, 4 + 4 * static_cast<int>(r.fit.blocks));  // one untimed round, then the timed ones
+  EXPECT_DOUBLE_EQ(r.effect_ms(36), r.fit.slope * 36);
+  const auto ci = r.effect_ci(36, 0.95);
+  EXPECT_DOUBLE_EQ(ci.low, r.fit.ci.low * 36);
+  EXPECT_FALSE(r.energy_fit.has_value());  // no meter: no energy, never zero
+  const auto j = r.to_json(0.95);
+  EXPECT_EQ(j["method"], "replicate");
+  EXPECT_TRUE(j["energy"].is_null());
+  ASSERT_EQ(j["levels"].size(), 4u);
+  EXPECT_EQ(j["levels"][0]["copies_per_instance"], 0);
+  const auto md = what_if_markdown({r}, 0.95);
+  EXPECT_NE(md.find("| serial | replicate | x0, x1, x2, x3 |"), std::string::npos) << md;
+  // With a meter (1 J per ms of stack), the energy per copy is the cost per copy in J.
+  double joules = 0;
+  auto metered = [&](int k) {
+    const double ms = stack(k);
+    joules += ms;
+    return ms;
+  };
+  const auto re = run_replicate_what_if(o, t, kLayers, 36, cost, metered, nullptr, {}, [&] { return joules; });
+  ASSERT_TRUE(re.energy_fit.has_value());
+  EXPECT_NEAR(re.energy_fit->slope, re.fit.slope, 1e-9);
+}
+
+// The time cap: a target that cannot be met stops on the stacks' own time.
+TEST(WhatIf, ReplicationStopsAtTheTimeCap) {
+  WhatIfOptions o;
+  o.rounds = 2;
+  o.resamples = 2000;
+  o.max_seconds = 0.05;
+  o.target_relative_half_width = 1e-9;
+  o.target_absolute_half_width_ms = 0;
+  const WhatIfTarget t{"noisy", Edge::end, DelayKind::device, WhatIfMethod::replicate};
+  std::uint64_t seed = 1;
+  auto stack = [&](int k) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return 5.0 + k * 0.1 + static_cast<double>(seed >> 40) * 1e-8;  // ms, never exactly linear
+  };
+  const auto r = run_replicate_what_if(o, t, 2, 36, {}, stack);
+  EXPECT_EQ(r.stop, "time cap");
+  EXPECT_GE(r.fit.blocks, 2u);
+  EXPECT_LE(r.fit.blocks, 4u);  // 5 ms stacks, 4 per round: the 50 ms cap ends the third round
 }
 
 TEST(WhatIf, InjectedDelaysActOnTheirComponentAndEdge) {

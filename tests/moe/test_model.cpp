@@ -132,7 +132,7 @@ TEST(MoeModel, BadConfigsNameTheKey) {
   EXPECT_NE(err([](json& j) { j["scoring_func"] = "sparsemax"; }).find("scoring_func"), std::string::npos);
   EXPECT_NE(err([](json& j) { j["model_type"] = "bert"; }).find("model_type 'bert' is not a known MoE family"),
             std::string::npos);
-  EXPECT_NE(err([](json& j) { j["moe_layer_freq"] = json::array({0, 1, 1}); }).find("moe_layer_freq is a per-layer list of 3"),
+  EXPECT_NE(err([](json& j) { j["moe_layer_freq"] = json::array({0, 1, 1}); }).find("moe_layer_freq is a per-layer list of 3 entries, but the model has 4 layers"),
             std::string::npos);
   EXPECT_NE(err([](json& j) { j["moe_intermediate_size"] = json::array({32, 32}); }).find("moe_intermediate_size"),
             std::string::npos);
@@ -143,7 +143,7 @@ TEST(MoeModel, BadConfigsNameTheKey) {
   EXPECT_EQ(model_from_hf_json(ok, "t").moe_intermediate, 48);
   EXPECT_EQ(model_from_hf_json(ok, "t").moe_layers, 3);
   // Nested text_config: keys named with their prefix.
-  json nested = {{"model_type", "llama4"}, {"text_config", {{"model_type", "llama4_text"}, {"hidden_size", 64}}}};
+  json nested = {{"model_type", "llama4"}, {"text_config", {{"model_type", "llama4_text"}, {"hidden_size", 64}, {"num_hidden_layers", 2}}}};
   EXPECT_NE(usage_error([&] { model_from_hf_json(nested, "t"); }).find("text_config.num_local_experts not found"),
             std::string::npos);
   EXPECT_NE(usage_error([&] { check_ep(preset("mixtral-8x7b"), 3); }).find("not divisible by --ep 3"), std::string::npos);

@@ -176,6 +176,44 @@ TEST_F(MoeDistributed, ReusedSplitSizesPerformNoScalarExchange) {
   (void)b2;
 }
 
+// The replication what-if runs a component k times per call: every replicable component must
+// leave the layer's output bit for bit as one copy does (same inputs, same outputs), for k = 2
+// and 3, in both layouts; skipping (k = 0) and the components that cannot be replicated are
+// refused by set_copies.
+TEST_F(MoeDistributed, ComponentCopiesAreIdempotent) {
+  Communicator& w = *g_env->world;
+  for (const char* layout : {"sp", "tp"}) {
+    RunConfig c = small_config(layout);
+    auto layer = make_layer(c, w, 77);
+    const Stream s = w.device().compute_stream();
+    Buffer x = layer->make_activation(), ref = layer->make_activation(), y = layer->make_activation();
+    layer->fill_input(x.data(), 77, s);
+    const auto splits = std::span<const std::int64_t>(layer->plan().splits);
+    layer->forward(x.data(), ref.data(), splits, s);
+    const auto want = w.device().download<std::uint8_t>(ref.data(), ref.bytes());
+    int checked = 0;
+    for (const auto& comp : MoeLayer::hook_points()) {
+      if (!MoeLayer::replicable(comp)) continue;
+      for (int k : {2, 3}) {
+        layer->set_copies(comp, k);
+        w.device().memset(y.data(), 0x7f, y.bytes(), s);  // poisoned: every element must be rewritten
+        layer->forward(x.data(), y.data(), splits, s);
+        layer->set_copies("", 1);
+        const auto got = w.device().download<std::uint8_t>(y.data(), y.bytes());
+        double diff = std::memcmp(got.data(), want.data(), want.size()) == 0 ? 0.0 : 1.0;
+        w.control_max(std::span<double>(&diff, 1));
+        EXPECT_EQ(diff, 0.0) << layout << ": " << comp << " x" << k << " changes the layer's output";
+        ++checked;
+      }
+    }
+    EXPECT_GE(checked, 12) << layout;
+  }
+  EXPECT_FALSE(MoeLayer::replicable("tp_reduction"));
+  EXPECT_FALSE(MoeLayer::skippable("seq_size_exchange"));
+  EXPECT_TRUE(MoeLayer::skippable("tp_reduction"));
+  EXPECT_FALSE(MoeLayer::skippable("no_such_component"));
+}
+
 // The sampled expert reference the profile runs before timing: it passes on the layer's own
 // output and fails when the expert output is wrong.
 TEST_F(MoeDistributed, ExpertReferenceCheckCatchesACorruptOutput) {

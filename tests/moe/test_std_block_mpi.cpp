@@ -25,6 +25,7 @@ namespace {
 struct Env {
   std::unique_ptr<Communicator> world;
   bool gpu = false;
+  bool grouped = false;  // --grouped: the CUDA expert MLPs as cuBLAS grouped GEMMs
 };
 Env* g_env = nullptr;
 
@@ -67,7 +68,10 @@ std::vector<std::pair<std::string, Model>> families() {
 }
 
 std::unique_ptr<StdOps> ops_for(Communicator& c) {
-  return c.backend() == Backend::cuda ? make_cuda_std_ops(c.device()) : make_host_std_ops();
+  if (c.backend() != Backend::cuda) return make_host_std_ops();
+  auto ops = make_cuda_std_ops(c.device());
+  ops->set_expert_path(g_env->grouped ? StdExpertPath::grouped : StdExpertPath::per_expert);
+  return ops;
 }
 
 std::vector<float> to_float(Communicator& c, const void* p, std::size_t n, bool bf16) {
@@ -213,8 +217,11 @@ int main(int argc, char** argv) {
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
   ::testing::InitGoogleTest(&argc, argv);
-  bool gpu = false;
-  for (int i = 1; i < argc; ++i) gpu = gpu || std::string(argv[i]) == "--gpu";
+  bool gpu = false, grouped = false;
+  for (int i = 1; i < argc; ++i) {
+    gpu = gpu || std::string(argv[i]) == "--gpu";
+    grouped = grouped || std::string(argv[i]) == "--grouped";
+  }
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank != 0) ::testing::GTEST_FLAG(output) = "";
@@ -222,6 +229,7 @@ int main(int argc, char** argv) {
   {
     Env env;
     env.gpu = gpu;
+    env.grouped = grouped;
     if (gpu && cuda_device_count() > 0) {
       int local = 0;
       MPI_Comm node;

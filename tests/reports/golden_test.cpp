@@ -66,6 +66,49 @@ std::vector<lr::Measurement> layer() {
 
 }  // namespace
 
+// The "parts sum to more than their parent" warning fires only beyond the noise: parts at 100.4%
+// of a parent whose samples spread by +-2% stay silent; the same parts 6% over it warn, with the
+// excess's interval.
+TEST(Composition, PartsOverTheParentWarnOnlyBeyondTheNoise) {
+  using lr::Role;
+  auto with_parts = [](double scale) {
+    std::vector<lr::Measurement> v = {make("whole_layer", Role::total, "", {8.0, 8.16, 7.84, 8.1, 7.9, 8.05, 7.95})};
+    v.push_back(make("a", Role::part, "whole_layer", {5.0 * scale, 5.1 * scale, 4.9 * scale, 5.05 * scale, 4.95 * scale}));
+    v.push_back(make("b", Role::part, "whole_layer", {3.03 * scale, 3.1 * scale, 2.96 * scale, 3.06 * scale, 3.0 * scale}));
+    return v;
+  };
+  const auto quiet = lr::composition(with_parts(1.0), "sp", "t");  // 8.03 of 8.0 ms
+  EXPECT_TRUE(quiet.warnings.empty()) << quiet.warnings.front();
+  const auto loud = lr::composition(with_parts(1.06), "sp", "t");
+  ASSERT_EQ(loud.warnings.size(), 1u);
+  EXPECT_NE(loud.warnings[0].find("an excess of"), std::string::npos) << loud.warnings[0];
+  EXPECT_NE(loud.warnings[0].find("95% CI"), std::string::npos) << loud.warnings[0];
+}
+
+// A ratio to a reference timed in the same iterations: the clocks move both sides of a pair, so
+// the paired ratio is exact and narrow where the ratio of separately resampled medians is wide.
+TEST(Derived, PairedRateRatioCancelsTheClock) {
+  std::vector<double> a, ref;
+  for (int i = 0; i < 20; ++i) {
+    const double clock = 1.0 + 0.2 * ((i * 7) % 11) / 10.0;  // iteration i runs 1.0-1.2x slower
+    a.push_back(2.0 * clock);
+    ref.push_back(1.0 * clock);
+  }
+  auto m = make("local_expert_compute", lr::Role::part, "", a, {.flops = 1.0e12});
+  const auto dense = make("dense_gemm_reference", lr::Role::reference, "", ref, {.flops = 1.0e12});
+  const auto unpaired = lr::rate_ratio_to_reference(m, 1.0e12, dense, 1.0e12, 0.95);
+  m.reference = "dense_gemm_reference";
+  m.reference_samples_ms = ref;
+  const auto paired = lr::rate_ratio_to_reference(m, 1.0e12, dense, 1.0e12, 0.95);
+  EXPECT_DOUBLE_EQ(paired.value, 0.5);
+  EXPECT_NEAR(paired.ci.low, 0.5, 1e-12);
+  EXPECT_NEAR(paired.ci.high, 0.5, 1e-12);
+  EXPECT_NE(paired.method.find("per-iteration"), std::string::npos);
+  EXPECT_GT(unpaired.ci.high - unpaired.ci.low, 0.05);  // the clock spread lands in the interval
+  m.reference_samples_ms.pop_back();  // misaligned: not a paired measurement
+  EXPECT_FALSE(lr::paired_rate_ratio(m, 1.0e12, 1.0e12, 0.95).valid);
+}
+
 TEST(Golden, CompositionMarkdownAndWarnings) {
   const auto c = lr::composition(layer(), "sp", "Component profile");
   std::string text = lr::to_markdown(c.table);

@@ -50,6 +50,19 @@ TEST(BlockSlope, RecoversSlopeThroughBlockEffects) {
   EXPECT_LT(f.max_abs_residual, 2.0);
 }
 
+// The median of per-block slopes: the known slope through block effects, and unmoved by a few
+// blocks disturbed inside (one observation of the block far off, as a preempted stack).
+TEST(BlockSlope, MedianOfBlockSlopesResistsDisturbedBlocks) {
+  auto d = make(0.8, 0, 1.0, 21, 3);
+  EXPECT_NEAR(median_block_slope(d.x, d.y, d.block), 0.8, 0.05);
+  for (std::size_t b : {2u, 7u, 11u}) d.y[b * 4 + 3] += 500;  // the top dose of three blocks
+  EXPECT_NEAR(median_block_slope(d.x, d.y, d.block), 0.8, 0.08);
+  EXPECT_GT(fit_block_slope(d.x, d.y, d.block, d.level).slope, 2.0);  // least squares is pulled away
+  const std::vector<double> x = {1, 1}, y = {2, 3};
+  const std::vector<std::size_t> b = {0, 1};
+  EXPECT_TRUE(std::isnan(median_block_slope(x, y, b)));  // no spread within any block
+}
+
 TEST(BlockSlope, ZeroSlopeExcludesOne) {
   const auto d = make(0.0, 0, 2.0, 12, 2);
   const auto f = fit_block_slope(d.x, d.y, d.block, d.level);

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# One GPU, one call: the standard block's fast paths at every preset's shape.
+#   1. build the GPU tests and layerbench-moe-kernels (lb_build, Release, CUDA on);
+#   2. the GPU tests of the new kernels: the warp router of every family against the host
+#      definition, the expert MLPs (grouped and per-expert cuBLAS) at edge shapes (1 row, empty
+#      experts, K off every tile, 1100 groups), the whole standard block on one GPU against the CPU
+#      oracle on both expert paths;
+#   3. layerbench-moe-kernels --models (router + both expert paths per preset at TOKENS, EP1),
+#      which writes the expert-path table, the row counts and the model descriptions;
+#   4. torch (bench/moe/torch_std.py) on the same shapes and row counts, then the side-by-side.
+# Everything is written under a scratch folder and packed into $OUT/moe-fast.tgz after every stage
+# (a run cut short still returns what it had); the two tables are also copied to $OUT.
+# usage: [TOKENS=8192] [ITERATIONS=20] [MODELS=deepseek-v3,...] bench/scripts/gpu_moe_fast.sh
+set -uo pipefail
+source "$(dirname "$0")/gpu_env.sh"
+RESULT=$OUT
+OUT=$(mktemp -d /tmp/moe-fast.XXXXXX)
+TOKENS=${TOKENS:-8192}
+ITERATIONS=${ITERATIONS:-20}
+MODELS=${MODELS:-deepseek-v3,qwen3-30b-a3b,mixtral-8x7b,gpt-oss-120b,glm-4.5-air}
+T_START=$(date +%s)
+pack() {
+  tar -czf "$RESULT/moe-fast.tgz.part" -C "$OUT" . && mv "$RESULT/moe-fast.tgz.part" "$RESULT/moe-fast.tgz"
+  for f in ours.md side-by-side.md; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$RESULT/"; done
+  return 0
+}
+trap pack EXIT
+since() { echo "+$(( $(date +%s) - T_START )) s"; }
+{ date -u; echo "commit $(cat .git-sha 2>/dev/null || git rev-parse HEAD 2>/dev/null)";
+  nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv; } > "$OUT/machine.txt" 2>&1
+
+lb_build test_std_kernels_gpu test_moe_std_mpi layerbench-moe-kernels || exit 1
+echo "build done at $(since)"; pack
+
+(cd "$B" && timeout 90 ctest -j3 -R "test_std_kernels_gpu|moe_std_gpu" --output-on-failure) > "$OUT/ctest-gpu.log" 2>&1
+echo "ctest rc=$? at $(since)"; pack; grep -E "tests passed|Failed|Skipped|\*\*\*" "$OUT/ctest-gpu.log" | tail -8
+
+K="$B/tools/layerbench-moe-kernels"
+mkdir -p "$OUT/shapes"
+OURS_CMD=("$K" --models "$MODELS" --std-tokens "$TOKENS" --iterations "$ITERATIONS" --warmup 5
+          --expert-table "$OUT/std-expert-paths.tsv" --counts-dir "$OUT/shapes")
+echo "${OURS_CMD[*]}" > "$OUT/ours.cmd"
+timeout 150 "${OURS_CMD[@]}" > "$OUT/ours.md" 2> "$OUT/ours.err"
+echo "layerbench-moe-kernels rc=$? at $(since)"; pack; grep -E "check|choice|error" "$OUT/ours.md" "$OUT/ours.err" | cut -c1-200
+
+TORCH_CMD=(python3 bench/moe/torch_std.py --dir "$OUT/shapes" --models "$MODELS" --tokens "$TOKENS"
+           --iterations "$ITERATIONS" --warmup 5 --json "$OUT/torch-std.json" --ours "$OUT/ours.md")
+echo "${TORCH_CMD[*]}" > "$OUT/torch.cmd"
+PYTHONUNBUFFERED=1 timeout 150 "${TORCH_CMD[@]}" > "$OUT/side-by-side.md" 2> "$OUT/torch.err"
+echo "torch rc=$? at $(since)"
+cat "$OUT/ours.md"; sed -n '/^| model | routing/,$p' "$OUT/side-by-side.md"; tail -3 "$OUT/torch.err"
+echo "total $(since)"

@@ -1,0 +1,138 @@
+// The replication what-if (bench/harness/whatif.hpp): the component runs k times per instance
+// inside the stack, in order-balanced rounds, until the slope of stack time against copies is
+// known to the stopping rule's half-width or the time cap is reached.
+#include "harness/whatif.hpp"
+
+#include "collectives/error.hpp"
+#include "stats/bootstrap.hpp"
+#include "stats/summary.hpp"
+#include "stats/tests.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace layerbench::harness {
+
+double replicate_target_half_width(const WhatIfOptions& o, double slope_ms, double cost_ms) {
+  const double size = std::isfinite(cost_ms) ? cost_ms : std::fabs(slope_ms);
+  if (size < 0.2) return std::max(o.target_absolute_half_width_ms, o.target_relative_half_width * std::fabs(slope_ms));
+  return o.target_relative_half_width * std::fabs(slope_ms);
+}
+
+namespace {
+
+double half_width(const stats::BlockSlopeFit& f) {
+  if (!std::isfinite(f.ci.low) || !std::isfinite(f.ci.high)) return stats::nan_value;
+  return std::max(f.slope - f.ci.low, f.ci.high - f.slope);
+}
+
+}  // namespace
+
+void fit_removal_step(WhatIfResult& r, double confidence) {
+  r.removal_from_step = false;
+  const auto zero = std::find(r.copies.begin(), r.copies.end(), 0);
+  const auto one = std::find(r.copies.begin(), r.copies.end(), 1);
+  if (zero == r.copies.end() || one == r.copies.end()) return;
+  const auto l0 = static_cast<std::size_t>(zero - r.copies.begin()), l1 = static_cast<std::size_t>(one - r.copies.begin());
+  const std::size_t rounds = r.round.empty() ? 0 : *std::max_element(r.round.begin(), r.round.end()) + 1;
+  std::vector<double> y0(rounds, stats::nan_value), y1(rounds, stats::nan_value), d;
+  for (std::size_t i = 0; i < r.y_ms.size(); ++i) {
+    if (r.level[i] == l0) y0[r.round[i]] = r.y_ms[i];
+    if (r.level[i] == l1) y1[r.round[i]] = r.y_ms[i];
+  }
+  for (std::size_t b = 0; b < rounds; ++b)
+    if (std::isfinite(y0[b]) && std::isfinite(y1[b])) d.push_back(y1[b] - y0[b]);
+  if (d.size() < 2) return;
+  const auto t = stats::t_test(d, confidence);
+  r.removal_step_ms = t.mean;
+  r.removal_step_ci = t.ci;
+  r.removal_from_step = std::isfinite(r.fit.lack_of_fit_p) && r.fit.lack_of_fit_p < 0.01;
+}
+
+WhatIfResult run_replicate_what_if(const WhatIfOptions& o, const WhatIfTarget& target, int instances_per_stack,
+                                   int instances_per_forward, const std::vector<double>& cost_samples_ms,
+                                   const std::function<double(int)>& stack, const telemetry::Sampler* sampler,
+                                   const std::function<void(int, int)>& on_round,
+                                   const std::function<double()>& energy_j) {
+  LB_CHECK(instances_per_stack > 0, "a what-if needs at least one instance per stack");
+  LB_CHECK(o.copies.size() >= 2, "a replication what-if needs at least two copy counts");
+  using clock = std::chrono::steady_clock;
+  const auto t_start = clock::now();
+  WhatIfResult r;
+  r.target = target;
+  r.target.method = WhatIfMethod::replicate;
+  r.instances_per_stack = instances_per_stack;
+  r.instances_per_forward = instances_per_forward;
+  r.copies = o.copies;
+  const std::size_t k = o.copies.size();
+  if (!cost_samples_ms.empty()) {
+    r.cost_ms = stats::summarize(cost_samples_ms).median;
+    r.cost_resampled = stats::resampled_medians(cost_samples_ms, o.resamples, o.seed + 1);
+    std::vector<double> tmp = r.cost_resampled;
+    r.cost_ci = stats::percentile_interval(tmp, o.confidence, stats::Alternative::two_sided);
+  }
+  for (std::size_t i = 0; i < k; ++i) (void)stack(o.copies[i]);  // untimed round: warm every level
+
+  stats::BlockSlopeOptions so;
+  so.confidence = o.confidence;
+  so.resamples = 2000;  // the stopping rule's look; the reported fit uses o.resamples
+  so.seed = o.seed;
+  std::vector<std::vector<telemetry::Sample>> level_samples(k);
+  // Every rank reaches the same decision: it reads only the stack times, which are rank-max
+  // (identical everywhere), and the fit of them (seeded). The time cap counts the stacks' own
+  // time, not the wall clock of this rank.
+  double timed_s = 0;
+  r.stop = "time cap";
+  for (int round = 0;; ++round) {
+    if (on_round) on_round(round, o.rounds);
+    for (std::size_t l : round_order(k, static_cast<std::size_t>(round))) {
+      const double t0 = telemetry::Sampler::now();
+      const double e0 = energy_j ? energy_j() : stats::nan_value;
+      const double ms = stack(o.copies[l]);
+      r.energy_j.push_back(energy_j ? energy_j() - e0 : stats::nan_value);
+      if (sampler) {
+        auto w = sampler->between(t0, telemetry::Sampler::now());
+        level_samples[l].insert(level_samples[l].end(), w.begin(), w.end());
+      }
+      r.x_ms.push_back(static_cast<double>(o.copies[l]) * instances_per_stack);
+      r.y_ms.push_back(ms);
+      r.round.push_back(static_cast<std::size_t>(round));
+      r.level.push_back(l);
+      timed_s += ms / 1000;
+    }
+    if (round + 1 < o.rounds) continue;
+    const auto look = stats::fit_block_slope(r.x_ms, r.y_ms, r.round, r.level, so);
+    const double hw = half_width(look);
+    // Not linear at k = 0: the removal step must be as well known as the slope would be.
+    r.fit = look;
+    fit_removal_step(r, o.confidence);
+    bool step_ok = true;
+    if (r.removal_from_step) {
+      const double step_hw = std::max(r.removal_step_ms - r.removal_step_ci.low, r.removal_step_ci.high - r.removal_step_ms);
+      step_ok = step_hw <= replicate_target_half_width(o, r.removal_step_ms / instances_per_stack, r.cost_ms) * instances_per_stack;
+    }
+    if (std::isfinite(hw) && hw <= replicate_target_half_width(o, look.slope, r.cost_ms) && step_ok) {
+      r.stop = "interval within target";
+      break;
+    }
+    if (timed_s >= o.max_seconds) break;
+  }
+  for (std::size_t l = 0; l < k; ++l) {
+    const auto s = telemetry::summarize(level_samples[l]);
+    r.level_clock_mhz.push_back(s.sm_clock_mean_mhz);
+    r.level_power_capped.push_back(s.power_capped_share);
+  }
+  so.resamples = o.resamples;
+  so.keep_resamples = true;
+  r.fit = stats::fit_block_slope(r.x_ms, r.y_ms, r.round, r.level, so);
+  r.slope_median = stats::median_block_slope(r.x_ms, r.y_ms, r.round);
+  fit_removal_step(r, o.confidence);
+  r.energy_fit = fit_energy(r, so);
+  r.seconds = std::chrono::duration<double>(clock::now() - t_start).count();
+  return r;
+}
+
+}  // namespace layerbench::harness

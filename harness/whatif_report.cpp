@@ -1,0 +1,145 @@
+// The what-if results as JSON and as one markdown table (both methods; the method per row).
+#include "harness/whatif.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace layerbench::harness {
+
+namespace {
+using nlohmann::json;
+json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+json ci_json(const stats::Interval& i) { return json::array({num(i.low), num(i.high)}); }
+std::string g(double v, int digits = 4) { return std::isfinite(v) ? fmt::format("{:.{}g}", v, digits) : "n/a"; }
+double half_width(double v, const stats::Interval& ci) {
+  return std::isfinite(ci.low) ? std::max(v - ci.low, ci.high - v) : stats::nan_value;
+}
+}  // namespace
+
+json WhatIfResult::to_json(double confidence) const {
+  const bool rep = target.method == WhatIfMethod::replicate;
+  json levels = json::array();
+  const std::size_t k = rep ? copies.size() : levels_us.size();
+  for (std::size_t l = 0; l < k; ++l) {
+    json e = {{"mean_stack_ms_block_adjusted", l < fit.level_y.size() ? num(fit.level_y[l]) : json(nullptr)},
+              {"residual_ms", l < fit.level_residual.size() ? num(fit.level_residual[l]) : json(nullptr)},
+              {"sm_clock_mean_mhz", l < level_clock_mhz.size() ? num(level_clock_mhz[l]) : json(nullptr)},
+              {"power_capped_share", l < level_power_capped.size() ? num(level_power_capped[l]) : json(nullptr)}};
+    if (rep) {
+      e["copies_per_instance"] = copies[l];
+    } else {
+      e["delay_us"] = levels_us[l];
+      e["calibrated_ms_per_instance"] = calibrated_ms[l];
+    }
+    levels.push_back(e);
+  }
+  const double f = static_cast<double>(instances_per_forward);
+  const auto eci = effect_ci(f, confidence);
+  json energy = nullptr;
+  if (energy_fit)
+    energy = {{"unit", "J"},
+              {"per", rep ? "extra copy of the component (all ranks' devices)" : "ms of injected idle (all ranks' devices)"},
+              {"slope_j", num(energy_fit->slope)},
+              {"slope_ci_j", ci_json(energy_fit->ci)}};
+  json j = {{"component", target.component},
+            {"method", to_string(target.method)},
+            {"instances_per_stack", instances_per_stack},
+            {"instances_per_forward", instances_per_forward},
+            {"rounds", fit.blocks},
+            {"levels", levels},
+            {"slope", num(fit.slope)},
+            {"slope_ci", ci_json(fit.ci)},
+            {"slope_t_ci", ci_json(fit.t_ci)},
+            {"slope_median_of_rounds", num(slope_median)},
+            {"linearity_max_residual_ms", num(fit.max_abs_residual)},
+            {"lack_of_fit_p", num(fit.lack_of_fit_p)},
+            {"isolated_cost_ms", num(cost_ms)},
+            {"isolated_cost_ci_ms", ci_json(cost_ci)},
+            {"predicted_removal_ms_per_forward", num(effect_ms(f))},
+            {"predicted_removal_ci_ms_per_forward", ci_json(eci)},
+            {"predicted_removal_relative_half_width", num(half_width(effect_ms(f), eci) / std::fabs(effect_ms(f)))},
+            {"energy", energy},
+            {"observations", {{"x", x_ms}, {"y_ms", y_ms}, {"energy_j", json::array()}, {"round", round}, {"level", level}}},
+            {"seconds", seconds}};
+  for (double e : energy_j) j["observations"]["energy_j"].push_back(num(e));
+  if (rep) {
+    j["removal_step_ms_per_stack"] = num(removal_step_ms);
+    j["removal_step_ci_ms_per_stack"] = ci_json(removal_step_ci);
+    j["predicted_removal_basis"] = removal_from_step ? "removal step (one copy minus none, paired in rounds): not linear at k = 0"
+                                                     : "slope x instances";
+    j["slope_unit"] = "ms per copy";
+    j["x_unit"] = "copies per stack";
+    j["stop"] = stop;
+  } else {
+    j["edge"] = target.edge == Edge::begin ? "begin" : "end";
+    j["delay"] = target.kind == DelayKind::host ? "host busy-wait" : "device spin kernel on the component's stream";
+    j["slope_unit"] = "critical-path fraction (ms of stack per ms injected)";
+    j["x_unit"] = "ms injected per stack";
+  }
+  return j;
+}
+
+std::string what_if_markdown(const std::vector<WhatIfResult>& results, double confidence, const std::string& label,
+                             bool notes) {
+  if (results.empty()) return "";
+  const int level = static_cast<int>(std::lround(100 * confidence));
+  std::string md = fmt::format("\n### What-if{}: stack of {} instances\n\n", label.empty() ? "" : ", " + label,
+                               results.front().instances_per_stack);
+  md += fmt::format(
+      "| component | method | levels | isolated cost ms | slope ({}% CI) | per forward | predicted removal ms/forward "
+      "({}% CI) | ± rel. | energy J per copy / per idle ms ({}% CI) | SM clock MHz by level | rounds | time s |\n"
+      "|---|---|---|---:|---|---:|---|---:|---|---|---:|---:|\n",
+      level, level, level);
+  for (const auto& r : results) {
+    const bool rep = r.target.method == WhatIfMethod::replicate;
+    const double f = static_cast<double>(r.instances_per_forward);
+    const auto eci = r.effect_ci(f, confidence);
+    const double eff = r.effect_ms(f);
+    std::string levels, clocks;
+    if (rep)
+      for (int c : r.copies) levels += (levels.empty() ? "" : ", ") + fmt::format("x{}", c);
+    else
+      for (double v : r.levels_us) levels += (levels.empty() ? "" : ", ") + fmt::format("{:g} us", v);
+    for (double c : r.level_clock_mhz) clocks += (clocks.empty() ? "" : " / ") + (std::isfinite(c) ? fmt::format("{:.0f}", c) : "-");
+    const std::string slope = fmt::format("{} [{}, {}] {}", g(r.fit.slope), g(r.fit.ci.low), g(r.fit.ci.high),
+                                          rep ? "ms/copy" : "fraction");
+    const std::string energy =
+        r.energy_fit ? fmt::format("{} [{}, {}]", g(r.energy_fit->slope, 3), g(r.energy_fit->ci.low, 3), g(r.energy_fit->ci.high, 3))
+                     : "n/a";
+    const std::string method = rep ? "replicate" : (r.target.kind == DelayKind::host ? "delay (host wait)" : "delay (device spin)");
+    md += fmt::format("| {} | {} | {} | {:.4f} | {} | {} | {:+.4f} [{:+.4f}, {:+.4f}]{} | {} | {} | {} | {} | {:.1f} |\n",
+                      r.target.name(), method, levels, r.cost_ms, slope, r.instances_per_forward, eff, eci.low, eci.high,
+                      r.removal_from_step ? " (removal step)" : "",
+                      std::isfinite(eff) && eff != 0 ? fmt::format("{:.1f}%", 100 * half_width(eff, eci) / std::fabs(eff)) : "n/a",
+                      energy, clocks.empty() ? "-" : clocks,
+                      rep ? fmt::format("{} ({})", r.fit.blocks, r.stop) : fmt::format("{}", r.fit.blocks), r.seconds);
+  }
+  if (notes) md += what_if_notes();
+  return md;
+}
+
+std::string what_if_notes() {
+  std::string md;
+  md += "\n- replicate: the component runs 0 (where it can be skipped), 1, 2 and 3 times per instance inside the "
+        "stack; slope = stack time per extra copy (ms), fitted within order-balanced rounds, which run until its "
+        "interval is within 10% of it (0.02 ms for components under 0.2 ms) or the time cap. Predicted removal = "
+        "slope x instances per forward; making the component X% faster saves X% of that. Where the response is not "
+        "linear (lack-of-fit p < 0.01), removal is predicted from the removal step measured in the same rounds (one "
+        "copy minus none, marked \"removal step\"): under a power cap a component whose power density differs from "
+        "the rest's moves the clocks of everything else when it is removed.\n";
+  md += "- delay: the slope is the stack's response to idle injected at every instance (the critical-path fraction: "
+        "1 = every injected microsecond shows end to end, 0 = hidden). Predicted removal = fraction x isolated cost "
+        "x instances per forward: right for idle work (a host round-trip, a wait), and the figure of what idle of "
+        "this length costs.\n";
+  md += "- on a power-capped GPU idle is not like removed work: injected idle lowers the average power, so the "
+        "clocks rise in the rest of the stack and a serial kernel's fraction reads well below 1, while removing "
+        "the kernel removes its energy too. Price kernels by replication, idle by delay.\n";
+  md += "- energy: NVML's total-energy counter read around every stack; it advances in steps (about every 100 ms on an "
+        "H200), so one stack's reading is quantised and the slope's interval carries that (more rounds narrow it).\n";
+  md += "- a small lack-of-fit p (< 0.01 in the JSON) means the response is not linear in the level: read the slope as an "
+        "average over the levels.\n";
+  return md;
+}
+
+}  // namespace layerbench::harness

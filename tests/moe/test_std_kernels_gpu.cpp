@@ -1,0 +1,231 @@
+// The standard block's CUDA kernels on one GPU (skips without one):
+//  - the warp-per-token router (moe/std_kernels.cu) for every router family against
+//    moe/router.cpp's route_token on the same fp32 logits: the same experts in the same order
+//    and the same weights for every token whose top-k boundary (and group boundary) is clear of
+//    rounding; exact ties (duplicated experts) go to the lower id; every output written;
+//  - the expert MLPs (per-expert cuBLAS on one stream and on 4, grouped cuBLAS, padded batched) against a CPU product with the device's
+//    roundings (bf16 gate/up and activation), at edge shapes: one row, empty experts, K not a
+//    multiple of any tile, more than 1024 groups.
+#include "collectives/cuda_internal.hpp"
+#include "collectives/device.hpp"
+#include "collectives/types.hpp"
+#include "moe/init.hpp"
+#include "moe/router.hpp"
+#include "moe/std_kernels.cuh"
+#include "moe/std_ops.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace layerbench::moe {
+namespace {
+
+struct RouteCase {
+  std::string name;
+  RouterSpec spec;
+  std::int64_t tokens, experts, k;
+};
+
+// The gap between the last kept group and the best dropped one (+inf without a group limit),
+// from the same selection values the host computes.
+float group_gap(const float* l, const float* bias, const RouterSpec& sp, std::int64_t E) {
+  if (sp.groups <= 1 || sp.topk_groups == sp.groups) return INFINITY;
+  std::vector<double> sc(static_cast<std::size_t>(E));
+  double mx = -INFINITY, sum = 0;
+  for (std::int64_t e = 0; e < E; ++e) mx = std::max(mx, double(l[e]));
+  for (std::int64_t e = 0; e < E; ++e) {
+    sc[e] = sp.topk_before_score ? l[e] : sp.score == Score::sigmoid ? 1 / (1 + std::exp(-double(l[e]))) : std::exp(l[e] - mx);
+    sum += sc[e];
+  }
+  const std::int64_t per = E / sp.groups;
+  std::vector<double> gv;
+  for (std::int64_t g = 0; g < sp.groups; ++g) {
+    std::vector<double> v;
+    for (std::int64_t e = g * per; e < (g + 1) * per; ++e)
+      v.push_back((!sp.topk_before_score && sp.score == Score::softmax ? sc[e] / sum : sc[e]) +
+                  (sp.selection_bias ? bias[e] : 0.0));
+    std::sort(v.rbegin(), v.rend());
+    gv.push_back(sp.group_score == GroupScore::max ? v[0] : v[0] + v[1]);
+  }
+  std::sort(gv.rbegin(), gv.rend());
+  return static_cast<float>(gv[static_cast<std::size_t>(sp.topk_groups - 1)] - gv[static_cast<std::size_t>(sp.topk_groups)]);
+}
+
+void check_route(const RouteCase& c) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  auto dev = make_cuda_device(0);
+  const std::int64_t T = c.tokens, E = c.experts, k = c.k;
+  std::vector<float> logits(static_cast<std::size_t>(T * E)), bias(static_cast<std::size_t>(E));
+  for (std::size_t i = 0; i < logits.size(); ++i) logits[i] = seeded_value(41, 1, i, 3.0f);
+  for (std::size_t i = 0; i < bias.size(); ++i) bias[i] = seeded_value(41, 2, i, 0.05f);
+  // Exact ties: in every 7th token expert E-1 repeats expert 0's logit (same bias too).
+  if (E > 1) {
+    bias[static_cast<std::size_t>(E - 1)] = bias[0];
+    for (std::int64_t t = 0; t < T; t += 7) logits[static_cast<std::size_t>(t * E + E - 1)] = logits[static_cast<std::size_t>(t * E)] = 4.0f;
+  }
+  Buffer dl = dev->upload(logits), db = dev->upload(bias);
+  Buffer di = dev->upload(std::vector<std::int32_t>(static_cast<std::size_t>(T * k), -1));
+  Buffer dw = dev->upload(std::vector<float>(static_cast<std::size_t>(T * k), NAN));
+  cuda::std_route(dl.as<float>(), db.as<float>(), c.spec, T, E, k, di.as<std::int32_t>(), dw.as<float>(),
+                  detail::cuda_stream(dev->compute_stream()));
+  const auto idx = dev->download<std::int32_t>(di.data(), static_cast<std::size_t>(T * k));
+  const auto w = dev->download<float>(dw.data(), static_cast<std::size_t>(T * k));
+  std::vector<float> work(static_cast<std::size_t>(3 * E));
+  std::vector<std::int32_t> hi(static_cast<std::size_t>(k));
+  std::vector<float> hw(static_cast<std::size_t>(k));
+  std::int64_t compared = 0, near = 0, bad = 0, ties = 0;
+  for (std::int64_t t = 0; t < T; ++t) {
+    const float* l = logits.data() + t * E;
+    const float margin = route_token(l, bias.data(), c.spec, E, k, hi.data(), hw.data(), work);
+    for (std::int64_t j = 0; j < k; ++j) {  // every output written, in range
+      const auto e = idx[static_cast<std::size_t>(t * k + j)];
+      bad += e < 0 || e >= E || !std::isfinite(w[static_cast<std::size_t>(t * k + j)]);
+    }
+    if (margin < 1e-6f || group_gap(l, bias.data(), c.spec, E) < 1e-6f) {
+      ++near;
+      continue;
+    }
+    ++compared;
+    for (std::int64_t j = 0; j < k; ++j) {
+      const auto q = static_cast<std::size_t>(t * k + j);
+      if (idx[q] != hi[static_cast<std::size_t>(j)]) {
+        if (bad++ < 5) ADD_FAILURE() << c.name << " token " << t << " pick " << j << ": " << idx[q] << " vs host " << hi[static_cast<std::size_t>(j)];
+        continue;
+      }
+      const float ref = hw[static_cast<std::size_t>(j)];
+      if (!(std::fabs(w[q] - ref) <= 1e-5f * std::fabs(ref) + 1e-7f)) {
+        if (bad++ < 5) ADD_FAILURE() << c.name << " token " << t << " weight " << j << ": " << w[q] << " vs host " << ref;
+      }
+    }
+    // the tie pair: when both tied experts were taken, expert 0 comes before E-1
+    if (t % 7 == 0 && E > 1) {
+      const auto b0 = std::find(hi.begin(), hi.end(), 0), b1 = std::find(hi.begin(), hi.end(), E - 1);
+      if (b0 != hi.end() && b1 != hi.end()) ++ties;
+    }
+  }
+  EXPECT_EQ(bad, 0) << c.name;
+  EXPECT_GT(compared, T * 3 / 4) << c.name << ": near-ties " << near;
+  if (T >= 7 && E > 2 && c.spec.groups == 1) {
+    EXPECT_GT(ties, 0) << c.name << ": the tie pair was never selected";
+  }
+}
+
+RouterSpec spec_of(Score s, bool bias, std::int64_t groups, std::int64_t topk_groups, GroupScore gs, bool before,
+                   bool normalize, double scale) {
+  return {.score = s, .selection_bias = bias, .groups = groups, .topk_groups = topk_groups, .group_score = gs,
+          .topk_before_score = before, .normalize = normalize, .scale = scale};
+}
+
+TEST(StdRouterGpu, EveryFamilyMatchesTheHostDefinition) {
+  const std::vector<RouteCase> cases = {
+      {"deepseek-v3", spec_of(Score::sigmoid, true, 8, 4, GroupScore::top2_sum, false, true, 2.5), 4099, 256, 8},
+      {"qwen3", spec_of(Score::softmax, false, 1, 1, GroupScore::max, false, true, 1.0), 2048, 128, 8},
+      {"mixtral", spec_of(Score::softmax, false, 1, 1, GroupScore::max, false, true, 1.0), 2048, 8, 2},
+      {"gpt-oss", spec_of(Score::softmax, false, 1, 1, GroupScore::max, true, false, 1.0), 2048, 128, 4},
+      {"glm-4.5-air", spec_of(Score::sigmoid, true, 1, 1, GroupScore::max, false, true, 1.0), 2048, 128, 8},
+      {"softmax un-normalised, 512 experts", spec_of(Score::softmax, false, 1, 1, GroupScore::max, false, false, 1.0), 1000, 512, 32},
+      {"sigmoid of the k selected", spec_of(Score::sigmoid, false, 1, 1, GroupScore::max, true, false, 1.0), 1000, 96, 6},
+      {"group max, 64 groups of 8", spec_of(Score::softmax, false, 64, 3, GroupScore::max, false, true, 16.0), 1000, 512, 12},
+      {"odd expert count 33, groups of 11", spec_of(Score::sigmoid, true, 3, 2, GroupScore::top2_sum, false, false, 1.0), 999, 33, 5},
+      {"one token, one expert", spec_of(Score::softmax, false, 1, 1, GroupScore::max, false, false, 1.0), 1, 1, 1},
+      {"one token", spec_of(Score::sigmoid, true, 8, 4, GroupScore::top2_sum, false, true, 2.5), 1, 256, 8},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    check_route(c);
+  }
+}
+
+// ---- expert MLPs ------------------------------------------------------------------------
+
+struct MlpCase {
+  std::string name;
+  std::vector<std::int64_t> rows;
+  std::int64_t h, inter;
+  Activation act;
+};
+
+void check_mlp(const MlpCase& c, StdExpertPath path) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  auto dev = make_cuda_device(0);
+  auto ops = make_cuda_std_ops(*dev);
+  ops->set_expert_path(path);
+  const std::int64_t E = static_cast<std::int64_t>(c.rows.size()), H = c.h, I = c.inter;
+  std::int64_t R = 0;
+  for (auto r : c.rows) R += r;
+  auto make = [](std::size_t n, std::uint32_t tensor, float scale) {
+    std::vector<std::uint16_t> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = float_to_bf16_bits(seeded_value(7, tensor, i, scale));
+    return v;
+  };
+  const auto x = make(static_cast<std::size_t>(R * H), 1, 1.5f);
+  const auto w13 = make(static_cast<std::size_t>(E * 2 * I * H), 2, std::sqrt(3.0f / float(H)));
+  const auto wd = make(static_cast<std::size_t>(E * H * I), 3, std::sqrt(3.0f / float(I)));
+  Buffer dx = dev->upload(x), d13 = dev->upload(w13), dd = dev->upload(wd);
+  Buffer gu = dev->alloc(static_cast<std::size_t>(std::max<std::int64_t>(R, 1) * 2 * I) * 2);
+  Buffer act = dev->alloc(static_cast<std::size_t>(std::max<std::int64_t>(R, 1) * I) * 2);
+  Buffer y = dev->upload(std::vector<std::uint16_t>(static_cast<std::size_t>(std::max<std::int64_t>(R, 1) * H), 0x7fc0));
+  ActivationSpec as;
+  as.kind = c.act;
+  ops->expert_mlp(dx.data(), d13.data(), dd.data(), gu.data(), act.data(), y.data(), c.rows, H, I, as,
+                  dev->compute_stream());
+  const auto out = dev->download<std::uint16_t>(y.data(), static_cast<std::size_t>(R * H));
+  double max_err = 0, max_ref = 0;
+  std::int64_t row = 0;
+  std::vector<float> a(static_cast<std::size_t>(I));
+  for (std::int64_t e = 0; e < E; ++e)
+    for (std::int64_t r = 0; r < c.rows[static_cast<std::size_t>(e)]; ++r, ++row) {
+      const auto* xr = x.data() + row * H;
+      for (std::int64_t i = 0; i < I; ++i) {
+        double g = 0, u = 0;
+        for (std::int64_t q = 0; q < H; ++q) {
+          const double xv = bf16_bits_to_float(xr[q]);
+          g += xv * bf16_bits_to_float(w13[static_cast<std::size_t>((e * 2 * I + i) * H + q)]);
+          u += xv * bf16_bits_to_float(w13[static_cast<std::size_t>((e * 2 * I + I + i) * H + q)]);
+        }
+        a[static_cast<std::size_t>(i)] = round_to_bf16(glu(round_to_bf16(float(g)), round_to_bf16(float(u)), as));
+      }
+      for (std::int64_t q = 0; q < H; ++q) {
+        double acc = 0;
+        for (std::int64_t i = 0; i < I; ++i)
+          acc += double(a[static_cast<std::size_t>(i)]) * bf16_bits_to_float(wd[static_cast<std::size_t>((e * H + q) * I + i)]);
+        const double got = bf16_bits_to_float(out[static_cast<std::size_t>(row * H + q)]);
+        max_err = std::max(max_err, std::isfinite(got) ? std::fabs(got - acc) : INFINITY);
+        max_ref = std::max(max_ref, std::fabs(acc));
+      }
+    }
+  EXPECT_EQ(ops->path("expert_compute").find("refused"), std::string::npos) << "cuBLAS refused the grouped GEMM";
+  EXPECT_LE(max_err, 2e-2 * max_ref + 1e-3) << c.name << " (" << to_string(path) << "): max |ref| " << max_ref;
+}
+
+std::vector<MlpCase> mlp_cases() {
+  std::vector<std::int64_t> many(1100);
+  for (std::size_t e = 0; e < many.size(); ++e) many[e] = e % 5 == 0 ? 0 : 1 + static_cast<std::int64_t>(e % 3);
+  return {
+      {"one row", {1}, 64, 32, Activation::silu_glu},
+      {"empty experts, K 100 and I 52 off every tile", {0, 3, 0, 130, 1}, 100, 52, Activation::silu_glu},
+      {"clamped SwiGLU, vectorised activation", {17, 0, 257, 64}, 256, 128, Activation::swiglu_clamped},
+      {"1100 groups", many, 48, 24, Activation::silu_glu},
+  };
+}
+
+TEST(StdExpertMlpGpu, GroupedMatchesTheCpuProduct) {
+  for (const auto& c : mlp_cases()) check_mlp(c, StdExpertPath::grouped);
+}
+TEST(StdExpertMlpGpu, PerExpertMatchesTheCpuProduct) {
+  for (const auto& c : mlp_cases()) check_mlp(c, StdExpertPath::per_expert);
+}
+TEST(StdExpertMlpGpu, PaddedBatchedMatchesTheCpuProduct) {
+  for (const auto& c : mlp_cases()) check_mlp(c, StdExpertPath::padded);
+}
+TEST(StdExpertMlpGpu, MultiStreamMatchesTheCpuProduct) {
+  for (const auto& c : mlp_cases()) check_mlp(c, StdExpertPath::multi_stream);
+}
+
+}  // namespace
+}  // namespace layerbench::moe
