@@ -47,7 +47,7 @@ TEST(RunCli, RealDifferenceIsSignificantWithTheRightSign) {
   EXPECT_EQ(j["n"], 12);
   EXPECT_LT(j["delta"]["mean"].get<double>(), 0.0);  // candidate - base < 0: the candidate is faster
   EXPECT_LT(j["wilcoxon"]["p_exact"].get<double>(), 0.01);
-  EXPECT_GT(j["wilcoxon"]["w_plus"].get<double>(), j["wilcoxon"]["w_minus"].get<double>());
+  EXPECT_GT(j["wilcoxon"]["w_minus"].get<double>(), j["wilcoxon"]["w_plus"].get<double>());
   // Interleaved: alternate order, both arms of a pair back to back, fsync'ed lines.
   const auto runs = records(out, "run");
   ASSERT_EQ(runs.size(), 24u);
@@ -58,7 +58,9 @@ TEST(RunCli, RealDifferenceIsSignificantWithTheRightSign) {
     const bool base_first = pair % 2 == 0;
     EXPECT_EQ(runs[k]["arm"], (k % 2 == 0) == base_first ? "base" : "candidate");
     EXPECT_EQ(runs[k]["status"], "ok");
-    EXPECT_GE(runs[k]["wall"].get<double>(), 0.019);
+    // sleep 0.02 or 0.03, less the shell's start-up measured before the study (a mean: one run's
+    // shell may start faster than it, more so on a loaded machine).
+    EXPECT_GE(runs[k]["wall"].get<double>(), 0.015);
   }
   EXPECT_EQ(j["diagnostics"]["order"]["base_first"], 6);
   EXPECT_EQ(j["diagnostics"]["order"]["candidate_first"], 6);

@@ -149,7 +149,6 @@ TEST(SequentialCli, BadSequentialOptionsExitTwo) {
         "--out", out}, "--equivalence"},
       {{"run", "--base", "true", "--candidate", "true", "--pairs", "9", "--equivalence", "5%", "--out", out},
        "--sequential"},
-      {{"run", "--base", "true", "--candidate", "true", "--out", out}, "--pairs"},
   };
   for (const auto& [args, expect] : cases) {
     const auto r = run_ab(args);
