@@ -60,6 +60,9 @@ void resolve(CLI::App& app, RunConfig& c, const ModelFlagValues& f) {
     throw UsageError(fmt::format("--moe-heads {}: MoE heads exist only in the MAGI-2 layer (--model magi-2)", *o.moe_heads));
   apply_overrides(m, o);
   if (m.shared.count > 0 && m.shared.size == 0) m.shared.size = m.moe_intermediate;
+  if (m.topk > m.experts)  // named as the user gave them
+    throw UsageError(fmt::format("{} {} exceeds {} {}", o.topk ? "--topk" : "topk", m.topk,
+                                 o.experts ? "--experts" : "experts", m.experts));
   if (m.block == Block::magi2_multi_head && o.moe_intermediate && !o.shared_intermediate) {
     m.shared.size = m.moe_intermediate;  // one intermediate size for its experts and shared MLPs
     m.sources["shared_intermediate"] = "flag --intermediate (MAGI-2: one size)";

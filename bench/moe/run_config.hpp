@@ -17,7 +17,7 @@ struct RunConfig {
   harness::CommonOptions common;
   // The model (preset, --hf-config, flag overrides), resolved once after parsing; `geo` mirrors
   // its geometry for the MAGI-2 multi-head layer.
-  Model model;
+  Model model = preset("magi-2");
   std::string model_name = "magi-2";  // --model
   std::string hf_config;              // --hf-config FILE (replaces --model)
   bool describe = false;              // print the resolved model (layerbench-model/1) and exit

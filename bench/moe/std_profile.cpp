@@ -58,6 +58,28 @@ nlohmann::json run_checks(StdBlock& b, const void* x, const void* out, const Run
   return j;
 }
 
+// A dense bf16 (fp32 on host) GEMM measured in the same run: the rates' yardstick.
+reports::Measurement dense_reference(const harness::Runner& runner, StdBlock& block, const RunConfig& c,
+                                     const std::string& group) {
+  auto& dev = block.ep().device();
+  const Stream s = dev.compute_stream();
+  const std::int64_t g = c.dense_gemm_size > 0 ? c.dense_gemm_size : (block.ep().backend() == Backend::cuda ? 8192 : 128);
+  const auto gb = static_cast<std::size_t>(g * g) * block.act_bytes();
+  Buffer A = dev.alloc(gb), B = dev.alloc(gb), C = dev.alloc(gb);
+  Ops& o = block.ops().base();
+  o.fill(A.data(), o.act(), {.seed = c.common.seed, .tensor = kDenseA, .scale = 1.0f, .rows = g, .cols = g, .full_cols = g, .ld = g}, s);
+  o.fill(B.data(), o.act(), {.seed = c.common.seed, .tensor = kDenseB, .scale = 1.0f, .rows = g, .cols = g, .full_cols = g, .ld = g}, s);
+  dev.synchronize(s);
+  auto m = runner.time("dense_gemm_reference", [&](Stream st) {
+    o.linear(A.data(), B.data(), C.data(), {.m = g, .n = g, .k = g, .lda = g, .ldw = g, .ldc = g}, false, st);
+  });
+  m.group = group;
+  m.role = reports::Role::reference;
+  m.work.flops = 2.0 * double(g) * double(g) * double(g);
+  m.params = {{"m", g}, {"n", g}, {"k", g}};
+  return m;
+}
+
 }  // namespace
 
 int run_standard(harness::Context& ctx, const RunConfig& c) {
@@ -98,25 +120,7 @@ int run_standard(harness::Context& ctx, const RunConfig& c) {
     if (!comp.kernel_path.empty()) paths[comp.name] = comp.kernel_path;
     results.push_back(std::move(m));
   }
-  // Dense GEMM reference, same run.
-  const std::int64_t g = c.dense_gemm_size > 0 ? c.dense_gemm_size : (world.backend() == Backend::cuda ? 8192 : 128);
-  {
-    const auto gb = static_cast<std::size_t>(g * g) * block.act_bytes();
-    Buffer A = dev.alloc(gb), B = dev.alloc(gb), C = dev.alloc(gb);
-    Ops& o = block.ops().base();
-    o.fill(A.data(), o.act(), {.seed = c.common.seed, .tensor = kDenseA, .scale = 1.0f, .rows = g, .cols = g, .full_cols = g, .ld = g}, s);
-    o.fill(B.data(), o.act(), {.seed = c.common.seed, .tensor = kDenseB, .scale = 1.0f, .rows = g, .cols = g, .full_cols = g, .ld = g}, s);
-    dev.synchronize(s);
-    auto m = runner.time("dense_gemm_reference", [&](Stream st) {
-      o.linear(A.data(), B.data(), C.data(), {.m = g, .n = g, .k = g, .lda = g, .ldw = g, .ldc = g}, false, st);
-    });
-    m.group = "ep" + std::to_string(P);
-    m.role = reports::Role::reference;
-    m.work.flops = 2.0 * double(g) * double(g) * double(g);
-    m.params = {{"m", g}, {"n", g}, {"k", g}};
-    results.push_back(std::move(m));
-  }
-
+  results.push_back(dense_reference(runner, block, c, "ep" + std::to_string(P)));
   const auto comp = reports::composition(results, "ep" + std::to_string(P), "Component profile");
   const Model& md = c.model;
   std::string text = fmt::format("## layerbench-moe: {} — standard expert-parallel block, EP {}, {} tokens/rank "

@@ -34,7 +34,7 @@ Verdict ab_of(Store& store, const ConfirmOptions& o, const std::string& before, 
   s.design.equivalence_relative = true;
   const std::filesystem::path dir =
       o.journal_dir.empty() ? std::filesystem::path(store.path()).parent_path() : std::filesystem::path(o.journal_dir);
-  s.journal = (dir / fmt::format("confirm-{}-{}.jsonl", before.substr(0, 12), after.substr(0, 12))).string();
+  s.journal = (dir / fmt::format("confirm-{}-{}.jsonl", before, after)).string();
   Verdict v;
   v.seq = run_pair_study(s);
   auto& c = v.record;

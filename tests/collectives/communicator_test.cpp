@@ -150,6 +150,40 @@ TEST_F(Collectives, RingSendRecv) {
   for (auto v : dev().download<std::int64_t>(out.data(), 16)) EXPECT_EQ(v, (me + n - 1) % n);
 }
 
+TEST_F(Collectives, AsyncRingSendRecvOverlapsAndDelivers) {
+  const int n = world->size(), me = world->rank();
+  auto in = dev().upload(std::vector<std::int64_t>(64, 100 + me));
+  auto out = dev().alloc(64 * 8);
+  auto h = world->sendrecv_async(in.data(), (me + 1) % n, out.data(), (me + n - 1) % n, 64, DType::int64, s());
+  h->wait(s());
+  for (auto v : dev().download<std::int64_t>(out.data(), 64)) EXPECT_EQ(v, 100 + (me + n - 1) % n);
+}
+
+// Three levels: rank p = i + inner * (m + middle * o); every group's members in key order.
+TEST_F(Collectives, Grid3GroupsHaveTheRightMembers) {
+  const int n = world->size(), r = world->rank();
+  for (int inner = 1; inner <= n; ++inner)
+    for (int middle = 1; inner * middle <= n; ++middle) {
+      if (n % (inner * middle)) continue;
+      const int outer = n / inner / middle;
+      auto g = make_grid3(*world, inner, middle, outer);
+      const int i = r % inner, m = (r / inner) % middle, o = r / inner / middle;
+      const std::vector<std::pair<Communicator*, std::vector<int>>> groups = {
+          {g.inner.get(), [&] { std::vector<int> v; for (int k = 0; k < inner; ++k) v.push_back(k + inner * (m + middle * o)); return v; }()},
+          {g.middle.get(), [&] { std::vector<int> v; for (int k = 0; k < middle; ++k) v.push_back(i + inner * (k + middle * o)); return v; }()},
+          {g.outer.get(), [&] { std::vector<int> v; for (int k = 0; k < outer; ++k) v.push_back(i + inner * (m + middle * k)); return v; }()}};
+      for (const auto& [sub, expect] : groups) {
+        ASSERT_EQ(sub->size(), static_cast<int>(expect.size()));
+        auto in = dev().upload(std::vector<std::int64_t>{r});
+        auto out = dev().alloc(8 * expect.size());
+        sub->all_gather(in.data(), out.data(), 1, DType::int64, s());
+        const auto members = dev().download<std::int64_t>(out.data(), expect.size());
+        for (std::size_t k = 0; k < members.size(); ++k) EXPECT_EQ(members[k], expect[k]);
+      }
+    }
+  EXPECT_THROW(make_grid3(*world, n + 1, 1, 1), std::invalid_argument);
+}
+
 TEST_F(Collectives, GridGroupsHaveTheRightMembers) {
   const int n = world->size();
   for (int u = 1; u <= n; ++u) {

@@ -44,7 +44,7 @@ TEST(AttnReport, PartLargerThanItsTotalIsShownWithAWarningAndTheReason) {
                                                meas(g, "total", reports::Role::total, 120.9)};
   const auto md = attention::case_markdown(r, {g, "usp4+uaa", 128}, "reason on this run: oversubscribed");
   EXPECT_NE(md.find("- warning: attention (188 ms) exceeds its parent total (121 ms)"), std::string::npos) << md;
-  EXPECT_NE(md.find("noise or work that overlaps inside the parent"), std::string::npos) << md;
+  EXPECT_NE(md.find("work that overlaps inside the parent"), std::string::npos) << md;
   EXPECT_NE(md.find("- reason on this run: oversubscribed"), std::string::npos) << md;
   EXPECT_NE(md.find("other / unaccounted"), std::string::npos) << md;
 

@@ -183,8 +183,11 @@ def case_confirm(hist, work):
         with open(script, "w") as f:
             f.write(f'#!/bin/sh\nif [ "$1" = "{b}" ]; then sleep {slow}; else sleep 0.02; fi\n')
         os.chmod(script, 0o755)
+        # The margins: a refutation must not come before the 10 ms show (a loaded machine stretches
+        # each run to ~200 ms, so the step reads ~5%), and equal commands must settle inside theirs.
+        margin = "3%" if slow == "0.03" else "15%"
         r = run([hist, "confirm", "--db", db, "--run", script + " {commit}", "--before", a, "--after", b,
-                 "--alpha", "1%", "--equivalence", "15%", "--max-pairs", "200", "--journal-dir", work])
+                 "--alpha", "1%", "--equivalence", margin, "--max-pairs", "300", "--journal-dir", work])
         print(r.stdout)
         if slow == "0.03":
             check(r.returncode == 1 and "confirmed" in r.stdout, f"sleep 0.03 vs 0.02: confirmed, exit 1 ({r.returncode})")
@@ -193,6 +196,30 @@ def case_confirm(hist, work):
         with sqlite3.connect(db) as con:
             verdicts = [v for (v,) in con.execute("SELECT verdict FROM confirmations")]
         check(verdicts == (["confirmed"] if slow == "0.03" else ["refuted"]), f"the verdict is recorded: {verdicts}")
+
+
+def case_bisect(hist, work):
+    """A confirmed range of five commits is bisected: the culprit, or a range that holds it."""
+    db = os.path.join(work, "bisect.sqlite")
+    res = os.path.join(work, "tiny.json")
+    shas = [sha_of(i, "bisect") for i in range(6)]
+    for i, sha in enumerate(shas):
+        r = run([hist, "add", "--db", db, "--commit", sha, "--time", iso(i), res])
+        assert r.returncode == 0, r.stderr
+    script = os.path.join(work, "bisect.sh")
+    slow = " | ".join(f'"{s}"' for s in shas[3:])
+    with open(script, "w") as f:
+        f.write(f'#!/bin/sh\ncase "$1" in {slow}) sleep 0.08;; *) sleep 0.01;; esac\n')
+    os.chmod(script, 0o755)
+    r = run([hist, "confirm", "--db", db, "--run", script + " {commit}", "--before", shas[0], "--after", shas[5],
+             "--bisect", "--alpha", "1%", "--equivalence", "20%", "--max-pairs", "100", "--journal-dir", work])
+    print(r.stdout)
+    check(r.returncode == 1, f"the slower range is a confirmed regression: exit {r.returncode}")
+    culprit = f"culprit: {shas[3]}" in r.stdout
+    lines = [l for l in r.stdout.splitlines() if l.startswith("bisection stopped")]
+    in_range = bool(lines) and any(
+        l.split()[-1].split("..")[0] in shas[1:4] and l.split()[-1].split("..")[1] in shas[3:] for l in lines)
+    check(culprit or in_range, "bisection names the culprit (or, undecided under load, a range that holds it)")
 
 
 def count(db, sql):
@@ -363,6 +390,7 @@ def main():
         case_steps(hist, work, *sys.argv[4:7])
     elif case == "confirm":
         case_confirm(hist, work)
+        case_bisect(hist, work)
     elif case == "concurrency":
         case_concurrency(hist, work)
     elif case == "badinput":
