@@ -313,19 +313,9 @@ int main(int argc, char** argv) {
   fmt::print("experts {}, rows {} (mean {}, spread {}), d {}, I {}, tiles {}, {:.3f} TFLOP per launch\n", experts,
              rows, mean_rows, spread, d, inter, nt, flop * 1e-12);
   fmt::print("| kernel | median ms | min ms | TFLOP/s (median) |\n|---|---:|---:|---:|\n");
-  const Stream cs = dev->compute_stream();
-  auto timer = dev->make_timer();
   auto time_flops = [&](const std::string& name, double flops, const std::function<void()>& launch) {
-    for (int i = 0; i < warmup; ++i) launch();
-    std::vector<double> ms;
-    for (int i = 0; i < iterations; ++i) {
-      timer->start(cs);
-      launch();
-      timer->stop(cs);
-      ms.push_back(timer->elapsed_ms());
-    }
-    const auto sum = stats::summarize(ms);
-    fmt::print("| {} | {:.4f} | {:.4f} | {:.1f} |\n", name, sum.median, sum.min, flops / (sum.median * 1e-3) * 1e-12);
+    const Timing t = time_it(*dev, warmup, iterations, launch);
+    fmt::print("| {} | {:.4f} | {:.4f} | {:.1f} |\n", name, t.median, t.min, flops / (t.median * 1e-3) * 1e-12);
   };
   double flop_scale = 1.0;  // the down GEMM has half the gate/up FLOPs
   auto time = [&](const char* name, const std::function<void()>& launch) { time_flops(name, flop_scale * flop, launch); };

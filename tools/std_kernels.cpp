@@ -35,12 +35,6 @@
 
 namespace layerbench::moe {
 
-namespace {
-
-struct Timing {
-  double median, min;
-};
-
 Timing time_it(Device& dev, int warmup, int iterations, const std::function<void()>& launch) {
   const Stream cs = dev.compute_stream();
   auto timer = dev.make_timer();
@@ -55,6 +49,8 @@ Timing time_it(Device& dev, int warmup, int iterations, const std::function<void
   const auto s = stats::summarize(ms);
   return {s.median, s.min};
 }
+
+namespace {
 
 void row(const std::string& model, const std::string& what, Timing t, double flop) {
   fmt::print("| {} | {} | {:.4f} | {:.4f} | {} |\n", model, what, t.median, t.min,

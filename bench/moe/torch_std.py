@@ -19,25 +19,13 @@ layerbench-moe-kernels' table and prints the side-by-side (torch / ours: > 1 mea
 import argparse
 import json
 import re
-import statistics
 
 import torch
 import torch.nn.functional as F
 
+from torch_moe import timed  # the one CUDA-event timing loop of the torch side-by-sides
 
-def timed(fn, warmup, iterations):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    ms = []
-    for _ in range(iterations):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        fn()
-        e1.record()
-        e1.synchronize()
-        ms.append(e0.elapsed_time(e1))
-    return statistics.median(ms), min(ms)
+
 
 
 def make_router(m):
@@ -102,7 +90,7 @@ def run_model(m, counts, T, warmup, iterations, record):
     bias = torch.randn(E, device=dev, dtype=torch.float32) * 0.05
     route, label = make_router(m)
     with torch.no_grad():
-        med, best = timed(lambda: route(x, w, bias), warmup, iterations)
+        med, best, _ = timed(lambda: route(x, w, bias), warmup, iterations)
     record(name, f"torch eager router: {label}", med, best, 2.0 * T * E * H)
     del x, w, bias
     rows = int(sum(counts))
@@ -119,14 +107,14 @@ def run_model(m, counts, T, warmup, iterations, record):
     act = glu_ops(m)
     flop = 6.0 * rows * H * I
     with torch.no_grad():
-        med, best = timed(lambda: (torch._grouped_mm(xs, w13, offs=offs), torch._grouped_mm(act_in, wd, offs=offs)),
+        med, best, _ = timed(lambda: (torch._grouped_mm(xs, w13, offs=offs), torch._grouped_mm(act_in, wd, offs=offs)),
                           warmup, iterations)
         record(name, "torch._grouped_mm gate/up + down (GEMMs only)", med, best, flop)
-        med, best = timed(lambda: torch._grouped_mm(act(torch._grouped_mm(xs, w13, offs=offs)), wd, offs=offs),
+        med, best, _ = timed(lambda: torch._grouped_mm(act(torch._grouped_mm(xs, w13, offs=offs)), wd, offs=offs),
                           warmup, iterations)
         record(name, "torch._grouped_mm gate/up + activation as torch ops + down", med, best, flop)
         wdense = w13[0].contiguous()
-        med, best = timed(lambda: torch.mm(xs, wdense), warmup, iterations)
+        med, best, _ = timed(lambda: torch.mm(xs, wdense), warmup, iterations)
         record(name, "dense cuBLAS torch.mm rows x H x 2I (reference rate)", med, best, 4.0 * rows * H * I)
     del xs, w13, wd, act_in
     torch.cuda.empty_cache()

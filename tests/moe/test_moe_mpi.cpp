@@ -4,6 +4,7 @@
 // exchange bit for bit.
 #include "collectives/communicator.hpp"
 #include "collectives/error.hpp"
+#include "tests/moe/mpi_world.hpp"
 #include "moe/expert_check.hpp"
 #include "moe/layer.hpp"
 #include "bench/moe/profile.hpp"
@@ -363,28 +364,14 @@ int main(int argc, char** argv) {
       expert_gemm = *p;
     }
   }
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank != 0) ::testing::GTEST_FLAG(output) = "";
   int rc = 0;
   {
     Env env;
     env.gpu = gpu;
     env.expert_gemm = expert_gemm;
-    if (gpu && cuda_device_count() > 0) {
-      int local = 0;
-      MPI_Comm node;
-      MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
-      MPI_Comm_rank(node, &local);
-      env.world = make_nccl_communicator(MPI_COMM_WORLD, std::shared_ptr<Device>(make_cuda_device(local)));
-    } else {
-      env.world = make_mpi_communicator(MPI_COMM_WORLD, std::shared_ptr<Device>(make_host_device()));
-    }
+    env.world = testing_mpi::make_world(gpu);
     g_env = &env;
-    rc = RUN_ALL_TESTS();
-    int worst = rc;
-    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    rc = worst;
+    rc = testing_mpi::run_all_tests_on_every_rank();
     g_env = nullptr;
   }
   MPI_Finalize();

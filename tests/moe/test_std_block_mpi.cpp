@@ -5,6 +5,7 @@
 // bf16 tolerances. Also: an expert that receives no token, and components run on their own.
 #include "collectives/communicator.hpp"
 #include "collectives/error.hpp"
+#include "tests/moe/mpi_world.hpp"
 #include "moe/model.hpp"
 #include "moe/std_block.hpp"
 #include "moe/std_reference.hpp"
@@ -222,28 +223,14 @@ int main(int argc, char** argv) {
     gpu = gpu || std::string(argv[i]) == "--gpu";
     grouped = grouped || std::string(argv[i]) == "--grouped";
   }
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank != 0) ::testing::GTEST_FLAG(output) = "";
   int rc = 0;
   {
     Env env;
     env.gpu = gpu;
     env.grouped = grouped;
-    if (gpu && cuda_device_count() > 0) {
-      int local = 0;
-      MPI_Comm node;
-      MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
-      MPI_Comm_rank(node, &local);
-      env.world = make_nccl_communicator(MPI_COMM_WORLD, std::shared_ptr<Device>(make_cuda_device(local)));
-    } else {
-      env.world = make_mpi_communicator(MPI_COMM_WORLD, std::shared_ptr<Device>(make_host_device()));
-    }
+    env.world = testing_mpi::make_world(gpu);
     g_env = &env;
-    rc = RUN_ALL_TESTS();
-    int worst = rc;
-    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    rc = worst;
+    rc = testing_mpi::run_all_tests_on_every_rank();
     g_env = nullptr;
   }
   MPI_Finalize();
