@@ -56,6 +56,13 @@ PairedStudy parse_study_jsonl(const std::string& text, const std::string& path, 
                               const std::string& candidate_arm = "candidate");
 // Every candidate arm of a study against its base (one for a two-arm study, a CSV included).
 std::vector<PairedStudy> load_studies(const std::string& path, const std::string& metric = {});
+// The one reader of CSV studies: a header naming base and candidate (any case; an optional pair
+// column orders and names the pairs), one row per pair; blank and '#' lines skipped, a byte order
+// mark accepted. Throws std::runtime_error naming the file and line: an empty file, a missing
+// column, a ragged row, a cell that is not a finite number, a pair twice. study_csv_pairs gives
+// every row (negative values included, possibly none: layerbench-ab warns and counts itself);
+// parse_study_csv adds the report's and the gate's checks (no negative value, at least one pair).
+PairedStudy study_csv_pairs(const std::string& text, const std::string& path);
 PairedStudy parse_study_csv(const std::string& text, const std::string& path);
 
 // "time_ms" -> "ms", "latency_s" -> "s", "x_us" -> "us"; otherwise "".
@@ -76,7 +83,7 @@ bool is_hyperfine_json(const nlohmann::json& doc);
 bool is_ab_study(const std::string& path);
 // One line saying why `path` (of `kind`) holds no pairs and what reads it instead.
 std::string not_paired_reason(const std::string& path, InputKind kind);
-// layerbench-ab --csv: the runs paired by the study rule (common/paired_jsonl). `metric` is a
+// layerbench-ab --csv: the runs paired by the study rule (study/study.hpp). `metric` is a
 // column (wall, user, sys, peak_rss or a metric's name); empty = the first metric column after
 // the times, else wall.
 PairedStudy parse_runs_csv(const std::string& text, const std::string& path, const std::string& metric = {});

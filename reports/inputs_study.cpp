@@ -1,14 +1,16 @@
-// The paired-study readers: study JSONL (through the one one-pass reader, common/paired_jsonl),
+// The paired-study readers: study JSONL (through the one reader of study files, study/study.hpp),
 // CSV with base and candidate columns, layerbench-ab's --csv (runs) and --json (analysis with its
 // pairs), and why a file of another kind holds no pairs.
 #include "reports/inputs.hpp"
 #include "reports/inputs_detail.hpp"
 
-#include "common/paired_jsonl.hpp"
+#include "common/text.hpp"
+#include "study/study.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -18,53 +20,70 @@ namespace layerbench::reports {
 
 using namespace detail;
 
-// The one reader of study JSONL (common/paired_jsonl: one pass, no document per record), shared
-// with layerbench-ab and the gate.
-PairedStudy parse_study_jsonl(const std::string& text, const std::string& path, const std::string& metric,
-                              const std::string& candidate_arm) {
-  auto runs = jsonl::read_paired_runs(text, path, metric, candidate_arm);
+namespace {
+
+// One candidate arm of a study read once (study/study.hpp: its one reader and pairing rule).
+PairedStudy paired_of(const ab::Study& s, const std::string& path, const std::string& metric,
+                      const std::string& candidate_arm) {
+  auto values = ab::paired_values(s, path, metric, candidate_arm);
+  ab::require_non_negative(values, path);
+  if (values.base.empty()) throw std::runtime_error(path + ": no complete base/candidate pairs");
   PairedStudy study;
   study.path = path;
-  study.header = std::move(runs.header);
-  study.metric = std::move(runs.metric);
-  study.pair_ids = std::move(runs.pair_ids);
-  study.base = std::move(runs.base);
-  study.candidate = std::move(runs.candidate);
-  study.unit = runs.unit.empty() ? unit_of_metric(study.metric) : std::move(runs.unit);
+  study.header = s.header;
+  study.metric = std::move(values.metric);
+  study.pair_ids = std::move(values.pair_ids);
+  study.base = std::move(values.base);
+  study.candidate = std::move(values.candidate);
+  study.unit = values.unit.empty() ? unit_of_metric(study.metric) : std::move(values.unit);
   study.candidate_arm = candidate_arm;
   // The arms' display names (layerbench-ab run --name: base first, then each candidate).
-  const int index = candidate_arm == "candidate" ? 1 : std::stoi(candidate_arm.substr(9));
-  if (study.header.contains("names") && study.header["names"].is_array()) {
-    const auto& names = study.header["names"];
-    auto name = [&](std::size_t i, const std::string& fallback) {
-      return i < names.size() && names[i].is_string() && !names[i].get<std::string>().empty()
-                 ? names[i].get<std::string>()
-                 : fallback;
-    };
-    study.base_label = name(0, "base");
-    study.candidate_label = name(static_cast<std::size_t>(index), candidate_arm);
-  } else {
-    study.candidate_label = candidate_arm;
+  const auto arms = ab::arms_of(s.config);
+  for (const auto& arm : arms) {
+    if (arm.key == "base" && s.journal) study.base_label = arm.name;
+    if (arm.key == candidate_arm) study.candidate_label = arm.name;
   }
   return study;
 }
 
+}  // namespace
+
+PairedStudy parse_study_jsonl(const std::string& text, const std::string& path, const std::string& metric,
+                              const std::string& candidate_arm) {
+  return paired_of(ab::parse_study(text, path), path, metric, candidate_arm);
+}
+
 std::vector<PairedStudy> load_studies(const std::string& path, const std::string& metric) {
   if (sniff_input(path) != InputKind::study_jsonl) return {load_study(path, metric)};
-  const std::string text = read_text_file(path);
-  std::vector<PairedStudy> out{parse_study_jsonl(text, path, metric)};
-  const auto& header = out.front().header;
-  const std::size_t more =
-      header.contains("more_candidates") && header["more_candidates"].is_array() ? header["more_candidates"].size() : 0;
-  for (std::size_t k = 0; k < more; ++k)
-    out.push_back(parse_study_jsonl(text, path, out.front().metric, fmt::format("candidate{}", k + 2)));
+  const auto s = ab::parse_study(read_text_file(path), path);
+  std::vector<PairedStudy> out{paired_of(s, path, metric, "candidate")};
+  for (std::size_t k = 0; k < s.config.more_candidates.size() && s.journal; ++k)
+    out.push_back(paired_of(s, path, out.front().metric, fmt::format("candidate{}", k + 2)));
   return out;
 }
 
-PairedStudy parse_study_csv(const std::string& text, const std::string& path) {
+namespace {
+
+// A cell of a CSV study: a finite number (a leading '+' allowed).
+double csv_value(const std::string& cell, const std::string& where, const std::string& column) {
+  double v = 0;
+  const char* first = cell.data();
+  const char* last = first + cell.size();
+  if (first != last && *first == '+') ++first;
+  const auto [ptr, ec] = std::from_chars(first, last, v);
+  if (cell.empty() || ec != std::errc() || ptr != last)
+    throw std::runtime_error(fmt::format("{}: column '{}': '{}' is not a number", where, column, cell));
+  if (!std::isfinite(v)) throw std::runtime_error(fmt::format("{}: column '{}': '{}' is not finite", where, column, cell));
+  return v;
+}
+
+}  // namespace
+
+PairedStudy study_csv_pairs(const std::string& text_in, const std::string& path) {
   PairedStudy study;
   study.path = path;
-  std::istringstream in(text);
+  study.metric = "value";
+  std::istringstream in(std::string(text::strip_bom(text_in)));
   std::string line;
   std::vector<std::string> header;
   int base_col = -1, cand_col = -1, pair_col = -1;
@@ -83,19 +102,37 @@ PairedStudy parse_study_csv(const std::string& text, const std::string& path) {
         else if (h == "candidate") cand_col = static_cast<int>(c);
         else if (h == "pair") pair_col = static_cast<int>(c);
       }
-      if (base_col < 0 || cand_col < 0)
-        throw std::runtime_error(where + ": CSV study needs 'base' and 'candidate' columns");
+      for (const auto& [col, name] : {std::pair{base_col, "base"}, std::pair{cand_col, "candidate"}})
+        if (col < 0)
+          throw std::runtime_error(
+              fmt::format("{}: missing column '{}' (the header must name base and candidate)", where, name));
       continue;
     }
     if (cells.size() != header.size())
-      throw std::runtime_error(fmt::format("{}: {} cells, header has {} (truncated?)", where, cells.size(), header.size()));
-    const long long id = pair_col >= 0 ? static_cast<long long>(parse_number(cells[pair_col], where)) : next_id;
+      throw std::runtime_error(
+          fmt::format("{}: ragged row: {} fields, the header has {}", where, cells.size(), header.size()));
+    const long long id = pair_col >= 0 ? static_cast<long long>(csv_value(cells[pair_col], where, "pair")) : next_id;
     ++next_id;
     if (pairs.count(id)) throw std::runtime_error(fmt::format("{}: pair {} appears twice", where, id));
-    pairs[id] = {parse_number(cells[base_col], where), parse_number(cells[cand_col], where)};
+    pairs[id] = {csv_value(cells[base_col], where, "base"), csv_value(cells[cand_col], where, "candidate")};
   }
-  if (header.empty()) throw std::runtime_error(path + ": empty CSV");
-  study.metric = "value";
+  if (header.empty())
+    throw std::runtime_error(path + ":1: empty file (expected a header naming base and candidate)");
+  for (const auto& [id, v] : pairs) {
+    study.pair_ids.push_back(id);
+    study.base.push_back(v.first);
+    study.candidate.push_back(v.second);
+  }
+  return study;
+}
+
+PairedStudy parse_study_csv(const std::string& text, const std::string& path) {
+  auto study = study_csv_pairs(text, path);
+  std::map<long long, std::pair<double, double>> pairs;
+  for (std::size_t i = 0; i < study.base.size(); ++i) pairs[study.pair_ids[i]] = {study.base[i], study.candidate[i]};
+  study.pair_ids.clear();
+  study.base.clear();
+  study.candidate.clear();
   return assemble(std::move(pairs), std::move(study));
 }
 

@@ -1,7 +1,5 @@
 #include "study/gate_inputs.hpp"
 
-#include "common/paired_jsonl.hpp"
-#include "common/text.hpp"
 #include "reports/inputs.hpp"
 
 #include <fmt/format.h>
@@ -130,19 +128,7 @@ SampleFile load_samples(const std::string& path, const std::string& metric) {
 }
 
 reports::PairedStudy load_paired_study(const std::string& path, const std::string& metric) {
-  if (reports::sniff_input(path) != reports::InputKind::study_jsonl) return reports::load_study(path, metric);
-  const auto text = layerbench::text::read_file(path);
-  if (!text) throw std::runtime_error(path + ": cannot open file");
-  auto runs = jsonl::read_paired_runs(layerbench::text::strip_bom(*text), path, metric);
-  reports::PairedStudy study;
-  study.path = path;
-  study.metric = std::move(runs.metric);
-  study.unit = runs.unit.empty() ? reports::unit_of_metric(study.metric) : std::move(runs.unit);
-  study.pair_ids = std::move(runs.pair_ids);
-  study.base = std::move(runs.base);
-  study.candidate = std::move(runs.candidate);
-  study.header = std::move(runs.header);
-  return study;
+  return reports::load_study(path, metric);
 }
 
 Matched match(const SampleFile& base, const SampleFile& candidate) {

@@ -29,8 +29,9 @@ struct SampleFile {
 // on unreadable, truncated or unsupported input, and on a metric no benchmark carries.
 SampleFile load_samples(const std::string& path, const std::string& metric);
 
-// A paired study: a JSONL study through the one-pass reader (common/paired_jsonl.hpp), a CSV
-// through reports::load_study. Throws std::runtime_error naming the file (and line).
+// A paired study (reports::load_study: a study JSONL through the one reader of study files,
+// study/study.hpp; CSV; layerbench-ab --csv and --json). Throws std::runtime_error naming the
+// file (and line).
 reports::PairedStudy load_paired_study(const std::string& path, const std::string& metric);
 
 struct Matched {

@@ -84,7 +84,7 @@ StudyFile::StudyFile(const std::string& path, const StudyConfig& config, bool re
     locked = true;
     std::string text = read_all(fd_);
     if (!text.empty() && force) {
-      (void)parse_study(text, path);  // throws for anything that is not a study: the file is untouched
+      (void)parse_journal(text, path);  // throws for anything that is not a study: the file is untouched
       if (::ftruncate(fd_, 0) != 0)
         throw InputError(fmt::format("--study {}: cannot empty the file ({})", path, std::strerror(errno)));
       text.clear();
@@ -98,7 +98,7 @@ StudyFile::StudyFile(const std::string& path, const StudyConfig& config, bool re
       append(header_json(config));
       return;
     }
-    study_ = parse_study(text, path);  // throws for anything that is not a study: the file is untouched
+    study_ = parse_journal(text, path);  // throws for anything that is not a study: the file is untouched
     check_same(study_.config, config, path);
     resumed_ = true;
     // Repair the end only now: cut a torn last line, or end a complete one with its newline.
