@@ -77,13 +77,14 @@ SampleFile from_gbench(const nlohmann::json& doc, const std::string& path, const
   SampleFile f{path, "gbench", metric.empty() ? "real_time" : metric, "", {}, {}};
   warn_if_loaded(doc, path, f);
   bool any_metric = false;
-  bool aggregates_only = false;
+  bool aggregates = false, iterations = false;
   for (const auto& b : doc["benchmarks"]) {
     if (!b.is_object()) throw std::runtime_error(path + ": a benchmarks[] entry is not an object");
     if (b.value("run_type", std::string{"iteration"}) != "iteration") {  // mean/median/stddev rows
-      aggregates_only = true;
+      aggregates = true;
       continue;
     }
+    iterations = true;
     if (b.value("error_occurred", false)) continue;
     const std::string name = b.value("run_name", b.value("name", std::string{}));
     if (name.empty()) throw std::runtime_error(path + ": a benchmark has no name");
@@ -103,7 +104,7 @@ SampleFile from_gbench(const nlohmann::json& doc, const std::string& path, const
     }
     set.values.push_back(v);
   }
-  if (!any_metric && aggregates_only && f.sets.empty())
+  if (!any_metric && aggregates && !iterations)
     throw std::runtime_error(fmt::format(
         "{}: written with --benchmark_report_aggregates_only: only each benchmark's mean, median, stddev and cv, no "
         "repetitions, so there is nothing to test; rerun with --benchmark_repetitions=N and without "
