@@ -1,5 +1,6 @@
 // The what-if results as JSON and as one markdown table (both methods; the method per row).
 #include "harness/whatif.hpp"
+#include "common/number_text.hpp"
 
 #include <fmt/format.h>
 
@@ -11,7 +12,6 @@ namespace {
 using nlohmann::json;
 json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 json ci_json(const stats::Interval& i) { return json::array({num(i.low), num(i.high)}); }
-std::string g(double v, int digits = 4) { return std::isfinite(v) ? fmt::format("{:.{}g}", v, digits) : "n/a"; }
 double half_width(double v, const stats::Interval& ci) {
   return std::isfinite(ci.low) ? std::max(v - ci.low, ci.high - v) : stats::nan_value;
 }
@@ -102,10 +102,10 @@ std::string what_if_markdown(const std::vector<WhatIfResult>& results, double co
     else
       for (double v : r.levels_us) levels += (levels.empty() ? "" : ", ") + fmt::format("{:g} us", v);
     for (double c : r.level_clock_mhz) clocks += (clocks.empty() ? "" : " / ") + (std::isfinite(c) ? fmt::format("{:.0f}", c) : "-");
-    const std::string slope = fmt::format("{} [{}, {}] {}", g(r.fit.slope), g(r.fit.ci.low), g(r.fit.ci.high),
+    const std::string slope = fmt::format("{} [{}, {}] {}", text::number(r.fit.slope, 4), text::number(r.fit.ci.low, 4), text::number(r.fit.ci.high, 4),
                                           rep ? "ms/copy" : "fraction");
     const std::string energy =
-        r.energy_fit ? fmt::format("{} [{}, {}]", g(r.energy_fit->slope, 3), g(r.energy_fit->ci.low, 3), g(r.energy_fit->ci.high, 3))
+        r.energy_fit ? fmt::format("{} [{}, {}]", text::number(r.energy_fit->slope, 3), text::number(r.energy_fit->ci.low, 3), text::number(r.energy_fit->ci.high, 3))
                      : "n/a";
     const std::string method = rep ? "replicate" : (r.target.kind == DelayKind::host ? "delay (host wait)" : "delay (device spin)");
     md += fmt::format("| {} | {} | {} | {:.4f} | {} | {} | {:+.4f} [{:+.4f}, {:+.4f}]{} | {} | {} | {} | {} | {:.1f} |\n",

@@ -168,15 +168,14 @@ nlohmann::json to_json(const GateReport& r) {
   j["options"] = {{"threshold", r.options.threshold}, {"alpha", r.options.alpha},
                   {"higher_is_better", r.options.higher_is_better}, {"resamples", r.options.resamples},
                   {"seed", r.options.seed}};
-  const auto num = [](double v) { return finite_or_null(v); };  // common/json_number.hpp
   j["findings"] = nlohmann::json::array();
   for (const auto& f : r.findings)
     j["findings"].push_back({{"name", f.name}, {"verdict", std::string(to_string(f.verdict))},
                              {"label", verdict_label(f, r.options)}, {"note", f.note},
                              {"test", f.test}, {"n_base", f.n_base}, {"n_candidate", f.n_candidate},
-                             {"base_center", num(f.base_center)}, {"candidate_center", num(f.candidate_center)},
-                             {"change", num(f.change)}, {"ci", {num(f.ci.low), num(f.ci.high)}},
-                             {"ci_level", f.ci_level}, {"p_worse", num(f.p_worse)}, {"p_better", num(f.p_better)},
+                             {"base_center", finite_or_null(f.base_center)}, {"candidate_center", finite_or_null(f.candidate_center)},
+                             {"change", finite_or_null(f.change)}, {"ci", {finite_or_null(f.ci.low), finite_or_null(f.ci.high)}},
+                             {"ci_level", f.ci_level}, {"p_worse", finite_or_null(f.p_worse)}, {"p_better", finite_or_null(f.p_better)},
                              {"need", f.need}});
   for (std::size_t i = 0; i < r.findings.size(); ++i) {
     if (r.findings[i].sequential) j["findings"][i]["sequential"] = reports::sequential_json(*r.findings[i].sequential);

@@ -1,5 +1,6 @@
 #include "study/study_report.hpp"
 #include "common/json_number.hpp"
+#include "common/number_text.hpp"
 #include "common/text.hpp"
 
 #include <atomic>
@@ -29,9 +30,6 @@ namespace {
 
 using nlohmann::json;
 
-nlohmann::json num(double v) { return finite_or_null(v); }  // common/json_number.hpp
-std::string g(double v) { return std::isfinite(v) ? fmt::format("{:.5g}", v) : "n/a"; }
-std::string sg(double v) { return std::isfinite(v) ? fmt::format("{:+.5g}", v) : "n/a"; }
 
 std::vector<MetricSpec> study_metrics(const StudyConfig& c) {
   std::vector<std::string> texts{c.metric};
@@ -64,14 +62,14 @@ json comparison_json(const Comparison& c, const stats::PairedOptions& o) {
           {"metric", c.metric},
           {"unit", c.unit},
           {"n", a.n},
-          {"base_median", num(a.base.median)},
-          {"candidate_median", num(a.candidate.median)},
-          {"delta_mean", num(a.delta.mean)},
-          {"delta_mean_pct", num(a.delta.mean_pct)},
-          {"t_ci", {{"confidence", o.confidence}, {"low", num(a.t.ci.low)}, {"high", num(a.t.ci.high)}}},
-          {"p_t", num(a.t.p)},
-          {"p_wilcoxon", num(c.p)},
-          {"p_holm", num(c.p_holm)},
+          {"base_median", finite_or_null(a.base.median)},
+          {"candidate_median", finite_or_null(a.candidate.median)},
+          {"delta_mean", finite_or_null(a.delta.mean)},
+          {"delta_mean_pct", finite_or_null(a.delta.mean_pct)},
+          {"t_ci", {{"confidence", o.confidence}, {"low", finite_or_null(a.t.ci.low)}, {"high", finite_or_null(a.t.ci.high)}}},
+          {"p_t", finite_or_null(a.t.p)},
+          {"p_wilcoxon", finite_or_null(c.p)},
+          {"p_holm", finite_or_null(c.p_holm)},
           {"significant", c.p_holm < a.alpha}};
 }
 
@@ -81,10 +79,10 @@ std::string comparisons_table(const std::vector<Comparison>& cs, bool markdown) 
   for (const auto& c : cs) {
     const auto& a = c.analysis;
     rows.push_back({c.candidate.name, c.unit.empty() ? c.metric : fmt::format("{} ({})", c.metric, c.unit),
-                    std::to_string(a.n), g(a.base.median), g(a.candidate.median),
-                    fmt::format("{} ({})", sg(a.delta.mean),
+                    std::to_string(a.n), text::number(a.base.median), text::number(a.candidate.median),
+                    fmt::format("{} ({})", text::signed_number(a.delta.mean),
                                 std::isfinite(a.delta.mean_pct) ? fmt::format("{:+.3f}%", a.delta.mean_pct) : "n/a"),
-                    fmt::format("[{}, {}]", sg(a.t.ci.low), sg(a.t.ci.high)), g(c.p), g(c.p_holm)});
+                    fmt::format("[{}, {}]", text::signed_number(a.t.ci.low), text::signed_number(a.t.ci.high)), text::number(c.p), text::number(c.p_holm)});
   }
   const std::vector<std::string> head{"arm", "metric", "n", "base median", "arm median", "mean delta (arm - base)",
                                       fmt::format("{}% CI (t)", level), "Wilcoxon p", "Holm p"};
@@ -118,7 +116,6 @@ std::string multiplicity_sentence(const std::vector<Comparison>& cs, std::size_t
                      cs.empty() ? 0.05 : cs.front().analysis.alpha);
 }
 
-std::string csv_field(const std::string& s) { return text::csv_cell(s); }  // the one CSV cell writer
 
 }  // namespace
 
@@ -294,7 +291,7 @@ std::string runs_csv(const Study& study) {
   const bool primary_is_column = !metrics.empty() && metrics.front().text == study.config.metric;
   const auto arms = arms_of(study.config);
   std::string out = "pair,attempt,arm,name,position,start,status,exit,wall_s,user_s,sys_s,peak_rss_kib";
-  for (const auto& m : metrics) out += "," + csv_field(m.unit.empty() ? m.name : fmt::format("{}_{}", m.name, m.unit));
+  for (const auto& m : metrics) out += "," + text::csv_cell(m.unit.empty() ? m.name : fmt::format("{}_{}", m.name, m.unit));
   out += "\n";
   for (const auto& r : study.runs) {
     std::string name = r.arm;
@@ -302,7 +299,7 @@ std::string runs_csv(const Study& study) {
       if (a.key == r.arm) name = a.name;
     }
     out += fmt::format("{},{},{},{},{},{:.6f},{},{},{:.9g},{:.9g},{:.9g},{:.0f}", r.pair, r.attempt, r.arm,
-                       csv_field(name), r.position, r.start, r.status, r.exit_code, r.wall, r.user, r.sys,
+                       text::csv_cell(name), r.position, r.start, r.status, r.exit_code, r.wall, r.user, r.sys,
                        r.peak_rss_kib);
     for (std::size_t i = 0; i < metrics.size(); ++i) {
       const auto it = r.metrics.find(metrics[i].name);
