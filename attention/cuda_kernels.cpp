@@ -5,6 +5,10 @@
 #include "collectives/cuda_internal.hpp"
 #include "collectives/error.hpp"
 
+#include <algorithm>
+#include <map>
+#include <vector>
+
 namespace layerbench::attention {
 namespace {
 
@@ -13,6 +17,11 @@ class CudaKernels final : public Kernels {
   CudaKernels(DType t, SdpaPath path) : dtype_(t), sdpa_(path) {
     if (t != DType::bf16) throw UsageError("cuDNN attention runs in bf16 only");
   }
+  ~CudaKernels() override {
+    for (auto& [key, d] : tables_) cudaFree(d);
+  }
+  CudaKernels(const CudaKernels&) = delete;
+  CudaKernels& operator=(const CudaKernels&) = delete;
   void pack_heads(const void* x, void* dst, const SliceShape& p, int first, int n,
                   Stream s) override {
     detail::launch_pack_heads(x, dst, p, first, n, dtype_size(dtype_), layerbench::detail::cuda_stream(s));
@@ -24,22 +33,34 @@ class CudaKernels final : public Kernels {
                  Stream s, float* lse) override {
     sdpa_.run(q, k, v, o, a, layerbench::detail::cuda_stream(s), lse);
   }
-  void merge_init(float* acc_o, float* acc_lse, long long n_lse, int head_dim, Stream s) override {
-    detail::launch_merge_init(acc_o, acc_lse, n_lse, head_dim, layerbench::detail::cuda_stream(s));
-  }
-  void merge(const void* part_o, const float* part_lse, float* acc_o, float* acc_lse, const MergeShape& m,
+  void merge(const void* parts, const float* lse, const std::vector<Partial>& partials, void* o, const MergeShape& m,
              Stream s) override {
-    detail::launch_merge(part_o, part_lse, acc_o, acc_lse, m, layerbench::detail::cuda_stream(s));
-  }
-  void merge_finish(const float* acc_o, void* o, long long n, Stream s) override {
-    detail::launch_merge_finish(acc_o, o, n, layerbench::detail::cuda_stream(s));
+    const cudaStream_t cs = layerbench::detail::cuda_stream(s);
+    detail::launch_merge(parts, lse, table_for(partials, cs), static_cast<int>(partials.size()), o, m, cs);
   }
   void prepare(const AttentionShape& a, bool with_lse) override { sdpa_.prepare(a, with_lse); }
   std::string describe() const override { return sdpa_.describe(); }
 
  private:
+  // The merge's partial lists in device memory, uploaded on first use (a plan's list is the same
+  // every forward, so a timed forward only looks it up). Few plans per process: never evicted.
+  const Partial* table_for(const std::vector<Partial>& partials, cudaStream_t s) {
+    auto it = tables_.find(partials);
+    if (it == tables_.end()) {
+      void* d = nullptr;
+      const std::size_t bytes = std::max<std::size_t>(partials.size(), 1) * sizeof(Partial);
+      LB_CUDA_CHECK(cudaMalloc(&d, bytes));
+      it = tables_.emplace(partials, d).first;
+      // From the map's own copy, which outlives the transfer.
+      LB_CUDA_CHECK(cudaMemcpyAsync(d, it->first.data(), partials.size() * sizeof(Partial), cudaMemcpyHostToDevice, s));
+    }
+    return static_cast<const Partial*>(it->second);
+  }
+
   DType dtype_;
   CudnnSdpa sdpa_;
+  std::map<std::vector<Partial>, void*> tables_;
+
 };
 
 }  // namespace

@@ -83,32 +83,35 @@ class HostKernels final : public Kernels {
         }
   }
 
-  void merge_init(float* acc_o, float* acc_lse, long long n_lse, int head_dim, Stream) override {
-    std::fill(acc_o, acc_o + n_lse * head_dim, 0.0f);
-    std::fill(acc_lse, acc_lse + n_lse, -INFINITY);
-  }
-
-  void merge(const void* part_o, const float* part_lse, float* acc_o, float* acc_lse, const MergeShape& m,
+  void merge(const void* parts, const float* lse, const std::vector<Partial>& partials, void* o, const MergeShape& m,
              Stream) override {
-    const long long b0 = m.request < 0 ? 0 : m.request, b1 = m.request < 0 ? m.batch : m.request + 1;
+    const long long slot = m.rows * m.batch * m.heads * m.head_dim;
+    std::vector<double> acc(static_cast<std::size_t>(m.head_dim));
     for (long long r = 0; r < m.rows; ++r)
-      for (long long b = b0; b < b1; ++b)
+      for (long long b = 0; b < m.batch; ++b)
         for (int h = 0; h < m.heads; ++h) {
-          const long long row = ((m.row0 + r) * m.batch + b) * m.heads + h;
-          const double l1 = acc_lse[row], l2 = part_lse[((b - b0) * m.heads + h) * m.rows + r];
-          const double mx = std::max(l1, l2);
-          const double w1 = std::exp(l1 - mx), w2 = std::exp(l2 - mx), l = mx + std::log(w1 + w2);
-          const double c1 = std::exp(l1 - l), c2 = std::exp(l2 - l);
-          for (long long d = 0; d < m.head_dim; ++d) {
-            const long long i = row * m.head_dim + d;
-            acc_o[i] = static_cast<float>(c1 * acc_o[i] + c2 * load(part_o, i));
+          const long long row = (r * m.batch + b) * m.heads + h;
+          double mx = -INFINITY, sum = 0;
+          std::fill(acc.begin(), acc.end(), 0.0);
+          for (const auto& p : partials) {  // online: rescale when a larger LSE arrives
+            if ((p.request >= 0 && p.request != b) || r < p.q0 || r >= p.q0 + p.nq) continue;
+            const long long bi = p.request < 0 ? b : 0;
+            const double l = lse[p.lse_off * m.heads + (bi * m.heads + h) * p.nq + (r - p.q0)];
+            if (l > mx) {
+              const double c = std::exp(mx - l);
+              sum *= c;
+              for (auto& a : acc) a *= c;
+              mx = l;
+            }
+            const double w = std::exp(l - mx);
+            sum += w;
+            for (long long d = 0; d < m.head_dim; ++d)
+              acc[static_cast<std::size_t>(d)] += w * load(parts, p.slot * slot + row * m.head_dim + d);
           }
-          acc_lse[row] = static_cast<float>(l);
+          LB_CHECK(sum > 0, "LSE merge: a row no partial covers");
+          for (long long d = 0; d < m.head_dim; ++d)
+            store(o, row * m.head_dim + d, static_cast<float>(acc[static_cast<std::size_t>(d)] / sum));
         }
-  }
-
-  void merge_finish(const float* acc_o, void* o, long long n, Stream) override {
-    for (long long i = 0; i < n; ++i) store(o, i, acc_o[i]);
   }
 
   std::string describe() const override {

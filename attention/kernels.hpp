@@ -9,7 +9,9 @@
 #include "collectives/types.hpp"
 
 #include <memory>
+#include <compare>
 #include <string>
+#include <vector>
 
 namespace layerbench::attention {
 
@@ -38,15 +40,19 @@ struct AttentionShape {
   long long kv_stride() const { return kv_row > 0 ? kv_row : batch * kv() * head_dim; }
 };
 
-// Merging partial attention outputs by their log-sum-exp (Ring steps, key segments of a mask):
-// acc_o fp32 [rows, B, H, D], acc_lse fp32 [rows, B, H]; a partial covers rows [row0, row0+rows)
-// of one request (`request` >= 0) or of all; its output sits in a tensor laid out like acc_o
-// (dtype of the run) and its LSE is fp32 [Bc, H, rows] (Bc = 1 for one request, else B).
+// Merging partial attention outputs by their log-sum-exp (Ring steps, key segments of a mask),
+// once, after every partial is written. A partial covers rows [q0, q0 + nq) of one request
+// (`request` >= 0) or of all; its output sits in slot `slot` of the partial buffer, each slot laid
+// out like the output [rows, B, H, D] (run dtype); its LSE is fp32 [Bc, H, nq] (Bc = 1 for one
+// request, else B) starting at lse + lse_off * H.
+struct Partial {
+  long long q0 = 0, nq = 0, request = -1, lse_off = 0;
+  int slot = 0;
+  auto operator<=>(const Partial&) const = default;
+};
 struct MergeShape {
-  long long total_rows = 0, batch = 1;
+  long long rows = 0, batch = 1;
   int heads = 0, head_dim = 0;
-  long long row0 = 0, rows = 0;
-  long long request = -1;
 };
 
 class Kernels {
@@ -64,13 +70,10 @@ class Kernels {
   void attention(const void* q, const void* k, const void* v, void* o, const AttentionShape& a, Stream s) {
     attention(q, k, v, o, a, s, nullptr);
   }
-  // acc_o = 0, acc_lse = -inf over `n` rows of B*H (acc_o: n*B*H*D values).
-  virtual void merge_init(float* acc_o, float* acc_lse, long long n_lse, int head_dim, Stream s) = 0;
-  // Folds one partial (see MergeShape) into the accumulators.
-  virtual void merge(const void* part_o, const float* part_lse, float* acc_o, float* acc_lse,
+  // o (run dtype) = for every (row, request, head) the LSE-weighted mean of the partials that
+  // cover it (every row is covered by at least one). One pass over the partials.
+  virtual void merge(const void* parts, const float* lse, const std::vector<Partial>& partials, void* o,
                      const MergeShape& m, Stream s) = 0;
-  // o (run dtype) = acc_o, `n` values.
-  virtual void merge_finish(const float* acc_o, void* o, long long n, Stream s) = 0;
   // Builds (and caches) whatever `attention` needs for this shape, outside any timed region.
   virtual void prepare(const AttentionShape&, bool /*with_lse*/ = false) {}
   // Which attention implementation ran, e.g. "cudnn 9.14.0 sdpa_fwd engine 9".

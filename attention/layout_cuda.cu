@@ -51,47 +51,49 @@ __global__ void unpack_kernel(const Chunk* __restrict__ src, Chunk* __restrict__
   }
 }
 
-__global__ void merge_init_kernel(float* acc_o, float* acc_lse, long long n_lse, int head_dim) {
-  const long long total = n_lse * head_dim;
+// The LSE merge of every partial at once: one thread per chunk of N values of one (row, request,
+// head) output row; it walks the partials covering its row (online: rescaled when a larger LSE
+// arrives), reads each partial's chunk once and writes the output chunk once.
+template <int N>
+struct alignas(2 * N) BfChunk {
+  __nv_bfloat16 v[N];
+};
+
+template <int N>
+__global__ void merge_kernel(const BfChunk<N>* __restrict__ parts, const float* __restrict__ lse,
+                             const Partial* __restrict__ table, int n_parts, BfChunk<N>* __restrict__ o,
+                             long long rows, long long batch, int heads, int cpr) {
+  const long long total = rows * batch * heads * cpr, slot = total;
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    acc_o[i] = 0.f;
-    if (i < n_lse) acc_lse[i] = -INFINITY;
-  }
-}
-
-// One thread per (row, request, head, element): the row's weights are recomputed per element
-// (cheap: two exps), the LSE written once by element 0 after every element of the row read it.
-__global__ void merge_kernel(const __nv_bfloat16* __restrict__ part_o, const float* __restrict__ part_lse,
-                             float* __restrict__ acc_o, float* __restrict__ acc_lse, long long batch,
-                             int heads, int head_dim, long long row0, long long rows, long long request) {
-  const long long bc = request < 0 ? batch : 1, b0 = request < 0 ? 0 : request;
-  const long long total = rows * bc * heads;
-  for (long long t = blockIdx.x * static_cast<long long>(blockDim.x / 32) + threadIdx.x / 32; t < total;
-       t += static_cast<long long>(gridDim.x) * (blockDim.x / 32)) {
-    long long x = t;
+    long long x = i / cpr;
     const int h = static_cast<int>(x % heads);
     x /= heads;
-    const long long bi = x % bc;
-    const long long r = x / bc;
-    const long long row = ((row0 + r) * batch + b0 + bi) * heads + h;
-    const float l1 = acc_lse[row], l2 = part_lse[(bi * heads + h) * rows + r];
-    const float mx = fmaxf(l1, l2);
-    const float w1 = __expf(l1 - mx), w2 = __expf(l2 - mx);
-    const float inv = 1.f / (w1 + w2);
-    for (int d = threadIdx.x % 32; d < head_dim; d += 32) {
-      const long long i = row * head_dim + d;
-      acc_o[i] = acc_o[i] * (w1 * inv) + __bfloat162float(part_o[i]) * (w2 * inv);
+    const long long b = x % batch, r = x / batch;
+    float acc[N];
+    for (int j = 0; j < N; ++j) acc[j] = 0.f;
+    float mx = -INFINITY, sum = 0.f;
+    for (int p = 0; p < n_parts; ++p) {
+      const Partial t = table[p];
+      if ((t.request >= 0 && t.request != b) || r < t.q0 || r >= t.q0 + t.nq) continue;
+      const long long bi = t.request < 0 ? b : 0;
+      const float l = lse[t.lse_off * heads + (bi * heads + h) * t.nq + (r - t.q0)];
+      if (l > mx) {
+        const float c = mx == -INFINITY ? 0.f : __expf(mx - l);
+        sum *= c;
+        for (int j = 0; j < N; ++j) acc[j] *= c;
+        mx = l;
+      }
+      const float w = __expf(l - mx);
+      sum += w;
+      const BfChunk<N> v = parts[t.slot * slot + i];
+      for (int j = 0; j < N; ++j) acc[j] += w * __bfloat162float(v.v[j]);
     }
-    __syncwarp();  // every lane has read acc_lse[row]
-    if (threadIdx.x % 32 == 0) acc_lse[row] = mx + __logf(w1 + w2);
+    const float inv = 1.f / sum;
+    BfChunk<N> out;
+    for (int j = 0; j < N; ++j) out.v[j] = __float2bfloat16(acc[j] * inv);
+    o[i] = out;
   }
-}
-
-__global__ void merge_finish_kernel(const float* __restrict__ acc_o, __nv_bfloat16* __restrict__ o, long long n) {
-  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<long long>(gridDim.x) * blockDim.x)
-    o[i] = __float2bfloat16(acc_o[i]);
 }
 
 unsigned grid_for(long long total) {
@@ -136,21 +138,17 @@ void launch_unpack_heads(const void* src, void* out, const SliceShape& p, int n,
   LB_CUDA_CHECK_LAUNCH();
 }
 
-void launch_merge_init(float* acc_o, float* acc_lse, long long n_lse, int head_dim, cudaStream_t s) {
-  merge_init_kernel<<<grid_for(n_lse * head_dim), 256, 0, s>>>(acc_o, acc_lse, n_lse, head_dim);
-  LB_CUDA_CHECK_LAUNCH();
-}
-
-void launch_merge(const void* part_o, const float* part_lse, float* acc_o, float* acc_lse, const MergeShape& m,
-                  cudaStream_t s) {
-  const long long rows = m.rows * (m.request < 0 ? m.batch : 1) * m.heads;  // one warp each
-  merge_kernel<<<grid_for(rows * 32), 256, 0, s>>>(static_cast<const __nv_bfloat16*>(part_o), part_lse, acc_o,
-                                                   acc_lse, m.batch, m.heads, m.head_dim, m.row0, m.rows, m.request);
-  LB_CUDA_CHECK_LAUNCH();
-}
-
-void launch_merge_finish(const float* acc_o, void* o, long long n, cudaStream_t s) {
-  merge_finish_kernel<<<grid_for(n), 256, 0, s>>>(acc_o, static_cast<__nv_bfloat16*>(o), n);
+void launch_merge(const void* parts, const float* lse, const Partial* table, int n_parts, void* o,
+                  const MergeShape& m, cudaStream_t s) {
+  const long long values = m.rows * m.batch * m.heads * m.head_dim;
+  if (m.head_dim % 8 == 0) {  // 16-byte chunks (parts and o are cudaMalloc'd, row-aligned)
+    const int cpr = m.head_dim / 8;
+    merge_kernel<8><<<grid_for(values / 8), 256, 0, s>>>(static_cast<const BfChunk<8>*>(parts), lse, table, n_parts,
+                                                         static_cast<BfChunk<8>*>(o), m.rows, m.batch, m.heads, cpr);
+  } else {
+    merge_kernel<1><<<grid_for(values), 256, 0, s>>>(static_cast<const BfChunk<1>*>(parts), lse, table, n_parts,
+                                                     static_cast<BfChunk<1>*>(o), m.rows, m.batch, m.heads, m.head_dim);
+  }
   LB_CUDA_CHECK_LAUNCH();
 }
 

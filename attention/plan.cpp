@@ -49,8 +49,9 @@ void valid_keys(const Problem& p, const Segment& k, long long b, long long d0, l
   if (hi > lo) out.push_back({k.row0 + lo - k.global0, k.row0 + hi - k.global0});
 }
 
+// Calls from index `first` on belong to the same step and request as the new ones.
 void add_calls(const Problem& p, const std::vector<Segment>& keys, int step, int buffer, long long b,
-               long long q0, long long nq, long long d0, long long d1, LocalPlan& plan) {
+               long long q0, long long nq, long long d0, long long d1, std::size_t first, LocalPlan& plan) {
   std::vector<Interval> iv;
   for (const auto& k : keys) valid_keys(p, k, b, d0, d1, iv);
   std::sort(iv.begin(), iv.end(), [](const Interval& x, const Interval& y) { return x.lo < y.lo; });
@@ -61,7 +62,42 @@ void add_calls(const Problem& p, const std::vector<Segment>& keys, int step, int
     else
       merged.push_back(i);
   }
-  for (const auto& m : merged) plan.calls.push_back({step, b, q0, nq, buffer, m.lo, m.hi - m.lo});
+  for (const auto& m : merged) {
+    // Query rows right after an earlier call's rows (joint then image, or image then joint) that
+    // meet the same keys extend that call: one kernel instead of a short one beside a long one.
+    auto same = std::find_if(plan.calls.begin() + static_cast<std::ptrdiff_t>(first), plan.calls.end(), [&](const Call& c) {
+      return c.key_buffer == buffer && c.k0 == m.lo && c.nk == m.hi - m.lo && c.q0 + c.nq == q0;
+    });
+    if (same != plan.calls.end())
+      same->nq += nq;
+    else
+      plan.calls.push_back({step, b, q0, nq, buffer, m.lo, m.hi - m.lo});
+  }
+}
+
+bool overlaps(const Call& a, const Call& b) {
+  const bool same_request = a.request < 0 || b.request < 0 || a.request == b.request;
+  return same_request && a.q0 < b.q0 + b.nq && b.q0 < a.q0 + a.nq;
+}
+
+// Merged plans: slots (greedy: the first slot none of whose calls covers a row of this one) and
+// LSE ranges, and the merge's list of partials.
+void assign_partials(const Problem& p, LocalPlan& plan) {
+  plan.slots = 0;
+  plan.lse_rows = 0;
+  plan.partials.clear();
+  for (std::size_t i = 0; i < plan.calls.size(); ++i) {
+    Call& c = plan.calls[i];
+    int slot = 0;
+    const auto earlier = plan.calls.begin() + static_cast<std::ptrdiff_t>(i);
+    while (std::any_of(plan.calls.begin(), earlier, [&](const Call& o) { return o.slot == slot && overlaps(o, c); }))
+      ++slot;
+    c.slot = slot;
+    plan.slots = std::max(plan.slots, slot + 1);
+    c.lse_row0 = plan.lse_rows;
+    plan.lse_rows += c.nq * (c.request < 0 ? p.batch : 1);
+    plan.partials.push_back({c.q0, c.nq, c.request, c.lse_row0, c.slot});
+  }
 }
 
 }  // namespace
@@ -80,6 +116,7 @@ LocalPlan plan_local_attention(const Problem& p, const RankLayout& l) {
     }
     for (long long rq = 0; rq < requests; ++rq) {
       const long long b = per_request ? rq : -1;
+      const std::size_t first = plan.calls.size();
       for (const auto& q : l.query) {
         if (q.kind == RowKind::image && p.packed()) {
           // The seed's remap: local query documents of this rank's span, one entry per request.
@@ -87,9 +124,9 @@ LocalPlan plan_local_attention(const Problem& p, const RankLayout& l) {
           for (std::size_t d = 0; d + 1 < local.size(); ++d)
             if (local[d + 1] > local[d])
               add_calls(p, keys, step, step == 0 ? 0 : 1, b, q.row0 + local[d], local[d + 1] - local[d],
-                        p.cu_seqlens[d], p.cu_seqlens[d + 1], plan);
+                        p.cu_seqlens[d], p.cu_seqlens[d + 1], first, plan);
         } else {
-          add_calls(p, keys, step, step == 0 ? 0 : 1, b, q.row0, q.count, 0, p.seq, plan);
+          add_calls(p, keys, step, step == 0 ? 0 : 1, b, q.row0, q.count, 0, p.seq, first, plan);
         }
       }
     }
@@ -97,7 +134,6 @@ LocalPlan plan_local_attention(const Problem& p, const RankLayout& l) {
   // Coverage: each (request, row) must meet at least one call; exactly one allows direct writes.
   std::vector<int> cover(static_cast<std::size_t>(requests * l.query_rows), 0);
   for (const auto& c : plan.calls) {
-    plan.max_rows = std::max(plan.max_rows, c.nq);
     const long long rq = c.request < 0 ? 0 : c.request;
     for (long long r = c.q0; r < c.q0 + c.nq; ++r) ++cover[static_cast<std::size_t>(rq * l.query_rows + r)];
   }
@@ -105,6 +141,7 @@ LocalPlan plan_local_attention(const Problem& p, const RankLayout& l) {
     LB_CHECK(n > 0, "a query row meets no valid key (workload validation missed a case)");
     if (n != 1) plan.direct = false;
   }
+  if (!plan.direct) assign_partials(p, plan);
   return plan;
 }
 
@@ -116,13 +153,19 @@ AttentionShape call_shape(const Call& c, const LocalGeometry& g) {
   return a;
 }
 
-void begin_local_attention(Kernels& k, const LocalPlan& plan, const LocalGeometry& g, const LocalBuffers& b, Stream s) {
-  if (!plan.direct) k.merge_init(b.acc_o, b.acc_lse, g.query_rows * g.batch * g.heads, g.head_dim, s);
+std::size_t partial_elems(const LocalPlan& plan, const LocalGeometry& g) {
+  if (plan.direct) return 0;
+  return static_cast<std::size_t>(plan.slots * g.query_rows * g.batch * g.heads * g.head_dim);
+}
+
+std::size_t lse_elems(const LocalPlan& plan, const LocalGeometry& g) {
+  return plan.direct ? 0 : static_cast<std::size_t>(plan.lse_rows * g.heads);
 }
 
 void run_local_step(Kernels& k, const LocalPlan& plan, int step, const LocalGeometry& g, const LocalBuffers& b,
                     Stream s) {
   const std::size_t e = dtype_size(g.dtype);
+  const std::size_t slot_bytes = static_cast<std::size_t>(g.query_rows * g.batch * g.heads * g.head_dim) * e;
   for (const auto& c : plan.calls) {
     if (c.step != step) continue;
     const long long r = c.request < 0 ? 0 : c.request;
@@ -132,18 +175,16 @@ void run_local_step(Kernels& k, const LocalPlan& plan, int step, const LocalGeom
     const auto* kp = static_cast<const unsigned char*>(b.k[c.key_buffer]) + k_off;
     const auto* vp = static_cast<const unsigned char*>(b.v[c.key_buffer]) + k_off;
     const AttentionShape a = call_shape(c, g);
-    if (plan.direct) {
+    if (plan.direct)
       k.attention(q, kp, vp, static_cast<unsigned char*>(b.o) + q_off, a, s, nullptr);
-      continue;
-    }
-    k.attention(q, kp, vp, static_cast<unsigned char*>(b.o_part) + q_off, a, s, b.lse_part);
-    const MergeShape m{g.query_rows, g.batch, g.heads, g.head_dim, c.q0, c.nq, c.request};
-    k.merge(b.o_part, b.lse_part, b.acc_o, b.acc_lse, m, s);
+    else
+      k.attention(q, kp, vp, static_cast<unsigned char*>(b.o_part) + static_cast<std::size_t>(c.slot) * slot_bytes + q_off,
+                  a, s, b.lse_part + c.lse_row0 * g.heads);
   }
 }
 
 void end_local_attention(Kernels& k, const LocalPlan& plan, const LocalGeometry& g, const LocalBuffers& b, Stream s) {
-  if (!plan.direct) k.merge_finish(b.acc_o, b.o, g.query_rows * g.batch * g.heads * g.head_dim, s);
+  if (!plan.direct) k.merge(b.o_part, b.lse_part, plan.partials, b.o, {g.query_rows, g.batch, g.heads, g.head_dim}, s);
 }
 
 }  // namespace layerbench::attention

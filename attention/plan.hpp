@@ -6,9 +6,11 @@
 // Buffers: the query buffer holds [joint; image region] (front) or [image region; joint] (rear);
 // key buffer 0 holds [cached; joint; image superblock] (front) or [cached; image; joint] (rear);
 // key buffer 1 is the Ring block received at steps >= 1 (one image superblock).
-// A call's key rows are contiguous in one buffer: the valid keys of a query range, coalesced.
+// A call's key rows are contiguous in one buffer: the valid keys of a query range, coalesced;
+// adjacent query rows that meet the same keys (joint and image rows) share one call.
 // When every (request, query row) meets exactly one call, calls write the output directly;
-// otherwise partial outputs are merged by their log-sum-exp.
+// otherwise each call writes its partial output into a slot (calls in one slot never cover the
+// same row) and its LSE into its own range, and one merge at the end reads every partial.
 #include "attention/kernels.hpp"
 #include "attention/workload.hpp"
 
@@ -31,12 +33,16 @@ struct Call {
   long long q0 = 0, nq = 0;
   int key_buffer = 0;      // 0 or 1 (the Ring block)
   long long k0 = 0, nk = 0;
+  int slot = 0;            // merged plans: the partial-output slot it writes
+  long long lse_row0 = 0;  // merged plans: its LSE starts at lse_row0 * heads (Partial::lse_off)
 };
 
 struct LocalPlan {
   std::vector<Call> calls;
   bool direct = true;    // each (request, query row) in exactly one call
-  long long max_rows = 0;  // largest nq
+  int slots = 0;           // merged plans: partial-output slots (each as large as the output)
+  long long lse_rows = 0;  // merged plans: sum over calls of nq x (B for every request, else 1)
+  std::vector<Partial> partials;  // merged plans: the merge's view of the calls (lse_off in LSE rows)
   long long calls_per_step(int step) const;
 };
 
@@ -65,17 +71,16 @@ struct LocalBuffers {
   const void* q = nullptr;             // [Lq, B, Hl, D]
   const void* k[2] = {nullptr, nullptr};  // key buffers 0 and 1 (the Ring block) [*, B, Hkvl, D]
   const void* v[2] = {nullptr, nullptr};
-  void* o = nullptr;                   // [Lq, B, Hl, D] (direct plans write it)
-  void* o_part = nullptr;              // merged plans: partial output, LSE and accumulators
-  float* lse_part = nullptr;
-  float* acc_o = nullptr;
-  float* acc_lse = nullptr;
+  void* o = nullptr;                   // [Lq, B, Hl, D]
+  void* o_part = nullptr;              // merged plans: [slots, Lq, B, Hl, D] partial outputs
+  float* lse_part = nullptr;           // merged plans: Hl * lse_rows LSE values
 };
-// Accumulators cleared (merged plans; no-op for direct ones).
-void begin_local_attention(Kernels& k, const LocalPlan& plan, const LocalGeometry& g, const LocalBuffers& b, Stream s);
-// The calls of one step (their partial outputs folded into the accumulators when merged).
+// Buffer sizes of a merged plan (0 for a direct one), in elements.
+std::size_t partial_elems(const LocalPlan& plan, const LocalGeometry& g);
+std::size_t lse_elems(const LocalPlan& plan, const LocalGeometry& g);
+// The calls of one step: direct plans write b.o, merged ones their slot and LSE range.
 void run_local_step(Kernels& k, const LocalPlan& plan, int step, const LocalGeometry& g, const LocalBuffers& b, Stream s);
-// Merged plans: the accumulators written to b.o in the run's dtype.
+// Merged plans: one merge of every partial into b.o (no-op for direct plans).
 void end_local_attention(Kernels& k, const LocalPlan& plan, const LocalGeometry& g, const LocalBuffers& b, Stream s);
 // The kernel shape of one call (one request of a batch: batch 1 and the full row strides).
 AttentionShape call_shape(const Call& c, const LocalGeometry& g);

@@ -59,11 +59,9 @@ SpAttention::SpAttention(const SpGroups& g, const Topology& t, const Problem& p,
     q_full_ = alloc(elems(lq, hl_), e);
     o_full_ = alloc(elems(lq, hl_), e);
   }
-  if (!plan_.direct) {
-    o_part_ = alloc(elems(lq, hl_), e);
-    acc_o_ = alloc(elems(lq, hl_), sizeof(float));
-    acc_lse_ = alloc(elems(lq, hl_) / static_cast<std::size_t>(p.head_dim), sizeof(float));
-    lse_part_ = alloc(static_cast<std::size_t>(p.batch * hl_ * plan_.max_rows), sizeof(float));
+  if (!plan_.direct) {  // every call's partial output and LSE, merged once after the last step
+    o_part_ = alloc(partial_elems(plan_, geometry()), e);
+    lse_part_ = alloc(lse_elems(plan_, geometry()), sizeof(float));
   }
   if (t.allgather > 1)
     for (auto& b : kv_region_) b = alloc(elems(region_, hkvl_), e);
@@ -221,10 +219,7 @@ void SpAttention::attention(Stream s, bool ring_transfers) {
   b.o = zero_copy_ ? out_.data() : o_full_.data();
   b.o_part = o_part_.data();
   b.lse_part = lse_part_.as<float>();
-  b.acc_o = acc_o_.as<float>();
-  b.acc_lse = acc_lse_.as<float>();
   const LocalGeometry g = geometry();
-  begin_local_attention(k_, plan_, g, b, s);
   for (int step = 0; step < topo_.ring; ++step) {
     std::vector<std::unique_ptr<Handle>> pending;
     if (ring_transfers && step + 1 < topo_.ring) ring_transfer(step, s, pending);  // overlaps this step

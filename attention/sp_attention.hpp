@@ -7,7 +7,7 @@
 //   kv_all_gather       K and V all-gather along the sequence in the strided AllGather group
 //   ring_p2p            Ring only: the R-1 K/V block transfers to the next ring rank, alone
 //   attention           local Q against the keys of every Ring step (plan.hpp), partial outputs
-//                       merged by LSE where a query row meets several calls; timed without the
+//                       kept and merged once by LSE where a query row meets several calls; timed without the
 //                       Ring transfers (forward() overlaps them: the next block travels while
 //                       the current one is computed)
 //   reverse_all_to_all  O back to [B, Sl, H, D]; joint rows head-gathered over the Ulysses group
@@ -117,7 +117,7 @@ class SpAttention {
   Buffer kv_full_[2];    // [Lc + Lt + A*R, B, Hkvl, D]
   Buffer ring_buf_[2][2];  // R > 1: received K, V blocks, double-buffered [A*R, B, Hkvl, D]
   Buffer o_full_;        // [Lq, B, Hl, D]
-  Buffer o_part_, lse_part_, acc_o_, acc_lse_;  // LSE merge (not direct)
+  Buffer o_part_, lse_part_;  // LSE merge (not direct): [slots, Lq, B, Hl, D] partials, their LSEs
   Buffer o_recv_;        // [U, Sl, B, Hl, D]
   Buffer joint_gather_;  // [U, Lt, B, Hl, D]
   Buffer out_;           // [B, Sl, H, D]

@@ -239,6 +239,8 @@ InputKind sniff_input(const std::string& path) {
                                     "hyperfine JSON");
   if (t.rfind(kResultsCsvHeader, 0) == 0) return InputKind::results_csv;
   if (t.rfind(kRunsCsvHeader, 0) == 0) return InputKind::runs_csv;
+  // Markdown (a heading or a table first) is for reading, not a CSV study however many commas it has.
+  if (t[0] == '#' || t[0] == '|') return InputKind::unknown;
   if (t[0] != '{' && t[0] != '[') return t.find(',') != std::string::npos ? InputKind::study_csv : InputKind::unknown;
   try {
     const auto doc = nlohmann::json::parse(t);

@@ -77,8 +77,10 @@ Report build_report(const std::vector<std::string>& paths, const stats::PairedOp
     }
   }
   if (r.sections.empty()) {
-    std::string why = "no input could be reported";
-    for (const auto& s : r.skipped) why += "\n  " + s;
+    // One input: its own reason on one line; several: each below the summary.
+    std::string why = r.skipped.size() == 1 ? "nothing to report: " + r.skipped.front() : "no input could be reported";
+    if (r.skipped.size() > 1)
+      for (const auto& s : r.skipped) why += "\n  " + s;
     throw std::runtime_error(why);
   }
   if (!r.skipped.empty()) {

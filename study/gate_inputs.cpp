@@ -77,14 +77,14 @@ SampleFile from_gbench(const nlohmann::json& doc, const std::string& path, const
   SampleFile f{path, "gbench", metric.empty() ? "real_time" : metric, "", {}, {}};
   warn_if_loaded(doc, path, f);
   bool any_metric = false;
-  bool aggregates = false, iterations = false;
+  bool any_aggregate = false, any_iteration = false;
   for (const auto& b : doc["benchmarks"]) {
     if (!b.is_object()) throw std::runtime_error(path + ": a benchmarks[] entry is not an object");
     if (b.value("run_type", std::string{"iteration"}) != "iteration") {  // mean/median/stddev rows
-      aggregates = true;
+      any_aggregate = true;
       continue;
     }
-    iterations = true;
+    any_iteration = true;
     if (b.value("error_occurred", false)) continue;
     const std::string name = b.value("run_name", b.value("name", std::string{}));
     if (name.empty()) throw std::runtime_error(path + ": a benchmark has no name");
@@ -104,12 +104,16 @@ SampleFile from_gbench(const nlohmann::json& doc, const std::string& path, const
     }
     set.values.push_back(v);
   }
-  if (!any_metric && aggregates && !iterations)
+  if (any_aggregate && !any_iteration) {  // whatever the metric: there are no repetitions to test
+    // A layerbench binary's repetitions are its --iterations samples (it refuses --benchmark_repetitions).
+    const bool layerbench = doc.value("context", nlohmann::json::object()).contains("layerbench_binary");
     throw std::runtime_error(fmt::format(
         "{}: written with --benchmark_report_aggregates_only: only each benchmark's mean, median, stddev and cv, no "
-        "repetitions, so there is nothing to test; rerun with --benchmark_repetitions=N and without "
-        "--benchmark_report_aggregates_only (the display-only flag --benchmark_display_aggregates_only keeps them)",
-        path));
+        "repetitions, so there is nothing to test; rerun without --benchmark_report_aggregates_only ({}; the "
+        "display-only flag --benchmark_display_aggregates_only keeps them)",
+        path, layerbench ? "each of the binary's --iterations samples is one repetition"
+                         : "and with --benchmark_repetitions=N"));
+  }
   if (!any_metric)
     throw std::runtime_error(fmt::format("{}: unknown metric '{}' (no benchmark repetition carries it)", path, f.metric));
   return f;
@@ -118,12 +122,29 @@ SampleFile from_gbench(const nlohmann::json& doc, const std::string& path, const
 }  // namespace
 
 SampleFile load_samples(const std::string& path, const std::string& metric) {
+  // Decided by content first, so a CSV, a study journal or text gets its name, not a parser error.
+  switch (reports::sniff_input(path)) {
+    case reports::InputKind::study_csv:
+      throw std::runtime_error(path + ": a CSV that is not a layerbench output: --baseline/--candidate take samples "
+                                      "(layerbench result JSON, Google Benchmark or hyperfine JSON); a CSV with base "
+                                      "and candidate columns is a paired study: gate it with --pairs " + path);
+    case reports::InputKind::study_jsonl:
+    case reports::InputKind::runs_csv:
+    case reports::InputKind::analysis_json:
+      throw std::runtime_error(path + ": a paired study (base and candidate measured in pairs): gate it with --pairs " +
+                               path);
+    case reports::InputKind::results_csv:
+      throw std::runtime_error(path + ": a layerbench results CSV (one row per measurement): summaries, no samples "
+                                      "to test; gate the --json file of the same run, or show it with layerbench-report");
+    case reports::InputKind::unknown:
+      throw std::runtime_error(path + ": neither JSON nor CSV: not a layerbench result file, Google Benchmark JSON "
+                                      "nor hyperfine JSON");
+    default: break;
+  }
   const auto doc = reports::read_json_file(path);
   if (reports::is_layerbench_json(doc)) return from_layerbench(doc, path, metric);
   if (reports::is_gbench_json(doc)) return from_gbench(doc, path, metric);
   if (reports::is_hyperfine_json(doc)) return from_hyperfine(doc, path, metric);
-  if (doc.is_object() && doc.value("schema", std::string{}).rfind("layerbench-ab-analys", 0) == 0)
-    throw std::runtime_error(path + ": a layerbench-ab analysis holds pairs: gate it with --pairs " + path);
   throw std::runtime_error(path + ": neither a layerbench result file (schema layerbench/N), Google Benchmark JSON "
                                   "nor hyperfine JSON");
 }

@@ -62,20 +62,22 @@ PairedInput load_study(const std::string& path) {
 
 PairedInput load_pairs(const std::string& path) {
   require_readable(path);
-  reports::InputKind kind = reports::InputKind::unknown;
+  using K = reports::InputKind;
+  K kind = K::unknown;
+  bool empty = false;
   try {
     kind = reports::sniff_input(path);
   } catch (const std::runtime_error& e) {
     // An empty file gets the CSV reader's message (it names what the header must hold); anything
     // else that is not text or JSON is named as such.
-    if (std::string_view(e.what()).find("file is empty") == std::string_view::npos) throw InputError(e.what());
+    empty = std::string_view(e.what()).find("file is empty") != std::string_view::npos;
+    if (!empty) throw InputError(e.what());
   }
-  using K = reports::InputKind;
   const bool ab_study = kind == K::study_jsonl && reports::is_ab_study(path);
   PairedInput input;
   if (ab_study) {
     input = load_study(path);
-  } else if (kind == K::study_csv || kind == K::unknown) {
+  } else if (kind == K::study_csv || empty) {
     input = load_csv(path);  // its messages name the missing column or the bad cell
   } else if (kind == K::study_jsonl || kind == K::runs_csv || kind == K::analysis_json) {
     try {

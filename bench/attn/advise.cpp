@@ -19,7 +19,8 @@ namespace layerbench::attention {
 namespace {
 
 // One rank's local work of topology t (SP rank 0: region 0, Ring rank 0) on this device: the
-// attention of every step (its kernel calls and LSE merges, no transfers) and the pad/pack copies.
+// attention of every step (its kernel calls, no transfers), the one LSE merge after the last step,
+// and the pad/pack copies.
 struct LocalBench {
   Device& dev;
   Kernels& k;
@@ -66,16 +67,14 @@ struct LocalBench {
     const long long keys0 = p.cached_kv + p.text_tokens + l.superblock;
     Buffer q = filled(rows(l.query_rows, hl) * e), o = filled(rows(l.query_rows, hl) * e);
     Buffer k0 = filled(rows(keys0, hkvl) * e), v0 = filled(rows(keys0, hkvl) * e);
-    Buffer k1, v1, part, lse, acc_o, acc_lse;
+    Buffer k1, v1, part, lse;
     if (t.ring > 1) {
       k1 = filled(rows(l.superblock, hkvl) * e);
       v1 = filled(rows(l.superblock, hkvl) * e);
     }
-    if (!plan.direct) {
-      part = filled(rows(l.query_rows, hl) * e);
-      lse = filled(B * static_cast<std::size_t>(hl * plan.max_rows) * 4);
-      acc_o = filled(rows(l.query_rows, hl) * 4);
-      acc_lse = filled(rows(l.query_rows, hl) / D * 4);
+    if (!plan.direct) {  // every call's partial output and LSE (merged once, at the end)
+      part = filled(partial_elems(plan, g) * e);
+      lse = filled(lse_elems(plan, g) * 4);
     }
     LocalBuffers b;
     b.q = q.data();
@@ -86,8 +85,6 @@ struct LocalBench {
     b.o = o.data();
     b.o_part = part.data();
     b.lse_part = lse.as<float>();
-    b.acc_o = acc_o.as<float>();
-    b.acc_lse = acc_lse.as<float>();
     std::set<std::tuple<long long, long long, long long>> seen;
     for (const auto& c : plan.calls)
       if (seen.insert({c.request, c.nq, c.nk}).second) k.prepare(call_shape(c, g), !plan.direct);
@@ -97,7 +94,6 @@ struct LocalBench {
     LocalTimes lt;
     lt.source = "timed on this device";
     lt.attention = timed("local_attention", group, [&](Stream s) {
-      begin_local_attention(k, plan, g, b, s);
       for (int step = 0; step < t.ring; ++step) run_local_step(k, plan, step, g, b, s);
       end_local_attention(k, plan, g, b, s);
     });
@@ -106,6 +102,7 @@ struct LocalBench {
       const Interval s1 = timed("local_attention_step1", group, [&](Stream s) { run_local_step(k, plan, 1, g, b, s); });
       lt.step.assign(static_cast<std::size_t>(t.ring), s1);
       lt.step[0] = s0;
+      lt.merge = timed("local_attention_merge", group, [&](Stream s) { end_local_attention(k, plan, g, b, s); });
     }
     lt.pad_pack = pad_pack(t, p, hl, hkvl, group);
     return lt;
@@ -144,6 +141,20 @@ struct LocalBench {
     });
   }
 };
+
+// SP rank 0's local plan as timed (so that another implementation can run the same calls):
+// buffers' rows and heads, and each call as [step, request, q0, nq, key_buffer, k0, nk].
+nlohmann::json plan_json(const Topology& t, const Problem& p) {
+  const RankLayout l = rank_layout(t, p, 0, 0);
+  const LocalPlan plan = plan_local_attention(p, l);
+  const int hpad = t.padded_heads(p.heads);
+  nlohmann::json calls = nlohmann::json::array();
+  for (const auto& c : plan.calls) calls.push_back({c.step, c.request, c.q0, c.nq, c.key_buffer, c.k0, c.nk});
+  return {{"query_rows", l.query_rows}, {"keys0", p.cached_kv + p.text_tokens + l.superblock},
+          {"superblock", l.superblock}, {"local_heads", hpad / t.ulysses},
+          {"local_kv_heads", (p.kv() == p.heads ? hpad : p.kv()) / t.ulysses}, {"direct", plan.direct},
+          {"slots", plan.slots}, {"calls", calls}};
+}
 
 }  // namespace
 
@@ -185,7 +196,8 @@ int run_advise(harness::Context& ctx, const BenchConfig& c) {
       Prediction pr = predict(t, p, local, coll, c.margin);
       pr.notes.push_back("local work: " + local.source);
       advice.push_back({{"seq", seq}, {"topology", t.label}, {"predicted_ms", pr.total.median},
-                        {"lo_ms", pr.total.lo}, {"hi_ms", pr.total.hi}, {"prediction", true}});
+                        {"lo_ms", pr.total.lo}, {"hi_ms", pr.total.hi}, {"prediction", true},
+                        {"local_plan", plan_json(t, p)}});
       preds.push_back(std::move(pr));
     }
     const std::string title = fmt::format("Advice for {} GPUs: {}S = {}, {}, D = {}, B = {}", c.gpus,

@@ -131,6 +131,7 @@ Prediction predict(const Topology& t, const Problem& p, const LocalTimes& local,
                                                                                 : scaled(local.attention, 1.0 / t.ring);
       overlapped += s + 1 < t.ring ? maxed(c, step_p2p) : c;
     }
+    if (local.step.size() == static_cast<std::size_t>(t.ring)) overlapped += local.merge;  // after the last step
     add("attention + ring_p2p (overlapped)", overlapped);
   } else {
     add("attention", local.attention);

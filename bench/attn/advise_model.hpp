@@ -59,6 +59,7 @@ class CollModel {
 struct LocalTimes {
   Interval attention;              // all steps, no transfers
   std::vector<Interval> step;      // per Ring step (attention split; empty: equal steps)
+  Interval merge;                  // Ring: the LSE merge after the last step (in `attention` too)
   Interval pad_pack;
   std::optional<Interval> length_exchange;  // measured with the table when present
   std::string source;

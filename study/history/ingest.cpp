@@ -228,9 +228,8 @@ ResultSamples dispatch(const std::string& path, const std::string& text) {
     case reports::InputKind::study_csv: return from_study(std::string(t), path, false);
     case reports::InputKind::layerbench_json: return from_layerbench(reports::read_json_file(path), path);
     case reports::InputKind::gbench_json: return from_gbench(reports::read_json_file(path), path);
-    case reports::InputKind::hyperfine_json: return from_hyperfine(reports::read_json_file(path), path);
-    case reports::InputKind::analysis_json: return from_ab_analysis(reports::read_json_file(path), path);
-    case reports::InputKind::runs_csv: return from_ab_runs(std::string(t), path);
+    case reports::InputKind::hyperfine_json:
+    case reports::InputKind::analysis_json:
     case reports::InputKind::other_json: {
       const auto doc = reports::read_json_file(path);
       if (is_hyperfine(doc)) return from_hyperfine(doc, path);

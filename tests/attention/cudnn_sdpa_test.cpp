@@ -88,26 +88,57 @@ TEST(CudnnSdpa, GqaStridedStatsAndMerge) {
   // Both requests: keys [0, 128) and [128, 320) merged by LSE == one call over all keys.
   AttentionShape whole{B, Sq, Skv, H, static_cast<int>(D), a.scale};
   whole.kv_heads = Hk;
-  Buffer dref = dev->alloc(n_o * 2), dpart = dev->alloc(n_o * 2), dpl = dev->alloc(static_cast<std::size_t>(B * H * Sq) * 4);
-  Buffer acc_o = dev->alloc(n_o * 4), acc_lse = dev->alloc(n_o / D * 4), dmerged = dev->alloc(n_o * 2);
+  // Each half writes its own slot and LSE range; one merge reads both (as a Ring plan does).
+  const std::size_t n_lse = static_cast<std::size_t>(B * H * Sq);
+  Buffer dref = dev->alloc(n_o * 2), dparts = dev->alloc(2 * n_o * 2), dpl = dev->alloc(2 * n_lse * 4);
+  Buffer dmerged = dev->alloc(n_o * 2);
   cuda->attention(dq.data(), dk.data(), dv.data(), dref.data(), whole, s, nullptr);
-  cuda->merge_init(acc_o.as<float>(), acc_lse.as<float>(), Sq * B * H, static_cast<int>(D), s);
+  std::vector<Partial> partials;
   for (const auto& [k0, nk] : {std::pair<long long, long long>{0, 128}, {128, 192}}) {
     AttentionShape half = whole;
     half.seq_kv = nk;
     const std::size_t off = static_cast<std::size_t>(k0 * B * Hk * D);
-    cuda->attention(dq.data(), dk.as<std::uint16_t>() + off, dv.as<std::uint16_t>() + off, dpart.data(), half, s,
-                    dpl.as<float>());
-    cuda->merge(dpart.data(), dpl.as<float>(), acc_o.as<float>(), acc_lse.as<float>(),
-                {Sq, B, H, static_cast<int>(D), 0, Sq, -1}, s);
+    const int slot = static_cast<int>(partials.size());
+    partials.push_back({0, Sq, -1, slot * B * Sq, slot});
+    cuda->attention(dq.data(), dk.as<std::uint16_t>() + off, dv.as<std::uint16_t>() + off,
+                    dparts.as<std::uint16_t>() + static_cast<std::size_t>(slot) * n_o, half, s,
+                    dpl.as<float>() + static_cast<std::size_t>(slot) * n_lse);
   }
-  cuda->merge_finish(acc_o.as<float>(), dmerged.data(), static_cast<long long>(n_o), s);
+  cuda->merge(dparts.data(), dpl.as<float>(), partials, dmerged.data(), {Sq, B, H, static_cast<int>(D)}, s);
   const auto merged = dev->download<std::uint16_t>(dmerged.data(), n_o), one = dev->download<std::uint16_t>(dref.data(), n_o);
   double merr = 0;
   for (std::size_t i = 0; i < n_o; ++i)
     merr = std::max(merr, static_cast<double>(std::fabs(bf16_bits_to_float(merged[i]) - bf16_bits_to_float(one[i]))));
   EXPECT_LT(merr, 2e-2);
   std::printf("LSE merge of two key halves vs one call: max_abs_err %.3g\n", merr);
+}
+
+// The merge kernel against the host merge: partials of one request each, over different row
+// ranges and slots (a masked plan's shape), for 16-byte chunks (D = 128) and single values (D = 20).
+TEST(CudaKernels, MergeMatchesHost) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  auto dev = make_cuda_device(0);
+  for (int d : {128, 20}) {
+    const long long rows = 64, B = 2;
+    const int H = 3;
+    const std::vector<Partial> partials = {{0, 64, 0, 0, 0}, {10, 40, 0, 64, 1}, {0, 64, 1, 104, 0}, {0, 30, 1, 168, 1}};
+    const std::size_t n_o = static_cast<std::size_t>(rows * B * H * d), n_lse = static_cast<std::size_t>(198 * H);
+    const auto parts = random_bf16(2 * n_o, 20);
+    std::vector<float> lse(n_lse);
+    for (std::size_t i = 0; i < n_lse; ++i) lse[i] = 4.0f * random_value(7, 21, i, DType::fp32);
+    std::vector<std::uint16_t> want(n_o);
+    const MergeShape m{rows, B, H, d};
+    make_host_kernels(DType::bf16)->merge(parts.data(), lse.data(), partials, want.data(), m, {});
+    Buffer dparts = dev->upload(parts), dlse = dev->upload(lse), dout = dev->alloc(n_o * 2);
+    auto cuda = make_cuda_kernels(DType::bf16);
+    cuda->merge(dparts.data(), dlse.as<float>(), partials, dout.data(), m, dev->compute_stream());
+    const auto got = dev->download<std::uint16_t>(dout.data(), n_o);
+    double err = 0;
+    for (std::size_t i = 0; i < n_o; ++i)
+      err = std::max(err, static_cast<double>(std::fabs(bf16_bits_to_float(got[i]) - bf16_bits_to_float(want[i]))));
+    EXPECT_LT(err, 2e-2) << "D = " << d;
+    std::printf("merge of 4 partials (D = %d) vs host: max_abs_err %.3g\n", d, err);
+  }
 }
 
 TEST(CudaKernels, PackUnpackMatchHost) {

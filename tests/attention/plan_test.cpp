@@ -68,18 +68,19 @@ TEST(Workload, FailsClosedWithOneReason) {
   EXPECT_EQ(reason(ring2, base(64, 4, 3), 4), "");
 }
 
-TEST(Plan, UnmaskedFrontIsOneCallPerQuerySegment) {
+TEST(Plan, UnmaskedFrontIsOneCall) {
   Problem p = base(64, 4, 5);
   p.cached_kv = 3;
   const Topology t = parse_topology("usp2+cp2");
   const auto l = rank_layout(t, p, 1, 0);
   const auto plan = plan_local_attention(p, l);
-  ASSERT_EQ(plan.calls.size(), 2u);  // joint rows and image rows, each against [cached; joint; image]
+  // Joint rows and image rows meet the same keys [cached; joint; image]: one call for both.
+  ASSERT_EQ(plan.calls.size(), 1u);
   EXPECT_TRUE(plan.direct);
-  for (const auto& c : plan.calls) {
-    EXPECT_EQ(c.k0, 0);
-    EXPECT_EQ(c.nk, 3 + 5 + 64);  // the superblock of A = 2 regions of 32 is the whole sequence
-  }
+  EXPECT_EQ(plan.calls[0].q0, 0);
+  EXPECT_EQ(plan.calls[0].nq, 5 + 32);
+  EXPECT_EQ(plan.calls[0].k0, 0);
+  EXPECT_EQ(plan.calls[0].nk, 3 + 5 + 64);  // the superblock of A = 2 regions of 32 is the whole sequence
 }
 
 TEST(Plan, JointMaskSplitsFrontButNotRear) {
@@ -89,11 +90,23 @@ TEST(Plan, JointMaskSplitsFrontButNotRear) {
   const Topology t = parse_topology("cp2");
   auto plan = plan_local_attention(p, rank_layout(t, p, 0, 0));
   EXPECT_FALSE(plan.direct);  // request 0: joint keys [0, 2) and image keys [5, 37) are apart
+  // Request 0: two calls (one per key range) over all its rows, in two slots; request 1 (every
+  // joint key valid): one call.
+  ASSERT_EQ(plan.calls.size(), 3u);
+  EXPECT_EQ(plan.slots, 2);
+  EXPECT_EQ(plan.calls[0].slot, 0);
+  EXPECT_EQ(plan.calls[1].slot, 1);
+  EXPECT_EQ(plan.calls[2].slot, 0);  // another request: no row in common with slot 0's call
+  const long long lq = 5 + 32;
+  EXPECT_EQ(plan.lse_rows, 3 * lq);
+  ASSERT_EQ(plan.partials.size(), 3u);
+  EXPECT_EQ(plan.partials[2], (Partial{0, lq, 1, 2 * lq, 0}));
   p.joint = JointPosition::rear;
   plan = plan_local_attention(p, rank_layout(t, p, 0, 0));
   EXPECT_TRUE(plan.direct);  // [image; valid joint prefix] is contiguous
-  EXPECT_EQ(plan.calls.size(), 4u);  // 2 requests x (image, joint) query rows
+  EXPECT_EQ(plan.calls.size(), 2u);  // 2 requests, image and joint query rows in one call each
   for (const auto& c : plan.calls) EXPECT_EQ(c.nk, 64 + (c.request == 0 ? 2 : 5));  // cp2 gathers all 64
+  EXPECT_TRUE(plan.partials.empty());
 }
 
 TEST(Plan, RingVisitsEverySuperblockOnce) {
@@ -105,6 +118,10 @@ TEST(Plan, RingVisitsEverySuperblockOnce) {
   EXPECT_EQ(plan.calls[0].key_buffer, 0);
   EXPECT_EQ(plan.calls[1].key_buffer, 1);
   EXPECT_EQ(plan.calls[0].nk + plan.calls[1].nk, 64);
+  // One slot per step (both cover every row), LSE ranges back to back.
+  EXPECT_EQ(plan.slots, 2);
+  EXPECT_EQ(plan.calls[1].slot, 1);
+  EXPECT_EQ(plan.calls[1].lse_row0, plan.calls[0].nq);
 }
 
 TEST(Plan, PackedRequestsMeetOnlyTheirKeys) {

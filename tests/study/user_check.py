@@ -1,7 +1,8 @@
 """The A/B, gate and report chain as a user meets it: each numbered problem of the "one study
 engine" issue reproduced with the binaries' own outputs, and shown fixed.
 
-usage: user_check.py AB GATE REPORT WORK_DIR
+usage: user_check.py AB GATE REPORT MOE MPIEXEC OUTPUTS_DIR WORK_DIR
+(OUTPUTS_DIR: the binaries' real outputs, made by the fixture lb.fixture.outputs)
 """
 import json
 import os
@@ -11,7 +12,7 @@ import subprocess
 import sys
 import time
 
-AB, GATE, REPORT, WORK = sys.argv[1:5]
+AB, GATE, REPORT, MOE, MPIEXEC, OUTPUTS, WORK = sys.argv[1:8]
 WORK = os.path.join(WORK, "user_check")
 shutil.rmtree(WORK, ignore_errors=True)
 os.makedirs(WORK)
@@ -75,7 +76,7 @@ def check_metric_by_name():
 def check_fail_fast():
     """3. A broken command stops the study at its first failure."""
     start = time.monotonic()
-    rc, _, err = run(AB, "run", "--base", "sleeep 0.01", "--candidate", "sleep 0.01", "--pairs", "50", "--study",
+    rc, _, err = run(AB, "run", "--base", "sleeep 0.01", "--candidate", "sleep 0.2", "--pairs", "50", "--study",
                      path("broken.jsonl"))
     took = time.monotonic() - start
     expect(rc == 2 and "stopped at the first failure" in err and "exit 127" in err, f"3: rc {rc}: {err}")
@@ -220,8 +221,95 @@ def check_shell_and_load():
     expect(walls and min(walls) >= 0.019, f"9: -N wall times {walls}")
 
 
+def check_own_outputs():
+    """5. Every tool reads layerbench-ab's own --json and --csv, and hyperfine's --export-json."""
+    rc, _, err = run(AB, "run", "--base", BASE, "--candidate", SLOWER, "--pairs", "6", "--metric", LAT, "--study",
+                     path("own.jsonl"), "--json", path("own.json"), "--csv", path("own.csv"), "--resamples", "1000")
+    expect(rc == 0, f"5: run rc {rc} {err}")
+    for f in ["own.json", "own.csv"]:
+        rc, _, err = run(REPORT, path(f), "-o", path("r-" + f))
+        expect(rc == 0 and "another tool" not in err, f"5: layerbench-report {f}: rc {rc} {err}")
+        rc, out, err = run(AB, "analyze", path(f), "--json", "-", "--resamples", "1000")
+        expect(rc == 0 and "missing column" not in err and json.loads(out)["n"] == 6, f"5: ab analyze {f}: rc {rc} {err}")
+        rc, _, err = run(GATE, "--pairs", path(f))
+        expect(rc in (0, 1) and "missing column" not in err, f"5: layerbench-gate --pairs {f}: rc {rc} {err}")
+    # hyperfine's file: the real hyperfine where installed, else one in its documented format.
+    hf = path("hyperfine.json")
+    if shutil.which("hyperfine"):
+        subprocess.run(["hyperfine", "--runs", "5", "-N", "true", "--export-json", hf], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=120, check=True)
+    else:
+        json.dump({"results": [{"command": "true", "mean": 0.001, "stddev": 0.0001, "median": 0.001, "user": 0.0005,
+                                "system": 0.0005, "min": 0.0009, "max": 0.0011,
+                                "times": [0.0009, 0.001, 0.001, 0.0011, 0.001], "exit_codes": [0] * 5}]}, open(hf, "w"))
+    rc, _, err = run(GATE, "--baseline", hf, "--candidate", hf)
+    expect(rc == 0, f"5: gate of hyperfine JSON: rc {rc} {err}")
+    rc, _, err = run(REPORT, hf, "-o", path("r-hf"))
+    expect(rc == 0, f"5: report of hyperfine JSON: rc {rc} {err}")
+    rc, _, err = run(AB, "analyze", hf)
+    expect(rc == 2 and "hyperfine" in err and "json.exception" not in err and err.count("\n") == 1,
+           f"5: analyze of hyperfine JSON names it and says why not: rc {rc} {err!r}")
+
+
+def check_significant_unresolved():
+    """6. "+40.89% ... p = 0.019" is significant: it is labelled so, not "no significant change"."""
+    base = [10.0, 10.2, 9.9, 10.1, 10.0, 9.8, 10.3, 10.0]
+    delta = [0.2, 9.0, -0.5, 7.0, 0.1, 8.0, 2.0, 6.0]  # one pair of eight better: exact one-sided p = 5/256
+    with open(path("sig.csv"), "w") as f:
+        f.write("base,candidate\n" + "".join(f"{b},{b + d:.2f}\n" for b, d in zip(base, delta)))
+    rc, out, err = run(GATE, "--pairs", path("sig.csv"), "--threshold", "25%", "--json", "-")
+    f = json.loads(out)["findings"][0] if rc in (0, 1) else {}
+    expect(f.get("p_worse", 1) < 0.05 and f.get("change", 0) > 0.25 and f.get("ci", [1])[0] < 0.25 and
+           f.get("label") == "significant, size not resolved", f"6: significant, size unresolved: rc {rc} {f} {err}")
+    rc, text, _ = run(GATE, "--pairs", path("sig.csv"), "--threshold", "25%")
+    expect("significant, size not resolved" in text and "no significant change" not in text, f"6: text {text}")
+
+
+def check_real_rate_and_load():
+    """6. A bandwidth counter of a binary's Google Benchmark file is higher-is-better without the flag."""
+    base, cand = os.path.join(OUTPUTS, "coll_gb.json"), os.path.join(OUTPUTS, "coll_b_gb.json")
+    rc, out, err = run(GATE, "--baseline", base, "--candidate", cand, "--metric", "bytes_per_second", "--json", "-")
+    doc = json.loads(out) if rc in (0, 1) else {}
+    expect(doc.get("options", {}).get("higher_is_better") is True and "higher is better" in err,
+           f"6: bytes_per_second is higher-is-better: rc {rc} {err}")
+    rc, _, err = run(GATE, "--baseline", base, "--candidate", cand, "--metric", "bytes_per_second",
+                     "--higher-is-better")
+    expect(rc in (0, 1), f"6: --higher-is-better agrees with a rate: rc {rc} {err}")
+
+
+def check_report_composition():
+    """8. A binary's MoE composition keeps its second nesting level, each part in its own colour."""
+    rc, _, err = run(REPORT, os.path.join(OUTPUTS, "moe.json"), "-o", path("moe-report"))
+    expect(rc == 0, f"8: report of moe.json: rc {rc} {err}")
+    if rc != 0:
+        return
+    md = open(path("moe-report/report.md")).read()
+    expect("| └ routed_branch |" in md and "| &nbsp;&nbsp;└ local_expert_compute |" in md,
+           "8: local_expert_compute nested under routed_branch under whole_layer")
+    html = open(path("moe-report/report.html")).read()
+    start = html.index("<title>Composition of")
+    legend = html[html.index('<g class="legend">', start):html.index("</g>", start)]
+    items = re.findall(r'fill="(#[0-9A-Fa-f]{6})"[^>]*/>\s*<text class="legend-label"[^>]*>([^<]+)</text>', legend)
+    names = [n for _, n in items]
+    expect("local_expert_compute" in names and len({c.lower() for c, _ in items}) == len(items),
+           f"8: composition legend: {items}")
+
+
+def check_long_host_run():
+    """9. `mpirun -np 2 layerbench-moe --backend host` (hours on a CPU) is refused without --yes, on every rank."""
+    start = time.monotonic()
+    p = subprocess.run([MPIEXEC, "-np", "2", "--oversubscribe", MOE, "--backend", "host"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=120, cwd=WORK,
+                       env=dict(ENV, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1"))
+    err = p.stderr.decode()
+    expect(p.returncode == 2 and "--yes" in err and time.monotonic() - start < 60,
+           f"9: mpirun -np 2 layerbench-moe --backend host: rc {p.returncode} {err[-600:]}")
+
+
 for check in [check_metric_by_name, check_fail_fast, check_one_sign, check_markdown_tables, check_all_arms_in_report,
-              check_first_minutes, check_gate_verdicts, check_report_page, check_shell_and_load]:
+              check_first_minutes, check_gate_verdicts, check_report_page, check_shell_and_load, check_own_outputs,
+              check_significant_unresolved, check_real_rate_and_load, check_report_composition,
+              check_long_host_run]:
     try:
         check()
     except Exception as e:  # a crash in one check is a failure of it, the others still run

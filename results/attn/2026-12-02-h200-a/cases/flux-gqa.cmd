@@ -1,0 +1,1 @@
+/tmp/lb-build/bench/attn/layerbench-attn --backend cuda --advise --gpus 8 --model flux.1-dev --resolution 1024x1024 --frames 1 --kv-heads 8 --coll results/coll/2026-11-30-h200x2-c/coll.json --warmup 1 --iterations 4 --json /root/out/work/cases/flux-gqa.json

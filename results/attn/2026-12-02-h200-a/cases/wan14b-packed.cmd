@@ -1,0 +1,1 @@
+/tmp/lb-build/bench/attn/layerbench-attn --backend cuda --advise --gpus 8 --model wan2.1-14b --resolution 1280x720 --frames 81 --text-tokens 0 --requests 3 --coll results/coll/2026-11-30-h200x2-c/coll.json --warmup 1 --iterations 4 --json /root/out/work/cases/wan14b-packed.json
