@@ -14,6 +14,7 @@
 #include <fstream>
 #include <limits>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <algorithm>
 #include <iterator>
@@ -283,6 +284,88 @@ int finish(const RunOptions& o, const std::string& result_stderr) {
   return g_stop ? exit_interrupted : 0;
 }
 
+// One run of a command (after --prepare), with the shell's own start-up taken off its times.
+ProcessResult run_command(const StudyConfig& config, const std::map<std::string, std::vector<std::string>>& argvs,
+                          Progress& progress, const std::string& command, const std::string& label,
+                          const Environment& env) {
+  if (!config.prepare.empty()) {
+    const auto prep = run_shell(config.prepare, config.timeout, &g_stop);
+    if (prep.exit_code != 0 && !prep.interrupted) {
+      progress.message(fmt::format("warning: --prepare exited with {}", prep.exit_code));
+    }
+  }
+  if (!config.check_output.empty()) ::unlink(config.check_output.c_str());  // never hash a stale file
+  auto r = run_shell(command, config.timeout, &g_stop, env, [&](double elapsed) { progress.running(label, elapsed); },
+                     argvs.count(command) ? &argvs.at(command) : nullptr);
+  // The shell's own start-up is not the command's time (hyperfine's correction).
+  r.wall_seconds = std::max(0.0, r.wall_seconds - config.spawn_wall);
+  r.user_seconds = std::max(0.0, r.user_seconds - config.spawn_user);
+  r.sys_seconds = std::max(0.0, r.sys_seconds - config.spawn_sys);
+  return r;
+}
+
+// What one attempt of a pair reads and updates of the study in progress.
+struct AttemptContext {
+  const StudyConfig& config;
+  const std::vector<Arm>& arms;
+  const std::vector<MetricSpec>& metrics;
+  telemetry::Sampler* sampler;  // null without --telemetry
+  StudyFile& writer;
+  Study& study;
+  Progress& progress;
+  std::map<std::string, FileStamp>& stamps;
+  bool& metric_ever_found;
+  std::string& result_stderr;  // the last failed run's stderr, for the message when every run fails
+};
+using RunOne = std::function<ProcessResult(const std::string& command, const std::string& label, const Environment& env)>;
+
+// Runs the arms of one attempt of a pair in the pair's order, recording each run as it ends, up to
+// the first failed one (false) or an interruption; `values` gets each arm's primary metric.
+bool run_attempt(AttemptContext& c, const RunOne& run_one, std::size_t pair, std::size_t attempt,
+                 std::vector<double>& values) {
+  const auto order = round_order(c.config, pair, c.arms.size());
+  for (std::size_t position = 0; position < order.size() && !g_stop; ++position) {
+    const auto& arm = c.arms[order[position]];
+    RunRecord rec;
+    rec.pair = pair;
+    rec.attempt = attempt;
+    rec.arm = arm.key;
+    rec.position = static_cast<int>(position);
+    rec.start = unix_now();
+    for (const auto& m : c.metrics) {
+      if (m.source == MetricSpec::Source::file) c.stamps[m.path] = stamp_of(m.path);
+    }
+    const double t0 = telemetry::Sampler::now();
+    const auto result = run_one(arm.command, fmt::format("pair {} {}", pair, arm.name),
+                                {{"LAYERBENCH_AB_PAIR", std::to_string(pair)},
+                                 {"LAYERBENCH_AB_ATTEMPT", std::to_string(attempt)},
+                                 {"LAYERBENCH_AB_ARM", arm.name}});
+    if (result.interrupted) break;  // unfinished: not recorded
+    if (c.sampler) rec.telemetry = telemetry::window_json(c.sampler->summaries(t0, telemetry::Sampler::now()));
+    std::string why;
+    rec = record_of(result, std::move(rec), c.config, c.metrics, c.stamps, why);
+    c.metric_ever_found |= rec.metric.has_value();
+    rec.status = result.timed_out ? "timeout" : result.exit_code != 0 ? "failed" : !rec.metric ? "no_metric" : "ok";
+    if (rec.status != "ok") rec.metric.reset();
+    c.writer.append(run_json(rec));
+    c.study.runs.push_back(rec);
+    if (rec.status == "ok") {
+      values[order[position]] = *rec.metric;
+      continue;
+    }
+    c.result_stderr = rec.status == "no_metric" && !why.empty() ? why : tail_of(result.stderr_tail, 200);
+    while (!c.result_stderr.empty() && std::isspace(static_cast<unsigned char>(c.result_stderr.back())))
+      c.result_stderr.pop_back();  // the message goes on after it
+    const std::string detail = rec.status == "no_metric" && !why.empty() ? ": " + why
+                               : result.stderr_tail.empty() ? ""
+                                                            : ": " + tail_of(result.stderr_tail, 200);
+    c.progress.message(fmt::format("pair {} attempt {}: {} run {} (exit {}){}", pair, attempt, arm.name, rec.status,
+                                   rec.exit_code, detail));
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 int run_study(const RunOptions& o) {
@@ -301,11 +384,6 @@ int run_study(const RunOptions& o) {
   }
   const auto argvs = direct_argvs(config);
   const bool existing = writer.resumed();
-  // A sequential study already stopped (e.g. killed before its report) runs nothing more.
-  auto stopped = [&] {
-    const auto s = sequential_state(study);
-    return s && s->stop != stats::SequentialStop::running;
-  };
 
   const StopSignals signals;
   auto states = pair_states(study, config.pairs);
@@ -315,28 +393,17 @@ int run_study(const RunOptions& o) {
   if (existing) progress.message(fmt::format("resuming {}: {} of {} pairs already done", o.out, already, config.pairs));
 
   // The command learns which run it is: lets an engine label its logs or output files.
-  auto run_one = [&](const std::string& command, const std::string& label, const Environment& env = {}) {
-    if (!config.prepare.empty()) {
-      const auto prep = run_shell(config.prepare, config.timeout, &g_stop);
-      if (prep.exit_code != 0 && !prep.interrupted) {
-        progress.message(fmt::format("warning: --prepare exited with {}", prep.exit_code));
-      }
-    }
-    if (!config.check_output.empty()) ::unlink(config.check_output.c_str());  // never hash a stale file
-    auto r = run_shell(command, config.timeout, &g_stop, env, [&](double elapsed) { progress.running(label, elapsed); },
-                       argvs.count(command) ? &argvs.at(command) : nullptr);
-    // The shell's own start-up is not the command's time (hyperfine's correction).
-    r.wall_seconds = std::max(0.0, r.wall_seconds - config.spawn_wall);
-    r.user_seconds = std::max(0.0, r.user_seconds - config.spawn_user);
-    r.sys_seconds = std::max(0.0, r.sys_seconds - config.spawn_sys);
-    return r;
+  const RunOne run_one = [&](const std::string& command, const std::string& label, const Environment& env) {
+    return run_command(config, argvs, progress, command, label, env);
   };
 
   const auto arms = arms_of(config);
-  bool sequential_done = stopped();
+  // A sequential study already stopped (e.g. killed before its report) runs nothing more.
+  const auto replayed = sequential_state(study);
+  bool sequential_done = replayed && replayed->stop != stats::SequentialStop::running;
   for (std::size_t w = 0; w < config.warmup && !g_stop && !sequential_done; ++w) {
     for (const auto& arm : arms) {
-      if (!g_stop) run_one(arm.command, arm.name);
+      if (!g_stop) run_one(arm.command, arm.name, {});
     }
   }
 
@@ -348,53 +415,14 @@ int run_study(const RunOptions& o) {
   double delta_sum = 0;
   for (double d : deltas) delta_sum += d;
   std::map<std::string, FileStamp> stamps;  // file: metrics, before each run
+  AttemptContext ctx{config, arms, metrics, sampler.get(), writer, study, progress, stamps, metric_ever_found,
+                     result_stderr};
 
   for (std::size_t pair = 0; pair < config.pairs && !g_stop && !sequential_done; ++pair) {
     auto& state = states[pair];
     while (!state.completed && !state.excluded && !g_stop) {
-      const auto order = round_order(config, pair, arms.size());
-      const std::size_t attempt = state.next_attempt++;
       std::vector<double> values(arms.size(), 0.0);
-      bool ok = true;
-      for (std::size_t position = 0; position < order.size() && ok && !g_stop; ++position) {
-        const auto& arm = arms[order[position]];
-        RunRecord rec;
-        rec.pair = pair;
-        rec.attempt = attempt;
-        rec.arm = arm.key;
-        rec.position = static_cast<int>(position);
-        rec.start = unix_now();
-        for (const auto& m : metrics) {
-          if (m.source == MetricSpec::Source::file) stamps[m.path] = stamp_of(m.path);
-        }
-        const double t0 = telemetry::Sampler::now();
-        const auto result = run_one(arm.command, fmt::format("pair {} {}", pair, arm.name),
-                                    {{"LAYERBENCH_AB_PAIR", std::to_string(pair)},
-                                     {"LAYERBENCH_AB_ATTEMPT", std::to_string(attempt)},
-                                     {"LAYERBENCH_AB_ARM", arm.name}});
-        if (result.interrupted) break;  // unfinished: not recorded
-        if (sampler) rec.telemetry = telemetry::window_json(sampler->summaries(t0, telemetry::Sampler::now()));
-        std::string why;
-        rec = record_of(result, std::move(rec), config, metrics, stamps, why);
-        metric_ever_found |= rec.metric.has_value();
-        rec.status = result.timed_out ? "timeout" : result.exit_code != 0 ? "failed" : !rec.metric ? "no_metric" : "ok";
-        if (rec.status != "ok") rec.metric.reset();
-        writer.append(run_json(rec));
-        study.runs.push_back(rec);
-        if (rec.status != "ok") {
-          ok = false;
-          result_stderr = rec.status == "no_metric" && !why.empty() ? why : tail_of(result.stderr_tail, 200);
-          while (!result_stderr.empty() && std::isspace(static_cast<unsigned char>(result_stderr.back())))
-            result_stderr.pop_back();  // the message goes on after it
-          const std::string detail = rec.status == "no_metric" && !why.empty() ? ": " + why
-                                     : result.stderr_tail.empty() ? ""
-                                                                  : ": " + tail_of(result.stderr_tail, 200);
-          progress.message(fmt::format("pair {} attempt {}: {} run {} (exit {}){}", pair, attempt, arm.name, rec.status,
-                                       rec.exit_code, detail));
-        } else {
-          values[order[position]] = *rec.metric;
-        }
-      }
+      const bool ok = run_attempt(ctx, run_one, pair, state.next_attempt++, values);
       if (g_stop) break;
       if (ok) {
         state.completed = true;
