@@ -106,12 +106,12 @@ std::string what_if_markdown(const std::vector<WhatIfResult>& results, double co
                                           rep ? "ms/copy" : "fraction");
     const std::string energy =
         r.energy_fit ? fmt::format("{} [{}, {}]", text::number(r.energy_fit->slope, 3), text::number(r.energy_fit->ci.low, 3), text::number(r.energy_fit->ci.high, 3))
-                     : "n/a";
+                     : text::kNotAvailable;
     const std::string method = rep ? "replicate" : (r.target.kind == DelayKind::host ? "delay (host wait)" : "delay (device spin)");
     md += fmt::format("| {} | {} | {} | {:.4f} | {} | {} | {:+.4f} [{:+.4f}, {:+.4f}]{} | {} | {} | {} | {} | {:.1f} |\n",
                       r.target.name(), method, levels, r.cost_ms, slope, r.instances_per_forward, eff, eci.low, eci.high,
                       r.removal_from_step ? " (removal step)" : "",
-                      std::isfinite(eff) && eff != 0 ? fmt::format("{:.1f}%", 100 * half_width(eff, eci) / std::fabs(eff)) : "n/a",
+                      std::isfinite(eff) && eff != 0 ? fmt::format("{:.1f}%", 100 * half_width(eff, eci) / std::fabs(eff)) : text::kNotAvailable,
                       energy, clocks.empty() ? "-" : clocks,
                       rep ? fmt::format("{} ({})", r.fit.blocks, r.stop) : fmt::format("{}", r.fit.blocks), r.seconds);
   }

@@ -101,7 +101,7 @@ Rows test_rows(const stats::PairedAnalysis& a) {
       {"paired t", fmt::format("t={:.4g}, df={:g}, two-sided p={}", a.t.t, a.t.df, text::number(a.t.p, 4))},
       {"Wilcoxon signed-rank",
        fmt::format("W+={:g}, W-={:g}, n={}, z={:.4g}, p(normal)={}, p(exact)={}", w.w_plus, w.w_minus, w.n_nonzero,
-                   w.z, text::number(w.p_normal, 4), w.p_exact ? text::number(*w.p_exact, 4) : "n/a")},
+                   w.z, text::number(w.p_normal, 4), w.p_exact ? text::number(*w.p_exact, 4) : text::kNotAvailable)},
       {"sign test", fmt::format("{}/{} pairs positive, two-sided p={}", a.sign.positive, a.sign.n, text::number(a.sign.p, 4))},
   };
   // The first kListedOutliers by position; the rest counted (all of them are in the JSON).
@@ -191,7 +191,7 @@ json pairs_json(const std::vector<long long>& ids, const std::vector<double>& ba
 }
 
 std::string ratio_text(double candidate, double base, const std::string& unit) {
-  if (!(candidate > 0) || !(base > 0) || !std::isfinite(candidate) || !std::isfinite(base)) return "n/a";
+  if (!(candidate > 0) || !(base > 0) || !std::isfinite(candidate) || !std::isfinite(base)) return text::kNotAvailable;
   const double r = candidate / base;
   const bool time = is_time_unit(unit);
   if (r == 1) return "1x (equal)";

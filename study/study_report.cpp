@@ -80,8 +80,7 @@ std::string comparisons_table(const std::vector<Comparison>& cs, bool markdown) 
     const auto& a = c.analysis;
     rows.push_back({c.candidate.name, c.unit.empty() ? c.metric : fmt::format("{} ({})", c.metric, c.unit),
                     std::to_string(a.n), text::number(a.base.median), text::number(a.candidate.median),
-                    fmt::format("{} ({})", text::signed_number(a.delta.mean),
-                                std::isfinite(a.delta.mean_pct) ? fmt::format("{:+.3f}%", a.delta.mean_pct) : "n/a"),
+                    fmt::format("{} ({})", text::signed_number(a.delta.mean), text::signed_percent(a.delta.mean_pct)),
                     fmt::format("[{}, {}]", text::signed_number(a.t.ci.low), text::signed_number(a.t.ci.high)), text::number(c.p), text::number(c.p_holm)});
   }
   const std::vector<std::string> head{"arm", "metric", "n", "base median", "arm median", "mean delta (arm - base)",
