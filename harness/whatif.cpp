@@ -237,7 +237,8 @@ WhatIfResult run_what_if(const WhatIfOptions& o, const WhatIfTarget& target, int
 
 stats::Interval WhatIfResult::effect_ci(double instances, double confidence) const {
   if (target.method == WhatIfMethod::replicate) {
-    stats::Interval ci{fit.ci.low * instances, fit.ci.high * instances};
+    const auto sci = slope_ci();
+    stats::Interval ci{sci.low * instances, sci.high * instances};
     if (removal_from_step) {
       const double f = instances / instances_per_stack;
       ci = {removal_step_ci.low * f, removal_step_ci.high * f};

@@ -92,20 +92,31 @@ struct WhatIfResult {
   std::optional<stats::BlockSlopeFit> energy_fit;  // J per copy (replicate) / per injected ms (delay)
   std::string stop;                              // replicate: why the rounds stopped
   // replicate with k = 0: the removal step measured inside the rounds (stack time at one copy
-  // minus at none, per stack, paired within rounds; t interval). Under a power cap a component
-  // whose power density differs from the rest's is not linear at k = 0 (removing it moves the
-  // clocks of everything else); when the linearity test fails (lack-of-fit p < 0.01) the removal
-  // is predicted from this step instead of the slope.
+  // minus at none, per stack, paired within rounds; t interval): the same unit a removal A/B
+  // takes away. It predicts the removal wherever its interval is within the stopping rule's
+  // target, or where the linearity test fails (lack-of-fit p < 0.01: under a power cap a
+  // component whose power density differs from the rest's is not linear at k = 0, removing it
+  // moves the clocks of everything else); elsewhere the slope does.
   double removal_step_ms = stats::nan_value;
   stats::Interval removal_step_ci;
   bool removal_from_step = false;
+  std::string removal_step_reason;  // why the step predicts the removal ("" when the slope does)
   double cost_ms = stats::nan_value;             // isolated cost: median of the profile's samples
   stats::Interval cost_ci;
   std::vector<double> cost_resampled;            // bootstrap medians of the cost
   double seconds = 0;                            // wall time of this what-if
 
+  // The slope's interval. replicate: the t interval over rounds (stats/slope.hpp block_t_ci:
+  // each round is one independent pass over every copy count; with the 8-12 rounds the stopping
+  // rule takes, the bootstrap percentile over rounds covers ~88%, not 95%). delay: the bootstrap
+  // percentile, whose resamples also give the product with the bootstrapped cost.
+  stats::Interval slope_ci() const { return target.method == WhatIfMethod::replicate ? fit.block_t_ci : fit.ci; }
+  std::string slope_ci_method() const {
+    return target.method == WhatIfMethod::replicate ? "t over rounds (df = rounds - 1)" : "bootstrap percentile over rounds";
+  }
+
   // delay: fraction x cost x instances, with the percentile interval of the product of the
-  // bootstrapped fraction and cost. replicate: slope x instances, the slope's interval scaled.
+  // bootstrapped fraction and cost. replicate: slope x instances, slope_ci() scaled.
   // replicate: the predicted removal uses the removal step instead when removal_from_step.
   double effect_ms(double instances) const {
     if (target.method == WhatIfMethod::replicate)
@@ -137,8 +148,9 @@ WhatIfResult run_replicate_what_if(const WhatIfOptions& o, const WhatIfTarget& t
                                    const std::function<double(int)>& stack, const telemetry::Sampler* sampler = nullptr,
                                    const std::function<void(int round, int rounds)>& on_round = {},
                                    const std::function<double()>& energy_j = {});
-// The removal step of a replication result (fills removal_step_ms / _ci and removal_from_step).
-void fit_removal_step(WhatIfResult& r, double confidence);
+// The removal step of a replication result (fills removal_step_ms / _ci, removal_from_step and
+// its reason; the precision target is the stopping rule's, from `o`).
+void fit_removal_step(WhatIfResult& r, const WhatIfOptions& o);
 
 // The energy slope of a result's observations (nullopt without finite energies).
 std::optional<stats::BlockSlopeFit> fit_energy(const WhatIfResult& r, const stats::BlockSlopeOptions& so);

@@ -24,15 +24,18 @@ double replicate_target_half_width(const WhatIfOptions& o, double slope_ms, doub
 
 namespace {
 
+// The stopping rule reads the interval the prediction uses: t over rounds.
 double half_width(const stats::BlockSlopeFit& f) {
-  if (!std::isfinite(f.ci.low) || !std::isfinite(f.ci.high)) return stats::nan_value;
-  return std::max(f.slope - f.ci.low, f.ci.high - f.slope);
+  const auto& ci = f.block_t_ci;
+  if (!std::isfinite(ci.low) || !std::isfinite(ci.high)) return stats::nan_value;
+  return std::max(f.slope - ci.low, ci.high - f.slope);
 }
 
 }  // namespace
 
-void fit_removal_step(WhatIfResult& r, double confidence) {
+void fit_removal_step(WhatIfResult& r, const WhatIfOptions& o) {
   r.removal_from_step = false;
+  r.removal_step_reason.clear();
   const auto zero = std::find(r.copies.begin(), r.copies.end(), 0);
   const auto one = std::find(r.copies.begin(), r.copies.end(), 1);
   if (zero == r.copies.end() || one == r.copies.end()) return;
@@ -46,10 +49,20 @@ void fit_removal_step(WhatIfResult& r, double confidence) {
   for (std::size_t b = 0; b < rounds; ++b)
     if (std::isfinite(y0[b]) && std::isfinite(y1[b])) d.push_back(y1[b] - y0[b]);
   if (d.size() < 2) return;
-  const auto t = stats::t_test(d, confidence);
+  const auto t = stats::t_test(d, o.confidence);
   r.removal_step_ms = t.mean;
   r.removal_step_ci = t.ci;
-  r.removal_from_step = std::isfinite(r.fit.lack_of_fit_p) && r.fit.lack_of_fit_p < 0.01;
+  // The step is the removal itself (one copy -> none, the unit `--ab drop:` takes away): it
+  // predicts the removal wherever it is known to the stopping rule's precision. Elsewhere the
+  // slope does (more precise, but it assumes the response is linear down to k = 0), unless the
+  // linearity test fails.
+  const double step_hw = std::max(t.mean - t.ci.low, t.ci.high - t.mean);
+  const int per_stack = std::max(1, r.instances_per_stack);
+  const bool precise = std::isfinite(step_hw) &&
+                       step_hw <= replicate_target_half_width(o, t.mean / per_stack, r.cost_ms) * per_stack;
+  const bool not_linear = std::isfinite(r.fit.lack_of_fit_p) && r.fit.lack_of_fit_p < 0.01;
+  r.removal_from_step = precise || not_linear;
+  if (r.removal_from_step) r.removal_step_reason = precise ? "known to the target precision" : "not linear at k = 0";
 }
 
 WhatIfResult run_replicate_what_if(const WhatIfOptions& o, const WhatIfTarget& target, int instances_per_stack,
@@ -108,7 +121,7 @@ WhatIfResult run_replicate_what_if(const WhatIfOptions& o, const WhatIfTarget& t
     const double hw = half_width(look);
     // Not linear at k = 0: the removal step must be as well known as the slope would be.
     r.fit = look;
-    fit_removal_step(r, o.confidence);
+    fit_removal_step(r, o);
     bool step_ok = true;
     if (r.removal_from_step) {
       const double step_hw = std::max(r.removal_step_ms - r.removal_step_ci.low, r.removal_step_ci.high - r.removal_step_ms);
@@ -129,7 +142,7 @@ WhatIfResult run_replicate_what_if(const WhatIfOptions& o, const WhatIfTarget& t
   so.keep_resamples = true;
   r.fit = stats::fit_block_slope(r.x_ms, r.y_ms, r.round, r.level, so);
   r.slope_median = stats::median_block_slope(r.x_ms, r.y_ms, r.round);
-  fit_removal_step(r, o.confidence);
+  fit_removal_step(r, o);
   r.energy_fit = fit_energy(r, so);
   r.seconds = std::chrono::duration<double>(clock::now() - t_start).count();
   return r;

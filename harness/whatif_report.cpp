@@ -41,7 +41,7 @@ json WhatIfResult::to_json(double confidence) const {
     energy = {{"unit", "J"},
               {"per", rep ? "extra copy of the component (all ranks' devices)" : "ms of injected idle (all ranks' devices)"},
               {"slope_j", num(energy_fit->slope)},
-              {"slope_ci_j", ci_json(energy_fit->ci)}};
+              {"slope_ci_j", ci_json(rep ? energy_fit->block_t_ci : energy_fit->ci)}};
   json j = {{"component", target.component},
             {"method", to_string(target.method)},
             {"instances_per_stack", instances_per_stack},
@@ -49,7 +49,10 @@ json WhatIfResult::to_json(double confidence) const {
             {"rounds", fit.blocks},
             {"levels", levels},
             {"slope", num(fit.slope)},
-            {"slope_ci", ci_json(fit.ci)},
+            {"slope_ci", ci_json(slope_ci())},
+            {"slope_ci_method", slope_ci_method()},
+            {"slope_bootstrap_ci", ci_json(fit.ci)},
+            {"slope_block_t_ci", ci_json(fit.block_t_ci)},
             {"slope_t_ci", ci_json(fit.t_ci)},
             {"slope_median_of_rounds", num(slope_median)},
             {"linearity_max_residual_ms", num(fit.max_abs_residual)},
@@ -66,8 +69,8 @@ json WhatIfResult::to_json(double confidence) const {
   if (rep) {
     j["removal_step_ms_per_stack"] = num(removal_step_ms);
     j["removal_step_ci_ms_per_stack"] = ci_json(removal_step_ci);
-    j["predicted_removal_basis"] = removal_from_step ? "removal step (one copy minus none, paired in rounds): not linear at k = 0"
-                                                     : "slope x instances";
+    j["predicted_removal_basis"] =
+        removal_from_step ? "removal step (one copy minus none, paired in rounds): " + removal_step_reason : "slope x instances";
     j["slope_unit"] = "ms per copy";
     j["x_unit"] = "copies per stack";
     j["stop"] = stop;
@@ -102,11 +105,15 @@ std::string what_if_markdown(const std::vector<WhatIfResult>& results, double co
     else
       for (double v : r.levels_us) levels += (levels.empty() ? "" : ", ") + fmt::format("{:g} us", v);
     for (double c : r.level_clock_mhz) clocks += (clocks.empty() ? "" : " / ") + (std::isfinite(c) ? fmt::format("{:.0f}", c) : "-");
-    const std::string slope = fmt::format("{} [{}, {}] {}", text::number(r.fit.slope, 4), text::number(r.fit.ci.low, 4), text::number(r.fit.ci.high, 4),
-                                          rep ? "ms/copy" : "fraction");
-    const std::string energy =
-        r.energy_fit ? fmt::format("{} [{}, {}]", text::number(r.energy_fit->slope, 3), text::number(r.energy_fit->ci.low, 3), text::number(r.energy_fit->ci.high, 3))
-                     : text::kNotAvailable;
+    const auto sci = r.slope_ci();
+    const std::string slope = fmt::format("{} [{}, {}] {}", text::number(r.fit.slope, 4), text::number(sci.low, 4),
+                                          text::number(sci.high, 4), rep ? "ms/copy" : "fraction");
+    std::string energy = text::kNotAvailable;
+    if (r.energy_fit) {
+      const auto& jci = rep ? r.energy_fit->block_t_ci : r.energy_fit->ci;
+      energy = fmt::format("{} [{}, {}]", text::number(r.energy_fit->slope, 3), text::number(jci.low, 3),
+                           text::number(jci.high, 3));
+    }
     const std::string method = rep ? "replicate" : (r.target.kind == DelayKind::host ? "delay (host wait)" : "delay (device spin)");
     md += fmt::format("| {} | {} | {} | {:.4f} | {} | {} | {:+.4f} [{:+.4f}, {:+.4f}]{} | {} | {} | {} | {} | {:.1f} |\n",
                       r.target.name(), method, levels, r.cost_ms, slope, r.instances_per_forward, eff, eci.low, eci.high,
@@ -123,11 +130,12 @@ std::string what_if_notes() {
   std::string md;
   md += "\n- replicate: the component runs 0 (where it can be skipped), 1, 2 and 3 times per instance inside the "
         "stack; slope = stack time per extra copy (ms), fitted within order-balanced rounds, which run until its "
-        "interval is within 10% of it (0.02 ms for components under 0.2 ms) or the time cap. Predicted removal = "
-        "slope x instances per forward; making the component X% faster saves X% of that. Where the response is not "
-        "linear (lack-of-fit p < 0.01), removal is predicted from the removal step measured in the same rounds (one "
-        "copy minus none, marked \"removal step\"): under a power cap a component whose power density differs from "
-        "the rest's moves the clocks of everything else when it is removed.\n";
+        "interval (t over rounds: each round is one independent pass over every copy count) is within 10% of it (0.02 ms for components under 0.2 ms) or the time cap. Predicted removal = "
+        "slope x instances per forward; making the component X% faster saves X% of that. The removal itself is "
+        "also measured in the same rounds (one copy minus none, the unit `--ab drop:` takes away); it predicts the "
+        "removal (marked \"removal step\") wherever its interval is within the same target, or where the response "
+        "is not linear (lack-of-fit p < 0.01): under a power cap a component whose power density differs from the "
+        "rest's moves the clocks of everything else when it is removed.\n";
   md += "- delay: the slope is the stack's response to idle injected at every instance (the critical-path fraction: "
         "1 = every injected microsecond shows end to end, 0 = hidden). Predicted removal = fraction x isolated cost "
         "x instances per forward: right for idle work (a host round-trip, a wait), and the figure of what idle of "

@@ -49,6 +49,7 @@ MoeLayer::MoeLayer(const Plan& plan, Communicator& ep, std::unique_ptr<Ops> ops,
   } else {
     heads_ = zeros(N * rw * act_size_);
     shared2_ = zeros(N * H * act_size_);
+    partial_ = zeros(N * H * act_size_);
   }
   ep_.device().synchronize(s);
 }
@@ -258,12 +259,12 @@ void MoeLayer::ep_undispatch(std::span<const std::int64_t> splits, Stream s) {
 void MoeLayer::merge_linear(Stream s) {
   edge("merge_linear", Edge::begin, s);
   // SP: (N, Hpad*dh) with only the first H*dh columns real -> k = hidden, lda = Hpad*dh.
-  // TP: row parallel (N, Hl*dh) x (hidden, Hl*dh)^T -> partial (N, hidden).
+  // TP: row parallel (N, Hl*dh) x (hidden, Hl*dh)^T -> partial (N, hidden), reduced into routed.
   const bool sp = plan_.layout == Layout::sp;
   const void* a = sp ? merge_in_.data() : moe_out_.data();
   const std::int64_t lda = sp ? plan_.heads_padded * plan_.d_head : plan_.hidden_in_local;
   for (int c = copies("merge_linear"); c > 0; --c)
-    ops_->linear(a, w_merge_.data(), routed_.data(), {.m = plan_.local_tokens, .n = plan_.hidden, .k = plan_.hidden_in_local, .lda = lda, .ldw = plan_.hidden_in_local, .ldc = plan_.hidden}, false, s);
+    ops_->linear(a, w_merge_.data(), sp ? routed_.data() : partial_.data(), {.m = plan_.local_tokens, .n = plan_.hidden, .k = plan_.hidden_in_local, .lda = lda, .ldw = plan_.hidden_in_local, .ldc = plan_.hidden}, false, s);
   edge("merge_linear", Edge::end, s);
 }
 
@@ -271,7 +272,9 @@ void MoeLayer::tp_reduction(Stream s) {
   if (plan_.layout != Layout::tp) return;
   edge("tp_reduction", Edge::begin, s);
   const auto n = static_cast<std::size_t>(plan_.local_tokens * plan_.hidden);
-  if (copies("tp_reduction") > 0) ep_.all_reduce(routed_.data(), routed_.data(), n, act_, s);
+  // Out of place: left out (--ab drop:), merge's partial sums and the last reduced sums both stay
+  // as written, so the rest of a same-input stack computes on unchanged data.
+  if (copies("tp_reduction") > 0) ep_.all_reduce(partial_.data(), routed_.data(), n, act_, s);
   edge("tp_reduction", Edge::end, s);
 }
 

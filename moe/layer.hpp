@@ -53,8 +53,8 @@ class MoeLayer final : public LayerInterface {
   void route(Stream s);                     // moe_in -> top-k (kept in ops)
   void experts(Stream s);                   // moe_in + top-k -> moe_out (T, Hl, dh)
   void ep_undispatch(std::span<const std::int64_t> splits, Stream s);  // moe_out -> merge_in
-  void merge_linear(Stream s);              // merge_in -> routed (N, hidden); TP: partial
-  void tp_reduction(Stream s);              // TP: all-reduce of routed (no-op under SP)
+  void merge_linear(Stream s);              // merge_in -> routed (N, hidden); TP: -> partial
+  void tp_reduction(Stream s);              // TP: all-reduce partial -> routed (no-op under SP)
   void shared_branch(Stream s);             // normed -> shared (N, hidden) (TP: reduced)
   void finish(void* out, Stream s);         // out = routed + shared
 
@@ -77,9 +77,12 @@ class MoeLayer final : public LayerInterface {
   // (0: skipped; its output buffer keeps the last value written). One component at a time;
   // set_copies("", 1) restores the layer. Each step reads only its inputs and overwrites its
   // outputs, so k >= 1 copies leave the same result as one (tests/moe: checked bit for bit).
-  // replicable(): the components whose copies are idempotent (tp_reduction reduces in place;
-  // the sequence-size exchange returns the sizes the rest needs); skippable(): those that can
-  // be left out of the stack (every component but the exchange).
+  // Every step writes outputs apart from its inputs (tp_reduction too), so a step left out keeps
+  // the output it last wrote: in a stack whose layers all take the same input that is exactly what
+  // it would have written, and the removal takes away its own work only (tests/moe).
+  // replicable(): the components whose copies are priced by replication (not tp_reduction, a
+  // collective priced by delay; not the sequence-size exchange, which returns the sizes the rest
+  // needs); skippable(): those that can be left out of the stack (every component but the exchange).
   void set_copies(const std::string& component, int k);
   static bool replicable(const std::string& component);
   static bool skippable(const std::string& component);
@@ -131,6 +134,7 @@ class MoeLayer final : public LayerInterface {
   Buffer back_;      // (P, N, Hl*dh) SP
   Buffer merge_in_;  // (N, Hpad*dh) SP; TP uses moe_out_
   Buffer routed_;    // (N, hidden)
+  Buffer partial_;   // (N, hidden) TP: merge's partial sums (tp_reduction reduces them into routed_)
   Buffer fc1cat_;    // (N, 4Il)  [fc1 | modality fc1], gate/up packed even/odd
   Buffer act_buf_;   // (N, 2Il)
   Buffer shared_;    // (N, hidden)

@@ -73,6 +73,17 @@ BlockSlopeFit fit_block_slope(std::span<const double> x, std::span<const double>
     f.t_ci = {f.slope - q * f.se, f.slope + q * f.se};
   }
 
+  // Over blocks: each block's residual score sxy_b - slope * sxx_b (CR1 small-sample factor);
+  // with the same doses in every block this is sd(block slopes) / sqrt(blocks).
+  {
+    const auto B = static_cast<double>(f.blocks);
+    double u2 = 0;
+    for (std::size_t b = 0; b < f.blocks; ++b) u2 += std::pow(sxy[b] - f.slope * sxx[b], 2);
+    f.block_se = std::sqrt(B / (B - 1) * u2) / Sxx;
+    const double q = boost::math::quantile(boost::math::students_t(B - 1), 1 - alpha / 2);
+    f.block_t_ci = {f.slope - q * f.block_se, f.slope + q * f.block_se};
+  }
+
   // Linearity: block-adjusted level means (centred data + overall mean) against the line.
   std::vector<double> lx(f.levels, 0), ly(f.levels, 0), ln(f.levels, 0);
   for (std::size_t i = 0; i < n; ++i) {

@@ -3,8 +3,12 @@
 // dose levels, and block effects (slow drift, a warm or cold stretch) are removed by centring
 // each block on its own means before the least-squares fit, as pairing does in an A/B.
 //   slope: sum(x~ y~) / sum(x~^2) over the block-centred data;
-//   interval: bootstrap percentile over blocks (whole blocks resampled), beside the t interval
-//     of the within-block fit (df = n - blocks - 1);
+//   intervals: the t interval over blocks (cluster-robust: the spread of the blocks' own fits,
+//     df = blocks - 1), the bootstrap percentile over blocks (whole blocks resampled) and the t
+//     interval of the within-block fit (df = n - blocks - 1). With few blocks (a what-if's 8-12
+//     rounds) the percentile bootstrap is too narrow (it scales the spread by sqrt((B-1)/B) and
+//     takes normal quantiles: ~88% coverage at B = 8, tests/stats/slope_test.cpp); the t interval
+//     over blocks keeps its level, and treats each block, not each observation, as independent;
 //   linearity: the block-adjusted mean response of each level against the line; the largest
 //     residual and the lack-of-fit F test (levels - 2 and n - blocks - levels + 1 df).
 #include <cstddef>
@@ -31,7 +35,9 @@ struct BlockSlopeFit {
   double se = nan_value;         // within-block least squares
   double df = nan_value;
   Interval ci;                   // bootstrap percentile over blocks
-  Interval t_ci;
+  Interval t_ci;                 // within-block least squares (observations independent)
+  double block_se = nan_value;   // cluster-robust over blocks (CR1)
+  Interval block_t_ci;           // slope +- t(blocks - 1) * block_se
   double residual_sd = nan_value;
   std::vector<double> level_x, level_y, level_residual;  // block-adjusted level means, residual from the line
   double max_abs_residual = nan_value;

@@ -16,6 +16,7 @@
 #include "stats/prediction.hpp"
 #include "stats/sequential.hpp"
 #include "stats/summary.hpp"
+#include "stats/tests.hpp"
 
 #include <fmt/format.h>
 
@@ -47,9 +48,11 @@ struct PairRun {
   std::optional<stats::SequentialResult> seq;
 };
 
+// `enough` (optional) ends the pairs early once it holds of the pairs so far (a precision rule).
 PairRun run_pairs(MoeLayer& layer, const void* x, const RunConfig& c, const std::string& title,
                   const std::function<void(bool candidate)>& arm, const std::function<bool(bool candidate)>& reuse,
-                  const telemetry::Sampler* sampler, const std::function<void(bool candidate, double ms)>& after = {}) {
+                  const telemetry::Sampler* sampler, const std::function<void(bool candidate, double ms)>& after = {},
+                  const std::function<bool(const PairRun&)>& enough = {}) {
   Communicator& w = layer.ep();
   auto& dev = w.device();
   const Stream s = dev.compute_stream();
@@ -64,7 +67,7 @@ PairRun run_pairs(MoeLayer& layer, const void* x, const RunConfig& c, const std:
     const double e0 = energy();
     const double ms = harness::time_body(w, s, [&] {
       dev.copy(a.data(), x, a.bytes(), s);
-      run_stack(layer, a.data(), b.data(), L, reuse(candidate), s);
+      run_stack(layer, a.data(), b.data(), L, reuse(candidate), s, parse_stack_input(c.stack_input));
     });
     last_j = energy() - e0;
     last = window_covariates(w, sampler, w0, telemetry::Sampler::now());
@@ -98,6 +101,7 @@ PairRun run_pairs(MoeLayer& layer, const void* x, const RunConfig& c, const std:
     r.order.push_back(base_first ? "AB" : "BA");
     if (progress) progress->step(fmt::format("pair {}", i));
     if (c.ab_sequential) r.seq = stats::sequential_decision(r.base, r.cand, design);
+    if (enough && enough(r)) break;
   }
   arm(false);
   return r;
@@ -257,12 +261,8 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::v
 AbResult run_drop_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::string& component,
                      const std::vector<harness::WhatIfResult>& what_ifs, const telemetry::Sampler* sampler) {
   const int L = c.layers;
-  const auto p = run_pairs(
-      layer, x, c, "drop:" + component + " A/B", [&](bool cand) { layer.set_copies(cand ? component : "", cand ? 0 : 1); },
-      [](bool) { return false; }, sampler);
-  const int pairs = static_cast<int>(p.base.size());
-  // The prediction of the paired delta (base - candidate: the time the removal saves per stack) is
-  // slope x instances per stack, from the component's replication what-if.
+  // The prediction of the paired delta (base - candidate: the time the removal saves per stack),
+  // from the component's replication what-if: slope x instances per stack, or the removal step.
   std::vector<Check> checks;
   for (const auto& w : what_ifs) {
     if (w.target.component != component || w.target.method != harness::WhatIfMethod::replicate) continue;
@@ -270,14 +270,33 @@ AbResult run_drop_ab(MoeLayer& layer, const void* x, const RunConfig& c, const s
     Check ch;
     ch.source = "replicate " + component;
     ch.basis = w.removal_from_step
-                   ? fmt::format("removal step {:.4g} ms per stack from the what-if rounds (not linear at k = 0; slope {:.4g} ms/copy)",
-                                 w.removal_step_ms, w.fit.slope)
+                   ? fmt::format("removal step {:.4g} ms per stack from the what-if rounds ({}; slope {:.4g} ms/copy)",
+                                 w.removal_step_ms, w.removal_step_reason, w.fit.slope)
                    : fmt::format("slope {:.4g} ms/copy x {} instances per stack", w.fit.slope, w.instances_per_stack);
     ch.value = w.effect_ms(per_stack);
     ch.ci = w.effect_ci(per_stack, c.confidence);
     ch.half_width = std::isfinite(ch.ci.low) ? std::max(ch.value - ch.ci.low, ch.ci.high - ch.value) : 0.0;
     checks.push_back(ch);
   }
+  // Precision rule: the pairs stop once the measured removal's interval is within half the
+  // prediction's half-width (the comparison is then limited by the prediction, not by the A/B):
+  // at least 31 pairs (or --pairs when fewer), at most --pairs. It reads the spread of the deltas,
+  // never their agreement with the prediction.
+  const std::size_t min_pairs = static_cast<std::size_t>(std::min(c.pairs, 31));
+  std::size_t stopped_early = 0;
+  auto enough = [&](const PairRun& pr) {
+    if (checks.empty() || pr.base.size() < min_pairs || c.ab_sequential) return false;
+    std::vector<double> d(pr.base.size());
+    for (std::size_t i2 = 0; i2 < d.size(); ++i2) d[i2] = pr.base[i2] - pr.cand[i2];
+    const auto t = stats::t_test(d, c.confidence);
+    const bool done = (t.ci.high - t.ci.low) / 2 <= 0.5 * checks.front().half_width;
+    if (done) stopped_early = pr.base.size();
+    return done;
+  };
+  const auto p = run_pairs(
+      layer, x, c, "drop:" + component + " A/B", [&](bool cand) { layer.set_copies(cand ? component : "", cand ? 0 : 1); },
+      [](bool) { return false; }, sampler, {}, enough);
+  const int pairs = static_cast<int>(p.base.size());
   AbResult r;
   r.json = {{"study", "drop"},
             {"component", component},
@@ -286,16 +305,24 @@ AbResult run_drop_ab(MoeLayer& layer, const void* x, const RunConfig& c, const s
             {"base", "the stack as is"},
             {"candidate", "the stack with " + component + " skipped (timings real, outputs not checked)"},
             {"outputs_checked", false},
+            {"stack_input", c.stack_input},
+            {"pairs_cap", c.pairs},
+            {"stopped_by_precision", stopped_early > 0},
             {"order", p.order},
             {"base_ms", p.base},
             {"candidate_ms", p.cand},
             {"energy", energy_json(p)}};
   if (p.seq) r.json["sequential"] = reports::sequential_json(*p.seq);
   std::string md = fmt::format(
-      "\n### Removal A/B drop:{}: {}-layer stack, {} interleaved pairs (base = as is, candidate = {} skipped; timings "
-      "real, outputs not checked)\n\n",
-      component, L, pairs, component);
+      "\n### Removal A/B drop:{}: {}-layer stack ({} input), {} interleaved pairs (base = as is, candidate = {} "
+      "skipped; timings real, outputs not checked)\n\n",
+      component, L, c.stack_input, pairs, component);
   if (p.seq) md += stats::sequential_summary(*p.seq) + " " + stats::sequential_fixed_n_note() + "\n\n";
+  if (stopped_early > 0)
+    md += fmt::format("Stopped after {} of at most {} pairs: the measured removal's interval is within half the "
+                      "prediction's half-width (precision rule, at least 31 pairs; it reads the spread of the deltas, "
+                      "never their agreement with the prediction).\n\n",
+                      stopped_early, c.pairs);
   reports::PairedContext ctx;
   ctx.base_label = "as is";
   ctx.candidate_label = component + " skipped";

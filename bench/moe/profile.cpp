@@ -41,6 +41,10 @@ void add_flags(CLI::App& app, RunConfig& c) {
   cli::add_int_list(app, "--split-sizes", c.split_sizes, "sp: tokens per rank, one per rank", std::int64_t{1}, most_tokens);
   app.add_option("--layout", c.layout, "sp | tp");
   cli::add_int(app, "--layers", c.layers, "stack depth for the stack figures and --ab", 1, 10000);
+  app.add_option("--stack-input", c.stack_input,
+                 "where the layers of the --layers stack (stack figures, what-if, --ab) take their input: same (every "
+                 "layer from the same input: a component left out leaves its output as written, so a removal takes "
+                 "away its own work only) or chained (each layer from the previous one's output)");
   cli::add_int(app, "--moe-layers", c.moe_layers, "override: MoE layers per forward (derived lines)", 1, 10000);
   app.add_option_function<std::vector<std::string>>(
          "--ab",
@@ -54,7 +58,8 @@ void add_flags(CLI::App& app, RunConfig& c) {
          "(added to --what-if when missing); drop:COMPONENT (repeatable): the stack with and without the component, "
          "checked against its replication what-if (added when missing)")
       ->allow_extra_args(false);
-  cli::add_int(app, "--pairs", c.pairs, "A/B pairs (the cap with --ab-sequential)", 2, 1'000'000);
+  cli::add_int(app, "--pairs", c.pairs, "A/B pairs (the cap with --ab-sequential; drop: A/Bs stop once the measured "
+               "removal's interval is within half its prediction's, after at least 31)", 2, 1'000'000);
   app.add_flag("--ab-sequential", c.ab_sequential,
                "stop the A/B at the first pair where an always-valid confidence sequence excludes 0 or lies inside "
                "+-equivalence (alpha 0.05)");
@@ -116,15 +121,23 @@ std::unique_ptr<MoeLayer> make_layer(const RunConfig& c, Communicator& ep, std::
   return std::make_unique<MoeLayer>(plan, ep, std::move(ops), seed);
 }
 
-void* run_stack(MoeLayer& layer, void* a, void* b, int layers, bool reuse, Stream s) {
+StackInput parse_stack_input(const std::string& s) {
+  if (s == "same") return StackInput::same;
+  if (s == "chained") return StackInput::chained;
+  throw UsageError(fmt::format("--stack-input '{}': expected same or chained", s));
+}
+
+std::string to_string(StackInput i) { return i == StackInput::same ? "same" : "chained"; }
+
+void* run_stack(MoeLayer& layer, void* a, void* b, int layers, bool reuse, Stream s, StackInput input) {
   const auto splits = std::span<const std::int64_t>(layer.plan().splits);
   for (int l = 0; l < layers; ++l) {
     // NOTES: this is where the transformer hands its request-scoped split to each MoE layer;
     // without it every layer pays a scalar all_gather plus a host read.
     layer.forward(a, b, reuse ? std::optional(splits) : std::nullopt, s);
-    std::swap(a, b);
+    if (input == StackInput::chained) std::swap(a, b);
   }
-  return a;
+  return input == StackInput::chained ? a : b;
 }
 
 namespace {
@@ -331,6 +344,11 @@ int run(harness::Context& ctx, const RunConfig& c) {
     if (bad != 0.0) throw Error("moe expert reference check failed (on this or another rank): " + ec.to_json().dump());
   }
 
+  // The stack's expert work by layer under either input (what a removal A/B in a chained stack
+  // would also change).
+  if (c.layers > 1 && (!targets.empty() || !c.ab_drops.empty()))
+    load["stack_expert_tiles"] = stack_expert_tiles(layer, x.data(), c.layers);
+
   // TP: the layer's [N, hidden] all-reduce. SP: the same collective as a probe over the world,
   // with the balanced token count so that every rank reduces the same number of elements.
   const std::int64_t red_tokens = sp ? p.global_tokens / p.world : p.local_tokens;
@@ -369,7 +387,7 @@ int run(harness::Context& ctx, const RunConfig& c) {
   auto stack = [&](bool reuse) {
     return [&, reuse](Stream st) {
       dev.copy(sa.data(), x.data(), sa.bytes(), st);
-      run_stack(layer, sa.data(), sb.data(), c.layers, reuse, st);
+      run_stack(layer, sa.data(), sb.data(), c.layers, reuse, st, parse_stack_input(c.stack_input));
     };
   };
   if (c.layers > 1) {

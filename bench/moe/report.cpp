@@ -4,6 +4,7 @@
 #include "bench/moe/report.hpp"
 
 #include "bench/moe/whatif.hpp"
+#include "moe/expert_buckets.hpp"
 #include "reports/derived.hpp"
 #include "reports/profile.hpp"
 #include "reports/units.hpp"
@@ -243,6 +244,21 @@ void finish_report(harness::Context& ctx, const harness::Runner& runner, Profile
   md += fmt::format("- expert load: max/mean = {} (busiest expert {} assignments)\n",
                     reports::fmt_sig(in.load.value("max_over_mean_all_ranks", 0.0)),
                     reports::fmt_sig(in.load.value("max_per_expert_all_ranks", 0.0)));
+  if (in.load.contains("stack_expert_tiles")) {
+    const auto& t = in.load["stack_expert_tiles"];
+    auto list = [](const nlohmann::json& v) {
+      std::string out;
+      for (const auto& e : v) out += (out.empty() ? "" : ", ") + fmt::format("{:g}", e.get<double>());
+      return out;
+    };
+    md += fmt::format("- expert tiles ({} rows) by layer of the {}-layer stack: same input [{}]; chained [{}]. The stack "
+                      "timed here (what-if, A/Bs) takes the {} input{}\n",
+                      kExpertTileRows, c.layers, list(t["same"]), list(t["chained"]), c.stack_input,
+                      c.stack_input == "same" ? ": a component left out leaves its output as written, so the rest of the "
+                                                "stack computes on unchanged data."
+                                              : ": a component left out leaves a stale output that changes what later "
+                                                "layers route.");
+  }
   md += "- checks: " + checks_text(in.checks) + "\n";
 
   nlohmann::json extra_json = {{"model", to_json(c.model)}, {"kernel_paths", kernel_paths}, {"derived", derived}, {"checks", in.checks}, {"expert_load", in.load},
@@ -287,7 +303,7 @@ void finish_report(harness::Context& ctx, const harness::Runner& runner, Profile
   nlohmann::json config = {{"hidden", p.hidden}, {"moe_heads", p.heads}, {"experts", p.experts},
                            {"topk", p.topk}, {"intermediate", p.inter}, {"scale", p.scale},
                            {"tokens", c.tokens}, {"split_sizes", p.splits}, {"layout", c.layout},
-                           {"layers", c.layers}, {"moe_layers", c.moe_layers}, {"ab", c.ab},
+                           {"layers", c.layers}, {"stack_input", c.stack_input}, {"moe_layers", c.moe_layers}, {"ab", c.ab},
                            {"pairs", c.pairs}, {"expert_gemm", std::string(to_string(c.expert_gemm))}, {"ops", in.ops},
                            {"heads_padded", p.heads_padded}, {"heads_local", p.heads_local},
                            {"seed", c.common.seed}, {"confidence", confidence}};

@@ -96,6 +96,8 @@ void validate(const RunConfig& c) {
   if (!c.what_if_method.empty() && c.what_if_method != "auto" && c.what_if_method != "replicate" &&
       c.what_if_method != "delay")
     throw UsageError(fmt::format("--what-if-method must be auto, replicate or delay, got '{}'", c.what_if_method));
+  if (c.stack_input != "same" && c.stack_input != "chained")
+    throw UsageError(fmt::format("--stack-input must be same or chained, got '{}'", c.stack_input));
   if (!(c.what_if_seconds > 0) || !std::isfinite(c.what_if_seconds) || c.what_if_seconds > 86400)
     throw UsageError("--what-if-seconds must be in (0, 86400]");
   if (c.repeat < 1 || c.repeat > 100) throw UsageError("--repeat must be in [1, 100]");

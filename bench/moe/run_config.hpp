@@ -29,6 +29,7 @@ struct RunConfig {
   std::string layout = "sp";
   int layers = 1;       // stack depth used by whole-stack figures and the A/B
   int moe_layers = 36;  // MoE layers per transformer forward (for the derived lines)
+  std::string stack_input = "same";  // same | chained: bench/moe/profile.hpp StackInput
   std::string ab;       // "" or "metadata"
   std::vector<std::string> ab_drops;  // --ab drop:COMPONENT (repeatable): removal A/Bs
   int pairs = 31;              // the number of pairs, or the cap with ab_sequential

@@ -4,6 +4,7 @@
 #include "common/cli/progress.hpp"
 #include "bench/moe/profile.hpp"
 #include "collectives/error.hpp"
+#include "moe/expert_buckets.hpp"
 #include "stats/prediction.hpp"
 #include "stats/summary.hpp"
 
@@ -110,6 +111,35 @@ std::function<double()> energy_meter(Communicator& w, const telemetry::Sampler* 
   };
 }
 
+json stack_expert_tiles(MoeLayer& layer, const void* x, int layers) {
+  Communicator& w = layer.ep();
+  auto& dev = w.device();
+  const Stream s = dev.compute_stream();
+  const Plan& p = layer.plan();
+  const auto splits = std::span<const std::int64_t>(p.splits);
+  Buffer a = layer.make_activation(), b = layer.make_activation();
+  json out = json::object();
+  for (const StackInput input : {StackInput::same, StackInput::chained}) {
+    dev.copy(a.data(), x, a.bytes(), s);
+    void *src = a.data(), *dst = b.data();
+    json tiles = json::array();
+    for (int l = 0; l < layers; ++l) {
+      layer.forward(src, dst, splits, s);
+      double t = 0;
+      if (p.heads_valid > 0)
+        for (const auto n : layer.ops().expert_counts(layer.routed_args()))
+          t += static_cast<double>((n + kExpertTileRows - 1) / kExpertTileRows);
+      w.control_sum(std::span<double>(&t, 1));
+      tiles.push_back(t);
+      if (input == StackInput::chained) std::swap(src, dst);
+    }
+    out[to_string(input)] = tiles;
+  }
+  layer.forward(x, b.data(), splits, s);  // every buffer as the profile left it
+  dev.synchronize(s);
+  return out;
+}
+
 std::vector<harness::WhatIfResult> run_what_ifs(MoeLayer& layer, const void* x, const RunConfig& c,
                                                 const std::vector<harness::WhatIfTarget>& targets,
                                                 const std::vector<ComponentResult>& comps,
@@ -131,7 +161,7 @@ std::vector<harness::WhatIfResult> run_what_ifs(MoeLayer& layer, const void* x, 
   // The stack every what-if and removal A/B times: L layers with the per-layer exchange.
   auto body = [&] {
     dev.copy(a.data(), x, a.bytes(), s);
-    run_stack(layer, a.data(), b.data(), L, /*reuse=*/false, s);
+    run_stack(layer, a.data(), b.data(), L, /*reuse=*/false, s, parse_stack_input(c.stack_input));
   };
   std::optional<cli::Progress> bar;  // one step per what-if (rounds of a replication are adaptive)
   if (w.rank() == 0) bar.emplace("what-if", targets.size());

@@ -38,6 +38,13 @@ std::vector<harness::WhatIfResult> run_what_ifs(MoeLayer& layer, const void* x, 
                                                 const std::vector<ComponentResult>& comps,
                                                 const telemetry::Sampler* sampler);
 
+// The expert tiles (kExpertTileRows rows, summed over ranks) routed in each layer of an L-layer
+// stack from `x`, for both stack inputs: {"same": [...], "chained": [...]}. Under the same input
+// every layer routes alike; chained, the loads move from layer to layer, and a component left
+// out of a chained stack moves them again. Leaves every buffer of the layer as a forward on `x`
+// does. Collective.
+nlohmann::json stack_expert_tiles(MoeLayer& layer, const void* x, int layers);
+
 // The metadata A/B's prediction from the exchange's what-if: fraction x cost x exchanges saved
 // per stack, with the half-width of its interval. Empty without such a what-if.
 struct Prediction {

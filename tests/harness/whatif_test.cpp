@@ -18,6 +18,7 @@
 #include <chrono>
 #include <ctime>
 #include <map>
+#include <random>
 
 namespace layerbench::harness {
 namespace {
@@ -163,14 +164,20 @@ TEST(WhatIf, ReplicationSlopeIsTheCostPerCopy) {
   EXPECT_NEAR(r.fit.slope, 0.25, 0.025);
   EXPECT_NEAR(r.slope_median, 0.25, 0.025);
   EXPECT_EQ(r.stop, "interval within target");
-  EXPECT_LE(std::max(r.fit.slope - r.fit.ci.low, r.fit.ci.high - r.fit.slope), 0.1 * r.fit.slope);
+  // The stopping rule and the prediction read the t interval over rounds.
+  EXPECT_EQ(r.slope_ci().low, r.fit.block_t_ci.low);
+  EXPECT_LE(std::max(r.fit.slope - r.fit.block_t_ci.low, r.fit.block_t_ci.high - r.fit.slope), 0.1 * r.fit.slope);
   EXPECT_EQ(stacks, 4 + 4 * static_cast<int>(r.fit.blocks));  // one untimed round, then the timed ones
-  EXPECT_DOUBLE_EQ(r.effect_ms(36), r.fit.slope * 36);
+  // Linear: the removal (from the step where it is known, else the slope) is the cost per copy.
+  EXPECT_NEAR(r.effect_ms(36), 0.25 * 36, 0.1 * 0.25 * 36);
   const auto ci = r.effect_ci(36, 0.95);
-  EXPECT_DOUBLE_EQ(ci.low, r.fit.ci.low * 36);
+  if (r.removal_from_step) EXPECT_DOUBLE_EQ(ci.low, r.removal_step_ci.low / kLayers * 36);
+  else EXPECT_DOUBLE_EQ(ci.low, r.fit.block_t_ci.low * 36);
   EXPECT_FALSE(r.energy_fit.has_value());  // no meter: no energy, never zero
   const auto j = r.to_json(0.95);
   EXPECT_EQ(j["method"], "replicate");
+  EXPECT_EQ(j["slope_ci_method"], "t over rounds (df = rounds - 1)");
+  EXPECT_DOUBLE_EQ(j["slope_ci"][0].get<double>(), r.fit.block_t_ci.low);
   EXPECT_TRUE(j["energy"].is_null());
   ASSERT_EQ(j["levels"].size(), 4u);
   EXPECT_EQ(j["levels"][0]["copies_per_instance"], 0);
@@ -189,6 +196,34 @@ TEST(WhatIf, ReplicationSlopeIsTheCostPerCopy) {
 }
 
 // The time cap: a target that cannot be met stops on the stacks' own time.
+// The removal (one copy -> none) is measured in the same rounds. A stack whose first copy costs
+// less than the later ones (a component that moves the clocks of the rest when it goes, under a
+// power cap): the removal step, known to the target precision, predicts the removal; a linear
+// stack whose step is too noisy to know keeps the slope.
+TEST(WhatIf, RemovalStepPredictsTheRemovalWhereItIsKnown) {
+  WhatIfOptions o;
+  o.rounds = 8;
+  o.max_seconds = 2;
+  const WhatIfTarget t{"experts", Edge::end, DelayKind::device, WhatIfMethod::replicate};
+  std::mt19937_64 rng(11);
+  auto synthetic = [&](double first, double next, double noise) {
+    return [&rng, first, next, noise](int k) {
+      std::normal_distribution<double> eps(0, noise);
+      return 60.0 + (k > 0 ? first + (k - 1) * next : 0.0) + eps(rng);
+    };
+  };
+  const auto bent = run_replicate_what_if(o, t, 8, 36, {}, synthetic(37.0, 41.0, 0.3));
+  EXPECT_TRUE(bent.removal_from_step);
+  EXPECT_EQ(bent.removal_step_reason, "known to the target precision");
+  EXPECT_NEAR(bent.effect_ms(8), 37.0, 1.0);  // per stack of 8 instances: the step, not 8 x the slope
+  EXPECT_NEAR(bent.fit.slope * 8, 40.0, 2.0);
+  EXPECT_EQ(bent.to_json(0.95)["predicted_removal_basis"],
+            "removal step (one copy minus none, paired in rounds): known to the target precision");
+  const auto linear = run_replicate_what_if(o, t, 8, 36, {}, synthetic(3.2, 3.2, 0.8));
+  EXPECT_FALSE(linear.removal_from_step) << linear.removal_step_ms << " " << linear.fit.lack_of_fit_p;
+  EXPECT_DOUBLE_EQ(linear.effect_ms(8), linear.fit.slope * 8);
+}
+
 TEST(WhatIf, ReplicationStopsAtTheTimeCap) {
   WhatIfOptions o;
   o.rounds = 2;

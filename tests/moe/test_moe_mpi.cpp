@@ -10,6 +10,7 @@
 #include "bench/moe/profile.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -159,10 +160,10 @@ TEST_F(MoeDistributed, ReusedSplitSizesPerformNoScalarExchange) {
   layer->fill_input(x2.data(), 99, s);
   const int L = 3;
   const auto n0 = w.scalar_exchange_count();
-  void* reused = run_stack(*layer, x.data(), a.data(), L, true, s);
+  void* reused = run_stack(*layer, x.data(), a.data(), L, true, s, StackInput::chained);
   w.device().synchronize(s);
   const auto n1 = w.scalar_exchange_count();
-  void* legacy = run_stack(*layer, x2.data(), a2.data(), L, false, s);
+  void* legacy = run_stack(*layer, x2.data(), a2.data(), L, false, s, StackInput::chained);
   w.device().synchronize(s);
   const auto n2 = w.scalar_exchange_count();
   EXPECT_EQ(n1 - n0, 0u) << "reused split sizes must not exchange";
@@ -213,6 +214,54 @@ TEST_F(MoeDistributed, ComponentCopiesAreIdempotent) {
   EXPECT_FALSE(MoeLayer::skippable("seq_size_exchange"));
   EXPECT_TRUE(MoeLayer::skippable("tp_reduction"));
   EXPECT_FALSE(MoeLayer::skippable("no_such_component"));
+}
+
+// `--ab drop:` and the what-if's zero copies act on the same unit as a copy: in a same-input stack
+// a component left out leaves its output buffer as it would have written it, so the stack's
+// output is bit for bit the full stack's (the removal takes away the component's own work and
+// nothing else, as an idempotent copy adds its own work only). In a chained stack the stale
+// output flows into the later layers, which then route and compute on other data.
+TEST_F(MoeDistributed, DroppedComponentLeavesTheSameInputStackDataUnchanged) {
+  Communicator& w = *g_env->world;
+  for (const char* layout : {"sp", "tp"}) {
+    RunConfig c = small_config(layout);
+    auto layer = make_layer(c, w, 55);
+    auto& dev = w.device();
+    const Stream s = dev.compute_stream();
+    Buffer x = layer->make_activation(), a = layer->make_activation(), b = layer->make_activation();
+    layer->fill_input(x.data(), 55, s);
+    const int L = 3;
+    auto stack = [&](StackInput input) {
+      dev.copy(a.data(), x.data(), a.bytes(), s);
+      void* y = run_stack(*layer, a.data(), b.data(), L, /*reuse=*/true, s, input);
+      return dev.download<std::uint8_t>(y, a.bytes());
+    };
+    for (const StackInput input : {StackInput::same, StackInput::chained}) {
+      const auto want = stack(input);
+      std::vector<std::string> changed;
+      int checked = 0;
+      for (const auto& comp : MoeLayer::hook_points()) {
+        if (!MoeLayer::skippable(comp)) continue;
+        (void)stack(input);  // the base arm before each candidate, as the A/B alternates
+        layer->set_copies(comp, 0);
+        const auto got = stack(input);
+        layer->set_copies("", 1);
+        double diff = std::memcmp(got.data(), want.data(), want.size()) == 0 ? 0.0 : 1.0;
+        w.control_max(std::span<double>(&diff, 1));
+        if (diff != 0) changed.push_back(comp);
+        ++checked;
+      }
+      EXPECT_GE(checked, 8) << layout;
+      const std::string list = fmt::format("{}", fmt::join(changed, ", "));
+      if (input == StackInput::same) {
+        EXPECT_TRUE(changed.empty()) << layout << ", same input: leaving out " << list << " changes the stack's data";
+      } else {
+        // The routing left out keeps the last layer's top-k: the earlier layers' experts see other loads.
+        EXPECT_NE(std::find(changed.begin(), changed.end(), "routing"), changed.end()) << layout << ", chained: " << list;
+        EXPECT_NE(std::find(changed.begin(), changed.end(), "merge_linear"), changed.end()) << layout << ", chained: " << list;
+      }
+    }
+  }
 }
 
 // The sampled expert reference the profile runs before timing: it passes on the layer's own

@@ -63,6 +63,67 @@ TEST(BlockSlope, MedianOfBlockSlopesResistsDisturbedBlocks) {
   EXPECT_TRUE(std::isnan(median_block_slope(x, y, b)));  // no spread within any block
 }
 
+// A what-if's few rounds (8 blocks): the t interval over blocks keeps its 95% level, with slopes
+// that vary from block to block (a power-capped clock state per round) as well as with
+// independent noise; the percentile bootstrap over the same blocks covers visibly less.
+TEST(BlockSlope, IntervalOverFewBlocksKeepsItsLevel) {
+  std::mt19937_64 rng(2026);
+  std::normal_distribution<double> eps(0, 1.0), wobble(0, 0.02);
+  BlockSlopeOptions o;
+  o.resamples = 400;
+  const int sims = 1000;
+  int block_t = 0, boot = 0, within_t = 0;
+  for (int i = 0; i < sims; ++i) {
+    Design d;
+    for (std::size_t b = 0; b < 8; ++b) {
+      const double slope_b = 0.5 + wobble(rng);
+      for (std::size_t l = 0; l < 4; ++l) {
+        const double x = 8.0 * static_cast<double>(l);
+        d.x.push_back(x);
+        d.y.push_back(60 + slope_b * x + eps(rng));
+        d.block.push_back(b);
+        d.level.push_back(l);
+      }
+    }
+    o.seed = static_cast<std::uint64_t>(i) + 1;
+    const auto f = fit_block_slope(d.x, d.y, d.block, d.level, o);
+    block_t += f.block_t_ci.contains(0.5);
+    boot += f.ci.contains(0.5);
+    within_t += f.t_ci.contains(0.5);
+  }
+  const double cover = double(block_t) / sims, cover_boot = double(boot) / sims;
+  EXPECT_GT(cover, 0.93) << "t over blocks";
+  EXPECT_LT(cover, 0.97) << "t over blocks";
+  EXPECT_LT(cover_boot, cover - 0.02) << "bootstrap percentile over 8 blocks";
+  EXPECT_LT(double(within_t) / sims, cover) << "within-block t ignores the blocks' own slopes";
+}
+
+// With the same doses in every block, the interval over blocks is the t interval of the blocks'
+// own slopes.
+TEST(BlockSlope, IntervalOverBlocksIsTheTIntervalOfBlockSlopes) {
+  const auto d = make(0.8, 0, 1.0, 6, 5);
+  const auto f = fit_block_slope(d.x, d.y, d.block, d.level);
+  std::vector<double> slopes;
+  for (std::size_t b = 0; b < 6; ++b) {
+    double mx = 0, my = 0, sxy = 0, sxx = 0;
+    for (std::size_t i = 4 * b; i < 4 * b + 4; ++i) {
+      mx += d.x[i] / 4;
+      my += d.y[i] / 4;
+    }
+    for (std::size_t i = 4 * b; i < 4 * b + 4; ++i) {
+      sxy += (d.x[i] - mx) * (d.y[i] - my);
+      sxx += (d.x[i] - mx) * (d.x[i] - mx);
+    }
+    slopes.push_back(sxy / sxx);
+  }
+  double m = 0, v = 0;
+  for (double s : slopes) m += s / 6;
+  for (double s : slopes) v += (s - m) * (s - m) / 5;
+  EXPECT_NEAR(f.slope, m, 1e-12);
+  EXPECT_NEAR(f.block_se, std::sqrt(v / 6), 1e-12);
+  EXPECT_NEAR(f.block_t_ci.high - f.slope, 2.5705818366147395 * f.block_se, 1e-9);  // t(5) 97.5%
+}
+
 TEST(BlockSlope, ZeroSlopeExcludesOne) {
   const auto d = make(0.0, 0, 2.0, 12, 2);
   const auto f = fit_block_slope(d.x, d.y, d.block, d.level);
