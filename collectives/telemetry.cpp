@@ -1,4 +1,5 @@
 #include "collectives/telemetry.hpp"
+#include "common/json_number.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -25,7 +26,6 @@ std::vector<std::string> reason_names(std::uint64_t reasons) {
 namespace {
 
 using nlohmann::json;
-json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 // Running mean / min / max of the finite values only.
 struct Acc {
@@ -56,17 +56,17 @@ double min_known(double a, double b) {
 
 json Summary::to_json() const {
   return {{"samples", samples},
-          {"sm_clock_mean_mhz", num(sm_clock_mean_mhz)},
-          {"sm_clock_min_mhz", num(sm_clock_min_mhz)},
-          {"sm_clock_max_mhz", num(sm_clock_max_mhz)},
-          {"mem_clock_mean_mhz", num(mem_clock_mean_mhz)},
-          {"power_mean_w", num(power_mean_w)},
-          {"power_max_w", num(power_max_w)},
-          {"temperature_max_c", num(temperature_max_c)},
-          {"memory_used_peak_mib", num(memory_used_peak_mib)},
-          {"power_capped_share", num(power_capped_share)},
-          {"thermal_share", num(thermal_share)},
-          {"throttled_share", num(throttled_share)},
+          {"sm_clock_mean_mhz", finite_or_null(sm_clock_mean_mhz)},
+          {"sm_clock_min_mhz", finite_or_null(sm_clock_min_mhz)},
+          {"sm_clock_max_mhz", finite_or_null(sm_clock_max_mhz)},
+          {"mem_clock_mean_mhz", finite_or_null(mem_clock_mean_mhz)},
+          {"power_mean_w", finite_or_null(power_mean_w)},
+          {"power_max_w", finite_or_null(power_max_w)},
+          {"temperature_max_c", finite_or_null(temperature_max_c)},
+          {"memory_used_peak_mib", finite_or_null(memory_used_peak_mib)},
+          {"power_capped_share", finite_or_null(power_capped_share)},
+          {"thermal_share", finite_or_null(thermal_share)},
+          {"throttled_share", finite_or_null(throttled_share)},
           {"reasons_seen", reason_names(reasons_seen)}};
 }
 
@@ -215,7 +215,7 @@ bool Sampler::wait_past(double t, std::chrono::milliseconds timeout) const {
 nlohmann::json Sampler::describe() const {
   json devs = json::array();
   for (std::size_t i = 0; i < source_->devices(); ++i)
-    devs.push_back({{"name", source_->device_name(i)}, {"power_limit_w", num(source_->power_limit_w(i))}});
+    devs.push_back({{"name", source_->device_name(i)}, {"power_limit_w", finite_or_null(source_->power_limit_w(i))}});
   return {{"source", source_->kind()},
           {"period_ms", static_cast<double>(period_.count()) / 1000.0},
           {"devices", devs},

@@ -28,4 +28,14 @@ std::optional<std::string> read_file(const std::string& path) {
   return out;
 }
 
+std::string csv_cell(std::string_view s) {
+  if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + '"';
+}
+
 }  // namespace layerbench::text

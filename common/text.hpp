@@ -17,4 +17,8 @@ void strip_bom_in_place(std::string& s);
 // nullopt when it cannot be opened or read (the caller names the file in its own error).
 std::optional<std::string> read_file(const std::string& path);
 
+// One RFC 4180 CSV cell: a cell with a comma, quote or line break is quoted, quotes doubled. The
+// one CSV cell writer (reports' tables, layerbench-ab's --csv).
+std::string csv_cell(std::string_view s);
+
 }  // namespace layerbench::text

@@ -1,6 +1,7 @@
 #include "harness/main.hpp"
 
 #include "common/cli/app.hpp"
+#include "common/cli/suggest.hpp"
 #include "common/cli/output_file.hpp"
 #include "common/cli/progress.hpp"
 #include "harness/gbench.hpp"
@@ -81,10 +82,17 @@ TimingOptions timing_from(const CommonOptions& o) {
 
 void warn_if_gpu_sized(const Context& ctx, const CommonOptions& o, double flops_per_iteration,
                        const std::string& hint) {
-  if (ctx.world.backend() != Backend::host || !ctx.is_root()) return;
+  if (ctx.world.backend() != Backend::host) return;
   constexpr double kCpuFlops = 2e10;  // per rank: optimistic for one core, so the time is a floor
   const double seconds = flops_per_iteration * (o.warmup + o.iterations) / kCpuFlops;
   if (seconds < 60) return;
+  // The estimate is the same on every rank (same flags, same geometry): every rank refuses alike.
+  if (seconds > kAskAboveSeconds && !o.yes)
+    throw UsageError(fmt::format(
+        "this geometry is GPU-sized: about {:.3g} GFLOP per rank per timed iteration, {} iterations; on the host "
+        "backend the run takes {} or more. Pass --yes to run it anyway, or shrink it for a run of seconds, e.g. {}",
+        flops_per_iteration / 1e9, o.warmup + o.iterations, cli::format_duration(seconds), hint));
+  if (!ctx.is_root()) return;
   std::fprintf(stderr,
                "warning: this geometry is GPU-sized: about %.3g GFLOP per rank per timed iteration, %d iterations; "
                "on the host backend the run takes %s or more. For a run of seconds shrink it, e.g. %s\n",
@@ -114,6 +122,7 @@ int mpi_main_impl(int argc, char** argv, const BinaryInfo& info,
   add_common_options(app, const_cast<CommonOptions&>(common()));
   add_flags(app);
   add_gbench_help(app);
+  if (!info.examples.empty()) app.footer(info.examples);
   int code = 0;
   std::string message;
   try {
@@ -138,7 +147,7 @@ int mpi_main_impl(int argc, char** argv, const BinaryInfo& info,
     return 0;
   } catch (const CLI::ParseError& e) {
     code = 2;
-    message = fmt::format("{}: {}\nRun with --help for usage.", info.name, e.what());
+    message = fmt::format("{}: {}\nRun with --help for usage.", info.name, cli::parse_error_text(app, e));
   } catch (const UsageError& e) {
     code = 2;
     message = fmt::format("{}: {}", info.name, e.what());

@@ -33,6 +33,7 @@ struct BinaryInfo {
   // --benchmark_filter leaves out and honours --benchmark_list_tests); otherwise
   // --benchmark_list_tests is a usage error rather than a whole run whose results are dropped.
   bool selects_before_timing = false;
+  std::string examples;  // the EXAMPLES block at the end of --help (and of the man page)
 };
 
 int mpi_main_impl(int argc, char** argv, const BinaryInfo& info,
@@ -61,9 +62,11 @@ int mpi_main(int argc, char** argv, const BinaryInfo& info,
 
 TimingOptions timing_from(const CommonOptions& o);
 
-// Rank 0, host backend only: when `flops_per_iteration` (a rough count of one timed iteration
-// of everything the run times, per rank) makes the run take over a minute even at an optimistic
-// CPU rate, warns that the geometry is GPU-sized and names the flags (`hint`) that shrink it.
+// Host backend only: when `flops_per_iteration` (a rough count of one timed iteration of
+// everything the run times, per rank) makes the run take over a minute even at an optimistic CPU
+// rate, rank 0 warns that the geometry is GPU-sized and names the flags (`hint`) that shrink it;
+// over kAskAboveSeconds every rank refuses with a UsageError (exit 2) unless --yes was given.
+inline constexpr double kAskAboveSeconds = 600;
 void warn_if_gpu_sized(const Context& ctx, const CommonOptions& o, double flops_per_iteration,
                        const std::string& hint);
 

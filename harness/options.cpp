@@ -25,6 +25,7 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
   cli::add_real(app, "--timeout", o.timeout_s, "seconds a host wait may take before the job is aborted",
                 num::RealRange::positive(kMaxTimeoutSeconds));
   cli::add_int(app, "--seed", o.seed, "seed for inputs and weights");
+  app.add_flag("--yes,-y", o.yes, "run on the host backend even when the run is estimated to take over 10 minutes");
   mark_cuda_only(app.add_flag("--nvlink-centric-sched", o.nvlink_centric_sched,
                "cuda: create the NCCL communicator with config.nvlinkCentricSched = 1, as nccl-tests does "
                "(needs NCCL >= 2.28; NCCL applies it on compute capability 10.0 and newer, a no-op on Hopper)"));

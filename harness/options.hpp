@@ -25,6 +25,7 @@ struct CommonOptions {
   std::string align = "barrier";  // barrier: host barrier before every timed iteration; none
   double timeout_s = 300;         // a host wait longer than this aborts the job
   std::uint64_t seed = 20261129;  // inputs and weights are drawn from it
+  bool yes = false;  // run a host-backend geometry estimated to take over 10 minutes
   bool nvlink_centric_sched = false;  // cuda: ncclConfig_t.nvlinkCentricSched (NCCL >= 2.28, sm_100+)
   GbenchOptions gbench;  // the --benchmark_* flags (split off before parsing, not CLI11 options)
 };

@@ -1,4 +1,5 @@
 #include "harness/whatif.hpp"
+#include "common/json_number.hpp"
 
 #include "collectives/error.hpp"
 #include "stats/bootstrap.hpp"

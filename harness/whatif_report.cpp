@@ -1,5 +1,6 @@
 // The what-if results as JSON and as one markdown table (both methods; the method per row).
 #include "harness/whatif.hpp"
+#include "common/number_text.hpp"
 
 #include <fmt/format.h>
 
@@ -11,7 +12,6 @@ namespace {
 using nlohmann::json;
 json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 json ci_json(const stats::Interval& i) { return json::array({num(i.low), num(i.high)}); }
-std::string g(double v, int digits = 4) { return std::isfinite(v) ? fmt::format("{:.{}g}", v, digits) : "n/a"; }
 double half_width(double v, const stats::Interval& ci) {
   return std::isfinite(ci.low) ? std::max(v - ci.low, ci.high - v) : stats::nan_value;
 }
@@ -106,17 +106,19 @@ std::string what_if_markdown(const std::vector<WhatIfResult>& results, double co
       for (double v : r.levels_us) levels += (levels.empty() ? "" : ", ") + fmt::format("{:g} us", v);
     for (double c : r.level_clock_mhz) clocks += (clocks.empty() ? "" : " / ") + (std::isfinite(c) ? fmt::format("{:.0f}", c) : "-");
     const auto sci = r.slope_ci();
-    const std::string slope = fmt::format("{} [{}, {}] {}", g(r.fit.slope), g(sci.low), g(sci.high), rep ? "ms/copy" : "fraction");
-    std::string energy = "n/a";
+    const std::string slope = fmt::format("{} [{}, {}] {}", text::number(r.fit.slope, 4), text::number(sci.low, 4),
+                                          text::number(sci.high, 4), rep ? "ms/copy" : "fraction");
+    std::string energy = text::kNotAvailable;
     if (r.energy_fit) {
       const auto& jci = rep ? r.energy_fit->block_t_ci : r.energy_fit->ci;
-      energy = fmt::format("{} [{}, {}]", g(r.energy_fit->slope, 3), g(jci.low, 3), g(jci.high, 3));
+      energy = fmt::format("{} [{}, {}]", text::number(r.energy_fit->slope, 3), text::number(jci.low, 3),
+                           text::number(jci.high, 3));
     }
     const std::string method = rep ? "replicate" : (r.target.kind == DelayKind::host ? "delay (host wait)" : "delay (device spin)");
     md += fmt::format("| {} | {} | {} | {:.4f} | {} | {} | {:+.4f} [{:+.4f}, {:+.4f}]{} | {} | {} | {} | {} | {:.1f} |\n",
                       r.target.name(), method, levels, r.cost_ms, slope, r.instances_per_forward, eff, eci.low, eci.high,
                       r.removal_from_step ? " (removal step)" : "",
-                      std::isfinite(eff) && eff != 0 ? fmt::format("{:.1f}%", 100 * half_width(eff, eci) / std::fabs(eff)) : "n/a",
+                      std::isfinite(eff) && eff != 0 ? fmt::format("{:.1f}%", 100 * half_width(eff, eci) / std::fabs(eff)) : text::kNotAvailable,
                       energy, clocks.empty() ? "-" : clocks,
                       rep ? fmt::format("{} ({})", r.fit.blocks, r.stop) : fmt::format("{}", r.fit.blocks), r.seconds);
   }

@@ -1,8 +1,7 @@
 #include "reports/derived.hpp"
+#include "common/json_number.hpp"
 
-#include "stats/bootstrap.hpp"
-#include "stats/slope.hpp"
-#include "stats/summary.hpp"
+#include "stats/ratio.hpp"
 
 #include <fmt/format.h>
 
@@ -23,7 +22,8 @@ std::vector<double> per_instance(const Measurement& m) {
   return x;
 }
 
-// value = f(median_a, median_b); interval from independent resamples of both medians.
+// value = f(median_a, median_b); interval from independent resamples of both medians
+// (stats::function_of_medians).
 template <class F>
 Estimate combine(const Measurement& a, const Measurement* b, double confidence, double null_value, Unit unit,
                  const char* method, F f) {
@@ -32,18 +32,11 @@ Estimate combine(const Measurement& a, const Measurement* b, double confidence, 
   e.unit = unit;
   e.method = method;
   if (a.samples_ms.size() < 2 || (b != nullptr && b->samples_ms.size() < 2)) return e;
-  const auto xa = per_instance(a);
-  const auto ra = stats::resampled_medians(xa, kResamples, kSeedA);
-  std::vector<double> xb, rb;
-  if (b != nullptr) {
-    xb = per_instance(*b);
-    rb = stats::resampled_medians(xb, kResamples, kSeedB);
-  }
-  std::vector<double> theta(ra.size());
-  for (std::size_t i = 0; i < ra.size(); ++i) theta[i] = f(ra[i], b != nullptr ? rb[i] : 0.0);
+  const auto xb = b != nullptr ? per_instance(*b) : std::vector<double>{};
+  const auto m = stats::function_of_medians(per_instance(a), xb, f, confidence, kResamples, kSeedA, kSeedB);
   e.valid = true;
-  e.value = f(stats::summarize(xa).median, b != nullptr ? stats::summarize(xb).median : 0.0);
-  e.ci = stats::percentile_interval(theta, confidence, stats::Alternative::two_sided);
+  e.value = m.value;
+  e.ci = m.ci;
   e.resolved = std::isfinite(null_value) ? !e.ci.contains(null_value) : true;
   return e;
 }
@@ -62,8 +55,7 @@ std::string Estimate::text() const {
 }
 
 nlohmann::json Estimate::to_json() const {
-  auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
-  nlohmann::json j = {{"valid", valid}, {"value", num(value)}, {"ci", {num(ci.low), num(ci.high)}},
+  nlohmann::json j = {{"valid", valid}, {"value", finite_or_null(value)}, {"ci", {finite_or_null(ci.low), finite_or_null(ci.high)}},
                       {"confidence", confidence}, {"resolved", resolved}, {"unit", unit_symbol(unit)},
                       {"method", method}};
   return j;
@@ -105,10 +97,10 @@ Estimate paired_rate_ratio(const Measurement& a, double work_a, double work_ref,
     if (ta > 0 && tb > 0) r.push_back(work_a / work_ref * tb / ta);
   }
   if (r.size() < 2) return e;
-  auto theta = stats::resampled_medians(r, kResamples, kSeedA);
+  const auto m = stats::median_interval(r, confidence, kResamples, kSeedA);
   e.valid = true;
-  e.value = stats::summarize(r).median;
-  e.ci = stats::percentile_interval(theta, confidence, stats::Alternative::two_sided);
+  e.value = m.value;
+  e.ci = m.ci;
   e.resolved = !e.ci.contains(1.0);
   return e;
 }

@@ -1,8 +1,8 @@
 #include "reports/inputs.hpp"
 
+#include "reports/inputs_detail.hpp"
 #include "reports/legacy.hpp"
 
-#include "common/paired_jsonl.hpp"
 
 #include "common/text.hpp"
 #include "stats/summary.hpp"
@@ -19,7 +19,7 @@
 #include <stdexcept>
 
 namespace layerbench::reports {
-namespace {
+namespace detail {
 
 std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t\r\n");
@@ -86,7 +86,8 @@ PairedStudy assemble(std::map<long long, std::pair<double, double>> pairs, Paire
   return study;
 }
 
-}  // namespace
+}  // namespace detail
+using namespace detail;
 
 std::string read_text_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -164,6 +165,8 @@ ResultFile result_file_from_json(const nlohmann::json& doc, const std::string& p
       const auto& p = ab["predictions"][0];
       if (p.contains("predicted_ms") && p["predicted_ms"].is_number()) {
         st.predicted = p["predicted_ms"].get<double>();
+        // Files written before the one sign convention predicted base - candidate (a saving).
+        if (ab.value("delta", std::string{}) != "candidate - base") st.predicted = -*st.predicted;
         st.predicted_half_width = p.value("half_width_ms", 0.0);
         st.predicted_source = p.value("source", std::string("prediction"));
       }
@@ -174,68 +177,6 @@ ResultFile result_file_from_json(const nlohmann::json& doc, const std::string& p
 }
 
 ResultFile load_result_file(const std::string& path) { return result_file_from_json(read_json_file(path), path); }
-
-// The one reader of study JSONL (common/paired_jsonl: one pass, no document per record), shared
-// with layerbench-ab and the gate.
-PairedStudy parse_study_jsonl(const std::string& text, const std::string& path, const std::string& metric) {
-  auto runs = jsonl::read_paired_runs(text, path, metric);
-  PairedStudy study;
-  study.path = path;
-  study.header = std::move(runs.header);
-  study.metric = std::move(runs.metric);
-  study.pair_ids = std::move(runs.pair_ids);
-  study.base = std::move(runs.base);
-  study.candidate = std::move(runs.candidate);
-  study.unit = unit_of_metric(study.metric);
-  return study;
-}
-
-PairedStudy parse_study_csv(const std::string& text, const std::string& path) {
-  PairedStudy study;
-  study.path = path;
-  std::istringstream in(text);
-  std::string line;
-  std::vector<std::string> header;
-  int base_col = -1, cand_col = -1, pair_col = -1;
-  std::map<long long, std::pair<double, double>> pairs;
-  long long next_id = 0;
-  for (std::size_t line_no = 1; std::getline(in, line); ++line_no) {
-    const auto t = trim(line);
-    if (t.empty() || t[0] == '#') continue;
-    const auto cells = split_csv_cells(t);
-    const auto where = fmt::format("{}:{}", path, line_no);
-    if (header.empty()) {
-      header = cells;
-      for (std::size_t c = 0; c < cells.size(); ++c) {
-        const auto h = lower(cells[c]);
-        if (h == "base") base_col = static_cast<int>(c);
-        else if (h == "candidate") cand_col = static_cast<int>(c);
-        else if (h == "pair") pair_col = static_cast<int>(c);
-      }
-      if (base_col < 0 || cand_col < 0)
-        throw std::runtime_error(where + ": CSV study needs 'base' and 'candidate' columns");
-      continue;
-    }
-    if (cells.size() != header.size())
-      throw std::runtime_error(fmt::format("{}: {} cells, header has {} (truncated?)", where, cells.size(), header.size()));
-    const long long id = pair_col >= 0 ? static_cast<long long>(parse_number(cells[pair_col], where)) : next_id;
-    ++next_id;
-    if (pairs.count(id)) throw std::runtime_error(fmt::format("{}: pair {} appears twice", where, id));
-    pairs[id] = {parse_number(cells[base_col], where), parse_number(cells[cand_col], where)};
-  }
-  if (header.empty()) throw std::runtime_error(path + ": empty CSV");
-  study.metric = "value";
-  return assemble(std::move(pairs), std::move(study));
-}
-
-PairedStudy load_study(const std::string& path, const std::string& metric) {
-  const std::string text = read_text_file(path);
-  switch (sniff_input(path)) {
-    case InputKind::study_jsonl: return parse_study_jsonl(text, path, metric);
-    case InputKind::study_csv: return parse_study_csv(text, path);
-    default: throw std::runtime_error(path + ": not a paired study (JSONL with pair/arm records, or CSV with base,candidate)");
-  }
-}
 
 std::string unit_of_metric(const std::string& metric) {
   if (metric == "wall" || metric == "user") return "s";  // layerbench-ab's built-in metrics are seconds
@@ -293,13 +234,24 @@ InputKind sniff_input(const std::string& path) {
   const std::string text = read_text_file(path);
   const auto t = trim(text);
   if (t.empty()) throw std::runtime_error(path + ": file is empty");
+  if (t.find('\0') != std::string::npos)
+    throw std::runtime_error(path + ": a binary file, not a layerbench output, a paired study, Google Benchmark or "
+                                    "hyperfine JSON");
   if (t.rfind(kResultsCsvHeader, 0) == 0) return InputKind::results_csv;
+  if (t.rfind(kRunsCsvHeader, 0) == 0) return InputKind::runs_csv;
+  // Markdown (a heading or a table first) is for reading, not a CSV study however many commas it has.
+  if (t[0] == '#' || t[0] == '|') return InputKind::unknown;
   if (t[0] != '{' && t[0] != '[') return t.find(',') != std::string::npos ? InputKind::study_csv : InputKind::unknown;
   try {
     const auto doc = nlohmann::json::parse(t);
     if (is_layerbench_json(doc)) return InputKind::layerbench_json;
     if (is_gbench_json(doc)) return InputKind::gbench_json;
+    if (is_hyperfine_json(doc)) return InputKind::hyperfine_json;
+    if (doc.is_object() && doc.value("schema", std::string{}).rfind("layerbench-ab-analys", 0) == 0)
+      return InputKind::analysis_json;
     if (doc.is_object() && doc.contains("pair") && doc.contains("arm")) return InputKind::study_jsonl;
+    // A study of its header alone (nothing recorded yet, or a broken header): still a study.
+    if (doc.is_object() && doc.contains("type") && doc["type"] == "study") return InputKind::study_jsonl;
     return InputKind::other_json;
   } catch (const nlohmann::json::exception&) {
   }

@@ -20,6 +20,8 @@ struct PairedStudy {
   std::vector<long long> pair_ids;    // one per complete pair, ascending
   std::vector<double> base, candidate;  // kept by position: base[i] and candidate[i] are pair i
   nlohmann::json header = nlohmann::json::object();
+  std::string base_label = "base", candidate_label = "candidate";  // the arms' display names (--name)
+  std::string candidate_arm = "candidate";  // its key in the study: candidate, candidate2, ...
   // A prediction of the delta with its own uncertainty (layerbench-moe --ab: the what-if's).
   std::optional<double> predicted;
   double predicted_half_width = 0;
@@ -50,13 +52,43 @@ ResultFile load_result_file(const std::string& path);
 // `metric` selects the value when runs carry several; empty picks the study's own (header "metric",
 // the run's "metric" field, or the only numeric metric). Incomplete pairs are dropped.
 PairedStudy load_study(const std::string& path, const std::string& metric = {});
-PairedStudy parse_study_jsonl(const std::string& text, const std::string& path, const std::string& metric = {});
+PairedStudy parse_study_jsonl(const std::string& text, const std::string& path, const std::string& metric = {},
+                              const std::string& candidate_arm = "candidate");
+// Every candidate arm of a study against its base (one for a two-arm study, a CSV included).
+std::vector<PairedStudy> load_studies(const std::string& path, const std::string& metric = {});
+// The one reader of CSV studies: a header naming base and candidate (any case; an optional pair
+// column orders and names the pairs), one row per pair; blank and '#' lines skipped, a byte order
+// mark accepted. Throws std::runtime_error naming the file and line: an empty file, a missing
+// column, a ragged row, a cell that is not a finite number, a pair twice. study_csv_pairs gives
+// every row (negative values included, possibly none: layerbench-ab warns and counts itself);
+// parse_study_csv adds the report's and the gate's checks (no negative value, at least one pair).
+PairedStudy study_csv_pairs(const std::string& text, const std::string& path);
 PairedStudy parse_study_csv(const std::string& text, const std::string& path);
 
 // "time_ms" -> "ms", "latency_s" -> "s", "x_us" -> "us"; otherwise "".
 std::string unit_of_metric(const std::string& metric);
 
-enum class InputKind { layerbench_json, gbench_json, study_jsonl, study_csv, results_csv, other_json, unknown };
+// What a file is, by content. Paired: study_jsonl (layerbench-ab run's journal, or JSON Lines of
+// pair/arm records), study_csv (base and candidate columns), runs_csv (layerbench-ab --csv: one
+// row per run), analysis_json (layerbench-ab --json: the analysis with its pairs). Unpaired:
+// layerbench_json, gbench_json, hyperfine_json (hyperfine --export-json), results_csv.
+enum class InputKind {
+  layerbench_json, gbench_json, hyperfine_json, study_jsonl, study_csv, runs_csv, analysis_json, results_csv,
+  other_json, unknown
+};
+// The header layerbench-ab's --csv starts with (study/study_report.cpp runs_csv).
+inline constexpr const char* kRunsCsvHeader = "pair,attempt,arm,name,position,start,status,exit,";
+bool is_hyperfine_json(const nlohmann::json& doc);
+// True for the journal `layerbench-ab run` writes (its first record is a "study" header).
+bool is_ab_study(const std::string& path);
+// One line saying why `path` (of `kind`) holds no pairs and what reads it instead.
+std::string not_paired_reason(const std::string& path, InputKind kind);
+// layerbench-ab --csv: the runs paired by the study rule (study/study.hpp). `metric` is a
+// column (wall, user, sys, peak_rss or a metric's name); empty = the first metric column after
+// the times, else wall.
+PairedStudy parse_runs_csv(const std::string& text, const std::string& path, const std::string& metric = {});
+// layerbench-ab --json: the pairs it carries ("pairs": base, candidate, pair).
+PairedStudy study_from_analysis_json(const nlohmann::json& doc, const std::string& path);
 // The header every binary's --csv starts with (reports::results_to_csv).
 inline constexpr const char* kResultsCsvHeader = "name,group,role,parent,instances,params,n,median_ms,";
 // A row of a binary's --csv: the summary and the rates it carries (NaN where a cell is empty).

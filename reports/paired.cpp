@@ -1,4 +1,6 @@
 #include "reports/paired.hpp"
+#include "common/json_number.hpp"
+#include "common/number_text.hpp"
 
 #include "reports/units.hpp"
 
@@ -14,19 +16,33 @@ namespace {
 
 using nlohmann::json;
 
-json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
-json interval(const stats::Interval& i) { return {{"low", num(i.low)}, {"high", num(i.high)}}; }
+json interval(const stats::Interval& i) { return {{"low", finite_or_null(i.low)}, {"high", finite_or_null(i.high)}}; }
 
 json arm(const stats::Summary& s) {
   return {{"mean", s.mean}, {"median", s.median}, {"sd", s.sd}, {"min", s.min}, {"max", s.max}};
 }
 
 // Five significant digits: a non-zero value never prints as 0.
-std::string g(double v) { return std::isnan(v) ? "n/a" : fmt::format("{:.5g}", v); }
-std::string sg(double v) { return std::isnan(v) ? "n/a" : fmt::format("{:+.5g}", v); }
-std::string pct(double v) { return std::isnan(v) ? "n/a" : fmt::format("{:+.3f}%", v); }
-std::string pv(double v) { return std::isnan(v) ? "n/a" : fmt::format("{:.4g}", v); }
-std::string ci(const stats::Interval& i) { return fmt::format("[{}, {}]", sg(i.low), sg(i.high)); }
+std::string ci(const stats::Interval& i) { return fmt::format("[{}, {}]", text::signed_number(i.low), text::signed_number(i.high)); }
+
+// A time in an adaptive unit (9.57e-05 s reads "95.68 µs"); any other unit as a plain number.
+double to_ms(const std::string& unit) {
+  return unit == "s" ? 1e3 : unit == "ms" ? 1 : unit == "us" || unit == "\u00b5s" ? 1e-3 : unit == "ns" ? 1e-6
+         : unit == "min" ? 6e4 : unit == "h" ? 3.6e6 : 0;
+}
+std::string qg(double v, const std::string& unit) {
+  const double k = to_ms(unit);
+  return k == 0 || !std::isfinite(v) ? text::number(v) : fmt_quantity(v * k, Unit::ms, 5);
+}
+std::string qsg(double v, const std::string& unit) {
+  const double k = to_ms(unit);
+  return k == 0 || !std::isfinite(v) ? text::signed_number(v) : fmt_quantity_signed(v * k, Unit::ms, 5);
+}
+std::string qci(const stats::Interval& i, const std::string& unit) {
+  const double k = to_ms(unit);
+  if (k == 0 || !std::isfinite(i.low) || !std::isfinite(i.high)) return ci(i);
+  return fmt_interval(i.low * k, i.high * k, Unit::ms, 5);
+}
 std::string resamples_text(std::size_t b) {
   return b % 1000 == 0 ? fmt::format("{}k", b / 1000) : fmt::format("{}", b);
 }
@@ -37,11 +53,11 @@ json prediction_json(const stats::PredictedResult& p) {
   const auto& c = p.check;
   return {{"value", p.value},
           {"half_width", c.half_width},
-          {"ratio_mean", num(p.ratio_mean)},
-          {"ratio_median", num(p.ratio_median)},
-          {"difference", num(c.difference)},
+          {"ratio_mean", finite_or_null(p.ratio_mean)},
+          {"ratio_median", finite_or_null(p.ratio_median)},
+          {"difference", finite_or_null(c.difference)},
           {"difference_ci", interval(c.difference_ci)},
-          {"ratio", num(c.ratio)},
+          {"ratio", finite_or_null(c.ratio)},
           {"ratio_ci", c.ratio_bounded ? interval(c.ratio_ci) : json(nullptr)},
           {"ratio_ci_method", "fieller"},
           {"holds", c.holds},
@@ -53,46 +69,47 @@ namespace {
 // Rows of (label, value) shared by the text and markdown renderers.
 using Rows = std::vector<std::pair<std::string, std::string>>;
 
-Rows delta_rows(const stats::PairedAnalysis& a, const stats::PairedOptions& o) {
+Rows delta_rows(const stats::PairedAnalysis& a, const stats::PairedOptions& o, const PairedContext& ctx) {
   const int level = static_cast<int>(std::lround(100 * o.confidence));
   const auto& b = a.bootstrap;
   Rows rows{
-      {"mean", fmt::format("{} ({})", sg(a.delta.mean), pct(a.delta.mean_pct))},
-      {"median", fmt::format("{} ({})", sg(a.delta.median), pct(a.delta.median_pct))},
+      {"mean", fmt::format("{} ({})", qsg(a.delta.mean, ctx.unit), text::signed_percent(a.delta.mean_pct))},
+      {"ratio of means (candidate / base)", ratio_text(a.candidate.mean, a.base.mean, ctx.unit)},
+      {"median", fmt::format("{} ({})", qsg(a.delta.median, ctx.unit), text::signed_percent(a.delta.median_pct))},
       {fmt::format("{:g}% trimmed mean", 100 * a.delta.trim),
-       fmt::format("{} ({})", sg(a.delta.trimmed_mean), pct(a.delta.trimmed_mean_pct))},
-      {"sd / se", fmt::format("{} / {}", g(a.delta.sd), g(a.delta.se))},
-      {fmt::format("{}% CI of the mean (t)", level), ci(a.t.ci)},
+       fmt::format("{} ({})", qsg(a.delta.trimmed_mean, ctx.unit), text::signed_percent(a.delta.trimmed_mean_pct))},
+      {"sd / se", fmt::format("{} / {}", qg(a.delta.sd, ctx.unit), qg(a.delta.se, ctx.unit))},
+      {fmt::format("{}% CI of the mean (t)", level), qci(a.t.ci, ctx.unit)},
   };
   if (a.normal_limit) {  // n > kBootstrapMaxPairs: no resampling (stats/bootstrap.hpp)
     rows.push_back({fmt::format("{}% CI of the median (order statistics, normal limit: n > {})", level,
                                 stats::kBootstrapMaxPairs),
-                    ci(b.median.percentile)});
+                    qci(b.median.percentile, ctx.unit)});
     return rows;
   }
   rows.push_back({fmt::format("{}% CI of the mean (bootstrap percentile, {})", level, resamples_text(b.mean.resamples)),
-                  ci(b.mean.percentile)});
-  rows.push_back({fmt::format("{}% CI of the mean (bootstrap BCa)", level), ci(b.mean.bca)});
-  rows.push_back({fmt::format("{}% CI of the median (bootstrap percentile)", level), ci(b.median.percentile)});
-  rows.push_back({fmt::format("{}% CI of the median (bootstrap BCa)", level), ci(b.median.bca)});
+                  qci(b.mean.percentile, ctx.unit)});
+  rows.push_back({fmt::format("{}% CI of the mean (bootstrap BCa)", level), qci(b.mean.bca, ctx.unit)});
+  rows.push_back({fmt::format("{}% CI of the median (bootstrap percentile)", level), qci(b.median.percentile, ctx.unit)});
+  rows.push_back({fmt::format("{}% CI of the median (bootstrap BCa)", level), qci(b.median.bca, ctx.unit)});
   return rows;
 }
 
 Rows test_rows(const stats::PairedAnalysis& a) {
   const auto& w = a.wilcoxon;
   Rows rows{
-      {"paired t", fmt::format("t={:.4g}, df={:g}, two-sided p={}", a.t.t, a.t.df, pv(a.t.p))},
+      {"paired t", fmt::format("t={:.4g}, df={:g}, two-sided p={}", a.t.t, a.t.df, text::number(a.t.p, 4))},
       {"Wilcoxon signed-rank",
        fmt::format("W+={:g}, W-={:g}, n={}, z={:.4g}, p(normal)={}, p(exact)={}", w.w_plus, w.w_minus, w.n_nonzero,
-                   w.z, pv(w.p_normal), w.p_exact ? pv(*w.p_exact) : "n/a")},
-      {"sign test", fmt::format("{}/{} pairs positive, two-sided p={}", a.sign.positive, a.sign.n, pv(a.sign.p))},
+                   w.z, text::number(w.p_normal, 4), w.p_exact ? text::number(*w.p_exact, 4) : text::kNotAvailable)},
+      {"sign test", fmt::format("{}/{} pairs positive, two-sided p={}", a.sign.positive, a.sign.n, text::number(a.sign.p, 4))},
   };
   // The first kListedOutliers by position; the rest counted (all of them are in the JSON).
   constexpr std::size_t kListedOutliers = 10;
   std::string outliers = a.outliers.empty() ? "none" : "";
   for (std::size_t i = 0; i < a.outliers.size() && i < kListedOutliers; ++i) {
     const auto& x = a.outliers[i];
-    outliers += fmt::format("{}{} (pair {}, {} {})", i ? ", " : "", sg(x.value), x.index,
+    outliers += fmt::format("{}{} (pair {}, {} {})", i ? ", " : "", text::signed_number(x.value), x.index,
                             stats::to_string(x.side), stats::to_string(x.severity));
   }
   if (a.outliers.size() > kListedOutliers)
@@ -100,13 +117,13 @@ Rows test_rows(const stats::PairedAnalysis& a) {
                             a.outliers.size());
   rows.emplace_back("Tukey outliers of the delta", outliers);
   rows.emplace_back("drift (Spearman vs pair index)",
-                    fmt::format("base rho={} p={}; delta rho={} p={}", fmt_sig_signed(a.drift.base.rho), pv(a.drift.base.p), fmt_sig_signed(a.drift.delta.rho),
-                                pv(a.drift.delta.p)));
+                    fmt::format("base rho={} p={}; delta rho={} p={}", fmt_sig_signed(a.drift.base.rho), text::number(a.drift.base.p, 4), fmt_sig_signed(a.drift.delta.rho),
+                                text::number(a.drift.delta.p, 4)));
   if (a.predicted) {
     const auto& c = a.predicted->check;
-    const std::string pm = c.half_width > 0 ? fmt::format(" +- {}", g(c.half_width)) : "";
-    rows.emplace_back("predicted delta", sg(a.predicted->value) + pm);
-    rows.emplace_back("measured - predicted", fmt::format("{}, CI {}", sg(c.difference), ci(c.difference_ci)));
+    const std::string pm = c.half_width > 0 ? fmt::format(" +- {}", text::number(c.half_width)) : "";
+    rows.emplace_back("predicted delta", text::signed_number(a.predicted->value) + pm);
+    rows.emplace_back("measured - predicted", fmt::format("{}, CI {}", text::signed_number(c.difference), ci(c.difference_ci)));
     rows.emplace_back("measured / predicted (Fieller)",
                       c.ratio_bounded ? fmt::format("{:.3f}x, CI [{:.3f}, {:.3f}]", c.ratio, c.ratio_ci.low,
                                                     c.ratio_ci.high)
@@ -168,6 +185,26 @@ std::vector<std::string> sequential_lines(const stats::SequentialResult* s) {
 
 }  // namespace
 
+json pairs_json(const std::vector<long long>& ids, const std::vector<double>& base,
+                const std::vector<double>& candidate) {
+  return {{"pair", ids}, {"base", base}, {"candidate", candidate}};
+}
+
+std::string ratio_text(double candidate, double base, const std::string& unit) {
+  if (!(candidate > 0) || !(base > 0) || !std::isfinite(candidate) || !std::isfinite(base)) return text::kNotAvailable;
+  const double r = candidate / base;
+  const bool time = is_time_unit(unit);
+  if (r == 1) return "1x (equal)";
+  const double factor = r > 1 ? r : 1 / r;
+  const char* word = time ? (r > 1 ? "slower" : "faster") : (r > 1 ? "higher" : "lower");
+  return fmt::format("{:.4g}x: the candidate is {:.4g}x {}", r, factor, word);
+}
+
+bool is_time_unit(const std::string& unit) {
+  return unit == "s" || unit == "ms" || unit == "us" || unit == "\u00b5s" || unit == "ns" || unit == "min" ||
+         unit == "h";
+}
+
 PairedVerdict paired_verdict(const stats::PairedAnalysis& a) {
   const double wp = a.wilcoxon.p_exact ? *a.wilcoxon.p_exact : a.wilcoxon.p_normal;
   const auto& ci = a.bootstrap.mean.percentile;
@@ -178,10 +215,11 @@ PairedVerdict paired_verdict(const stats::PairedAnalysis& a) {
   const char* kind = a.normal_limit ? "normal-limit" : "bootstrap";
   v.text = v.resolved ? fmt::format("resolved: the candidate is {} (the {}% {} interval of the mean delta "
                                     "excludes 0 and Wilcoxon p = {} < alpha = {:.3g})",
-                                    v.direction > 0 ? "lower" : "higher", level, kind, pv(wp), a.alpha)
+                                    v.direction > 0 ? "higher (slower, for times)" : "lower (faster, for times)", level,
+                                    kind, text::number(wp, 4), a.alpha)
                       : fmt::format("unresolved: the {}% {} interval of the mean delta {} and Wilcoxon p = {} "
                                     "(alpha = {:.3g})",
-                                    level, kind, (ci.low > 0 || ci.high < 0) ? "excludes 0" : "contains 0", pv(wp), a.alpha);
+                                    level, kind, (ci.low > 0 || ci.high < 0) ? "excludes 0" : "contains 0", text::number(wp, 4), a.alpha);
   return v;
 }
 
@@ -205,24 +243,24 @@ json paired_json(const stats::PairedAnalysis& a, const stats::PairedOptions& o, 
       {"candidate", arm(a.candidate)},
       {"delta",
        {{"mean", a.delta.mean}, {"median", a.delta.median}, {"trimmed_mean", a.delta.trimmed_mean},
-        {"trim", a.delta.trim}, {"sd", a.delta.sd}, {"se", a.delta.se}, {"mean_pct", num(a.delta.mean_pct)},
-        {"median_pct", num(a.delta.median_pct)}, {"trimmed_mean_pct", num(a.delta.trimmed_mean_pct)}}},
-      {"t_test", {{"t", num(a.t.t)}, {"df", a.t.df}, {"p", num(a.t.p)}}},
-      {"t_ci", {{"confidence", o.confidence}, {"low", num(a.t.ci.low)}, {"high", num(a.t.ci.high)}}},
+        {"trim", a.delta.trim}, {"sd", a.delta.sd}, {"se", a.delta.se}, {"mean_pct", finite_or_null(a.delta.mean_pct)},
+        {"median_pct", finite_or_null(a.delta.median_pct)}, {"trimmed_mean_pct", finite_or_null(a.delta.trimmed_mean_pct)}}},
+      {"t_test", {{"t", finite_or_null(a.t.t)}, {"df", a.t.df}, {"p", finite_or_null(a.t.p)}}},
+      {"t_ci", {{"confidence", o.confidence}, {"low", finite_or_null(a.t.ci.low)}, {"high", finite_or_null(a.t.ci.high)}}},
       {"bootstrap",
        {{"method", a.normal_limit ? "normal_limit" : "bootstrap"}, {"resamples", b.mean.resamples}, {"seed", b.mean.seed}, {"percentile", interval(b.mean.percentile)},
         {"bca", interval(b.mean.bca)}, {"median_percentile", interval(b.median.percentile)},
         {"median_bca", interval(b.median.bca)}}},
       {"wilcoxon",
        {{"w_plus", a.wilcoxon.w_plus}, {"w_minus", a.wilcoxon.w_minus}, {"n_nonzero", a.wilcoxon.n_nonzero},
-        {"z", num(a.wilcoxon.z)}, {"p_normal", num(a.wilcoxon.p_normal)},
-        {"p_exact", a.wilcoxon.p_exact ? num(*a.wilcoxon.p_exact) : json(nullptr)},
+        {"z", finite_or_null(a.wilcoxon.z)}, {"p_normal", finite_or_null(a.wilcoxon.p_normal)},
+        {"p_exact", a.wilcoxon.p_exact ? finite_or_null(*a.wilcoxon.p_exact) : json(nullptr)},
         {"zero_method", stats::to_string(o.zero_method)}, {"continuity", o.continuity}}},
       {"sign_test", {{"positive", a.sign.positive}, {"negative", a.sign.negative}, {"n", a.sign.n}, {"p", a.sign.p}}},
       {"outliers", outliers},
       {"drift",
-       {{"base_rho", num(a.drift.base.rho)}, {"base_p", num(a.drift.base.p)}, {"delta_rho", num(a.drift.delta.rho)},
-        {"delta_p", num(a.drift.delta.p)}}},
+       {{"base_rho", finite_or_null(a.drift.base.rho)}, {"base_p", finite_or_null(a.drift.base.p)}, {"delta_rho", finite_or_null(a.drift.delta.rho)},
+        {"delta_p", finite_or_null(a.drift.delta.p)}}},
       {"predicted", a.predicted ? prediction_json(*a.predicted) : json(nullptr)},
       {"verdict", {{"resolved", v.resolved}, {"direction", v.direction}, {"text", v.text}}},
       {"warnings", a.warnings},
@@ -238,11 +276,12 @@ std::string paired_text(const stats::PairedAnalysis& a, const stats::PairedOptio
   std::string out = fmt::format("{:<10} {:>12} {:>12} {:>12} {:>12} {:>12}\n", "Arm", "median", "mean", "sd",
                                 "min", "max");
   for (const auto& [name, s] : {std::pair{ctx.base_label, a.base}, std::pair{ctx.candidate_label, a.candidate}}) {
-    out += fmt::format("{:<10} {:>12} {:>12} {:>12} {:>12} {:>12}\n", name, g(s.median), g(s.mean), g(s.sd),
-                       g(s.min), g(s.max));
+    const auto& u = ctx.unit;
+    out += fmt::format("{:<10} {:>12} {:>12} {:>12} {:>12} {:>12}\n", name, qg(s.median, u), qg(s.mean, u),
+                       qg(s.sd, u), qg(s.min, u), qg(s.max, u));
   }
-  out += fmt::format("\nPaired delta{} (base minus candidate; positive = candidate lower), n={}:\n", unit_suffix(ctx), a.n);
-  out += text_rows(delta_rows(a, o));
+  out += fmt::format("\nPaired delta{} (candidate minus base; positive = candidate higher, slower for times), n={}:\n", unit_suffix(ctx), a.n);
+  out += text_rows(delta_rows(a, o, ctx));
   const Rows tests = tests_with_verdict(a, ctx);
   out += "\nTests:\n" + text_rows(tests);
   out += block_lines(ctx);
@@ -263,11 +302,12 @@ std::string paired_markdown(const stats::PairedAnalysis& a, const stats::PairedO
   const auto* seq = ctx.sequential;
   std::string out = "| Arm | median | mean | sd | min | max |\n|---|---|---|---|---|---|\n";
   for (const auto& [name, s] : {std::pair{ctx.base_label, a.base}, std::pair{ctx.candidate_label, a.candidate}}) {
-    out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", name, g(s.median), g(s.mean), g(s.sd), g(s.min),
-                       g(s.max));
+    const auto& u = ctx.unit;
+    out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", name, qg(s.median, u), qg(s.mean, u), qg(s.sd, u),
+                       qg(s.min, u), qg(s.max, u));
   }
-  out += fmt::format("\nPaired delta{} (base minus candidate), n={}:\n\n", unit_suffix(ctx), a.n);
-  out += md_rows("Statistic", delta_rows(a, o));
+  out += fmt::format("\nPaired delta{} (candidate minus base), n={}:\n\n", unit_suffix(ctx), a.n);
+  out += md_rows("Statistic", delta_rows(a, o, ctx));
   const Rows tests = tests_with_verdict(a, ctx);
   out += "\n" + md_rows("Test", tests);
   out += block_lines(ctx);
@@ -287,7 +327,8 @@ PairedTables paired_tables(const stats::PairedAnalysis& a, const stats::PairedOp
   arms.headers = {"Arm", "n", "median", "mean", "sd", "min", "max"};
   arms.align = {Align::left};
   for (const auto& [name, s] : {std::pair{ctx.base_label, a.base}, std::pair{ctx.candidate_label, a.candidate}})
-    arms.add_row({name, std::to_string(s.n), g(s.median), g(s.mean), g(s.sd), g(s.min), g(s.max)});
+    arms.add_row({name, std::to_string(s.n), qg(s.median, ctx.unit), qg(s.mean, ctx.unit), qg(s.sd, ctx.unit),
+                  qg(s.min, ctx.unit), qg(s.max, ctx.unit)});
   out.tables.push_back(std::move(arms));
   auto rows_table = [](std::string title, const std::string& head, const Rows& rows) {
     Table t;
@@ -297,8 +338,8 @@ PairedTables paired_tables(const stats::PairedAnalysis& a, const stats::PairedOp
     for (const auto& [k, v] : rows) t.add_row({k, v});
     return t;
   };
-  out.tables.push_back(rows_table(fmt::format("Paired delta{} (base minus candidate), n={}", unit_suffix(ctx), a.n),
-                                  "Statistic", delta_rows(a, o)));
+  out.tables.push_back(rows_table(fmt::format("Paired delta{} (candidate minus base), n={}", unit_suffix(ctx), a.n),
+                                  "Statistic", delta_rows(a, o, ctx)));
   const Rows tests = tests_with_verdict(a, ctx);
   out.tables.push_back(rows_table("Tests", "Test", tests));
   for (const auto& blk : ctx.blocks) out.notes.insert(out.notes.end(), blk.lines.begin(), blk.lines.end());

@@ -40,10 +40,21 @@ struct PairedContext {
 // signed-rank p (exact where available) is below alpha; otherwise "unresolved".
 struct PairedVerdict {
   bool resolved = false;
-  int direction = 0;  // +1: candidate lower (positive delta), -1: candidate higher, 0: unresolved
+  int direction = 0;  // +1: candidate higher (positive delta; slower for times), -1: lower, 0: unresolved
   std::string text;
 };
 PairedVerdict paired_verdict(const stats::PairedAnalysis& a);
+
+// {"pair": [...], "base": [...], "candidate": [...]}: the pairs an analysis JSON carries, so that
+// every tool reads it back as a paired study (reports/inputs.hpp).
+nlohmann::json pairs_json(const std::vector<long long>& ids, const std::vector<double>& base,
+                          const std::vector<double>& candidate);
+
+// "1.125x: the candidate is 1.13x slower" (times) or "... higher" (other units); "n/a" unless both
+// means are positive. A reader's ratio beside the signed delta.
+std::string ratio_text(double candidate, double base, const std::string& unit);
+// s, ms, us, µs, ns, min, h: a time, where lower is better and a ratio reads faster/slower.
+bool is_time_unit(const std::string& unit);
 
 // NaN -> null. Keys: schema, metric, unit, confidence, alpha, n, base, candidate, delta, t_test,
 // t_ci, bootstrap, wilcoxon, sign_test, outliers, drift, predicted, verdict, warnings, guidance,

@@ -1,5 +1,7 @@
 #include "reports/profile.hpp"
 
+#include "common/number_text.hpp"
+
 #include "stats/bootstrap.hpp"
 #include "stats/slope.hpp"
 #include "stats/summary.hpp"
@@ -139,7 +141,7 @@ Composition composition(const std::vector<Measurement>& all, const std::string& 
     if (with_energy)
       cells.push_back(m->energy.present() ? fmt::format("{} / {}", fmt_sig(m->energy.per_instance_j(m->instances), 3),
                                                          fmt_sig(m->energy.mean_w(), 3))
-                                          : "n/a");
+                                          : text::kNotAvailable);
     if (extra.cells) {
       auto more = extra.cells(*m);
       more.resize(extra.headers.size());

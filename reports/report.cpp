@@ -56,8 +56,13 @@ Report build_report(const std::vector<std::string>& paths, const stats::PairedOp
         break;
       }
       case InputKind::study_jsonl:
-      case InputKind::study_csv: r.sections.push_back(paired_study(load_study(path), options)); break;
+      case InputKind::study_csv:
+        for (const auto& study : load_studies(path)) r.sections.push_back(paired_study(study, options));
+        break;
       case InputKind::gbench_json: r.sections.push_back(gbench_section(read_json_file(path), path)); break;
+      case InputKind::hyperfine_json: r.sections.push_back(hyperfine_section(read_json_file(path), path)); break;
+      case InputKind::runs_csv:
+      case InputKind::analysis_json: r.sections.push_back(paired_study(load_study(path), options)); break;
       case InputKind::results_csv: r.sections.push_back(results_csv_section(read_text_file(path), path)); break;
       case InputKind::other_json: {
         // A JSON document of another tool (e.g. torch's side-by-side figures beside a run): said,
@@ -72,8 +77,10 @@ Report build_report(const std::vector<std::string>& paths, const stats::PairedOp
     }
   }
   if (r.sections.empty()) {
-    std::string why = "no input could be reported";
-    for (const auto& s : r.skipped) why += "\n  " + s;
+    // One input: its own reason on one line; several: each below the summary.
+    std::string why = r.skipped.size() == 1 ? "nothing to report: " + r.skipped.front() : "no input could be reported";
+    if (r.skipped.size() > 1)
+      for (const auto& s : r.skipped) why += "\n  " + s;
     throw std::runtime_error(why);
   }
   if (!r.skipped.empty()) {

@@ -1,4 +1,6 @@
 #include "reports/result.hpp"
+#include "common/json_number.hpp"
+#include "common/text.hpp"
 
 #include "stats/summary.hpp"
 
@@ -16,7 +18,6 @@ constexpr std::pair<Role, const char*> kRoles[] = {
     {Role::part, "part"},           {Role::total, "total"}, {Role::communication, "communication"},
     {Role::reference, "reference"}, {Role::stack, "stack"}, {Role::probe, "probe"},
 };
-nlohmann::json num_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 }  // namespace
 
 std::string to_string(Role r) {
@@ -67,18 +68,18 @@ nlohmann::json to_json(const Measurement& m) {
   if (!m.work.empty()) {
     j["work"] = {{"flops", m.work.flops}, {"bytes", m.work.bytes}, {"bus_factor", m.work.bus_factor}};
     const Rates r = rates_of(m);
-    j["rates"] = {{"flop_per_s", num_or_null(r.flop_per_s)},
-                  {"algbw_bytes_per_s", num_or_null(r.algbw_bytes_per_s)},
-                  {"busbw_bytes_per_s", num_or_null(r.busbw_bytes_per_s)}};
+    j["rates"] = {{"flop_per_s", finite_or_null(r.flop_per_s)},
+                  {"algbw_bytes_per_s", finite_or_null(r.algbw_bytes_per_s)},
+                  {"busbw_bytes_per_s", finite_or_null(r.busbw_bytes_per_s)}};
   }
   if (m.energy.present())
     j["energy"] = {{"unit", "J"},
                    {"joules", m.energy.joules},
-                   {"window_s", num_or_null(m.energy.seconds)},
+                   {"window_s", finite_or_null(m.energy.seconds)},
                    {"calls", m.energy.calls},
                    {"devices", m.energy.devices},
-                   {"per_instance_j", num_or_null(m.energy.per_instance_j(m.instances))},
-                   {"mean_w_per_device", num_or_null(m.energy.mean_w())}};
+                   {"per_instance_j", finite_or_null(m.energy.per_instance_j(m.instances))},
+                   {"mean_w_per_device", finite_or_null(m.energy.mean_w())}};
   else
     j["energy"] = nullptr;
   if (!m.reference.empty()) j["reference"] = {{"name", m.reference}, {"samples_ms", m.reference_samples_ms}};
@@ -130,15 +131,6 @@ Measurement measurement_from_json(const nlohmann::json& j) {
   return m;
 }
 
-std::string csv_cell(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + '"';
-}
 
 namespace {
 std::string scalar_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
@@ -154,15 +146,15 @@ std::string results_to_csv(const std::vector<Measurement>& results) {
   std::string out =
       "name,group,role,parent,instances,params,n,median_ms,min_ms,max_ms,mean_ms,p10_ms,p90_ms,cv,"
       "work_flop,work_bytes,bus_factor,rate_flop_per_s,algbw_bytes_per_s,busbw_bytes_per_s";
-  for (const auto& k : metric_keys) out += "," + csv_cell(k);
+  for (const auto& k : metric_keys) out += "," + text::csv_cell(k);
   out += "\n";
   auto cell = [](double v) { return std::isfinite(v) ? fmt::format("{}", v) : std::string(); };
   for (const auto& m : results) {
     std::string params;
     for (auto it = m.params.begin(); it != m.params.end(); ++it)
       params += (params.empty() ? "" : ";") + it.key() + "=" + scalar_text(it.value());
-    out += csv_cell(m.name) + "," + csv_cell(m.group) + "," + to_string(m.role) + "," + csv_cell(m.parent) + "," +
-           std::to_string(m.instances) + "," + csv_cell(params);
+    out += text::csv_cell(m.name) + "," + text::csv_cell(m.group) + "," + to_string(m.role) + "," + text::csv_cell(m.parent) + "," +
+           std::to_string(m.instances) + "," + text::csv_cell(params);
     if (m.samples_ms.empty()) {
       out += ",0,,,,,,,";
     } else {

@@ -94,8 +94,6 @@ nlohmann::json to_json(const Measurement& m);
 // Inverse of to_json (summary fields are recomputed, not trusted). Throws std::runtime_error.
 Measurement measurement_from_json(const nlohmann::json& j);
 
-// RFC 4180 cell: quoted (quotes doubled) when it holds a comma, quote or line break.
-std::string csv_cell(const std::string& s);
 
 // One row per measurement: name, group, role, parent, params as k=v;..., the summary (ms), the
 // declared work and the derived rates (numbers; units in the header) and the metrics.

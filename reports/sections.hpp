@@ -45,6 +45,8 @@ Section results_csv_section(const std::string& text, const std::string& path);
 // Google Benchmark JSON (layerbench's --benchmark_format=json, or any GB binary): one row per
 // benchmark run and aggregate, times in the file's own unit.
 Section gbench_section(const nlohmann::json& doc, const std::string& path);
+// hyperfine --export-json: a row per command; two commands: their ratio of medians (unpaired).
+Section hyperfine_section(const nlohmann::json& doc, const std::string& path);
 Section paired_study(const PairedStudy& study, const stats::PairedOptions& options = {});
 
 }  // namespace layerbench::reports

@@ -1,11 +1,11 @@
 #include "reports/sequential.hpp"
+#include "common/json_number.hpp"
 
 #include <cmath>
 
 namespace layerbench::reports {
 namespace {
 
-nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 }  // namespace
 
@@ -22,9 +22,9 @@ nlohmann::json sequential_json(const stats::SequentialResult& s) {
           {"effect_margin", d.effect_margin},
           {"stop", stats::to_string(s.stop)},
           {"pairs", s.pairs},
-          {"mean", num(s.mean)},
-          {"interval", {{"low", num(s.interval.low)}, {"high", num(s.interval.high)}}},
-          {"margin", num(s.margin)},
+          {"mean", finite_or_null(s.mean)},
+          {"interval", {{"low", finite_or_null(s.interval.low)}, {"high", finite_or_null(s.interval.high)}}},
+          {"margin", finite_or_null(s.margin)},
           {"summary", stats::sequential_summary(s)},
           {"note", stats::sequential_fixed_n_note()}};
 }

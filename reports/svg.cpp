@@ -20,7 +20,23 @@ constexpr const char* kRefPalette[] = {"#C00000", "#444444", "#7F3FBF", "#2F7F2F
 constexpr double kWidth = 760, kHeight = 420;
 constexpr double kCharPx = 6.6;  // approximate width of one 11-12 px sans-serif glyph
 
-const char* colour(const char* const* palette, std::size_t n, std::size_t i) { return palette[i % n]; }
+// The i-th colour of a palette; past its end, further distinct hues (golden-angle steps at two
+// lightnesses), so that no two segments of one chart share a colour.
+std::string colour(const char* const* palette, std::size_t n, std::size_t i) {
+  if (i < n) return palette[i];
+  const double h = std::fmod(37.0 + 137.508 * static_cast<double>(i - n), 360.0);
+  const double l = (i - n) % 2 == 0 ? 0.42 : 0.60, sat = 0.62;
+  const double c = (1 - std::fabs(2 * l - 1)) * sat, x = c * (1 - std::fabs(std::fmod(h / 60, 2) - 1)), m = l - c / 2;
+  double r = 0, g = 0, b = 0;
+  if (h < 60) r = c, g = x;
+  else if (h < 120) r = x, g = c;
+  else if (h < 180) g = c, b = x;
+  else if (h < 240) g = x, b = c;
+  else if (h < 300) r = x, b = c;
+  else r = c, b = x;
+  auto byte = [&](double v) { return static_cast<int>(std::lround(255 * (v + m))); };
+  return fmt::format("#{:02X}{:02X}{:02X}", byte(r), byte(g), byte(b));
+}
 
 std::string series_colour(const Series& s, std::size_t i) {
   return s.colour.empty() ? std::string(colour(kPalette, std::size(kPalette), i)) : s.colour;
@@ -283,7 +299,7 @@ std::string render(const XYPlot& plot) {
   out += "</g>\n<g class=\"ref-lines\">\n";
   for (std::size_t i = 0; i < plot.ref_lines.size(); ++i) {
     const auto& r = plot.ref_lines[i];
-    const char* c = colour(kRefPalette, std::size(kRefPalette), i);
+    const std::string c = colour(kRefPalette, std::size(kRefPalette), i);
     if (r.vertical && mx.valid(r.value))
       out += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"{3}\" stroke-width=\"2\" stroke-dasharray=\"6 3\"/>\n",
                          mx(r.value), top, kHeight - bottom, c);
@@ -370,7 +386,7 @@ std::string render(const BarChart& chart) {
       const double v = std::isfinite(chart.values[i][s]) ? chart.values[i][s] : 0;
       const double p0 = mv(acc), p1 = mv(acc + v);
       acc += v;
-      const char* c = colour(kPalette, std::size(kPalette), s);
+      const std::string c = colour(kPalette, std::size(kPalette), s);
       if (chart.horizontal)
         out += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\"/>\n",
                            std::min(p0, p1), b0, std::fabs(p1 - p0), bw, c);

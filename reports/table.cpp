@@ -2,6 +2,9 @@
 
 #include "reports/result.hpp"
 
+#include "common/number_text.hpp"
+#include "common/text.hpp"
+
 #include <fmt/format.h>
 
 #include <cctype>
@@ -12,6 +15,16 @@ namespace {
 
 Align align_of(const Table& t, std::size_t col) {
   return col < t.align.size() ? t.align[col] : Align::right;
+}
+
+// Leading spaces indent a nested row ("  └ part"); markdown and HTML collapse them, so they go as
+// non-breaking spaces and the nesting survives.
+std::string keep_indent(const std::string& escaped) {
+  std::size_t n = 0;
+  while (n < escaped.size() && escaped[n] == ' ') ++n;
+  std::string out;
+  for (std::size_t i = 0; i < n; ++i) out += "&nbsp;";
+  return out + escaped.substr(n);
 }
 
 std::string md_cell(const std::string& s) {
@@ -39,7 +52,7 @@ std::string to_markdown(const Table& t) {
   for (const auto& row : t.rows) {
     out += "|";
     for (std::size_t c = 0; c < t.headers.size(); ++c)
-      out += " " + md_cell(c < row.size() ? row[c] : std::string{}) + " |";
+      out += " " + keep_indent(md_cell(c < row.size() ? row[c] : std::string{})) + " |";
     out += "\n";
   }
   return out;
@@ -49,13 +62,13 @@ std::string to_csv(const Table& t) {
   std::string out;
   for (std::size_t c = 0; c < t.headers.size(); ++c) {
     if (c) out += ',';
-    out += csv_cell(t.headers[c]);
+    out += text::csv_cell(t.headers[c]);
   }
   out += "\n";
   for (const auto& row : t.rows) {
     for (std::size_t c = 0; c < t.headers.size(); ++c) {
       if (c) out += ',';
-      out += csv_cell(c < row.size() ? row[c] : std::string{});
+      out += text::csv_cell(c < row.size() ? row[c] : std::string{});
     }
     out += "\n";
   }
@@ -73,7 +86,7 @@ std::string to_html(const Table& t) {
     for (std::size_t c = 0; c < t.headers.size(); ++c) {
       const char* cls = align_of(t, c) == Align::left ? "l" : "r";
       out += fmt::format("<td class=\"{}\">{}</td>", cls,
-                         html_escape(c < row.size() ? row[c] : std::string{}));
+                         keep_indent(html_escape(c < row.size() ? row[c] : std::string{})));
     }
     out += "</tr>\n";
   }
@@ -105,23 +118,18 @@ std::string slug(const std::string& s) {
   return out.empty() ? "table" : out;
 }
 
-std::string fmt_fixed(double v, int decimals) {
-  if (!std::isfinite(v)) return "—";
-  return fmt::format("{:.{}f}", v, decimals);
-}
+std::string fmt_fixed(double v, int decimals) { return text::fixed(v, decimals); }
 
 std::string fmt_signed(double v, int decimals, const std::string& suffix) {
-  if (!std::isfinite(v)) return "—";
-  return fmt::format("{:+.{}f}{}", v, decimals, suffix);
+  return text::signed_fixed(v, decimals, suffix);
 }
 
 std::string fmt_percent(double fraction, int decimals) {
-  if (!std::isfinite(fraction)) return "—";
-  return fmt::format("{:.{}f}%", 100.0 * fraction, decimals);
+  return std::isfinite(fraction) ? text::fixed(100.0 * fraction, decimals) + "%" : text::kNotAvailable;
 }
 
 std::string fmt_p(double p) {
-  if (!std::isfinite(p)) return "—";
+  if (!std::isfinite(p)) return text::kNotAvailable;
   if (p != 0 && p < 1e-4) return fmt::format("{:.2e}", p);
   return fmt::format("{:.4g}", p);
 }

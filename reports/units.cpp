@@ -1,5 +1,7 @@
 #include "reports/units.hpp"
 
+#include "common/number_text.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -49,7 +51,7 @@ int decimals_for(double v, int sig) {
 }
 
 std::string fixed(double v, int sig, bool sign) {
-  if (!std::isfinite(v)) return "—";
+  if (!std::isfinite(v)) return text::kNotAvailable;
   if (v == 0) return sign ? "±0" : "0";
   // Decimals for the value as rounded (0.9999 at 3 digits reads 1.00, not 1.000).
   const double step = std::pow(10.0, std::floor(std::log10(std::fabs(v))) - sig + 1);
@@ -58,7 +60,7 @@ std::string fixed(double v, int sig, bool sign) {
 }
 
 std::string quantity(double v, Unit u, int sig, bool sign) {
-  if (!std::isfinite(v)) return "—";
+  if (!std::isfinite(v)) return text::kNotAvailable;
   if (u == Unit::fraction) return sign ? fmt_share_signed(v, sig) : fmt_share(v, sig);
   if (u == Unit::count) return sign ? fmt::format("{:+.0f}", v) : fmt::format("{:.0f}", v);
   // The unit is chosen for the value as printed (999.96 ms reads 1.00 s, not 1000 ms).
@@ -115,7 +117,7 @@ std::string fmt_quantity_signed(double v, Unit u, int sig) { return quantity(v, 
 std::string fmt_time(double ms, int sig) { return quantity(ms, Unit::ms, sig, false); }
 
 std::string fmt_share(double fraction, int sig) {
-  if (!std::isfinite(fraction)) return "—";
+  if (!std::isfinite(fraction)) return text::kNotAvailable;
   const double pct = 100.0 * fraction;
   // At least one decimal for shares, more when the share is small.
   if (pct == 0) return "0%";
@@ -123,14 +125,14 @@ std::string fmt_share(double fraction, int sig) {
 }
 
 std::string fmt_share_signed(double fraction, int sig) {
-  if (!std::isfinite(fraction)) return "—";
+  if (!std::isfinite(fraction)) return text::kNotAvailable;
   const double pct = 100.0 * fraction;
   if (pct == 0) return "±0%";
   return fmt::format("{:+.{}f}%", pct, std::max(1, decimals_for(pct, sig)));
 }
 
 std::string fmt_interval(double low, double high, Unit u, int sig) {
-  if (!std::isfinite(low) || !std::isfinite(high)) return "—";
+  if (!std::isfinite(low) || !std::isfinite(high)) return text::kNotAvailable;
   if (u == Unit::fraction) return fmt::format("[{}, {}]", fmt_share_signed(low, sig), fmt_share_signed(high, sig));
   const Scale s = scale_for(u, std::max(std::fabs(low), std::fabs(high)));
   const std::string tail = *s.symbol ? std::string(" ") + s.symbol : std::string();

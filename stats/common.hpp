@@ -7,8 +7,9 @@ namespace layerbench::stats {
 
 inline constexpr double nan_value = std::numeric_limits<double>::quiet_NaN();
 
-// Which tail a p-value or interval covers. Deltas are base - candidate, so for times
-// `greater` asks "is the candidate faster?" and `less` asks "is it slower?".
+// Which tail a p-value or interval covers. Deltas are candidate - base (the project's one sign
+// convention: + = the candidate is larger, i.e. slower for times), so for times `greater` asks "is
+// the candidate slower?" and `less` asks "is it faster?".
 enum class Alternative { two_sided, less, greater };
 
 std::string_view to_string(Alternative alternative);

@@ -35,9 +35,9 @@ std::vector<std::string> reading_guidance(const PairedAnalysis& a) {
   const auto& boot = a.bootstrap.mean.percentile;
   const bool boot_excludes_zero = !std::isnan(boot.low) && !boot.contains(0.0);
   const std::string direction =
-      a.delta.median > 0 ? "the candidate is lower (faster, for times)" : "the candidate is higher (slower, for times)";
+      a.delta.median > 0 ? "the candidate is higher (slower, for times)" : "the candidate is lower (faster, for times)";
   const std::string tests = fmt::format("Wilcoxon p={}, sign test: candidate {} in {}/{} pairs, p={}", p_text(w_p),
-                                        a.delta.median > 0 ? "lower" : "higher",
+                                        a.delta.median > 0 ? "higher" : "lower",
                                         a.delta.median > 0 ? a.sign.positive : a.sign.negative, a.sign.n,
                                         p_text(a.sign.p));
   const int level = static_cast<int>(std::lround(100 * (1 - alpha)));
@@ -47,10 +47,10 @@ std::vector<std::string> reading_guidance(const PairedAnalysis& a) {
                             "need >= {} pairs.", a.wilcoxon.n_nonzero, fmt::format("{:.3g}", alpha), min_pairs_for_alpha(alpha)));
   }
   if (t_sig && both_rank_sig && (boot_excludes_zero || std::isnan(boot.low))) {
-    // The size is a magnitude (the direction is in the words); the CI is of base - candidate.
+    // The size is a magnitude (the direction is in the words); the CI is of candidate - base.
     g.push_back(fmt::format("All tests agree: {} by {} ({}) on average; t p={}, {}; {}% CI of the mean delta "
-                            "(base - candidate) [{}, {}].",
-                            a.delta.mean > 0 ? "the candidate is lower" : "the candidate is higher",
+                            "(candidate - base) [{}, {}].",
+                            a.delta.mean > 0 ? "the candidate is higher" : "the candidate is lower",
                             fmt::format("{:.4g}", std::fabs(a.delta.mean)),
                             std::isnan(a.delta.mean_pct) ? std::string("n/a") : fmt::format("{:.3g}%", std::fabs(a.delta.mean_pct)),
                             p_text(a.t.p), tests, level, signed_text(a.t.ci.low), signed_text(a.t.ci.high)));

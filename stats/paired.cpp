@@ -22,7 +22,7 @@ PairedAnalysis analyze_paired(std::span<const double> base, std::span<const doub
   a.base = summarize(base);
   a.candidate = summarize(candidate);
   a.deltas.resize(a.n);
-  for (std::size_t i = 0; i < a.n; ++i) a.deltas[i] = base[i] - candidate[i];
+  for (std::size_t i = 0; i < a.n; ++i) a.deltas[i] = candidate[i] - base[i];
   const auto dsum = summarize(a.deltas);
 
   auto pct = [&](double v) { return a.base.mean != 0 ? 100.0 * v / a.base.mean : nan_value; };

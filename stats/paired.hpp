@@ -1,7 +1,8 @@
 #pragma once
 // The full paired A/B analysis: arm summaries, deltas, t, bootstrap, Wilcoxon, sign test,
-// Tukey outliers, drift and reading guidance. Deltas are base - candidate (positive: the
-// candidate is lower, i.e. faster for times); percentages are over the base mean.
+// Tukey outliers, drift and reading guidance. Deltas are candidate - base (positive: the
+// candidate is larger, i.e. slower for times: the project's one sign convention); percentages
+// are over the base mean.
 #include <cstddef>
 #include <optional>
 #include <span>

@@ -106,7 +106,7 @@ SequentialResult sequential_decision(std::span<const double> base, std::span<con
   double base_sum = 0;
   for (std::size_t i = 0; i < base.size(); ++i) {
     if (!std::isfinite(base[i]) || !std::isfinite(candidate[i])) throw std::invalid_argument("sequential: non-finite value");
-    cs.add(base[i] - candidate[i]);
+    cs.add(candidate[i] - base[i]);
     base_sum += base[i];
     r.pairs = cs.n();
     r.mean = cs.mean();
@@ -140,7 +140,7 @@ std::string sequential_summary(const SequentialResult& r) {
       return fmt::format("Sequential stop after {} pairs: effect, {} {}; {}.", r.pairs, ci,
                          r.effect_margin > 0 ? fmt::format("lies wholly beyond +-{:.4g}", r.effect_margin)
                                              : std::string("excludes 0"),
-                         r.mean > 0 ? "the candidate is lower" : "the candidate is higher");
+                         r.mean > 0 ? "the candidate is higher (slower, for times)" : "the candidate is lower (faster, for times)");
     case SequentialStop::equivalence:
       return fmt::format("Sequential stop after {} pairs: equivalence, {} lies inside the margin{}.", r.pairs, ci,
                          margin);

@@ -85,7 +85,7 @@ enum class SequentialStop { running, effect, equivalence, max_pairs };
 std::string_view to_string(SequentialStop stop);
 SequentialStop parse_sequential_stop(std::string_view text);  // throws std::invalid_argument
 
-// Where a sequential study stands after its deltas (base - candidate, in pair order).
+// Where a sequential study stands after its deltas (candidate - base, in pair order).
 struct SequentialResult {
   SequentialDesign design;
   SequentialStop stop = SequentialStop::running;

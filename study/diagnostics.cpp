@@ -1,4 +1,6 @@
 #include "study/diagnostics.hpp"
+#include "common/json_number.hpp"
+#include "common/number_text.hpp"
 
 #include <fmt/format.h>
 
@@ -13,7 +15,7 @@ StudyDiagnostics diagnose(const Study& study, const stats::PairedAnalysis& a) {
   d.num_completed = pairs.size();
   std::vector<double> ab, ba, base, candidate;
   for (const auto& p : pairs) {
-    (p.base_first ? ab : ba).push_back(p.base - p.candidate);
+    (p.base_first ? ab : ba).push_back(p.candidate - p.base);
     base.push_back(p.base);
     candidate.push_back(p.candidate);
     if (!study.config.check_output.empty()) {
@@ -78,8 +80,6 @@ StudyDiagnostics diagnose(const Study& study, const stats::PairedAnalysis& a) {
 }
 
 namespace {
-nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
-std::string sg(double v) { return std::isnan(v) ? "n/a" : fmt::format("{:+.5g}", v); }
 }  // namespace
 
 reports::PairedBlock diagnostics_block(const StudyDiagnostics& d) {
@@ -90,11 +90,11 @@ reports::PairedBlock diagnostics_block(const StudyDiagnostics& d) {
       {"pairs_planned", d.num_pairs_planned},
       {"pairs_completed", d.num_completed},
       {"order", {{"base_first", d.num_ab}, {"candidate_first", d.num_ba},
-                 {"mean_delta_base_first", num(d.mean_delta_ab)},
-                 {"mean_delta_candidate_first", num(d.mean_delta_ba)},
-                 {"p", d.order_test ? num(d.order_test->p) : json(nullptr)}}},
-      {"drift", {{"base_rho", num(d.base_drift.rho)}, {"base_p", num(d.base_drift.p)},
-                 {"candidate_rho", num(d.candidate_drift.rho)}, {"candidate_p", num(d.candidate_drift.p)}}},
+                 {"mean_delta_base_first", finite_or_null(d.mean_delta_ab)},
+                 {"mean_delta_candidate_first", finite_or_null(d.mean_delta_ba)},
+                 {"p", d.order_test ? finite_or_null(d.order_test->p) : json(nullptr)}}},
+      {"drift", {{"base_rho", finite_or_null(d.base_drift.rho)}, {"base_p", finite_or_null(d.base_drift.p)},
+                 {"candidate_rho", finite_or_null(d.candidate_drift.rho)}, {"candidate_p", finite_or_null(d.candidate_drift.p)}}},
       {"failed_runs", d.failed_runs},
       {"excluded_pairs", d.excluded},
       {"inconclusive", d.inconclusive},
@@ -110,8 +110,8 @@ reports::PairedBlock diagnostics_block(const StudyDiagnostics& d) {
   b.lines.push_back(fmt::format(
       "Study: {} of {} pairs completed ({} base-first, {} candidate-first), {} failed runs, {} "
       "excluded pairs; order effect: base-first mean delta {}, candidate-first {}{}.",
-      d.num_completed, d.num_pairs_planned, d.num_ab, d.num_ba, d.failed_runs, d.excluded.size(), sg(d.mean_delta_ab),
-      sg(d.mean_delta_ba), d.order_test ? fmt::format(" (Welch p={:.4g})", d.order_test->p) : ""));
+      d.num_completed, d.num_pairs_planned, d.num_ab, d.num_ba, d.failed_runs, d.excluded.size(), text::signed_number(d.mean_delta_ab),
+      text::signed_number(d.mean_delta_ba), d.order_test ? fmt::format(" (Welch p={:.4g})", d.order_test->p) : ""));
   b.notes = d.notes;
   return b;
 }

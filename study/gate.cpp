@@ -3,16 +3,15 @@
 #include "stats/bootstrap.hpp"
 #include "stats/mann_whitney.hpp"
 #include "stats/ranks.hpp"
+#include "stats/ratio.hpp"
 #include "stats/summary.hpp"
 #include "stats/wilcoxon.hpp"
 
-#include <boost/math/distributions/normal.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <random>
 #include <stdexcept>
 #include <vector>
 
@@ -43,12 +42,6 @@ struct Direction {
 
 void decide(Finding& f, const GateOptions& o) { f.verdict = verdict_for(f, o); }
 
-// Type-7 quantile of an unsorted vector (reorders it).
-double quantile_inplace(std::vector<double>& x, double p) {
-  std::sort(x.begin(), x.end());
-  return stats::quantile_sorted(x, p);
-}
-
 }  // namespace
 
 std::string_view to_string(Verdict v) {
@@ -73,6 +66,25 @@ Verdict verdict_for(const Finding& f, const GateOptions& o) {
   if (f.p_worse < o.alpha && dir.worse(f.ci, o.threshold)) return Verdict::regressed;
   if (f.p_better < o.alpha && dir.better(f.ci, o.threshold)) return Verdict::improved;
   return Verdict::no_change;
+}
+
+std::string verdict_label(const Finding& f, const GateOptions& o) {
+  switch (f.verdict) {
+    case Verdict::regressed: return "regressed beyond the threshold";
+    case Verdict::improved: return "improved beyond the threshold";
+    case Verdict::inconclusive: return f.note.empty() ? "inconclusive" : f.note;
+    case Verdict::no_change: break;
+  }
+  const std::string e = fmt::format("{:g}%", 100 * o.threshold);
+  if (f.sequential) {
+    if (f.sequential->stop == stats::SequentialStop::equivalence) return "no change larger than " + e;
+    if (f.sequential->stop == stats::SequentialStop::effect) return "significant, size not resolved";
+    return "inconclusive";
+  }
+  if (f.p_worse < o.alpha || f.p_better < o.alpha) return "significant, size not resolved";
+  if (std::isfinite(f.ci.low) && std::isfinite(f.ci.high) && f.ci.low > -o.threshold && f.ci.high < o.threshold)
+    return "no change larger than " + e;
+  return "inconclusive";
 }
 
 std::size_t min_pairs(double alpha) {
@@ -131,42 +143,15 @@ Finding gate_paired(std::string name, std::span<const double> base, std::span<co
   f.p_better = std::isnan(p_up) ? 1.0 : (o.higher_is_better ? p_up : p_down);
 
   if (base.size() > stats::kBootstrapMaxPairs) {
-    // Normal limit (stats/bootstrap.hpp): the delta-method interval of the ratio of the means,
-    // se = sd(c_i - R b_i) / (sqrt(n) mean(b)) with R = mean(c) / mean(b); each end a one-sided bound.
-    const double ratio = f.candidate_center / f.base_center;
-    double ss = 0;
-    for (std::size_t i = 0; i < base.size(); ++i) {
-      const double u = candidate[i] - ratio * base[i];
-      ss += u * u;
-    }
-    const double n = static_cast<double>(base.size());
-    const double se = std::sqrt(ss / (n - 1)) / (std::sqrt(n) * std::abs(f.base_center));
-    const double z = boost::math::quantile(boost::math::normal(), 1 - o.alpha);
-    f.ci = {f.change - z * se, f.change + z * se};
+    // Normal limit (stats/bootstrap.hpp): the delta-method interval of the ratio of the means.
+    f.ci = stats::paired_mean_change_normal(base, candidate, o.alpha);
     f.note = fmt::format("normal-limit interval (delta method: more than {} pairs)", stats::kBootstrapMaxPairs);
     f.normal_limit = true;
     decide(f, o);
     return f;
   }
-  // Relative change of the means over one shared index vector per resample (pairs stay pairs).
-  stats::BootstrapOptions bo;
-  bo.resamples = o.resamples;
-  bo.seed = o.seed;
-  bo.confidence = f.ci_level;  // [Q(alpha), Q(1 - alpha)]: each end is a one-sided (1 - alpha) bound
-  bo.num_threads = 1;          // the gate runs many small studies; threads cost more than they save
-  const auto boot = stats::bootstrap(
-      base.size(),
-      [&](std::span<const std::uint32_t> idx) {
-        double sb = 0, sc = 0;
-        for (auto i : idx) {
-          sb += base[i];
-          sc += candidate[i];
-        }
-        return sc / sb - 1;
-      },
-      bo);
-  f.ci = boot.percentile;
-  if (std::isnan(f.ci.low)) f.ci = {f.change, f.change};  // every resample equal: the data are the interval
+  // [Q(alpha), Q(1 - alpha)] of the paired bootstrap: each end is a one-sided (1 - alpha) bound.
+  f.ci = stats::paired_mean_change_bootstrap(base, candidate, o.resamples, o.seed, f.ci_level);
   decide(f, o);
   return f;
 }
@@ -201,19 +186,7 @@ Finding gate_unpaired(std::string name, std::span<const double> base, std::span<
   f.p_worse = f.p_better = mw.p;
 
   // The arms are independent, so each is resampled on its own (unlike the paired bootstrap).
-  std::mt19937_64 rng(o.seed);
-  std::uniform_int_distribution<std::size_t> pick_b(0, base.size() - 1), pick_c(0, candidate.size() - 1);
-  std::vector<double> rb(base.size()), rc(candidate.size()), ratios;
-  ratios.reserve(o.resamples);
-  for (std::size_t r = 0; r < o.resamples; ++r) {
-    for (auto& v : rb) v = base[pick_b(rng)];
-    for (auto& v : rc) v = candidate[pick_c(rng)];
-    const double mb = quantile_inplace(rb, 0.5), mc = quantile_inplace(rc, 0.5);
-    if (mb != 0) ratios.push_back(mc / mb - 1);
-  }
-  if (ratios.empty()) throw std::invalid_argument("base median is zero: relative change undefined");
-  auto hi_copy = ratios;
-  f.ci = {quantile_inplace(ratios, o.alpha / 2), quantile_inplace(hi_copy, 1 - o.alpha / 2)};
+  f.ci = stats::independent_median_change_bootstrap(base, candidate, o.resamples, o.seed, o.alpha);
   decide(f, o);
   return f;
 }
@@ -255,10 +228,10 @@ Finding gate_sequential(std::string name, std::span<const double> base, std::spa
     return f;
   }
   f.base_center = s.base_mean;
-  f.candidate_center = s.base_mean - s.mean;
-  f.change = -s.mean / s.base_mean;  // candidate / base - 1 of the means
-  // The interval of base - candidate over the base mean, as a change (+ = the candidate is larger).
-  f.ci = {-s.interval.high / s.base_mean, -s.interval.low / s.base_mean};
+  f.candidate_center = s.base_mean + s.mean;
+  f.change = s.mean / s.base_mean;  // candidate / base - 1 of the means
+  // The interval of candidate - base over the base mean, as a change (+ = the candidate is larger).
+  f.ci = {s.interval.low / s.base_mean, s.interval.high / s.base_mean};
   if (s.base_mean < 0) std::swap(f.ci.low, f.ci.high);
   switch (s.stop) {
     case stats::SequentialStop::effect:

@@ -28,7 +28,7 @@ struct GateOptions {
 };
 
 enum class Verdict { improved, regressed, no_change, inconclusive };
-std::string_view to_string(Verdict v);
+std::string_view to_string(Verdict v);  // the machine-readable name (JSON "verdict")
 
 struct Finding {
   std::string name;
@@ -71,6 +71,12 @@ Finding gate_sequential(std::string name, std::span<const double> base, std::spa
 // The verdict the rule gives a computed finding under `options` (threshold, alpha, orientation); lets a
 // caller evaluate several thresholds on one finding. Inconclusive findings stay inconclusive.
 Verdict verdict_for(const Finding& f, const GateOptions& options);
+
+// What a reader is told: "regressed beyond the threshold", "improved beyond the threshold",
+// "significant, size not resolved" (a test is significant but the interval reaches inside the
+// threshold), "no change larger than 2%" (not significant, the interval inside +-threshold),
+// "inconclusive" (neither: more data needed), or the finding's own note when it is inconclusive.
+std::string verdict_label(const Finding& f, const GateOptions& options);
 
 // Smallest number of pairs whose exact one-sided signed-rank p floor (2^-n) is below alpha.
 std::size_t min_pairs(double alpha);

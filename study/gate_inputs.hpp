@@ -17,18 +17,21 @@ struct SampleSet {
 
 struct SampleFile {
   std::string path;
-  std::string kind;    // "layerbench" or "gbench"
+  std::string kind;    // "layerbench", "gbench" or "hyperfine"
   std::string metric;  // what the values are, e.g. "samples_ms", "real_time"
   std::string unit;    // e.g. "ms", "ns"
   std::map<std::string, SampleSet> sets;  // matching key -> samples
+  std::vector<std::string> warnings;      // e.g. the machine was loaded while it ran
 };
 
-// metric empty: samples_ms (layerbench) / real_time (gbench). Throws std::runtime_error naming the file
+// metric empty: samples_ms (layerbench) / real_time (gbench) / times (hyperfine, in s). A hyperfine
+// file of one command matches the other file's one command whatever their names. Throws std::runtime_error naming the file
 // on unreadable, truncated or unsupported input, and on a metric no benchmark carries.
 SampleFile load_samples(const std::string& path, const std::string& metric);
 
-// A paired study: a JSONL study through the one-pass reader (common/paired_jsonl.hpp), a CSV
-// through reports::load_study. Throws std::runtime_error naming the file (and line).
+// A paired study (reports::load_study: a study JSONL through the one reader of study files,
+// study/study.hpp; CSV; layerbench-ab --csv and --json). Throws std::runtime_error naming the
+// file (and line).
 reports::PairedStudy load_paired_study(const std::string& path, const std::string& metric);
 
 struct Matched {

@@ -1,4 +1,5 @@
 #include "study/gate_output.hpp"
+#include "common/json_number.hpp"
 
 #include "reports/sequential.hpp"
 #include "stats/bootstrap.hpp"
@@ -8,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 
 namespace layerbench::gate {
@@ -27,9 +29,7 @@ std::string p_text(const Finding& f) {
 
 std::string sig4(double v) { return std::isfinite(v) ? fmt::format("{:.4g}", v) : "—"; }
 
-std::string verdict_text(const Finding& f) {
-  return f.verdict == Verdict::inconclusive && !f.note.empty() ? f.note : std::string(to_string(f.verdict));
-}
+std::string verdict_text(const Finding& f, const GateOptions& o) { return verdict_label(f, o); }
 
 reports::Table table(const GateReport& r) {
   reports::Table t;
@@ -39,7 +39,7 @@ reports::Table table(const GateReport& r) {
                fmt::format("candidate {}{}", r.paired ? "mean" : "median", r.unit.empty() ? "" : " (" + r.unit + ")")};
   t.align = {reports::Align::left, reports::Align::left};
   for (const auto& f : r.findings)
-    t.add_row({f.name, verdict_text(f), std::isnan(f.change) ? "—" : pct(f.change), ci_text(f), p_text(f),
+    t.add_row({f.name, verdict_text(f, r.options), std::isnan(f.change) ? "—" : pct(f.change), ci_text(f), p_text(f),
                f.paired ? std::to_string(f.n_base) : fmt::format("{}/{}", f.n_base, f.n_candidate),
                sig4(f.base_center), sig4(f.candidate_center)});
   return t;
@@ -87,9 +87,20 @@ std::size_t count(const GateReport& r, Verdict v) {
 }
 
 std::string headline(const GateReport& r) {
-  return fmt::format("{}: {} regressed, {} improved, {} no significant change, {} inconclusive",
-                     exit_code(r) == kExitRegression ? "FAIL" : exit_code(r) == kExitUndecided ? "UNDECIDED" : "PASS", count(r, Verdict::regressed),
-                     count(r, Verdict::improved), count(r, Verdict::no_change), count(r, Verdict::inconclusive));
+  std::map<std::string, std::size_t> by_label;
+  for (const auto& f : r.findings) ++by_label[verdict_label(f, r.options)];
+  std::string counts;
+  for (const auto& label : {std::string("regressed beyond the threshold"), std::string("improved beyond the threshold"),
+                            std::string("significant, size not resolved"),
+                            "no change larger than " + fmt::format("{:g}%", 100 * r.options.threshold)}) {
+    counts += fmt::format("{}{} {}", counts.empty() ? "" : "; ", by_label[label], label);
+    by_label.erase(label);
+  }
+  std::size_t rest = 0;  // inconclusive, with or without a note
+  for (const auto& [label, n] : by_label) rest += n;
+  return fmt::format("{}: {}; {} inconclusive",
+                     exit_code(r) == kExitRegression ? "FAIL" : exit_code(r) == kExitUndecided ? "UNDECIDED" : "PASS",
+                     counts, rest);
 }
 
 }  // namespace
@@ -121,6 +132,7 @@ std::string render_text(const GateReport& r) {
   for (const auto& f : r.findings) {
     if (f.sequential) out += stats::sequential_summary(*f.sequential) + "\n";
   }
+  for (const auto& w : r.warnings) out += "warning: " + w + "\n";
   out += rule_text(r) + "\n" + headline(r) + "\n";
   return out;
 }
@@ -138,6 +150,8 @@ std::string render_markdown(const GateReport& r) {
   for (const auto& f : r.findings) {
     if (f.sequential) out += stats::sequential_summary(*f.sequential) + "\n\n";
   }
+  for (const auto& w : r.warnings) out += "- Warning: " + w + "\n";
+  if (!r.warnings.empty()) out += "\n";
   out += rule_text(r) + "\n";
   return out;
 }
@@ -154,20 +168,21 @@ nlohmann::json to_json(const GateReport& r) {
   j["options"] = {{"threshold", r.options.threshold}, {"alpha", r.options.alpha},
                   {"higher_is_better", r.options.higher_is_better}, {"resamples", r.options.resamples},
                   {"seed", r.options.seed}};
-  auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
   j["findings"] = nlohmann::json::array();
   for (const auto& f : r.findings)
-    j["findings"].push_back({{"name", f.name}, {"verdict", std::string(to_string(f.verdict))}, {"note", f.note},
+    j["findings"].push_back({{"name", f.name}, {"verdict", std::string(to_string(f.verdict))},
+                             {"label", verdict_label(f, r.options)}, {"note", f.note},
                              {"test", f.test}, {"n_base", f.n_base}, {"n_candidate", f.n_candidate},
-                             {"base_center", num(f.base_center)}, {"candidate_center", num(f.candidate_center)},
-                             {"change", num(f.change)}, {"ci", {num(f.ci.low), num(f.ci.high)}},
-                             {"ci_level", f.ci_level}, {"p_worse", num(f.p_worse)}, {"p_better", num(f.p_better)},
+                             {"base_center", finite_or_null(f.base_center)}, {"candidate_center", finite_or_null(f.candidate_center)},
+                             {"change", finite_or_null(f.change)}, {"ci", {finite_or_null(f.ci.low), finite_or_null(f.ci.high)}},
+                             {"ci_level", f.ci_level}, {"p_worse", finite_or_null(f.p_worse)}, {"p_better", finite_or_null(f.p_better)},
                              {"need", f.need}});
   for (std::size_t i = 0; i < r.findings.size(); ++i) {
     if (r.findings[i].sequential) j["findings"][i]["sequential"] = reports::sequential_json(*r.findings[i].sequential);
   }
   j["only_base"] = r.only_base;
   j["only_candidate"] = r.only_candidate;
+  j["warnings"] = r.warnings;
   return j;
 }
 

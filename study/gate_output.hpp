@@ -17,6 +17,7 @@ struct GateReport {
   GateOptions options;
   std::vector<Finding> findings;
   std::vector<std::string> only_base, only_candidate;  // unmatched benchmarks (display names)
+  std::vector<std::string> warnings;  // e.g. a loaded machine, an inferred direction
 };
 
 inline constexpr int kExitPass = 0;

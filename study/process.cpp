@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdexcept>
+#include <cstring>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -96,9 +97,45 @@ std::string tail_of(const std::string& text, std::size_t max_bytes) {
   return text.size() <= max_bytes ? text : text.substr(text.size() - max_bytes);
 }
 
+std::vector<std::string> split_command(const std::string& command) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  char quote = 0;
+  for (std::size_t i = 0; i < command.size(); ++i) {
+    const char c = command[i];
+    if (quote == '\'') {
+      if (c == '\'') quote = 0;
+      else word += c;
+    } else if (quote == '"') {
+      if (c == '"') quote = 0;
+      else if (c == '\\' && i + 1 < command.size() && std::strchr("\"\\$`", command[i + 1])) word += command[++i];
+      else word += c;
+    } else if (c == ' ' || c == '\t' || c == '\n') {
+      if (in_word) words.push_back(std::move(word)), word.clear();
+      in_word = false;
+    } else {
+      in_word = true;
+      if (c == '\'' || c == '"') quote = c;
+      else if (c == '\\' && i + 1 < command.size()) word += command[++i];
+      else word += c;
+    }
+  }
+  if (quote) throw std::invalid_argument("unterminated quote in '" + command + "'");
+  if (in_word) words.push_back(std::move(word));
+  if (words.empty()) throw std::invalid_argument("empty command");
+  return words;
+}
+
 ProcessResult run_shell(const std::string& command, double timeout_seconds, const volatile std::sig_atomic_t* stop,
-                        const Environment& env, const std::function<void(double)>& tick) {
+                        const Environment& env, const std::function<void(double)>& tick,
+                        const std::vector<std::string>* argv) {
   ArmGuard& guard = ArmGuard::get();
+  std::vector<char*> args;  // built before fork: nothing allocates in the child
+  if (argv) {
+    for (const auto& a : *argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+  }
   int out_pipe[2], err_pipe[2], go_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0 || ::pipe2(go_pipe, O_CLOEXEC) != 0) {
     throw std::runtime_error("pipe failed");
@@ -124,7 +161,8 @@ ProcessResult run_shell(const std::string& command, double timeout_seconds, cons
     while ((got = ::read(go_pipe[0], &go, 1)) < 0 && errno == EINTR) {
     }
     if (got != 1) ::_exit(127);
-    ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    if (argv) ::execvp(args[0], args.data());
+    else ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
   ::setpgid(pid, pid);  // also in the parent: no race with the kill below

@@ -31,8 +31,15 @@ using Environment = std::vector<std::pair<std::string, std::string>>;
 // none. When `stop` becomes non-zero (Ctrl-C), the command's process group is killed and
 // `interrupted` is set.
 // `tick`, when set, is called about every 100 ms with the seconds elapsed (a live progress line).
+// `argv`, when given (--shell none), is executed directly (execvp) instead of /bin/sh -c `command`.
 ProcessResult run_shell(const std::string& command, double timeout_seconds, const volatile std::sig_atomic_t* stop,
-                        const Environment& env = {}, const std::function<void(double)>& tick = {});
+                        const Environment& env = {}, const std::function<void(double)>& tick = {},
+                        const std::vector<std::string>* argv = nullptr);
+
+// A command split into words as a shell would for a simple command: blanks separate words, single
+// quotes keep everything, double quotes and backslashes escape; no expansion. Throws
+// std::invalid_argument on an unterminated quote or an empty command.
+std::vector<std::string> split_command(const std::string& command);
 
 // Last `max_bytes` bytes of a text (for records and messages).
 std::string tail_of(const std::string& text, std::size_t max_bytes);

@@ -5,8 +5,9 @@
 
 namespace layerbench::ab {
 
-Progress::Progress(std::FILE* stream, bool tty, std::size_t total_pairs, std::size_t already_done)
-    : stream_(stream), tty_(tty), total_(total_pairs), done_(already_done), start_(std::chrono::steady_clock::now()) {}
+Progress::Progress(std::FILE* stream, cli::ProgressMode mode, std::size_t total_pairs, std::size_t already_done)
+    : stream_(stream), tty_(mode == cli::ProgressMode::tty), off_(mode == cli::ProgressMode::off), total_(total_pairs),
+      done_(already_done), start_(std::chrono::steady_clock::now()) {}
 
 std::string Progress::eta_text() const {
   if (done_here_ == 0) return "?";
@@ -23,6 +24,7 @@ std::string Progress::bar_text() const {
 }
 
 void Progress::running(const std::string& label, double elapsed) {
+  if (off_) return;
   if (label != run_label_) {
     run_label_ = label;
     run_shown_ = -1;
@@ -48,12 +50,13 @@ void Progress::pair_done(std::size_t pair, double base, double candidate, double
   ++done_here_;
   last_mean_ = running_mean;
   have_mean_ = true;
+  if (off_) return;
   if (tty_) {
     fmt::print(stream_, "\r{}\x1b[K", bar_text());
     bar_drawn_ = true;
   } else {
     fmt::print(stream_, "pair {} done ({}/{}): base {:.6g} candidate {:.6g} delta {:+.5g}; running mean delta {:+.5g} "
-               "over {} pairs; ETA {}\n", pair, done_, total_, base, candidate, base - candidate, running_mean,
+               "over {} pairs; ETA {}\n", pair, done_, total_, base, candidate, candidate - base, running_mean,
                completed, eta_text());
   }
   std::fflush(stream_);

@@ -12,7 +12,9 @@ namespace layerbench::ab {
 
 class Progress {
  public:
-  Progress(std::FILE* stream, bool tty, std::size_t total_pairs, std::size_t already_done);
+  // `mode`: cli::progress_mode(stream), the one rule (LAYERBENCH_PROGRESS=tty|lines|off included);
+  // off shows only messages.
+  Progress(std::FILE* stream, cli::ProgressMode mode, std::size_t total_pairs, std::size_t already_done);
   // After each finished pair: its delta and the running mean of all completed deltas.
   void pair_done(std::size_t pair, double base, double candidate, double running_mean, std::size_t completed);
   // While a run is in flight (called often): its elapsed time in the bar on a terminal (redrawn once a
@@ -25,7 +27,7 @@ class Progress {
   std::string eta_text() const;
   std::string bar_text() const;
   std::FILE* stream_;
-  bool tty_;
+  bool tty_, off_;
   std::size_t total_;
   std::size_t done_;
   std::size_t done_here_ = 0;  // pairs finished in this process: the ETA rate

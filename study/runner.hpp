@@ -12,6 +12,7 @@ struct RunOptions {
   StudyConfig config;
   std::string out = "study.jsonl";
   bool resume = false;
+  bool force = false;  // an existing study file is started afresh
   stats::PairedOptions analysis;
   std::string json;      // the analysis as JSON to FILE ('-': standard output)
   std::string markdown;  // the analysis as markdown to FILE ('-': standard output)

@@ -6,10 +6,9 @@
 #include <cstdint>
 #include <fmt/format.h>
 #include <fstream>
-#include <unordered_set>
+#include <limits>
 
 #include "study/errors.hpp"
-#include "common/json_record.hpp"
 #include "common/text.hpp"
 
 namespace layerbench::ab {
@@ -58,6 +57,11 @@ nlohmann::json header_json(const StudyConfig& c) {
   if (!c.more_candidates.empty()) j["more_candidates"] = c.more_candidates;
   if (!c.names.empty()) j["names"] = c.names;
   if (!c.metrics.empty()) j["metrics"] = c.metrics;
+  if (c.ignore_failure) j["ignore_failure"] = true;
+  if (c.shell != "sh") j["shell"] = c.shell;
+  if (c.spawn_wall > 0 || c.spawn_user > 0 || c.spawn_sys > 0)
+    j["shell_spawn"] = {{"wall_s", c.spawn_wall}, {"user_s", c.spawn_user}, {"sys_s", c.spawn_sys}};
+  if (std::isfinite(c.load_avg)) j["load"] = {{"load_avg_1m", c.load_avg}, {"cpus", c.cpus}};
   return j;
 }
 
@@ -90,245 +94,6 @@ bool looks_like_jsonl(const std::string& path) {
     if (!std::isspace(static_cast<unsigned char>(c))) return c == '{';
   }
   return false;
-}
-
-Study read_study(const std::string& path) {
-  const auto content = text::read_file(path);
-  if (!content) throw InputError(fmt::format("{}: cannot open file", path));
-  return parse_study(*content, path);
-}
-
-namespace {
-
-using json_record::Value;
-
-// (pair, attempt, arm index): a run record's identity; a second record of it is a duplicate.
-struct RunKey {
-  std::size_t pair, attempt, arm;
-  bool operator==(const RunKey&) const = default;
-};
-struct RunKeyHash {
-  std::size_t operator()(const RunKey& k) const {
-    std::uint64_t h = k.pair * 0x9E3779B97F4A7C15ull;
-    h ^= (k.attempt + 0x632BE59BD9B4E019ull) + (h << 6) + (h >> 2);
-    return static_cast<std::size_t>(h ^ (k.arm * 0xC2B2AE3D27D4EB4Full));
-  }
-};
-
-struct RunChecks {
-  std::string path;
-  std::vector<Arm> arms;  // of the study's header
-  // Duplicates: while the runs come in (pair, attempt) order, as `run` writes them, a second record
-  // can only be within the last (pair, attempt); after the first run out of order, a hash set.
-  bool ordered = true;
-  std::size_t group = 0;  // index of the first run of the last (pair, attempt)
-  std::unordered_set<RunKey, RunKeyHash> seen;
-
-  std::string where(std::size_t line_no) const { return fmt::format("{}:{}", path, line_no); }
-  std::size_t arm_index(const std::string& arm, std::size_t line_no) const {
-    for (std::size_t i = 0; i < arms.size(); ++i) {
-      if (arms[i].key == arm) return i;
-    }
-    throw InputError(fmt::format("{}: arm '{}' is not one of the study's arms", where(line_no), arm));
-  }
-  bool duplicate(const std::vector<RunRecord>& runs, const RunRecord& r, std::size_t arm) {
-    if (ordered && !runs.empty()) {
-      const auto& prev = runs.back();
-      if (r.pair == prev.pair && r.attempt == prev.attempt) {
-        for (std::size_t i = group; i < runs.size(); ++i) {
-          if (runs[i].arm == r.arm) return true;
-        }
-        return false;
-      }
-      if (r.pair > prev.pair || (r.pair == prev.pair && r.attempt > prev.attempt)) {
-        group = runs.size();
-        return false;
-      }
-      ordered = false;
-      seen.reserve(runs.size() * 2);
-      for (const auto& q : runs) seen.insert({q.pair, q.attempt, arm_index(q.arm, 0)});
-    }
-    return !ordered && !seen.insert({r.pair, r.attempt, arm}).second;
-  }
-  // The checks after the fields are read, then the record joins the study.
-  void add(Study& study, RunRecord&& r, std::size_t arm, std::size_t line_no) {
-    if (r.status == "ok" && (!r.metric || !std::isfinite(*r.metric))) {
-      throw InputError(where(line_no) + ": successful run without a finite metric");
-    }
-    if (duplicate(study.runs, r, arm)) {
-      throw InputError(fmt::format("{}: pair {} attempt {} has a second {} run (duplicate record)", where(line_no),
-                                   r.pair, r.attempt, r.arm));
-    }
-    study.runs.push_back(std::move(r));
-  }
-};
-
-// A run record as `layerbench-ab run` writes it, read from its members without a JSON document.
-// False when anything is in another form (a value of another type, telemetry): the line then
-// goes through nlohmann::json (read_record), which gives the same record or the same error.
-bool canonical_run(const json_record::Record& rec, RunRecord& r,
-                   std::vector<std::pair<std::string_view, const Value*>>& scratch) {
-  using K = Value::Kind;
-  const auto* type = rec.find("type");
-  if (!type || !type->is_string() || type->string != "run" || rec.find("telemetry")) return false;
-  auto whole = [&](const char* key, std::size_t& out, bool required) {
-    const auto* v = rec.find(key);
-    if (!v) return !required;
-    if (v->kind != K::unsigned_integer) return false;
-    out = v->unsigned_integer;
-    return true;
-  };
-  auto small = [&](const char* key, int& out) {
-    const auto* v = rec.find(key);
-    if (!v) return true;
-    if (v->kind == K::unsigned_integer && v->unsigned_integer <= INT32_MAX) {
-      out = static_cast<int>(v->unsigned_integer);
-    } else if (v->kind == K::integer && v->integer >= INT32_MIN && v->integer <= INT32_MAX) {
-      out = static_cast<int>(v->integer);
-    } else {
-      return false;
-    }
-    return true;
-  };
-  auto real = [&](const char* key, double& out) {
-    const auto* v = rec.find(key);
-    if (!v) return true;
-    if (!v->is_number()) return false;
-    out = v->number();
-    return true;
-  };
-  auto text = [&](const char* key, std::string& out, bool required) {
-    const auto* v = rec.find(key);
-    if (!v) return !required;
-    if (!v->is_string()) return false;
-    out = v->string;
-    return true;
-  };
-  if (!whole("pair", r.pair, true) || !whole("attempt", r.attempt, false) || !text("arm", r.arm, true) ||
-      !small("position", r.position) || !real("start", r.start) || !real("wall", r.wall) || !real("user", r.user) ||
-      !real("sys", r.sys) || !real("peak_rss_kib", r.peak_rss_kib) || !small("exit", r.exit_code) ||
-      !text("status", r.status, true) || !text("stdout_tail", r.stdout_tail, false) ||
-      !text("output_hash", r.output_hash, false)) {
-    return false;
-  }
-  const auto* metric = rec.find("metric");
-  if (!metric || !(metric->is_null() || metric->is_number())) return false;
-  if (metric->is_number()) r.metric = metric->number();
-  rec.members("metrics", scratch);
-  if (scratch.size() != rec.size("metrics")) return false;  // a repeated key: the last value counts
-  for (const auto& [name, v] : scratch) {
-    if (v->is_number()) r.metrics.emplace(name, v->number());
-  }
-  return true;
-}
-
-}  // namespace
-
-Study parse_study(std::string_view content, const std::string& path) {
-  content = text::strip_bom(content);
-  Study study;
-  bool have_header = false;
-  std::size_t line_no = 0;
-  RunChecks checks;
-  checks.path = path;
-  json_record::Record rec;
-  std::vector<std::pair<std::string_view, const Value*>> scratch;
-  std::size_t pos = 0;
-  while (pos < content.size()) {
-    const auto nl = content.find('\n', pos);
-    const auto view = content.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-    pos = nl == std::string_view::npos ? content.size() : nl + 1;
-    // The last line with content (a run killed mid-write tears at most that one).
-    const bool last = content.find_first_not_of(" \t\r\n", pos) == std::string_view::npos;
-    ++line_no;
-    if (view.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    if (have_header && rec.parse(view) && rec.is_object()) {
-      RunRecord r;
-      if (canonical_run(rec, r, scratch)) {
-        const auto arm = checks.arm_index(r.arm, line_no);
-        checks.add(study, std::move(r), arm, line_no);
-        continue;
-      }
-    }
-    // Everything else (the header, excluded pairs, telemetry, any error) through nlohmann::json.
-    const std::string line(view);
-    const auto where = checks.where(line_no);
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::exception& e) {  // parse errors and number overflow ("1e999")
-      // A run killed mid-write leaves at most a torn last line: skip it, only there.
-      if (last) break;
-      throw InputError(fmt::format("{}: not a JSON object ({})", where, e.what()));
-    }
-    if (!j.is_object()) throw InputError(where + ": not a JSON object");
-    if (!have_header && j.value("type", std::string{}) != "study") {
-      throw InputError(where + ": no study header (the first record of a layerbench-ab study has \"type\": \"study\")");
-    }
-    try {
-      const auto type = j.at("type").get<std::string>();
-      if (type == "study") {
-        if (have_header) throw InputError(where + ": second study header");
-        auto& c = study.config;
-        c.base = j.at("base").get<std::string>();
-        c.candidate = j.at("candidate").get<std::string>();
-        c.prepare = j.value("prepare", "");
-        c.pairs = j.value("pairs", std::size_t{0});
-        c.warmup = j.value("warmup", std::size_t{0});
-        c.order = j.value("order", "alternate");
-        c.metric = j.value("metric", "wall");
-        c.timeout = j.value("timeout", 0.0);
-        c.retries = j.value("retries", std::size_t{0});
-        c.seed = j.value("seed", std::uint64_t{0});
-        c.check_output = j.value("check_output", "");
-        if (j.contains("sequential") && !j["sequential"].is_null()) {
-          c.sequential = sequential_design_from_json(j["sequential"], c.pairs);
-        }
-        c.more_candidates = j.value("more_candidates", std::vector<std::string>{});
-        c.names = j.value("names", std::vector<std::string>{});
-        c.metrics = j.value("metrics", std::vector<std::string>{});
-        c.telemetry = j.value("telemetry", "");
-        c.telemetry_period_ms = j.value("telemetry_period_ms", 20.0);
-        c.telemetry_status = j.value("telemetry_status", "");
-        checks.arms = arms_of(c);
-        have_header = true;
-      } else if (type == "run") {
-        if (!have_header) throw InputError(where + ": run record before the study header");
-        RunRecord r;
-        r.pair = j.at("pair").get<std::size_t>();
-        r.attempt = j.value("attempt", std::size_t{0});
-        r.arm = j.at("arm").get<std::string>();
-        const auto arm = checks.arm_index(r.arm, line_no);
-        r.position = j.value("position", 0);
-        r.start = j.value("start", 0.0);
-        if (!j.at("metric").is_null()) r.metric = j.at("metric").get<double>();
-        r.wall = j.value("wall", 0.0);
-        r.user = j.value("user", 0.0);
-        r.sys = j.value("sys", 0.0);
-        r.peak_rss_kib = j.value("peak_rss_kib", 0.0);
-        if (j.contains("metrics") && j["metrics"].is_object()) {
-          for (const auto& [name, v] : j["metrics"].items()) {
-            if (v.is_number()) r.metrics[name] = v.get<double>();
-          }
-        }
-        r.exit_code = j.value("exit", 0);
-        r.status = j.at("status").get<std::string>();
-        r.stdout_tail = j.value("stdout_tail", "");
-        r.output_hash = j.value("output_hash", "");
-        if (j.contains("telemetry")) r.telemetry = j.at("telemetry");
-        checks.add(study, std::move(r), arm, line_no);
-      } else if (type == "pair_excluded") {
-        study.excluded.push_back(j.at("pair").get<std::size_t>());
-      } else {
-        throw InputError(fmt::format("{}: unknown record type '{}'", where, type));
-      }
-    } catch (const nlohmann::json::exception& e) {
-      throw InputError(fmt::format("{}: malformed record ({})", where, e.what()));
-    }
-  }
-  if (line_no == 0) throw InputError(path + ":1: empty file");
-  if (!have_header) throw InputError(path + ":1: no study header (a line with \"type\": \"study\")");
-  return study;
 }
 
 std::vector<CompletedPair> completed_pairs(const Study& study, const std::string& candidate_key) {
@@ -366,7 +131,9 @@ std::vector<CompletedPair> completed_pairs(const Study& study, const std::string
     if (!complete || !c) continue;
     if (first.pair == last_pair) continue;  // keep the first complete attempt of a pair
     last_pair = first.pair;
-    out.push_back({first.pair, *b->metric, *c->metric, b->position < c->position, std::min(b->start, c->start),
+    constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+    out.push_back({first.pair, b->metric.value_or(kNan), c->metric.value_or(kNan), b->position < c->position,
+                   std::min(b->start, c->start),
                    b->output_hash, c->output_hash, b->telemetry, c->telemetry, b, c});
   }
   return out;
@@ -412,6 +179,111 @@ std::vector<PairState> pair_states(const Study& study, std::size_t num_pairs) {
     if (p < num_pairs) states[p].excluded = true;
   }
   return states;
+}
+
+MetricName metric_spec_name(std::string_view spec) {
+  // NAME[(UNIT)]= at the front; NAME is [A-Za-z_][A-Za-z0-9_.-]* (no ':', so never a source keyword).
+  std::size_t i = 0;
+  auto name_char = [](char c, bool first) {
+    return std::isalpha(static_cast<unsigned char>(c)) || c == '_' ||
+           (!first && (std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '-'));
+  };
+  while (i < spec.size() && name_char(spec[i], i == 0)) ++i;
+  if (i > 0 && i < spec.size()) {
+    MetricName m{std::string(spec.substr(0, i)), {}, false};
+    if (spec[i] == '=') return m;
+    if (spec[i] == '(') {
+      const auto close = spec.find(')', i);
+      if (close != std::string_view::npos && close + 1 < spec.size() && spec[close + 1] == '=' &&
+          spec.substr(i + 1, close - i - 1).find('(') == std::string_view::npos) {
+        m.unit = std::string(spec.substr(i + 1, close - i - 1));
+        m.unit_declared = true;
+        return m;
+      }
+    }
+  }
+  if (spec == "wall" || spec == "user" || spec == "sys") return {std::string(spec), "s", false};
+  if (spec == "peak_rss") return {"peak_rss", "KiB", false};
+  return {"metric", "", false};
+}
+
+namespace {
+
+constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+
+// A run's value of `metric` (NaN where it has none). `own`: the metric is the study's own.
+double value_of(const Study& study, const RunRecord& r, const std::string& metric, bool own) {
+  if (r.metric && (own || !study.journal)) return *r.metric;
+  const auto key = !study.journal && metric.empty() ? std::string("value") : metric;
+  if (const auto it = r.metrics.find(key); it != r.metrics.end()) return it->second;
+  if (!study.journal) return kNan;
+  // A journal's resource columns, whether or not --metric named them.
+  if (metric == "wall") return r.wall;
+  if (metric == "user") return r.user;
+  if (metric == "sys") return r.sys;
+  if (metric == "peak_rss" || metric == "peak_rss_kib") return r.peak_rss_kib;
+  return kNan;
+}
+
+// Every metric name a study carries (its own, its --metric specs and the first run's), for a message.
+std::string known_metrics(const Study& study) {
+  std::vector<std::string> names;
+  if (!study.metric.empty()) names.push_back(study.metric);
+  for (const auto& spec : study.config.metrics) names.push_back(metric_spec_name(spec).name);
+  if (!study.runs.empty())
+    for (const auto& [k, v] : study.runs.front().metrics) names.push_back(k);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+}  // namespace
+
+PairedValues paired_values(const Study& study, const std::string& path, const std::string& metric_in,
+                           const std::string& candidate_key) {
+  PairedValues out;
+  if (study.runs.empty()) throw InputError(path + ": no study runs (records with \"pair\" and \"arm\")");
+  // The spec as written ("lat=regex:...") names the study's own metric too.
+  out.metric = metric_in.empty() || (study.journal && metric_in == study.config.metric) ? study.metric : metric_in;
+  const bool own = study.journal && out.metric == study.metric;
+  bool carried = false;
+  for (const auto& r : study.runs) {
+    if (r.status == "ok" && (r.arm == "base" || r.arm == candidate_key))
+      carried = carried || std::isfinite(value_of(study, r, out.metric, own));
+  }
+  if (!carried) {
+    const auto known = study.journal ? known_metrics(study) : std::string{};
+    throw InputError(fmt::format("{}: no run carries metric '{}'{}", path, out.metric.empty() ? "value" : out.metric,
+                                 known.empty() ? "" : " (the study records " + known + ")"));
+  }
+  if (own) {
+    out.unit = metric_spec_name(study.config.metric).unit;
+  } else if (study.journal) {
+    for (const auto& spec : study.config.metrics)
+      if (const auto m = metric_spec_name(spec); m.name == out.metric) out.unit = m.unit;
+    if (out.unit.empty()) out.unit = out.metric == "peak_rss" || out.metric == "peak_rss_kib" ? "KiB"
+                                     : out.metric == "wall" || out.metric == "user" || out.metric == "sys" ? "s"
+                                                                                                             : "";
+  }
+  for (const auto& p : completed_pairs(study, candidate_key)) {
+    const double b = value_of(study, *p.base_run, out.metric, own);
+    const double c = value_of(study, *p.candidate_run, out.metric, own);
+    if (!std::isfinite(b) || !std::isfinite(c)) continue;
+    out.pair_ids.push_back(static_cast<long long>(p.pair));
+    out.base.push_back(b);
+    out.candidate.push_back(c);
+  }
+  return out;
+}
+
+void require_non_negative(const PairedValues& v, const std::string& path) {
+  for (std::size_t i = 0; i < v.base.size(); ++i) {
+    if (v.base[i] < 0 || v.candidate[i] < 0)
+      throw InputError(fmt::format("{}: pair {}: negative value {} (relative changes need non-negative measurements)",
+                                   path, v.pair_ids[i], v.base[i] < 0 ? v.base[i] : v.candidate[i]));
+  }
 }
 
 }  // namespace layerbench::ab

@@ -1,8 +1,13 @@
 #pragma once
 // The JSONL study file written by `layerbench-ab run`: one header line, then one line per run
-// (appended and fsync'ed as each run finishes) and one line per excluded pair.
+// (appended and fsync'ed as each run finishes) and one line per excluded pair. This is its one
+// writer (header_json, run_json, excluded_json), its one reader (parse_study: one pass, run
+// records in `run`'s form read without a JSON document) and its one pairing rule
+// (completed_pairs; paired_values is the view every analysis takes). `ab analyze`, the gate,
+// the report and the history all read studies through it.
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <map>
 #include <optional>
@@ -27,6 +32,9 @@ struct StudyConfig {
   std::vector<std::string> metrics;   // further metrics, analysed beside it
   double timeout = 0;  // seconds, 0 = none
   std::size_t retries = 0;
+  // A failed run stops the study (after its retries) unless this is set: the pair is then
+  // excluded and the study carries on.
+  bool ignore_failure = false;
   std::uint64_t seed = 0;
   std::string check_output;
   // --sequential: stop at the first of effect / equivalence / `pairs` (the cap); alpha, margin and
@@ -35,6 +43,14 @@ struct StudyConfig {
   std::string telemetry;              // "" (none) or "gpu": NVML samples while each run is alive
   double telemetry_period_ms = 20;
   std::string telemetry_status;       // what the sampler saw (devices) or why it was unavailable
+  // The machine's 1-minute load average and online CPUs when the study started (/proc/loadavg;
+  // NaN / 0 where unknown): a load above the CPU count means the runs waited for the CPU.
+  double load_avg = std::numeric_limits<double>::quiet_NaN();
+  // "sh" (each command through /bin/sh -c; the shell's own start-up, measured before the study,
+  // is subtracted from wall, user and sys as hyperfine does) or "none" (executed directly).
+  std::string shell = "sh";
+  double spawn_wall = 0, spawn_user = 0, spawn_sys = 0;  // seconds; the shell's start-up
+  unsigned cpus = 0;
 };
 
 // One arm: its role key in the records ("base", "candidate", "candidate2", ...), display name and command.
@@ -68,6 +84,16 @@ struct Study {
   StudyConfig config;
   std::vector<RunRecord> runs;
   std::vector<std::size_t> excluded;  // pairs given up after their retries
+  // The header record as read: a journal's "study" record, or (other JSON Lines) the first record
+  // that is not a run; {} when there is none.
+  nlohmann::json header = nlohmann::json::object();
+  // True for a layerbench-ab journal (its first record is the "study" header); false for JSON
+  // Lines of another producer (see parse_study), whose arms are those its runs name.
+  bool journal = true;
+  // The name of the study's own metric: a journal's --metric spec, named (metric_spec_name);
+  // other JSON Lines: the header's "metric" or "metric_name", else the first run's, else the first
+  // run's only entry of "metrics"; may be empty (the runs' "metric" or "value" numbers).
+  std::string metric;
 };
 
 nlohmann::json header_json(const StudyConfig& config);
@@ -77,12 +103,20 @@ stats::SequentialDesign sequential_design_from_json(const nlohmann::json& j, std
 nlohmann::json run_json(const RunRecord& run);
 nlohmann::json excluded_json(std::size_t pair);
 
-// Reads a study file; throws InputError("FILE:LINE: ...") on malformed lines, a duplicate run
-// record (the same pair, attempt and arm twice) and a negative metric. A torn last line (a run
-// killed mid-write) is skipped; a UTF-8 byte order mark is accepted.
+// Reads a study file; throws InputError("FILE:LINE: ...") on malformed lines and a duplicate run
+// record (the same pair, attempt and arm twice). A torn last line (a run killed mid-write) is
+// skipped; a UTF-8 byte order mark is accepted.
+// A file whose first record is not a "study" header is read as JSON Lines of another producer:
+// a record with "pair" and "arm" is a run (arm base, candidate or candidateN in any case; failed
+// when "ok" is false, "status" is neither "ok" nor "success", or "error" is not null); a numeric
+// "metric" is the run's own value; numeric members of "metrics" and numeric top-level members are
+// values by name, and "metric": NAME beside "value": V names V. Its first record without "pair"
+// and "arm" is its header.
 Study read_study(const std::string& path);
 // The same from the file's text; `path` names it in messages.
 Study parse_study(std::string_view text, const std::string& path);
+// parse_study for a layerbench-ab journal only (what `run` resumes): anything else is an InputError.
+Study parse_journal(std::string_view text, const std::string& path);
 // True when the text looks like a study (its first non-blank character, after a byte order
 // mark, is '{').
 bool looks_like_jsonl(const std::string& path);
@@ -91,7 +125,7 @@ bool looks_like_jsonl(const std::string& path);
 // candidate arm (by key; "candidate" = the first).
 struct CompletedPair {
   std::size_t pair = 0;
-  double base = 0;
+  double base = 0;       // the runs' primary metric (NaN where a run of other JSON Lines has none)
   double candidate = 0;
   bool base_first = true;  // base ran before this candidate
   double start = 0;
@@ -106,6 +140,31 @@ std::vector<CompletedPair> completed_pairs(const Study& study, const std::string
 std::optional<stats::SequentialResult> sequential_state(const Study& study);
 // The study as it stood when its sequential rule stopped: runs of later pairs dropped.
 Study truncated_at_stop(const Study& study, const stats::SequentialResult& state);
+
+// The name and unit a `layerbench-ab run --metric` spec gives its metric: "lat(ms)=regex:..." ->
+// {lat, ms}; "wall" -> {wall, s}; "peak_rss" -> {peak_rss, KiB}; "regex:..." -> {metric, ""}.
+struct MetricName {
+  std::string name, unit;
+  bool unit_declared = false;  // NAME(UNIT)=
+};
+MetricName metric_spec_name(std::string_view spec);
+
+// One metric's values over the completed pairs (completed_pairs' rule), base against one
+// candidate arm: what every analysis of a study reads. A pair whose base or candidate run lacks
+// the metric is left out.
+struct PairedValues {
+  std::string metric;  // the metric's name ("" when the file names none)
+  std::string unit;    // what its --metric spec declares or implies ("" = unknown)
+  std::vector<long long> pair_ids;  // ascending
+  std::vector<double> base, candidate;
+};
+// `metric` empty (or the spec as written) picks the study's own. Throws InputError naming `path`
+// when no base or candidate run carries the metric (listing those the study records).
+PairedValues paired_values(const Study& study, const std::string& path, const std::string& metric = {},
+                           const std::string& candidate_key = "candidate");
+// Throws InputError naming `path` and the pair when a value is negative (relative changes need
+// non-negative measurements).
+void require_non_negative(const PairedValues& values, const std::string& path);
 
 // What resuming needs to know about one pair.
 struct PairState {

@@ -67,7 +67,7 @@ void check_same(const StudyConfig& old, const StudyConfig& now, const std::strin
 
 }  // namespace
 
-StudyFile::StudyFile(const std::string& path, const StudyConfig& config, bool resume) : path_(path) {
+StudyFile::StudyFile(const std::string& path, const StudyConfig& config, bool resume, bool force) : path_(path) {
   check_output_path(path, "--study");  // a directory, a missing directory, an unwritable place
   struct stat st {};
   const bool existed = ::stat(path.c_str(), &st) == 0;
@@ -82,16 +82,23 @@ StudyFile::StudyFile(const std::string& path, const StudyConfig& config, bool re
                                    "wait for it to finish or choose another file", path));
     }
     locked = true;
-    const std::string text = read_all(fd_);
+    std::string text = read_all(fd_);
+    if (!text.empty() && force) {
+      (void)parse_journal(text, path);  // throws for anything that is not a study: the file is untouched
+      if (::ftruncate(fd_, 0) != 0)
+        throw InputError(fmt::format("--study {}: cannot empty the file ({})", path, std::strerror(errno)));
+      text.clear();
+    }
     if (!text.empty() && !resume) {
-      throw InputError(fmt::format("--study {}: the file exists; pass --resume to continue it or choose another path", path));
+      throw InputError(fmt::format("--study {}: the file exists; --resume continues it, --force starts it afresh, "
+                                   "or choose another path with --study FILE", path));
     }
     if (text.empty()) {
       study_.config = config;
       append(header_json(config));
       return;
     }
-    study_ = parse_study(text, path);  // throws for anything that is not a study: the file is untouched
+    study_ = parse_journal(text, path);  // throws for anything that is not a study: the file is untouched
     check_same(study_.config, config, path);
     resumed_ = true;
     // Repair the end only now: cut a torn last line, or end a complete one with its newline.
@@ -106,6 +113,7 @@ StudyFile::StudyFile(const std::string& path, const StudyConfig& config, bool re
     }
     study_.config.pairs = config.pairs;  // a resume may extend the study (or raise the sequential cap)
     study_.config.retries = config.retries;
+    study_.config.ignore_failure = config.ignore_failure;
     study_.config.timeout = config.timeout;
   } catch (...) {
     // A file this run created and left empty goes again; any other file stays as it was.

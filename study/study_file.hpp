@@ -16,7 +16,8 @@ class StudyFile {
  public:
   // Creates the file (writing the header of `config`) or, with `resume`, continues it; throws
   // InputError for every reason to refuse. `study()` is what the file holds afterwards.
-  StudyFile(const std::string& path, const StudyConfig& config, bool resume);
+  // With `force`, an existing study (never any other file) is emptied and started afresh.
+  StudyFile(const std::string& path, const StudyConfig& config, bool resume, bool force = false);
   ~StudyFile();
   StudyFile(const StudyFile&) = delete;
   StudyFile& operator=(const StudyFile&) = delete;

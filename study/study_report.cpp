@@ -1,4 +1,9 @@
 #include "study/study_report.hpp"
+#include "common/json_number.hpp"
+#include "common/number_text.hpp"
+#include "common/text.hpp"
+
+#include <atomic>
 
 #include <algorithm>
 #include <cerrno>
@@ -15,7 +20,9 @@
 #include "study/metric.hpp"
 #include "reports/inputs.hpp"
 #include "reports/paired.hpp"
+#include "reports/table.hpp"
 #include "study/telemetry.hpp"
+#include "stats/multiplicity.hpp"
 #include "stats/sequential.hpp"
 
 namespace layerbench::ab {
@@ -23,9 +30,6 @@ namespace {
 
 using nlohmann::json;
 
-json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
-std::string g(double v) { return std::isfinite(v) ? fmt::format("{:.5g}", v) : "n/a"; }
-std::string sg(double v) { return std::isfinite(v) ? fmt::format("{:+.5g}", v) : "n/a"; }
 
 std::vector<MetricSpec> study_metrics(const StudyConfig& c) {
   std::vector<std::string> texts{c.metric};
@@ -45,14 +49,10 @@ std::vector<MetricSpec> study_metrics(const StudyConfig& c) {
 }
 
 void holm(std::vector<Comparison*>& family) {
-  std::sort(family.begin(), family.end(), [](auto* a, auto* b) { return a->p < b->p; });
-  const double m = static_cast<double>(family.size());
-  double running = 0;
-  for (std::size_t i = 0; i < family.size(); ++i) {
-    const double p = family[i]->p;
-    running = std::max(running, std::min(1.0, (m - static_cast<double>(i)) * p));
-    family[i]->p_holm = std::isnan(p) ? stats::nan_value : running;
-  }
+  std::vector<double> p;
+  for (const auto* c : family) p.push_back(c->p);
+  const auto adjusted = stats::holm_adjust(p);
+  for (std::size_t i = 0; i < family.size(); ++i) family[i]->p_holm = adjusted[i];
 }
 
 json comparison_json(const Comparison& c, const stats::PairedOptions& o) {
@@ -62,14 +62,14 @@ json comparison_json(const Comparison& c, const stats::PairedOptions& o) {
           {"metric", c.metric},
           {"unit", c.unit},
           {"n", a.n},
-          {"base_median", num(a.base.median)},
-          {"candidate_median", num(a.candidate.median)},
-          {"delta_mean", num(a.delta.mean)},
-          {"delta_mean_pct", num(a.delta.mean_pct)},
-          {"t_ci", {{"confidence", o.confidence}, {"low", num(a.t.ci.low)}, {"high", num(a.t.ci.high)}}},
-          {"p_t", num(a.t.p)},
-          {"p_wilcoxon", num(c.p)},
-          {"p_holm", num(c.p_holm)},
+          {"base_median", finite_or_null(a.base.median)},
+          {"candidate_median", finite_or_null(a.candidate.median)},
+          {"delta_mean", finite_or_null(a.delta.mean)},
+          {"delta_mean_pct", finite_or_null(a.delta.mean_pct)},
+          {"t_ci", {{"confidence", o.confidence}, {"low", finite_or_null(a.t.ci.low)}, {"high", finite_or_null(a.t.ci.high)}}},
+          {"p_t", finite_or_null(a.t.p)},
+          {"p_wilcoxon", finite_or_null(c.p)},
+          {"p_holm", finite_or_null(c.p_holm)},
           {"significant", c.p_holm < a.alpha}};
 }
 
@@ -79,18 +79,19 @@ std::string comparisons_table(const std::vector<Comparison>& cs, bool markdown) 
   for (const auto& c : cs) {
     const auto& a = c.analysis;
     rows.push_back({c.candidate.name, c.unit.empty() ? c.metric : fmt::format("{} ({})", c.metric, c.unit),
-                    std::to_string(a.n), g(a.base.median), g(a.candidate.median),
-                    fmt::format("{} ({})", sg(a.delta.mean),
-                                std::isfinite(a.delta.mean_pct) ? fmt::format("{:+.3f}%", a.delta.mean_pct) : "n/a"),
-                    fmt::format("[{}, {}]", sg(a.t.ci.low), sg(a.t.ci.high)), g(c.p), g(c.p_holm)});
+                    std::to_string(a.n), text::number(a.base.median), text::number(a.candidate.median),
+                    fmt::format("{} ({})", text::signed_number(a.delta.mean), text::signed_percent(a.delta.mean_pct)),
+                    fmt::format("[{}, {}]", text::signed_number(a.t.ci.low), text::signed_number(a.t.ci.high)), text::number(c.p), text::number(c.p_holm)});
   }
-  const std::vector<std::string> head{"arm", "metric", "n", "base median", "arm median", "mean delta (base - arm)",
+  const std::vector<std::string> head{"arm", "metric", "n", "base median", "arm median", "mean delta (arm - base)",
                                       fmt::format("{}% CI (t)", level), "Wilcoxon p", "Holm p"};
   std::string out;
-  if (markdown) {
-    out += "| " + fmt::format("{}", fmt::join(head, " | ")) + " |\n|" + std::string(head.size() * 4, '-') + "|\n";
-    for (auto& r : rows) out += "| " + fmt::format("{}", fmt::join(r, " | ")) + " |\n";
-    return out;
+  if (markdown) {  // the document model's one markdown printer (its delimiter row has a cell per column)
+    reports::Table t;
+    t.headers = head;
+    t.align = {reports::Align::left, reports::Align::left};
+    t.rows = rows;
+    return reports::to_markdown(t);
   }
   std::vector<std::size_t> w(head.size());
   for (std::size_t i = 0; i < head.size(); ++i) w[i] = head[i].size();
@@ -114,12 +115,6 @@ std::string multiplicity_sentence(const std::vector<Comparison>& cs, std::size_t
                      cs.empty() ? 0.05 : cs.front().analysis.alpha);
 }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
 
 }  // namespace
 
@@ -161,36 +156,100 @@ std::vector<Comparison> compare_arms(const Study& study, const stats::PairedOpti
   return out;
 }
 
-std::string render_study(const Study& full, const stats::PairedOptions& options, OutputFormat format) {
+namespace {
+std::atomic<std::size_t> g_analyses{0};
+}  // namespace
+
+std::size_t study_analyses_run() { return g_analyses.load(); }
+
+StudyAnalysis analyze_study(const Study& full, const stats::PairedOptions& options) {
+  ++g_analyses;
+  StudyAnalysis r;
+  r.options = options;
   // A sequential study is analysed on the pairs up to its stop (later ones, if any, are ignored).
-  const auto sequential = sequential_state(full);
-  std::optional<Study> truncated;  // only then a copy
-  if (sequential) truncated = truncated_at_stop(full, *sequential);
-  const Study& study = truncated ? *truncated : full;
-  std::vector<double> base, candidate;
-  for (const auto& p : completed_pairs(study)) {
-    base.push_back(p.base);
-    candidate.push_back(p.candidate);
+  r.sequential = sequential_state(full);
+  r.study = r.sequential ? truncated_at_stop(full, *r.sequential) : full;
+  const Study& study = r.study;
+  const auto pairs = completed_pairs(study);
+  for (const auto& p : pairs) {
+    r.pair_ids.push_back(static_cast<long long>(p.pair));
+    r.base.push_back(p.base);
+    r.candidate.push_back(p.candidate);
   }
-  if (base.size() < 2) throw InputError(fmt::format("only {} completed pairs; need at least 2", base.size()));
-  const auto analysis = stats::analyze_paired(base, candidate, options);
-  const auto diagnostics = diagnose(study, analysis);
-  const auto* seq = sequential ? &*sequential : nullptr;
-  std::optional<TelemetryComparison> tel;
+  if (r.base.size() < 2) throw InputError(fmt::format("only {} completed pairs; need at least 2", r.base.size()));
+  r.analysis = stats::analyze_paired(r.base, r.candidate, options);
+  r.diagnostics = diagnose(study, r.analysis);
   if (!study.config.telemetry.empty()) {
     std::vector<RunCovariates> cb, cc;
-    for (const auto& p : completed_pairs(study)) {
+    for (const auto& p : pairs) {
       cb.push_back(covariates_of(p.base_telemetry));
       cc.push_back(covariates_of(p.candidate_telemetry));
     }
-    tel = compare_telemetry(cb, cc, base, candidate, options);
-    tel->status = study.config.telemetry_status;
+    r.telemetry = compare_telemetry(cb, cc, r.base, r.candidate, options);
+    r.telemetry->status = study.config.telemetry_status;
   }
-  const auto arms = arms_of(study.config);
-  const auto metrics = study_metrics(study.config);
+  r.arms = arms_of(study.config);
+  r.metrics = study_metrics(study.config);
   // The table of every arm and metric, when there is more than the primary comparison to show.
-  const bool table = arms.size() > 2 || metrics.size() > 1;
-  const auto comparisons = table ? compare_arms(study, options) : std::vector<Comparison>{};
+  r.table = r.arms.size() > 2 || r.metrics.size() > 1;
+  if (r.table) r.comparisons = compare_arms(study, options);
+  return r;
+}
+
+namespace {
+// The context of the primary comparison: names, unit, sequential stop, diagnostics.
+reports::PairedContext primary_context(const StudyAnalysis& r) {
+  reports::PairedContext ctx;
+  ctx.metric = r.metrics.front().name;
+  ctx.unit = r.metrics.front().unit;
+  if (r.arms.size() >= 2) {
+    ctx.base_label = r.arms[0].name;
+    ctx.candidate_label = r.arms[1].name;
+  }
+  ctx.sequential = r.sequential ? &*r.sequential : nullptr;
+  ctx.blocks.push_back(diagnostics_block(r.diagnostics));
+  return ctx;
+}
+}  // namespace
+
+nlohmann::json study_json(const StudyAnalysis& r) {
+  const auto& options = r.options;
+  const auto& analysis = r.analysis;
+  const auto& arms = r.arms;
+  const auto& metrics = r.metrics;
+  const auto& comparisons = r.comparisons;
+  const auto& tel = r.telemetry;
+  const bool table = r.table;
+  const auto ctx = primary_context(r);
+  auto j = reports::paired_json(analysis, options, ctx);
+  if (tel) j["telemetry"] = telemetry_json(*tel);
+  j["metric"] = {{"name", metrics.front().name}, {"unit", metrics.front().unit}, {"spec", metrics.front().text}};
+  json ja = json::array();
+  for (const auto& a : arms) ja.push_back({{"key", a.key}, {"name", a.name}, {"command", a.command}});
+  j["arms"] = ja;
+  // The pairs themselves, so that every tool reads this file back as a paired study.
+  j["pairs"] = reports::pairs_json(r.pair_ids, r.base, r.candidate);
+  if (table) {
+    json jc = json::array();
+    for (const auto& c : comparisons) jc.push_back(comparison_json(c, options));
+    j["comparisons"] = jc;
+    j["multiplicity"] = {{"method", "holm"},
+                         {"family", "the candidates of one metric"},
+                         {"family_size", arms.size() - 1},
+                         {"alpha", analysis.alpha},
+                         {"note", multiplicity_sentence(comparisons, arms.size() - 1)}};
+  }
+  return j;
+}
+
+std::string render_study(const StudyAnalysis& r, OutputFormat format) {
+  const auto& options = r.options;
+  const auto& analysis = r.analysis;
+  const auto& arms = r.arms;
+  const auto& metrics = r.metrics;
+  const auto& comparisons = r.comparisons;
+  const auto& tel = r.telemetry;
+  const bool table = r.table;
   const std::string arms_line = [&] {
     std::string s = "Arms:";
     for (const auto& a : arms) s += fmt::format(" {} = '{}';", a.name, a.command);
@@ -198,35 +257,9 @@ std::string render_study(const Study& full, const stats::PairedOptions& options,
     return s + fmt::format(" Primary metric: {}{}.", metrics.front().name,
                            metrics.front().unit.empty() ? "" : " (" + metrics.front().unit + ")");
   }();
-  reports::PairedContext ctx;
-  ctx.metric = metrics.front().name;
-  ctx.unit = metrics.front().unit;
-  if (arms.size() >= 2) {
-    ctx.base_label = arms[0].name;
-    ctx.candidate_label = arms[1].name;
-  }
-  ctx.sequential = seq;
-  ctx.blocks.push_back(diagnostics_block(diagnostics));
+  const auto ctx = primary_context(r);
   switch (format) {
-    case OutputFormat::json: {
-      auto j = reports::paired_json(analysis, options, ctx);
-      if (tel) j["telemetry"] = telemetry_json(*tel);
-      j["metric"] = {{"name", metrics.front().name}, {"unit", metrics.front().unit}, {"spec", metrics.front().text}};
-      json ja = json::array();
-      for (const auto& a : arms) ja.push_back({{"key", a.key}, {"name", a.name}, {"command", a.command}});
-      j["arms"] = ja;
-      if (table) {
-        json jc = json::array();
-        for (const auto& c : comparisons) jc.push_back(comparison_json(c, options));
-        j["comparisons"] = jc;
-        j["multiplicity"] = {{"method", "holm"},
-                             {"family", "the candidates of one metric"},
-                             {"family_size", arms.size() - 1},
-                             {"alpha", analysis.alpha},
-                             {"note", multiplicity_sentence(comparisons, arms.size() - 1)}};
-      }
-      return j.dump(2) + "\n";
-    }
+    case OutputFormat::json: return study_json(r).dump(2) + "\n";
     case OutputFormat::markdown: {
       std::string out = arms_line + "\n\n" + reports::paired_markdown(analysis, options, ctx);
       if (tel) out += telemetry_text(*tel, true);
@@ -257,7 +290,7 @@ std::string runs_csv(const Study& study) {
   const bool primary_is_column = !metrics.empty() && metrics.front().text == study.config.metric;
   const auto arms = arms_of(study.config);
   std::string out = "pair,attempt,arm,name,position,start,status,exit,wall_s,user_s,sys_s,peak_rss_kib";
-  for (const auto& m : metrics) out += "," + csv_field(m.unit.empty() ? m.name : fmt::format("{}_{}", m.name, m.unit));
+  for (const auto& m : metrics) out += "," + text::csv_cell(m.unit.empty() ? m.name : fmt::format("{}_{}", m.name, m.unit));
   out += "\n";
   for (const auto& r : study.runs) {
     std::string name = r.arm;
@@ -265,7 +298,7 @@ std::string runs_csv(const Study& study) {
       if (a.key == r.arm) name = a.name;
     }
     out += fmt::format("{},{},{},{},{},{:.6f},{},{},{:.9g},{:.9g},{:.9g},{:.0f}", r.pair, r.attempt, r.arm,
-                       csv_field(name), r.position, r.start, r.status, r.exit_code, r.wall, r.user, r.sys,
+                       text::csv_cell(name), r.position, r.start, r.status, r.exit_code, r.wall, r.user, r.sys,
                        r.peak_rss_kib);
     for (std::size_t i = 0; i < metrics.size(); ++i) {
       const auto it = r.metrics.find(metrics[i].name);

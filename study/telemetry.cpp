@@ -1,4 +1,6 @@
 #include "study/telemetry.hpp"
+#include "common/json_number.hpp"
+#include "common/number_text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,10 +14,7 @@ using nlohmann::json;
 double get(const json& j, const char* key) {
   return j.contains(key) && j.at(key).is_number() ? j.at(key).get<double>() : stats::nan_value;
 }
-json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
-std::string f1(double v) { return std::isfinite(v) ? fmt::format("{:.1f}", v) : "n/a"; }
-std::string f0(double v) { return std::isfinite(v) ? fmt::format("{:.0f}", v) : "n/a"; }
-std::string share(double v) { return std::isfinite(v) ? fmt::format("{:.1f}%", 100 * v) : "n/a"; }
+std::string share(double v) { return text::fixed(100 * v, 1) + (std::isfinite(v) ? "%" : ""); }
 
 ArmTelemetry arm_of(std::span<const RunCovariates> runs) {
   ArmTelemetry a;
@@ -70,7 +69,7 @@ TelemetryComparison compare_telemetry(std::span<const RunCovariates> base, std::
     cc.push_back(candidate[i].sm_clock_mhz);
     vb.push_back(base_values[i]);
     vc.push_back(candidate_values[i]);
-    diff.push_back(cb.back() - cc.back());
+    diff.push_back(cc.back() - cb.back());
   }
   const double alpha = 1 - options.confidence;
   if (diff.size() >= 2) {
@@ -81,7 +80,7 @@ TelemetryComparison compare_telemetry(std::span<const RunCovariates> base, std::
     for (std::size_t i = 0; i < cb.size(); ++i) ref += cb[i] + cc[i];
     t.reference_clock_mhz = ref / static_cast<double>(2 * cb.size());
     double raw = 0;
-    for (std::size_t i = 0; i < vb.size(); ++i) raw += vb[i] - vc[i];
+    for (std::size_t i = 0; i < vb.size(); ++i) raw += vc[i] - vb[i];
     t.raw_delta_mean = raw / static_cast<double>(vb.size());
     // A time at the reference clock, if time scales as 1 / SM clock (compute-bound work).
     for (std::size_t i = 0; i < vb.size(); ++i) {
@@ -99,10 +98,10 @@ TelemetryComparison compare_telemetry(std::span<const RunCovariates> base, std::
     const bool w_sig = std::isfinite(t.clock_diff_wilcoxon_p) && t.clock_diff_wilcoxon_p < alpha;
     if (t_sig && w_sig) {
       t.warnings.push_back(fmt::format(
-          "the arms ran at different SM clocks: base {} MHz, candidate {} MHz (paired base - candidate {:+.1f} MHz, "
+          "the arms ran at different SM clocks: base {} MHz, candidate {} MHz (paired candidate - base {:+.1f} MHz, "
           "CI [{:+.1f}, {:+.1f}], t p={:.3g}, Wilcoxon p={:.3g}); part of the delta may be the clock, compare the "
           "clock-normalised delta",
-          f1(t.base.sm_clock_mean_mhz), f1(t.candidate.sm_clock_mean_mhz), t.clock_diff->mean, t.clock_diff->ci.low,
+          text::fixed(t.base.sm_clock_mean_mhz, 1), text::fixed(t.candidate.sm_clock_mean_mhz, 1), t.clock_diff->mean, t.clock_diff->ci.low,
           t.clock_diff->ci.high, t.clock_diff->p, t.clock_diff_wilcoxon_p));
     }
   }
@@ -119,22 +118,22 @@ TelemetryComparison compare_telemetry(std::span<const RunCovariates> base, std::
 
 json telemetry_json(const TelemetryComparison& t) {
   auto arm = [](const ArmTelemetry& a) {
-    return json{{"runs", a.runs}, {"samples", a.samples}, {"sm_clock_mean_mhz", num(a.sm_clock_mean_mhz)},
-                {"power_mean_w", num(a.power_mean_w)}, {"power_capped_share", num(a.power_capped_share)},
-                {"memory_used_peak_mib", num(a.memory_peak_mib)}};
+    return json{{"runs", a.runs}, {"samples", a.samples}, {"sm_clock_mean_mhz", finite_or_null(a.sm_clock_mean_mhz)},
+                {"power_mean_w", finite_or_null(a.power_mean_w)}, {"power_capped_share", finite_or_null(a.power_capped_share)},
+                {"memory_used_peak_mib", finite_or_null(a.memory_peak_mib)}};
   };
   json j = {{"present", t.present}, {"status", t.status}, {"base", arm(t.base)}, {"candidate", arm(t.candidate)},
-            {"warnings", t.warnings}, {"reference_clock_mhz", num(t.reference_clock_mhz)}};
+            {"warnings", t.warnings}, {"reference_clock_mhz", finite_or_null(t.reference_clock_mhz)}};
   if (t.clock_diff) {
-    j["clock_diff_mhz"] = {{"mean", num(t.clock_diff->mean)}, {"ci", {num(t.clock_diff->ci.low), num(t.clock_diff->ci.high)}},
-                           {"t_p", num(t.clock_diff->p)}, {"wilcoxon_p", num(t.clock_diff_wilcoxon_p)}};
+    j["clock_diff_mhz"] = {{"mean", finite_or_null(t.clock_diff->mean)}, {"ci", {finite_or_null(t.clock_diff->ci.low), finite_or_null(t.clock_diff->ci.high)}},
+                           {"t_p", finite_or_null(t.clock_diff->p)}, {"wilcoxon_p", finite_or_null(t.clock_diff_wilcoxon_p)}};
   }
   if (t.normalised) {
     const auto& a = *t.normalised;
     j["clock_normalised_delta"] = {
-        {"pairs", t.normalised_pairs}, {"raw_mean", num(t.raw_delta_mean)}, {"mean", num(a.delta.mean)}, {"mean_pct", num(a.delta.mean_pct)},
-        {"t_ci", {num(a.t.ci.low), num(a.t.ci.high)}},
-        {"bootstrap_ci", {num(a.bootstrap.mean.percentile.low), num(a.bootstrap.mean.percentile.high)}},
+        {"pairs", t.normalised_pairs}, {"raw_mean", finite_or_null(t.raw_delta_mean)}, {"mean", finite_or_null(a.delta.mean)}, {"mean_pct", finite_or_null(a.delta.mean_pct)},
+        {"t_ci", {finite_or_null(a.t.ci.low), finite_or_null(a.t.ci.high)}},
+        {"bootstrap_ci", {finite_or_null(a.bootstrap.mean.percentile.low), finite_or_null(a.bootstrap.mean.percentile.high)}},
         {"assumption", "value x run SM clock / reference clock: a time that scales as 1 / SM clock"}};
   }
   return j;
@@ -151,14 +150,14 @@ std::string telemetry_text(const TelemetryComparison& t, bool md, const std::str
                                      "{:>16} {:>6} {:>8}\n", "arm", "SM clock MHz", "power W", "power-capped",
                                      "peak GPU MiB", "runs", "samples");
   for (const auto& [name, a] : {std::pair{"base", t.base}, std::pair{"candidate", t.candidate}}) {
-    out += md ? fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", name, f1(a.sm_clock_mean_mhz), f1(a.power_mean_w),
-                            share(a.power_capped_share), f0(a.memory_peak_mib), a.runs, a.samples)
-              : fmt::format("  {:<10} {:>12} {:>9} {:>13} {:>16} {:>6} {:>8}\n", name, f1(a.sm_clock_mean_mhz),
-                            f1(a.power_mean_w), share(a.power_capped_share), f0(a.memory_peak_mib), a.runs, a.samples);
+    out += md ? fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", name, text::fixed(a.sm_clock_mean_mhz, 1), text::fixed(a.power_mean_w, 1),
+                            share(a.power_capped_share), text::fixed(a.memory_peak_mib, 0), a.runs, a.samples)
+              : fmt::format("  {:<10} {:>12} {:>9} {:>13} {:>16} {:>6} {:>8}\n", name, text::fixed(a.sm_clock_mean_mhz, 1),
+                            text::fixed(a.power_mean_w, 1), share(a.power_capped_share), text::fixed(a.memory_peak_mib, 0), a.runs, a.samples);
   }
   const std::string lead = md ? "\n- " : "  ";
   if (t.clock_diff) {
-    out += fmt::format("{}SM clock, paired base - candidate: {:+.1f} MHz, CI [{:+.1f}, {:+.1f}], t p={:.3g}, "
+    out += fmt::format("{}SM clock, paired candidate - base: {:+.1f} MHz, CI [{:+.1f}, {:+.1f}], t p={:.3g}, "
                        "Wilcoxon p={:.3g}\n", lead, t.clock_diff->mean, t.clock_diff->ci.low, t.clock_diff->ci.high,
                        t.clock_diff->p, t.clock_diff_wilcoxon_p);
   }

@@ -35,10 +35,10 @@ struct TelemetryComparison {
   bool present = false;  // some run had samples
   std::string status;    // the sampler's description, or why telemetry was unavailable
   ArmTelemetry base, candidate;
-  std::optional<stats::TTestResult> clock_diff;  // base - candidate SM clock (MHz), paired
+  std::optional<stats::TTestResult> clock_diff;  // candidate - base SM clock (MHz), paired
   double clock_diff_wilcoxon_p = stats::nan_value;
   double reference_clock_mhz = stats::nan_value;  // mean over the runs: the normalisation point
-  double raw_delta_mean = stats::nan_value;  // mean base - candidate over the same pairs
+  double raw_delta_mean = stats::nan_value;  // mean candidate - base over the same pairs
   std::optional<stats::PairedAnalysis> normalised;  // of value * run clock / reference clock
   std::size_t normalised_pairs = 0;
   std::vector<std::string> warnings;

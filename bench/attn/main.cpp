@@ -24,7 +24,10 @@ int main(int argc, char** argv) {
   using layerbench::attention::BenchConfig;
   return layerbench::harness::mpi_main<BenchConfig>(
       argc, argv,
-      {"layerbench-attn", "sequence-parallel attention topologies (Ulysses, Ring, AllGather-KV and their grids)"},
+      {"layerbench-attn", "sequence-parallel attention topologies (Ulysses, Ring, AllGather-KV and their grids)", false,
+       "EXAMPLES:\n"
+       "  mpirun -np 2 layerbench-attn --backend host --seqs 256 --heads 4 --head-dim 32\n"
+       "  mpirun -np 2 layerbench-attn --json attn.json --markdown attn.md\n"},
       layerbench::attention::add_flags, layerbench::attention::validate,
       [](layerbench::harness::Context& ctx, const BenchConfig& c) {
         if (!c.advise && !c.list_models)  // the advisor times one rank's local work, not this estimate

@@ -134,7 +134,10 @@ int main(int argc, char** argv) {
   return harness::mpi_main<coll::Config>(
       argc, argv,
       {coll::kBinary, "Collective sweeps at nccl-tests fidelity: per-iteration rank-max times, algbw/busbw, "
-                          "data checks, in- and out-of-place", /*selects_before_timing=*/true},
+                          "data checks, in- and out-of-place", /*selects_before_timing=*/true,
+       "EXAMPLES:\n"
+       "  mpirun -np 2 layerbench-coll --backend host -b 8 -e 1M -f 2\n"
+       "  mpirun -np 8 layerbench-coll -b 8 -e 1G -f 2 --ops all_gather --json coll.json\n"},
       [](CLI::App& app, coll::Config& c) { coll::add_flags(app, c); },
       [](const coll::Config& c) { (void)coll::make_plan(c); },
       run);

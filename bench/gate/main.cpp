@@ -4,12 +4,14 @@
 // Exit codes: 0 pass (no regression), 1 regression, 2 bad input or usage, 3 (--sequential) undecided.
 #include "common/cli/app.hpp"
 #include "common/cli/output_file.hpp"
+#include "common/cli/suggest.hpp"
 #include "study/gate.hpp"
 #include "study/gate_inputs.hpp"
 #include "study/gate_output.hpp"
 #include "common/cli.hpp"
 #include "common/output_file.hpp"
 #include "reports/inputs.hpp"
+#include "reports/paired.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -23,6 +25,42 @@ namespace lg = layerbench::gate;
 
 namespace {
 
+constexpr const char* kExamples =
+    "EXAMPLES:\n"
+    "  layerbench-gate --pairs study.jsonl --threshold 2%\n"
+    "      a layerbench-ab study (JSONL, --json or --csv): regressed only if significant and beyond 2%\n"
+    "  layerbench-gate --baseline main.json --candidate pr.json --markdown comment.md\n"
+    "  layerbench-gate --baseline old.json --candidate new.json --metric cpu_time   (Google Benchmark JSON)\n"
+    "  layerbench-gate --baseline old-hyperfine.json --candidate new-hyperfine.json   (hyperfine --export-json)\n";
+
+// A rate (bandwidth, throughput, a count per second): higher is better.
+bool is_rate(const std::string& metric, const std::string& unit) {
+  if (unit.find("/s") != std::string::npos) return true;
+  for (const char* word : {"per_second", "_per_s", "bandwidth", "throughput", "busbw", "algbw", "flops", "tflop"})
+    if (metric.find(word) != std::string::npos) return true;
+  return false;
+}
+
+bool is_time(const std::string& metric, const std::string& unit) {
+  if (layerbench::reports::is_time_unit(unit)) return true;
+  for (const char* m : {"real_time", "cpu_time", "samples_ms", "times", "wall", "user", "sys"})
+    if (metric == m) return true;
+  return false;
+}
+
+// The direction from the unit: --higher-is-better on a time is refused; a rate without it is
+// higher-is-better, said in a warning.
+void orient(lg::GateReport& r) {
+  if (r.options.higher_is_better && is_time(r.metric, r.unit))
+    throw std::invalid_argument(fmt::format("--higher-is-better: '{}' is a time{}: lower is better; drop the flag",
+                                            r.metric, r.unit.empty() ? "" : " (" + r.unit + ")"));
+  if (!r.options.higher_is_better && is_rate(r.metric, r.unit)) {
+    r.options.higher_is_better = true;
+    r.warnings.push_back(fmt::format("'{}' is a rate: higher is better (inferred from its {}; --higher-is-better "
+                                     "says so explicitly)", r.metric, r.unit.empty() ? "name" : "unit " + r.unit));
+  }
+}
+
 lg::GateReport run_paired(const std::string& path, const std::string& metric, const lg::GateOptions& o,
                           const std::optional<layerbench::stats::SequentialDesign>& sequential) {
   const auto study = lg::load_paired_study(path, metric);
@@ -32,8 +70,9 @@ lg::GateReport run_paired(const std::string& path, const std::string& metric, co
   r.metric = study.metric.empty() ? "value" : study.metric;
   r.unit = study.unit;
   r.options = o;
-  r.findings.push_back(sequential ? lg::gate_sequential(r.metric, study.base, study.candidate, o, *sequential)
-                                  : lg::gate_paired(r.metric, study.base, study.candidate, o));
+  orient(r);
+  r.findings.push_back(sequential ? lg::gate_sequential(r.metric, study.base, study.candidate, r.options, *sequential)
+                                  : lg::gate_paired(r.metric, study.base, study.candidate, r.options));
   return r;
 }
 
@@ -53,6 +92,8 @@ lg::GateReport run_unpaired(const std::string& base_path, const std::string& can
   r.metric = base.metric;
   r.unit = base.unit;
   r.options = o;
+  orient(r);
+  for (const auto* f : {&base, &cand}) r.warnings.insert(r.warnings.end(), f->warnings.begin(), f->warnings.end());
   for (const auto& k : m.keys) {
     for (const auto* f : {&base, &cand}) {
       const auto& set = f->sets.at(k);
@@ -64,8 +105,12 @@ lg::GateReport run_unpaired(const std::string& base_path, const std::string& can
                                                "non-negative)", f->path, set.display, v));
     }
   }
-  for (const auto& k : m.keys)
-    r.findings.push_back(lg::gate_unpaired(base.sets.at(k).display, base.sets.at(k).values, cand.sets.at(k).values, o));
+  for (const auto& k : m.keys) {
+    const auto& b = base.sets.at(k).display;
+    const auto& c = cand.sets.at(k).display;
+    r.findings.push_back(lg::gate_unpaired(b == c ? b : b + " -> " + c, base.sets.at(k).values,
+                                           cand.sets.at(k).values, r.options));
+  }
   for (const auto& k : m.only_base) r.only_base.push_back(base.sets.at(k).display);
   for (const auto& k : m.only_candidate) r.only_candidate.push_back(cand.sets.at(k).display);
   return r;
@@ -104,11 +149,13 @@ int main(int argc, char** argv) {
   layerbench::cli::add_real(app, "--tune-pairs", tune_pairs, "--sequential: pairs at which the interval is tightest",
                             layerbench::num::RealRange::closed(1, 1e7));
   layerbench::cli::add_int(app, "--seed", o.seed, "bootstrap seed");
+  app.footer(kExamples);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : lg::kExitBadInput;
+    if (e.get_exit_code() == 0) return app.exit(e);
+    fmt::print(stderr, "layerbench-gate: error: {}\n", layerbench::cli::parse_error_text(app, e));
+    return lg::kExitBadInput;
   }
   try {
     if (!(o.alpha >= 1e-6 && o.alpha <= 0.5))
@@ -139,6 +186,8 @@ int main(int argc, char** argv) {
     const auto report =
         paired ? run_paired(pairs, metric, o, design) : run_unpaired(baseline, candidate, metric, o);
     // The text verdict goes to standard output unless a file flag claimed it with '-'.
+    if (json == "-" || markdown == "-")  // the text (which states them) is not shown
+      for (const auto& w : report.warnings) fmt::print(stderr, "layerbench-gate: warning: {}\n", w);
     if (json != "-" && markdown != "-") fmt::print("{}", lg::render_text(report));
     if (!json.empty()) layerbench::cli::write_output(json, lg::to_json(report).dump(2) + "\n");
     if (!markdown.empty()) layerbench::cli::write_output(markdown, lg::render_markdown(report));

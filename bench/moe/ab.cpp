@@ -126,9 +126,17 @@ nlohmann::json energy_json(const PairRun& p) {
 }
 
 // The paired analysis of a PairRun against predictions of its mean delta, into r.json / markdown.
-void analyse(const PairRun& p, const RunConfig& c, const std::vector<Check>& checks, reports::PairedContext ctx,
+void analyse(const PairRun& p, const RunConfig& c, const std::vector<Check>& savings, reports::PairedContext ctx,
              std::vector<std::pair<std::string, std::string>> extra_rows, AbResult& r, std::string& md) {
   const double confidence = c.confidence;
+  // The predictions are savings (base - candidate); every delta here is candidate - base (the one
+  // sign convention), so a saving predicts a negative delta.
+  std::vector<Check> checks = savings;
+  for (auto& ch : checks) {
+    ch.value = -ch.value;
+    ch.ci = {-ch.ci.high, -ch.ci.low};
+  }
+  r.json["delta"] = "candidate - base";
   try {
     stats::PairedOptions o;
     o.resamples = 20000;

@@ -22,7 +22,17 @@ int main(int argc, char** argv) {
   using layerbench::moe::RunConfig;
   return layerbench::harness::mpi_main<RunConfig>(
       argc, argv,
-      {"layerbench-moe", "MoE layers component by component: MAGI-2 multi-head layer (default) or any MoE model (--model, --hf-config) as the standard expert-parallel block"},
+      {"layerbench-moe",
+       "MoE layers component by component: MAGI-2 multi-head layer (default) or any MoE model (--model, --hf-config) "
+       "as the standard expert-parallel block",
+       false,
+       "EXAMPLES:\n"
+       "  mpirun -np 2 layerbench-moe --backend host --tokens 64 --hidden 256 --moe-heads 4 --experts 8 --topk 2 "
+       "--intermediate 64\n"
+       "      a host run of seconds (the default geometry is GPU-sized)\n"
+       "  mpirun -np 2 layerbench-moe --layout sp --json moe.json --markdown moe.md\n"
+       "  layerbench-moe --model deepseek-v3 --describe\n"
+       "  mpirun -np 2 layerbench-moe --ab metadata --pairs 30 --markdown -\n"},
       [](CLI::App& app, RunConfig& c) { layerbench::moe::add_flags(app, c); },
       [](const RunConfig& c) { layerbench::moe::validate(c); },
       [](layerbench::harness::Context& ctx, const RunConfig& c) {

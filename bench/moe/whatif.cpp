@@ -1,4 +1,5 @@
 #include "bench/moe/whatif.hpp"
+#include "common/json_number.hpp"
 
 #include "common/cli/progress.hpp"
 #include "bench/moe/profile.hpp"
@@ -20,7 +21,6 @@ namespace layerbench::moe {
 namespace {
 
 using nlohmann::json;
-json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 const ComponentResult* find(const std::vector<ComponentResult>& v, const std::string& n) {
   for (const auto& c : v)
@@ -64,9 +64,9 @@ ab::RunCovariates window_covariates(Communicator& world, const telemetry::Sample
 }
 
 json covariates_json(const ab::RunCovariates& r) {
-  return {{"samples", r.samples}, {"sm_clock_mean_mhz_min_over_ranks", num(r.sm_clock_mhz)},
-          {"power_capped_share_max_over_ranks", num(r.power_capped_share)}, {"power_mean_w_max_over_ranks", num(r.power_w)},
-          {"memory_used_peak_mib", num(r.memory_peak_mib)}};
+  return {{"samples", r.samples}, {"sm_clock_mean_mhz_min_over_ranks", finite_or_null(r.sm_clock_mhz)},
+          {"power_capped_share_max_over_ranks", finite_or_null(r.power_capped_share)}, {"power_mean_w_max_over_ranks", finite_or_null(r.power_w)},
+          {"memory_used_peak_mib", finite_or_null(r.memory_peak_mib)}};
 }
 
 std::vector<harness::WhatIfTarget> what_if_targets(const RunConfig& c, Layout layout) {
@@ -232,11 +232,11 @@ std::optional<OverlapCheck> overlap_check(const std::vector<harness::WhatIfResul
   const auto chk = stats::check_prediction(measured, mci, se, 0, predicted, half, confidence);
   OverlapCheck oc;
   oc.json = {{"predicted_ms_per_layer", predicted},
-             {"predicted_ci", {num(pci.low), num(pci.high)}},
+             {"predicted_ci", {finite_or_null(pci.low), finite_or_null(pci.high)}},
              {"basis", "ep_dispatch critical-path fraction x min(ep_dispatch, shared_branch) isolated cost"},
              {"measured_ms_per_layer", measured},
-             {"measured_ci", {num(mci.low), num(mci.high)}},
-             {"difference_ci", {num(chk.difference_ci.low), num(chk.difference_ci.high)}},
+             {"measured_ci", {finite_or_null(mci.low), finite_or_null(mci.high)}},
+             {"difference_ci", {finite_or_null(chk.difference_ci.low), finite_or_null(chk.difference_ci.high)}},
              {"holds", chk.holds},
              {"verdict", chk.verdict}};
   oc.markdown = fmt::format(

@@ -1,6 +1,7 @@
 // layerbench-report FILES... --output-dir DIR: report.md (PR-ready tables), one CSV per table, report.html (inline SVG).
 // Exit codes: 0 written, 2 bad input or unwritable output.
 #include "common/cli/app.hpp"
+#include "common/cli/suggest.hpp"
 #include "common/cli.hpp"
 #include "common/output_file.hpp"
 #include "common/usage.hpp"
@@ -33,11 +34,18 @@ int main(int argc, char** argv) {
   layerbench::cli::add_int(app, "--resamples", options.resamples, "bootstrap resamples for paired studies",
                            std::size_t{1000}, std::size_t{10000000});
   layerbench::cli::add_int(app, "--seed", options.seed, "bootstrap seed (recorded in the report)");
+  app.footer(
+      "EXAMPLES:\n"
+      "  layerbench-report moe.json attn.json -o report\n"
+      "      report/report.md (PR tables), report/report.html (SVG plots), one CSV per table\n"
+      "  layerbench-report study.jsonl --title 'old vs new' -o report\n"
+      "  layerbench-report gbench.json hyperfine.json results.csv -o report\n");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : layerbench::kExitUsage;
+    if (e.get_exit_code() == 0) return app.exit(e);
+    fmt::print(stderr, "layerbench-report: error: {}\n", layerbench::cli::parse_error_text(app, e));
+    return layerbench::kExitUsage;
   }
   try {
     if (!(options.confidence >= 0.5 && options.confidence <= 0.999))

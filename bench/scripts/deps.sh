@@ -9,6 +9,7 @@ PACKAGES=(cmake ninja-build g++ pkg-config git python3
           libbenchmark-dev libgtest-dev libgmock-dev libre2-dev
           libsqlite3-dev   # the history store of layerbench-history
           libbenchmark-tools python3-scipy python3-numpy   # GB compare.py (and what it imports)
+          hyperfine                                        # its --export-json read by gate and report (tests)
           help2man man-db dpkg-dev file)   # man pages from --help; the Debian package (cpack -G DEB)
 EXTRA=("$@")   # e.g. chromium for the report rendering test
 

@@ -23,13 +23,21 @@ Progress::Progress(std::string phase, std::size_t total, std::vector<double> wei
       start_(std::chrono::steady_clock::now()) {
   if (weights_.size() != total_) weights_.assign(total_, 1.0);
   total_weight_ = std::accumulate(weights_.begin(), weights_.end(), 0.0);
-  tty_ = ::isatty(::fileno(stream_)) != 0;
-  if (const char* mode = std::getenv("LAYERBENCH_PROGRESS")) {
-    if (std::strcmp(mode, "tty") == 0) tty_ = true;
-    if (std::strcmp(mode, "lines") == 0) tty_ = false, lines = Lines::per_step;
-    if (std::strcmp(mode, "off") == 0) off_ = true;
-  }
+  const auto mode = progress_mode(stream_);
+  tty_ = mode == ProgressMode::tty;
+  off_ = mode == ProgressMode::off;
+  if (const char* env = std::getenv("LAYERBENCH_PROGRESS"); env && std::strcmp(env, "lines") == 0)
+    lines = Lines::per_step;
   lines_ = lines == Lines::per_step;
+}
+
+ProgressMode progress_mode(std::FILE* stream) {
+  if (const char* mode = std::getenv("LAYERBENCH_PROGRESS")) {
+    if (std::strcmp(mode, "tty") == 0) return ProgressMode::tty;
+    if (std::strcmp(mode, "lines") == 0) return ProgressMode::lines;
+    if (std::strcmp(mode, "off") == 0) return ProgressMode::off;
+  }
+  return ::isatty(::fileno(stream)) != 0 ? ProgressMode::tty : ProgressMode::lines;
 }
 
 Progress::~Progress() { finish(); }

@@ -14,6 +14,12 @@ namespace layerbench::cli {
 
 std::string format_duration(double seconds);  // "42s", "3m07s", "2h05m"; "?" when unknown
 
+// How progress is shown on `stream`: a redrawn line on a terminal, plain lines elsewhere, or
+// nothing; LAYERBENCH_PROGRESS=tty|lines|off overrides the detection. The one rule every
+// progress display follows (this class and layerbench-ab's per-pair display).
+enum class ProgressMode { tty, lines, off };
+ProgressMode progress_mode(std::FILE* stream);
+
 class Progress {
  public:
   enum class Lines { per_step, when_tty_only };

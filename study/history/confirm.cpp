@@ -46,11 +46,11 @@ Verdict ab_of(Store& store, const ConfirmOptions& o, const std::string& before, 
               : v.seq.stop == stats::SequentialStop::equivalence ? "refuted"
                                                                  : "undecided";
   c.pairs = static_cast<std::int64_t>(v.seq.pairs);
-  // Deltas are base - candidate: the relative change of the later commit is -delta / base.
+  // Deltas are candidate - base (the one sign): the relative change of the later commit is delta / base.
   const double base = v.seq.base_mean;
-  c.relative = -v.seq.mean / base;
-  c.low = -v.seq.interval.high / base;
-  c.high = -v.seq.interval.low / base;
+  c.relative = v.seq.mean / base;
+  c.low = v.seq.interval.low / base;
+  c.high = v.seq.interval.high / base;
   c.command = o.run;
   c.journal = s.journal;
   store.add_confirmation(c);

@@ -1,6 +1,5 @@
 #include "study/history/ingest.hpp"
 
-#include "common/paired_jsonl.hpp"
 #include "common/text.hpp"
 #include "common/usage.hpp"
 #include "reports/inputs.hpp"
@@ -126,31 +125,13 @@ ResultSamples from_ab_analysis(const json& doc, const std::string& path) {
   return r;
 }
 
-std::vector<std::string> arm_names(const json& header) {
-  std::vector<std::string> names{"base", "candidate"};
-  if (header.contains("names") && header["names"].is_array())
-    for (std::size_t i = 0; i < std::min<std::size_t>(2, header["names"].size()); ++i)
-      if (header["names"][i].is_string()) names[i] = header["names"][i].get<std::string>();
-  return names;
-}
-
 ResultSamples from_study(const std::string& text, const std::string& path, bool jsonl) {
   ResultSamples r{path, "study", {}, {}};
-  std::string metric;
-  std::vector<double> base, candidate;
-  std::vector<std::string> names{"base", "candidate"};
-  if (jsonl) {
-    auto runs = jsonl::read_paired_runs(text, path);
-    metric = runs.metric;
-    base = std::move(runs.base);
-    candidate = std::move(runs.candidate);
-    names = arm_names(runs.header);
-  } else {
-    auto study = reports::parse_study_csv(text, path);
-    metric = study.metric;
-    base = std::move(study.base);
-    candidate = std::move(study.candidate);
-  }
+  auto study = jsonl ? reports::parse_study_jsonl(text, path) : reports::parse_study_csv(text, path);
+  std::string metric = study.metric;
+  const std::vector<std::string> names{study.base_label, study.candidate_label};
+  auto& base = study.base;
+  auto& candidate = study.candidate;
   if (metric.empty()) metric = "value";
   // A study's metric is its --metric spec ("time_ms=regex:..."): the name is what precedes '='.
   if (const auto eq = metric.find('='); eq != std::string::npos && eq > 0) metric.resize(eq);
@@ -247,6 +228,8 @@ ResultSamples dispatch(const std::string& path, const std::string& text) {
     case reports::InputKind::study_csv: return from_study(std::string(t), path, false);
     case reports::InputKind::layerbench_json: return from_layerbench(reports::read_json_file(path), path);
     case reports::InputKind::gbench_json: return from_gbench(reports::read_json_file(path), path);
+    case reports::InputKind::hyperfine_json:
+    case reports::InputKind::analysis_json:
     case reports::InputKind::other_json: {
       const auto doc = reports::read_json_file(path);
       if (is_hyperfine(doc)) return from_hyperfine(doc, path);

@@ -10,8 +10,8 @@
 //   hyperfine --export-json: one series per command, its times (s)
 //
 // NOTE: read_results() is the one adapter from file formats to series. It is built on the
-// project's readers (reports/inputs, reports/legacy through result_file_from_json,
-// common/paired_jsonl); when study/ gains its own input layer, only this function changes.
+// project's readers (reports/inputs, reports/legacy through result_file_from_json, and the one
+// reader of study files, study/study.hpp, through reports::parse_study_jsonl).
 #include <string>
 #include <vector>
 

@@ -55,11 +55,12 @@ TEST(ReportMarkdown, ComponentProfileIsNestedByDeclaredParents) {
   EXPECT_NE(md.find("## Component profile — layerbench-moe"), std::string::npos);
   EXPECT_NE(md.find("| component | role | median | min | max | share of parent | rate |"), std::string::npos);
   EXPECT_TRUE(std::regex_search(md, std::regex(R"(\| whole_layer \| total \| [\d.]+ (µ|m)?s \|)")));
-  // Parts under the layer, parts of the routed branch one level deeper, each parent closed by
-  // its remainder.
+  // Parts under the layer, parts of the routed branch one level deeper (indented with non-breaking
+  // spaces, which markdown keeps), each parent closed by its remainder.
   EXPECT_TRUE(std::regex_search(md, std::regex(R"(\| └ routed_branch \| part \| [\d.]+ (µ|m)?s \|.*\| [\d.]+% \|)")));
-  EXPECT_TRUE(std::regex_search(md, std::regex(R"(\|   └ local_expert_compute \| part \|.*FLOP/s)")));
-  EXPECT_TRUE(std::regex_search(md, std::regex(R"(\|   └ ep_dispatch \| communication \|.*B/s alg / .*B/s bus)")));
+  EXPECT_TRUE(std::regex_search(md, std::regex(R"(\| &nbsp;&nbsp;└ local_expert_compute \| part \|.*FLOP/s)")));
+  EXPECT_TRUE(
+      std::regex_search(md, std::regex(R"(\| &nbsp;&nbsp;└ ep_dispatch \| communication \|.*B/s alg / .*B/s bus)")));
   // (in the MoE profile's section; the attention cases that follow have compositions of their own)
   const auto moe_at = md.find("## Component profile — layerbench-moe");
   const auto moe_md = md.substr(moe_at, md.find("\n## ", moe_at + 1) - moe_at);
@@ -95,7 +96,7 @@ TEST(ReportMarkdown, CollectiveSweepRowsFromDeclaredWork) {
 TEST(ReportMarkdown, PairedStudyTables) {
   const auto md = lr::render_markdown(full_report());
   EXPECT_NE(md.find("| Arm | n | median | mean | sd | min | max |"), std::string::npos);
-  EXPECT_NE(md.find("(base minus candidate), n=24**"), std::string::npos);
+  EXPECT_NE(md.find("(candidate minus base), n=24**"), std::string::npos);
   for (const char* row : {"| mean |", "| median |", "| Wilcoxon signed-rank |", "| sign test |", "| verdict |"})
     EXPECT_NE(md.find(row), std::string::npos) << row;
   EXPECT_NE(md.find("## Paired study — value"), std::string::npos);

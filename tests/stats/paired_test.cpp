@@ -24,21 +24,22 @@ ls::PairedOptions quick() {
 TEST(Paired, MatchesScipyOnDeltas) {
   const auto a = ls::analyze_paired(base, cand, quick());
   EXPECT_EQ(a.n, 12u);
-  // scipy: d = base - cand; mean, median, trim_mean(d, 0.1), std(ddof=1), ttest_rel.
-  EXPECT_NEAR(a.delta.mean, 0.2583333333333333, 1e-12);
-  EXPECT_NEAR(a.delta.median, 0.3, 1e-12);
-  EXPECT_NEAR(a.delta.trimmed_mean, 0.27, 1e-12);
+  // scipy: d = cand - base (+ = the candidate is larger); mean, median, trim_mean(d, 0.1),
+  // std(ddof=1), ttest_rel(cand, base).
+  EXPECT_NEAR(a.delta.mean, -0.2583333333333333, 1e-12);
+  EXPECT_NEAR(a.delta.median, -0.3, 1e-12);
+  EXPECT_NEAR(a.delta.trimmed_mean, -0.27, 1e-12);
   EXPECT_NEAR(a.delta.sd, 0.18319554050414572, 1e-12);
-  EXPECT_NEAR(a.delta.mean_pct, 100 * 0.2583333333333333 / a.base.mean, 1e-12);
-  EXPECT_NEAR(a.t.t, 4.884905575655475, 1e-9);
+  EXPECT_NEAR(a.delta.mean_pct, 100 * -0.2583333333333333 / a.base.mean, 1e-12);
+  EXPECT_NEAR(a.t.t, -4.884905575655475, 1e-9);
   EXPECT_NEAR(a.t.p, 0.00048309139787344984, 1e-13);
   // scipy wilcoxon(d.round(10), method='approx'): ties split by round-off are merged first.
   EXPECT_NEAR(a.wilcoxon.p_normal, 0.003963147976117552, 1e-13);
-  EXPECT_DOUBLE_EQ(a.wilcoxon.w_minus, 2.5);
-  EXPECT_EQ(a.sign.positive, 11u);
-  EXPECT_EQ(a.sign.negative, 1u);
+  EXPECT_DOUBLE_EQ(a.wilcoxon.w_plus, 2.5);
+  EXPECT_EQ(a.sign.positive, 1u);
+  EXPECT_EQ(a.sign.negative, 11u);
   EXPECT_DOUBLE_EQ(a.sign.p, 26.0 / 4096.0);
-  EXPECT_TRUE(a.bootstrap.mean.percentile.low > 0);
+  EXPECT_TRUE(a.bootstrap.mean.percentile.high < 0);
   EXPECT_FALSE(a.guidance.empty());
   EXPECT_NE(a.guidance[0].find("All tests agree"), std::string::npos);
 }
@@ -47,8 +48,8 @@ TEST(Paired, GuidanceNeverSaysAllTestsAgreeWhenTheSignTestDisagrees) {
   // Eight large positive deltas, four tiny negative ones: t and Wilcoxon significant, sign test
   // (8 of 12, p = 0.39) not.
   const std::vector<double> d{5, 6, 7, 8, 5.5, 6.5, 7.5, 8.5, -0.1, -0.2, -0.3, -0.4};
-  std::vector<double> b, c(d.size(), 100.0);
-  for (double x : d) b.push_back(100.0 + x);
+  std::vector<double> b(d.size(), 100.0), c;
+  for (double x : d) c.push_back(100.0 + x);
   const auto a = ls::analyze_paired(b, c, quick());
   ASSERT_LT(a.t.p, 0.05);
   ASSERT_LT(*a.wilcoxon.p_exact, 0.05);
@@ -69,7 +70,9 @@ TEST(Paired, SwappingArmsFlipsSignsAndKeepsP) {
   EXPECT_DOUBLE_EQ(a.wilcoxon.z, -b.wilcoxon.z);
   EXPECT_DOUBLE_EQ(*a.wilcoxon.p_exact, *b.wilcoxon.p_exact);
   EXPECT_DOUBLE_EQ(a.sign.p, b.sign.p);
-  EXPECT_NEAR(a.bootstrap.mean.percentile.low, -b.bootstrap.mean.percentile.high, 1e-12);
+  // b's deltas are base - cand: its lower bound is the negated upper bound of a's (the resampling
+  // is seeded identically; the quantile rule is exact in this direction).
+  EXPECT_NEAR(b.bootstrap.mean.percentile.low, -a.bootstrap.mean.percentile.high, 1e-12);
 }
 
 TEST(Paired, OutliersDriftAndPrediction) {
@@ -78,7 +81,7 @@ TEST(Paired, OutliersDriftAndPrediction) {
   for (int i = 0; i < 31; ++i) {
     const double d = i == 5 ? -9.0 : (i == 20 ? 6.0 : 0.9 + std::sin(i * 1.7));
     b.push_back(236.0 + 0.3 * std::cos(i * 0.9));
-    c.push_back(b.back() - d);
+    c.push_back(b.back() + d);
   }
   ls::PairedOptions o = quick();
   o.predicted = 0.822;

@@ -68,13 +68,13 @@ TEST(PredictionCheck, PairedAnalysisCarriesIt) {
   }
   PairedOptions o;
   o.resamples = 5000;
-  o.predicted = 1.0;
+  o.predicted = -1.0;  // candidate - base: the candidate is ~1 lower
   o.predicted_half_width = 0.05;
   const auto a = analyze_paired(base, cand, o);
   ASSERT_TRUE(a.predicted);
   const auto& c = a.predicted->check;
   EXPECT_NEAR(c.measured, a.delta.mean, 1e-12);
-  EXPECT_TRUE(c.holds);  // the mean delta is ~1.004
+  EXPECT_TRUE(c.holds);  // the mean delta is ~-1.004
   EXPECT_EQ(c.verdict.find("no effect"), std::string::npos);  // and clearly away from 0
   EXPECT_DOUBLE_EQ(c.half_width, 0.05);
   EXPECT_TRUE(c.ratio_bounded);

@@ -168,7 +168,7 @@ TEST(Sequential, StopRuleFiresAtTheFirstPairAndIgnoresLaterOnes) {
   d.equivalence = 0.05;  // 5% of the base mean
   const auto effect = ls::sequential_decision(base, faster, d);
   EXPECT_EQ(effect.stop, ls::SequentialStop::effect);
-  EXPECT_GT(effect.interval.low, 0.0);  // base - candidate > 0: the candidate is lower
+  EXPECT_LT(effect.interval.high, 0.0);  // candidate - base < 0: the candidate is lower
   EXPECT_LT(effect.pairs, 20u);
   // The same prefix gives the same stop: what a resumed study relies on.
   const std::span<const double> b(base), f(faster);
@@ -205,7 +205,7 @@ TEST(Sequential, StopRuleFiresAtTheFirstPairAndIgnoresLaterOnes) {
   const auto relevant = ls::sequential_decision(base, faster, gate);
   EXPECT_EQ(relevant.stop, ls::SequentialStop::effect);
   EXPECT_GE(relevant.pairs, effect.pairs);
-  EXPECT_GT(relevant.interval.low, relevant.effect_margin);
+  EXPECT_LT(relevant.interval.high, -relevant.effect_margin);
   EXPECT_NEAR(relevant.effect_margin, 0.02 * relevant.base_mean, 1e-15);
 
   EXPECT_THROW(ls::sequential_decision(b.first(3), f.first(4), d), std::invalid_argument);

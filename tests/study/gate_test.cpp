@@ -134,11 +134,11 @@ TEST(Gate, ReportExitCodeAndMarkdown) {
   r.findings.push_back(lg::gate_unpaired("BM_slow", series(10, 100), scaled(series(10, 100), 1.2), r.options));
   EXPECT_EQ(lg::exit_code(r), lg::kExitRegression);
   const auto md = lg::render_markdown(r);
-  EXPECT_NE(md.find("### Performance gate: FAIL: 1 regressed, 0 improved, 1 no significant change, 0 inconclusive"),
+  EXPECT_NE(md.find("### Performance gate: FAIL: 1 regressed beyond the threshold; 0 improved beyond the threshold; 0 significant, size not resolved; 1 no change larger than 2%; 0 inconclusive"),
             std::string::npos) << md;
   EXPECT_NE(md.find("| benchmark | verdict | change | CI (95%) | p | n base/cand | base median (ns) | candidate median (ns) |"),
             std::string::npos) << md;
-  EXPECT_NE(md.find("| BM_slow | regressed | +20."), std::string::npos) << md;
+  EXPECT_NE(md.find("| BM_slow | regressed beyond the threshold | +20."), std::string::npos) << md;
   const auto j = lg::to_json(r);
   EXPECT_EQ(j["result"], "fail");
   EXPECT_EQ(j["findings"][1]["verdict"], "regressed");
@@ -221,4 +221,20 @@ TEST(Gate, SequentialRuleStopsEarlyOnARegressionAndOnEquivalence) {
   report.findings = {reg};
   EXPECT_EQ(lg::exit_code(report), lg::kExitRegression);
   EXPECT_NE(lg::render_markdown(report).find("Sequential stop after"), std::string::npos);
+}
+
+TEST(Gate, LabelsSaySignificanceAndSizeApart) {
+  lg::GateOptions o;  // 2% threshold, alpha 0.05
+  lg::Finding f;
+  f.verdict = lg::Verdict::no_change;
+  f.p_worse = 0.019;  // significant ...
+  f.p_better = 0.99;
+  f.ci = {0.01, 0.80};  // ... but the interval reaches inside the threshold
+  EXPECT_EQ(lg::verdict_label(f, o), "significant, size not resolved");
+  f.p_worse = 0.4;
+  EXPECT_EQ(lg::verdict_label(f, o), "inconclusive");  // not significant, the interval beyond +-2%
+  f.ci = {-0.01, 0.015};
+  EXPECT_EQ(lg::verdict_label(f, o), "no change larger than 2%");
+  f.verdict = lg::Verdict::regressed;
+  EXPECT_EQ(lg::verdict_label(f, o), "regressed beyond the threshold");
 }

@@ -43,10 +43,10 @@ TEST(AbTelemetry, ClockDifferenceWarnsAndNormalisationRemovesIt) {
   EXPECT_NEAR(t.base.sm_clock_mean_mhz, 1801, 0.1);
   EXPECT_DOUBLE_EQ(t.base.memory_peak_mib, 1019);
   ASSERT_TRUE(t.clock_diff);
-  EXPECT_GT(t.clock_diff->mean, 95);
+  EXPECT_LT(t.clock_diff->mean, -95);  // candidate - base: the candidate's clock is lower
   EXPECT_LT(t.clock_diff->p, 1e-6);
   ASSERT_TRUE(t.normalised);
-  EXPECT_LT(t.raw_delta_mean, -50);                       // raw: the candidate looks ~58 units slower
+  EXPECT_GT(t.raw_delta_mean, 50);                        // raw: the candidate looks ~58 units slower
   EXPECT_NEAR(t.normalised->delta.mean, 0.0, 1e-9);       // at one clock the work is the same
   ASSERT_EQ(t.warnings.size(), 2u);
   EXPECT_NE(t.warnings[0].find("different SM clocks"), std::string::npos);
@@ -70,7 +70,7 @@ TEST(AbTelemetry, EqualClocksNoWarnings) {
   const auto t = compare_telemetry(b, c, vb, vc, options());
   EXPECT_TRUE(t.warnings.empty());
   ASSERT_TRUE(t.normalised);
-  EXPECT_NEAR(t.normalised->delta.mean, 1.0, 0.01);
+  EXPECT_NEAR(t.normalised->delta.mean, -1.0, 0.01);  // candidate - base: 1 unit faster
 }
 
 TEST(AbTelemetry, NoSamplesIsNotPresent) {

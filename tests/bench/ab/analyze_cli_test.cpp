@@ -23,7 +23,7 @@ const char* sleep_csv =
 TEST(AnalyzeCli, JsonHasEveryKeyAndTheOracleValues) {
   TempDir dir;
   const auto csv = dir.file("sleep.csv", sleep_csv);
-  const auto r = run_ab({"analyze", csv.string(), "--json", "-", "--resamples", "20000", "--predicted", "-1.5"});
+  const auto r = run_ab({"analyze", csv.string(), "--json", "-", "--resamples", "20000", "--predicted", "1.5"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = json::parse(r.out);  // exactly one JSON object
   EXPECT_EQ(j.at("n"), 10);
@@ -35,14 +35,14 @@ TEST(AnalyzeCli, JsonHasEveryKeyAndTheOracleValues) {
                         "trimmed_mean_pct"}) {
     EXPECT_TRUE(j.at("delta").contains(k)) << k;
   }
-  EXPECT_NEAR(j["delta"]["mean"].get<double>(), -1.58, 1e-12);
+  EXPECT_NEAR(j["delta"]["mean"].get<double>(), 1.58, 1e-12);  // candidate - base
   EXPECT_NEAR(j["delta"]["sd"].get<double>(), 1.229995, 1e-6);
-  EXPECT_NEAR(j["t_test"]["t"].get<double>(), -4.062128, 1e-6);
+  EXPECT_NEAR(j["t_test"]["t"].get<double>(), 4.062128, 1e-6);
   EXPECT_DOUBLE_EQ(j["t_test"]["df"].get<double>(), 9);
   EXPECT_NEAR(j["t_test"]["p"].get<double>(), 0.002833, 1e-6);
   EXPECT_DOUBLE_EQ(j["t_ci"]["confidence"].get<double>(), 0.95);
-  EXPECT_NEAR(j["t_ci"]["low"].get<double>(), -2.459886, 1e-6);
-  EXPECT_NEAR(j["t_ci"]["high"].get<double>(), -0.700114, 1e-6);
+  EXPECT_NEAR(j["t_ci"]["low"].get<double>(), 0.700114, 1e-6);
+  EXPECT_NEAR(j["t_ci"]["high"].get<double>(), 2.459886, 1e-6);
   const auto& b = j.at("bootstrap");
   EXPECT_EQ(b.at("resamples"), 20000);
   EXPECT_TRUE(b.contains("seed"));
@@ -50,28 +50,28 @@ TEST(AnalyzeCli, JsonHasEveryKeyAndTheOracleValues) {
     EXPECT_LT(b.at(k).at("low").get<double>(), b.at(k).at("high").get<double>()) << k;
   }
   const auto& w = j.at("wilcoxon");
-  EXPECT_DOUBLE_EQ(w.at("w_plus").get<double>(), 0.0);  // every non-zero delta is negative
-  EXPECT_DOUBLE_EQ(w.at("w_minus").get<double>(), 45.0);
+  EXPECT_DOUBLE_EQ(w.at("w_minus").get<double>(), 0.0);  // every non-zero delta is positive
+  EXPECT_DOUBLE_EQ(w.at("w_plus").get<double>(), 45.0);
   EXPECT_EQ(w.at("n_nonzero"), 9);
-  EXPECT_LT(w.at("z").get<double>(), 0.0);
+  EXPECT_GT(w.at("z").get<double>(), 0.0);
   EXPECT_TRUE(w.contains("p_normal"));
   EXPECT_DOUBLE_EQ(w.at("p_exact").get<double>(), 2.0 / 512.0);  // oracle 13b
   const auto& s = j.at("sign_test");
-  EXPECT_EQ(s.at("positive"), 0);
-  EXPECT_EQ(s.at("negative"), 9);
+  EXPECT_EQ(s.at("positive"), 9);
+  EXPECT_EQ(s.at("negative"), 0);
   EXPECT_EQ(s.at("n"), 9);
   EXPECT_DOUBLE_EQ(s.at("p").get<double>(), 2.0 / 512.0);
   ASSERT_TRUE(j.at("outliers").is_array());
-  // q1 -1.7, q3 -1.05: the zero (row 4) is above q3 + 1.5 IQR, -4.6 (row 8) below q1 - 3 IQR.
+  // q1 1.05, q3 1.7: the zero (row 4) is below q1 - 1.5 IQR, 4.6 (row 8) above q3 + 3 IQR.
   ASSERT_EQ(j["outliers"].size(), 2u);
   EXPECT_EQ(j["outliers"][0]["index"], 4);
-  EXPECT_EQ(j["outliers"][0]["kind"], "high");
+  EXPECT_EQ(j["outliers"][0]["kind"], "low");
   EXPECT_EQ(j["outliers"][0]["severity"], "mild");
   EXPECT_EQ(j["outliers"][1]["index"], 8);
-  EXPECT_EQ(j["outliers"][1]["kind"], "low");
+  EXPECT_EQ(j["outliers"][1]["kind"], "high");
   EXPECT_EQ(j["outliers"][1]["severity"], "severe");
   for (const char* k : {"base_rho", "base_p", "delta_rho", "delta_p"}) EXPECT_TRUE(j.at("drift").contains(k)) << k;
-  EXPECT_NEAR(j["predicted"]["ratio_mean"].get<double>(), -1.58 / -1.5, 1e-12);
+  EXPECT_NEAR(j["predicted"]["ratio_mean"].get<double>(), 1.58 / 1.5, 1e-12);
   EXPECT_TRUE(j["predicted"].contains("ratio_median"));
 }
 
@@ -183,7 +183,7 @@ TEST(PlanCli, FromPilot) {
   const auto r = run_ab({"plan", "--pilot", pilot.string(), "--json", "-"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = json::parse(r.out);
-  EXPECT_NEAR(j["effect"].get<double>(), 1.1666666666666667, 1e-12);  // observed mean
+  EXPECT_NEAR(j["effect"].get<double>(), -1.1666666666666667, 1e-12);  // observed mean (candidate - base)
   EXPECT_NEAR(j["sd"].get<double>(), 0.7637626158259734, 1e-12);
   EXPECT_GE(j["recommended"].get<int>(), 6);
   const auto fixed = json::parse(run_ab({"plan", "--pilot", pilot.string(), "--effect", "0.5", "--json", "-"}).out);

@@ -23,7 +23,7 @@ TEST(EngineCli, MetricPrintedOnStderrLikePythonLogging) {
                          "--json", "-", "--resamples", "1000"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = json::parse(r.out);
-  EXPECT_DOUBLE_EQ(j["delta"]["mean"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(j["delta"]["mean"].get<double>(), -0.5);  // candidate - base
   EXPECT_EQ(j["metric"]["name"], "gen");
   EXPECT_EQ(j["metric"]["unit"], "s");
   // stdout: only stdout is searched, so the metric is never found.
@@ -43,7 +43,7 @@ TEST(EngineCli, MetricWrittenToAFileIsReReadAndStaleFilesAreRejected) {
                          "--metric", fmt::format("latency(ms)=file:{}:json:latency_ms", file), "--out",
                          (dir.path() / "f.jsonl").string(), "--json", "-", "--resamples", "1000"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_DOUBLE_EQ(json::parse(r.out)["delta"]["mean"].get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(json::parse(r.out)["delta"]["mean"].get<double>(), -1.5);
 
   // The candidate never writes the file: what it would read is the base's stale value.
   const auto number = (dir.path() / "n.txt").string();
@@ -81,7 +81,7 @@ TEST(EngineCli, PeakRssIsRecordedForEveryRun) {
   const auto& rss = j["comparisons"][1];
   EXPECT_EQ(rss["metric"], "peak_rss");
   EXPECT_EQ(rss["unit"], "KiB");
-  EXPECT_LT(rss["delta_mean"].get<double>(), -30000.0);  // base - candidate: the candidate uses more
+  EXPECT_GT(rss["delta_mean"].get<double>(), 30000.0);  // candidate - base: the candidate uses more
 }
 
 TEST(EngineCli, ThreeExportFilesInOneCall) {
@@ -132,7 +132,7 @@ TEST(EngineCli, ThreeArmStudyComparesEachCandidateWithTheBase) {
   EXPECT_EQ(j["arms"][1]["name"], "fast");
   ASSERT_EQ(j["comparisons"].size(), 2u);
   EXPECT_EQ(j["comparisons"][0]["name"], "fast");
-  EXPECT_DOUBLE_EQ(j["comparisons"][0]["delta_mean"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(j["comparisons"][0]["delta_mean"].get<double>(), -2.0);
   EXPECT_DOUBLE_EQ(j["comparisons"][1]["delta_mean"].get<double>(), 0.0);
   // Holm over the two candidates: the smallest p is doubled (6 pairs: exact p = 1/32).
   EXPECT_DOUBLE_EQ(j["comparisons"][0]["p_wilcoxon"].get<double>(), 0.03125);

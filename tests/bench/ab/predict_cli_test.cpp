@@ -20,10 +20,10 @@ std::string csv_with_delta(double delta) {
 TEST(PredictCli, HoldsWithinItsUncertainty) {
   TempDir dir;
   const auto csv = dir.file("d.csv", csv_with_delta(1.0));
-  const auto r = run_ab({"analyze", csv.string(), "--json", "-", "--resamples", "5000", "--predicted", "0.9+-0.2"});
+  const auto r = run_ab({"analyze", csv.string(), "--json", "-", "--resamples", "5000", "--predicted", "-0.9+-0.2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto p = json::parse(r.out).at("predicted");
-  EXPECT_DOUBLE_EQ(p.at("value").get<double>(), 0.9);
+  EXPECT_DOUBLE_EQ(p.at("value").get<double>(), -0.9);  // candidate - base: 1 faster
   EXPECT_DOUBLE_EQ(p.at("half_width").get<double>(), 0.2);
   EXPECT_TRUE(p.at("holds").get<bool>());
   const auto ci = p.at("difference_ci");
@@ -35,11 +35,11 @@ TEST(PredictCli, HoldsWithinItsUncertainty) {
 TEST(PredictCli, FailsWithoutIt) {
   TempDir dir;
   const auto csv = dir.file("d.csv", csv_with_delta(1.0));
-  const auto r = run_ab({"analyze", csv.string(), "--resamples", "5000", "--predicted", "0.9"});
+  const auto r = run_ab({"analyze", csv.string(), "--resamples", "5000", "--predicted", "-0.9"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("prediction verdict"), std::string::npos);
   EXPECT_NE(r.out.find("fails"), std::string::npos);
-  const auto u = run_ab({"analyze", csv.string(), "--resamples", "5000", "--predicted", "0.9\u00b10.2"});
+  const auto u = run_ab({"analyze", csv.string(), "--resamples", "5000", "--predicted", "-0.9\u00b10.2"});
   ASSERT_EQ(u.exit_code, 0) << u.err;
   EXPECT_NE(u.out.find("holds"), std::string::npos);
 }

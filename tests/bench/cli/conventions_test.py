@@ -59,6 +59,9 @@ for sub in ("analyze", "plan", "run"):
     helps[f"layerbench-ab {sub}"] = out
 
 for name, text in helps.items():
+    # Every user binary's --help (and so its man page) ends with examples.
+    expect("EXAMPLES:" in text and re.search(r"\n  (mpirun .*)?layerbench-", text.split("EXAMPLES:")[-1]),
+           f"{name} --help: no EXAMPLES block")
     usage = [l for l in text.splitlines() if l.startswith("Usage:")]
     expect(usage and usage[0].split()[1] == name.split()[0] and "/" not in usage[0],
            f"{name}: usage line {usage[:1]!r} should name the program, not a path")
@@ -131,17 +134,32 @@ for exe, args in [(coll, ["--graph"]), (coll, ["--comm-alloc", "--nvlink-centric
     expect(rc == 2 and "only the CUDA backend uses" in err and err.count("\n") <= 2,
            f"{os.path.basename(exe)} {args} on host: rc {rc} {err!r}")
 
-# GPU-sized defaults on the host backend: a warning that names the flags that shrink them, before
-# any work (the run itself would take hours here, so it is stopped once the warning is read).
-for exe, args, flag in [(moe, [], "--tokens"), (attn, ["--topologies", "cp1"], "--seqs")]:
-    p = subprocess.Popen([exe, "--backend", "host", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                         text=True, start_new_session=True)
+# GPU-sized defaults on the host backend: a run estimated over 10 minutes is refused at once (exit 2,
+# one message naming the flags that shrink it and --yes); with --yes it warns and runs (stopped here
+# once the warning is read).
+def first_line_then_exit(cmd, wait=20):
+    """The first stderr line, and the exit code if the process ends within `wait` s (else None: killed)."""
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    line = p.stderr.readline()
     try:
-        line = p.stderr.readline()
+        rc = p.wait(timeout=wait)
+    except subprocess.TimeoutExpired:
+        rc = None
     finally:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.wait()
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    return line, rc
+
+
+for exe, args, flag, hours in [(moe, [], "--tokens", True), (attn, ["--topologies", "cp1"], "--seqs", False)]:
+    line, rc = first_line_then_exit([exe, "--backend", "host", *args])
     expect("GPU-sized" in line and flag in line, f"{os.path.basename(exe)} default geometry on host: {line!r}")
+    # MoE's default geometry takes hours on the host: refused without --yes.
+    if hours:
+        expect(rc == 2 and "--yes" in line, f"{os.path.basename(exe)}: a run of hours without --yes: rc {rc} {line!r}")
+    line, rc = first_line_then_exit([exe, "--backend", "host", "--yes", *args], wait=1)
+    expect("GPU-sized" in line and flag in line and rc is None, f"{os.path.basename(exe)} --yes: rc {rc} {line!r}")
 
 if failures:
     print("FAILED:\n  " + "\n  ".join(failures))

@@ -55,7 +55,7 @@ def main():
     rc, out, err = run("--baseline", p("base.json"), "--candidate", p("slow.json"), "--markdown", p("gate.md"))
     expect(rc == 1 and "BM_b" in out and "regressed" in out, f"20% slower BM_b: rc {rc} {out} {err}")
     md = open(p("gate.md")).read() if os.path.exists(p("gate.md")) else ""
-    expect(md.startswith("### Performance gate: FAIL") and "| BM_b | regressed |" in md, f"markdown: {md[:300]!r}")
+    expect(md.startswith("### Performance gate: FAIL") and "| BM_b | regressed beyond the threshold |" in md, f"markdown: {md[:300]!r}")
     rc, out, _ = run("--baseline", p("base.json"), "--candidate", p("slow.json"), "--metric", "cpu_time", "--json", "-")
     expect(rc == 1 and json.loads(out)["metric"] == "cpu_time", f"--metric cpu_time --json: rc {rc}")
     rc, out, _ = run("--baseline", p("base.json"), "--candidate", p("slow.json"), "--threshold", "25%")

@@ -75,8 +75,10 @@ def run_once(attempt: int) -> int:
         preds = d.get("predictions", [])
         if not preds or not preds[0]["source"].startswith("replicate") or "verdict" not in preds[0]:
             fails.append(f"drop A/B has no replication prediction with a verdict: {preds!r:.300}")
-        elif not (preds[0]["predicted_ms"] > 0):
-            fails.append(f"the removal's saving (base - candidate) must be predicted positive, got {preds[0]['predicted_ms']}")
+        elif not (preds[0]["predicted_ms"] < 0 and d.get("delta") == "candidate - base"):
+            # One sign: the delta is candidate - base, so removing a component predicts a negative one.
+            fails.append(f"the removal's delta (candidate - base) must be predicted negative, got "
+                         f"{preds[0]['predicted_ms']} (delta {d.get('delta')!r})")
         if d["energy"] is not None:
             fails.append("host backend: A/B energy must be null")
         if "analysis" not in d:

@@ -3,7 +3,8 @@
 gate and Google Benchmark tests. usage: make_outputs.py OUT_DIR MPIEXEC MOE ATTN COLL AB
 
 Writes into OUT_DIR: moe.json moe.csv moe.md moe_gb.json, attn.json attn.csv attn.md,
-coll.json coll.csv coll_gb.json and coll_b*.* (a second sweep), study.jsonl (layerbench-ab run of
+coll.json coll.csv coll_gb.json and coll_b*.* (a second sweep), study.jsonl with ab.json, ab-runs.csv and
+ab.md (layerbench-ab run of
 two commands whose metric is drawn at random, the candidate ~0.6% lower).
 """
 import os
@@ -42,7 +43,8 @@ def main():
     # Two commands whose metric is drawn per run: the candidate ~0.6% lower with ~0.3% noise.
     arm = ("python3 -c \"import random; print('time_ms=%.5f' % ({} * (1 + 0.003 * random.gauss(0, 1))))\"")
     run([ab, "run", "--base", arm.format(100.0), "--candidate", arm.format(99.4),
-         "--metric", "time_ms=regex:time_ms=([0-9.]+)", "--pairs", "24", "--warmup", "0", "--study", study])
+         "--metric", "time_ms=regex:time_ms=([0-9.]+)", "--pairs", "24", "--warmup", "0", "--study", study,
+         "--json", p("ab.json"), "--csv", p("ab-runs.csv"), "--markdown", p("ab.md")])
     print("fixture outputs written to", out)
 
 

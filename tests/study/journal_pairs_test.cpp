@@ -1,10 +1,11 @@
-// The one-pass paired-study reader (the one reader of study JSONL: layerbench-ab's analysis, the
-// gate and layerbench-report) on valid studies and each kind of bad line: the pairs, metric and
-// header, or the error, compared with golden/paired_jsonl.txt. Those outcomes were recorded from
-// the document-based reader the report used before, so they pin that reader's rules (pairing,
-// retries, torn lines, metric lookup, errors naming file and line). LB_UPDATE_GOLDEN=1 rewrites
-// the file after an intended change; review its diff.
-#include "common/paired_jsonl.hpp"
+// The one reader of study files (study/study.hpp) and its pairing rule, as the report and the
+// gate take a study (reports::parse_study_jsonl), on valid studies and each kind of bad line: the
+// pairs, metric and header, or the error, compared with golden/journal_pairs.txt (first recorded
+// from the document-based reader the report used before; since the journal has one reader, a
+// layerbench-ab journal gets its strict rules here too, and other JSON Lines of pair/arm records
+// the rules parse_study states for them). LB_UPDATE_GOLDEN=1 rewrites the file after an intended
+// change; review its diff.
+#include "reports/inputs.hpp"
 
 #include <gtest/gtest.h>
 
@@ -31,7 +32,7 @@ std::string outcome(Read read) {
 }
 
 std::string outcome_of_one_pass(const std::string& text, const std::string& metric) {
-  return outcome([&] { return layerbench::jsonl::read_paired_runs(text, "s.jsonl", metric); });
+  return outcome([&] { return layerbench::reports::parse_study_jsonl(text, "s.jsonl", metric); });
 }
 
 const std::string kHeader = R"({"type":"study","version":1,"base":"a","candidate":"b","metric":"wall"})";
@@ -49,7 +50,7 @@ std::string study(const std::vector<std::string>& lines) {
 
 }  // namespace
 
-TEST(PairedJsonl, OutcomesMatchTheRecordedRules) {
+TEST(JournalPairs, OutcomesMatchTheRecordedRules) {
   const std::string ok = study({kHeader, run(0, "base", 1.0), run(0, "candidate", 0.9), run(1, "candidate", 0.8),
                                 run(1, "base", 1.1)});
   const std::vector<std::pair<std::string, std::string>> cases = {
@@ -63,8 +64,8 @@ TEST(PairedJsonl, OutcomesMatchTheRecordedRules) {
       {ok + "{\"pair\":1.5,\"arm\":\"base\"}\n", ""},
       {ok + "{\"pair\":3,\"arm\":\"other\"}\n", ""},                                // bad arm
       {ok + "{\"pair\":3,\"arm\":7}\n", ""},
-      {ok + "{\"pair\":3,\"arm\":\"Candidate2\",\"metric\":1}\n", ""},              // a third arm: skipped
-      {ok + "{\"pair\":3,\"arm\":\"BASE\",\"metric\":1,\"status\":\"ok\"}\n", ""},  // case-insensitive
+      {ok + "{\"pair\":3,\"arm\":\"Candidate2\",\"metric\":1}\n", ""},              // not one of the journal's arms
+      {ok + "{\"pair\":3,\"arm\":\"BASE\",\"metric\":1,\"status\":\"ok\"}\n", ""},  // a journal's arms are exact
       // A duplicate before a bad record and after it: the earlier error counts.
       {ok + run(1, "base", 2.0) + "\n{\"pair\":\"x\",\"arm\":\"base\"}\n", ""},
       {ok + "{\"pair\":\"x\",\"arm\":\"base\"}\n" + run(1, "base", 2.0) + "\n", ""},
@@ -115,7 +116,7 @@ TEST(PairedJsonl, OutcomesMatchTheRecordedRules) {
     const auto& [text, metric] = cases[i];
     all += "== case " + std::to_string(i) + " (metric '" + metric + "')\n" + outcome_of_one_pass(text, metric) + "\n";
   }
-  const std::string path = std::string(LB_COMMON_GOLDEN) + "/paired_jsonl.txt";
+  const std::string path = std::string(LB_STUDY_GOLDEN) + "/journal_pairs.txt";
   if (std::getenv("LB_UPDATE_GOLDEN")) {
     std::ofstream(path, std::ios::binary) << all;
     return;
