@@ -51,6 +51,10 @@ struct WhatIfOptions {
   double target_relative_half_width = 0.10;
   double target_absolute_half_width_ms = 0.02;
   double max_seconds = 60;
+  // Replication: a cap on rounds as well. The time cap counts the stacks' own time (the same on
+  // every rank); a component of microseconds would otherwise run thousands of rounds, each with
+  // a fit, before its stacks add up to the cap.
+  int max_rounds = 400;
   int calibration_reps = 20;     // delays timed back to back per level when calibrating
   double confidence = 0.95;
   std::size_t resamples = 20000;

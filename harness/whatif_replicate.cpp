@@ -132,6 +132,10 @@ WhatIfResult run_replicate_what_if(const WhatIfOptions& o, const WhatIfTarget& t
       break;
     }
     if (timed_s >= o.max_seconds) break;
+    if (round + 1 >= std::max(o.max_rounds, o.rounds)) {
+      r.stop = "round cap";
+      break;
+    }
   }
   for (std::size_t l = 0; l < k; ++l) {
     const auto s = telemetry::summarize(level_samples[l]);

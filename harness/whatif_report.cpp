@@ -130,7 +130,8 @@ std::string what_if_notes() {
   std::string md;
   md += "\n- replicate: the component runs 0 (where it can be skipped), 1, 2 and 3 times per instance inside the "
         "stack; slope = stack time per extra copy (ms), fitted within order-balanced rounds, which run until its "
-        "interval (t over rounds: each round is one independent pass over every copy count) is within 10% of it (0.02 ms for components under 0.2 ms) or the time cap. Predicted removal = "
+        "interval (t over rounds: each round is one independent pass over every copy count) is within 10% of it (0.02 ms for components under 0.2 ms) or the time cap (the stacks' own time) or " +
+        std::to_string(WhatIfOptions{}.max_rounds) + " rounds. Predicted removal = "
         "slope x instances per forward; making the component X% faster saves X% of that. The removal itself is "
         "also measured in the same rounds (one copy minus none, the unit `--ab drop:` takes away); it predicts the "
         "removal (marked \"removal step\") wherever its interval is within the same target, or where the response "

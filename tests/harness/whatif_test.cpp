@@ -296,4 +296,24 @@ TEST(WhatIf, ParsesTargetsAndRejectsBadOnes) {
 }
 
 }  // namespace
+// Microsecond stacks never add up to the time cap: the round cap stops them (the same on every rank).
+TEST(WhatIf, ReplicationStopsAtTheRoundCap) {
+  WhatIfOptions o;
+  o.rounds = 2;
+  o.max_rounds = 12;
+  o.resamples = 500;
+  o.max_seconds = 60;
+  o.target_relative_half_width = 1e-9;
+  o.target_absolute_half_width_ms = 0;
+  const WhatIfTarget t{"tiny", Edge::end, DelayKind::device, WhatIfMethod::replicate};
+  std::uint64_t seed = 7;
+  auto stack = [&](int k) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return 0.002 + k * 0.0001 + static_cast<double>(seed >> 40) * 1e-10;  // ms: 2 us stacks
+  };
+  const auto r = run_replicate_what_if(o, t, 2, 36, {}, stack);
+  EXPECT_EQ(r.stop, "round cap");
+  EXPECT_EQ(r.fit.blocks, 12u);
+}
+
 }  // namespace layerbench::harness
