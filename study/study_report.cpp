@@ -213,31 +213,24 @@ reports::PairedContext primary_context(const StudyAnalysis& r) {
 }  // namespace
 
 nlohmann::json study_json(const StudyAnalysis& r) {
-  const auto& options = r.options;
-  const auto& analysis = r.analysis;
-  const auto& arms = r.arms;
-  const auto& metrics = r.metrics;
-  const auto& comparisons = r.comparisons;
-  const auto& tel = r.telemetry;
-  const bool table = r.table;
-  const auto ctx = primary_context(r);
-  auto j = reports::paired_json(analysis, options, ctx);
-  if (tel) j["telemetry"] = telemetry_json(*tel);
-  j["metric"] = {{"name", metrics.front().name}, {"unit", metrics.front().unit}, {"spec", metrics.front().text}};
+  auto j = reports::paired_json(r.analysis, r.options, primary_context(r));
+  if (r.telemetry) j["telemetry"] = telemetry_json(*r.telemetry);
+  const auto& metric = r.metrics.front();
+  j["metric"] = {{"name", metric.name}, {"unit", metric.unit}, {"spec", metric.text}};
   json ja = json::array();
-  for (const auto& a : arms) ja.push_back({{"key", a.key}, {"name", a.name}, {"command", a.command}});
+  for (const auto& a : r.arms) ja.push_back({{"key", a.key}, {"name", a.name}, {"command", a.command}});
   j["arms"] = ja;
   // The pairs themselves, so that every tool reads this file back as a paired study.
   j["pairs"] = reports::pairs_json(r.pair_ids, r.base, r.candidate);
-  if (table) {
+  if (r.table) {
     json jc = json::array();
-    for (const auto& c : comparisons) jc.push_back(comparison_json(c, options));
+    for (const auto& c : r.comparisons) jc.push_back(comparison_json(c, r.options));
     j["comparisons"] = jc;
     j["multiplicity"] = {{"method", "holm"},
                          {"family", "the candidates of one metric"},
-                         {"family_size", arms.size() - 1},
-                         {"alpha", analysis.alpha},
-                         {"note", multiplicity_sentence(comparisons, arms.size() - 1)}};
+                         {"family_size", r.arms.size() - 1},
+                         {"alpha", r.analysis.alpha},
+                         {"note", multiplicity_sentence(r.comparisons, r.arms.size() - 1)}};
   }
   return j;
 }
