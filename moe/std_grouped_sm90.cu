@@ -1,6 +1,6 @@
 // The standard block's grouped expert GEMMs on Hopper (moe/std_grouped_sm90.cuh).
 //
-// One kernel, two epilogues. Persistent CTAs (one per SM) walk a device-built tile list with a
+// One kernel, two epilogues. Persistent CTAs (one per SM, or 2-CTA clusters: see grouped_kernel) walk a device-built tile list with a
 // stride of the grid; a tile is 128 rows of one expert times one 256-wide block of the weight's
 // rows (N), accumulated in fp32 over ceil(K / 64) steps. Warpgroups 0 and 1 consume (rows 0-63
 // and 64-127, one wgmma m64n256k16 per 16 of K); a ninth warp produces: one thread issues the
@@ -34,7 +34,10 @@ using namespace sm90;
 
 constexpr int BM = 128, BN = 256, BK = 64, STAGES = 4, THREADS = 288, GU_COLS = 128;
 constexpr int A_STAGE = BM * BK * 2, B_HALF = (BN / 2) * BK * 2, STAGE_BYTES = A_STAGE + 2 * B_HALF;
-constexpr int SMEM = STAGES * STAGE_BYTES + 2 * STAGES * 8 + 1024;  // ring, mbarriers, alignment slack
+// Staged epilogue: per consumer 64 rows x 64 bf16 at a 72-element pitch (144 B): the fragment
+// writes hit 32 distinct banks and each row reads back as 16-byte chunks.
+constexpr int C_PITCH = 72, C_BYTES = 64 * C_PITCH * 2;
+constexpr int SMEM = STAGES * STAGE_BYTES + 2 * C_BYTES + 2 * STAGES * 8 + 1024;  // ring, staging, mbarriers, slack
 static_assert(SMEM <= 227 * 1024, "one CTA per SM");
 constexpr int TILE_THREADS = 1024;
 
@@ -87,82 +90,149 @@ __device__ __forceinline__ float glu(float g, float u, float alpha, float limit)
   }
 }
 
-// One consumer's accumulators (rows 64 g + 16 w + l/4 (+8); per n8 group q the columns
-// 8q + 2(l%4) + {0,1}) into out. kStore: columns 256 block + c of y (ld = n_cols). GLU: the
-// pairs (c, c + 128), c < 128, into act column 128 block + c (ld = n_cols = I).
+__device__ __forceinline__ void consumer_sync(int g) {  // named barrier 2 + g: one consumer warpgroup
+  if (g == 0)
+    asm volatile("bar.sync 2, 128;\n" ::: "memory");
+  else
+    asm volatile("bar.sync 3, 128;\n" ::: "memory");
+}
+
+// One consumer's accumulators (rows 16 w + l/4 (+8) of its 64; per n8 group q the columns
+// 8q + 2(l%4) + {0,1}) into out, 64 output columns at a time through the consumer's staging
+// buffer (c_base), stored as 16-byte chunks of whole 128-byte row segments. kStore: columns
+// 256 block + c of y (ld = n_cols). GLU: the pairs (c, c + 128), c < 128, into act column
+// 128 block + c (ld = n_cols = I). n_cols is a multiple of 8: a 16-byte chunk is in or out whole.
 template <int EPI>
 __device__ __forceinline__ void store_tile(const float (&acc)[128], bf16* __restrict__ out, const StdTile& t, int n_cols,
-                                           int g, int tid, float alpha, float limit) {
+                                           int g, int tid, std::uint32_t c_base, float alpha, float limit) {
   const int lane = tid & 31, w = tid >> 5;
-  const int r0 = g * 64 + w * 16 + (lane >> 2), c0 = (lane & 3) * 2;
-  if constexpr (EPI == kStore) {
-    const int col0 = t.block * BN;
+  const int r0 = w * 16 + (lane >> 2), c0 = (lane & 3) * 2;
+  const int col0 = t.block * (EPI == kStore ? BN : GU_COLS), valid = t.valid - g * 64;
+  constexpr int CHUNKS = EPI == kStore ? BN / 64 : GU_COLS / 64;
 #pragma unroll
-    for (int i = 0; i < 128; i += 2) {
-      const int row = r0 + ((i >> 1) & 1) * 8, col = col0 + c0 + (i >> 2) * 8;
-      if (row < t.valid && col < n_cols)
-        *reinterpret_cast<__nv_bfloat162*>(out + std::int64_t(t.row0 + row) * n_cols + col) =
-            __floats2bfloat162_rn(acc[i], acc[i + 1]);
+  for (int q = 0; q < CHUNKS; ++q) {
+    if (col0 + q * 64 >= n_cols) break;  // uniform across the warpgroup
+    consumer_sync(g);                    // the previous chunk's reads are done
+#pragma unroll
+    for (int i = 32 * q; i < 32 * q + 32; i += 2) {
+      const int row = r0 + ((i >> 1) & 1) * 8, col = c0 + ((i >> 2) - 8 * q) * 8;
+      __nv_bfloat162 v;
+      if constexpr (EPI == kStore)
+        v = __floats2bfloat162_rn(acc[i], acc[i + 1]);
+      else
+        v = __floats2bfloat162_rn(glu<EPI>(acc[i], acc[i + 64], alpha, limit), glu<EPI>(acc[i + 1], acc[i + 65], alpha, limit));
+      asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(c_base + (row * C_PITCH + col) * 2),
+                   "r"(*reinterpret_cast<const std::uint32_t*>(&v))
+                   : "memory");
     }
-  } else {
-    const int col0 = t.block * GU_COLS;
+    consumer_sync(g);
 #pragma unroll
-    for (int i = 0; i < 64; i += 2) {
-      const int row = r0 + ((i >> 1) & 1) * 8, col = col0 + c0 + (i >> 2) * 8;
-      if (row < t.valid && col < n_cols)
-        *reinterpret_cast<__nv_bfloat162*>(out + std::int64_t(t.row0 + row) * n_cols + col) =
-            __floats2bfloat162_rn(glu<EPI>(acc[i], acc[i + 64], alpha, limit),
-                                  glu<EPI>(acc[i + 1], acc[i + 65], alpha, limit));
+    for (int p = 0; p < 4; ++p) {  // 64 rows x 8 chunks of 16 B
+      const int id = tid + 128 * p, row = id >> 3, ch = id & 7;
+      const int col = col0 + q * 64 + ch * 8;
+      if (row < valid && col < n_cols) {
+        uint4 v;
+        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                     : "r"(c_base + (row * C_PITCH + ch * 8) * 2)
+                     : "memory");
+        *reinterpret_cast<uint4*>(out + std::int64_t(t.row0 + g * 64 + row) * n_cols + col) = v;
+      }
     }
   }
 }
 #endif  // LB_WGMMA
 
 // b_rows: weight rows per expert (2I or h); up: the up rows' offset from the gate rows (I; GLU).
-template <int EPI>
+// halves: a tile of at most 64 live rows loads 64 A rows and runs consumer 0 alone. PAIR: 2-CTA
+// clusters take list entries 2p and 2p + 1; when both are live tiles of one (expert, block) each
+// CTA loads one half of the weight box and multicasts it into both (the box crosses L2 once),
+// else each loads its own. A stage is refilled once the consumer warps of both CTAs released it.
+template <int EPI, bool PAIR>
 __global__ void __launch_bounds__(THREADS, 1)
-    grouped_kernel(const __grid_constant__ CUtensorMap amap, const __grid_constant__ CUtensorMap bmap,
-                   bf16* __restrict__ out, int n_cols, const StdTile* __restrict__ tiles, int max_tiles,
-                   const int* __restrict__ live, int ksteps, int b_rows, int up, float alpha, float limit) {
+    grouped_kernel(const __grid_constant__ CUtensorMap amap, const __grid_constant__ CUtensorMap amap64,
+                   const __grid_constant__ CUtensorMap bmap, bf16* __restrict__ out, int n_cols,
+                   const StdTile* __restrict__ tiles, int max_tiles, const int* __restrict__ live, int ksteps,
+                   int b_rows, int up, int halves, float alpha, float limit) {
 #ifdef LB_WGMMA
   const int n_tiles = min(max_tiles, *live);
+  const int rank = PAIR ? cluster_rank() : 0;
+  const int first = PAIR ? static_cast<int>(blockIdx.x) / 2 : static_cast<int>(blockIdx.x);
+  const int stride = PAIR ? static_cast<int>(gridDim.x) / 2 : static_cast<int>(gridDim.x);
+  const int units = PAIR ? n_tiles / 2 : n_tiles;  // pairs (the list has an even length), or tiles
   extern __shared__ unsigned char smem_raw[];
   const std::uint32_t raw = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_raw));
   const std::uint32_t base = (raw + 1023u) & ~1023u;
-  const std::uint32_t full = base + STAGES * STAGE_BYTES, empty = full + 8 * STAGES;
+  const std::uint32_t c_base = base + STAGES * STAGE_BYTES;
+  const std::uint32_t full = c_base + 2 * C_BYTES, empty = full + 8 * STAGES;
   if (threadIdx.x == 0) {
     for (int i = 0; i < STAGES; ++i) {
       mbar_init(full + 8 * i, 1);
-      mbar_init(empty + 8 * i, 2 * 128);
+      mbar_init(empty + 8 * i, PAIR ? 2 * 8 : 2 * 128);  // paired: the consumer warps of both CTAs
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
-  __syncthreads();
+  if constexpr (PAIR)
+    cluster_sync();  // the peer's barriers exist before anything arrives on them
+  else
+    __syncthreads();
   const int wg = threadIdx.x >> 7;  // 0, 1: consumers; 2: the producer warp
   if (wg == 2) {
     if (threadIdx.x == 256) {
       int s = 0;
-      for (int u = blockIdx.x; u < n_tiles; u += gridDim.x) {
-        const StdTile t = tiles[u];
+      for (int u = first; u < units; u += stride) {
+        const StdTile t = tiles[PAIR ? 2 * u + rank : u];
+        if (!PAIR && t.valid <= 0) continue;
+        bool shared = false;
+        if constexpr (PAIR) {
+          const StdTile o = tiles[2 * u + (rank ^ 1)];
+          shared = t.valid > 0 && o.valid > 0 && t.expert == o.expert && t.block == o.block;
+        }
         const int r0 = t.expert * b_rows + t.block * (EPI == kStore ? BN : GU_COLS);
         const int r1 = EPI == kStore ? r0 + BN / 2 : r0 + up;
+        const bool half = halves && t.valid <= 64;
         for (int ks = 0; ks < ksteps; ++ks, ++s) {
           const int stage = s % STAGES;
           if (s >= STAGES) mbar_wait(empty + 8 * stage, ((s / STAGES) - 1) & 1);
           const std::uint32_t dst = base + stage * STAGE_BYTES, bar = full + 8 * stage;
-          mbar_arrive_expect_tx(bar, STAGE_BYTES);
-          tma_load_2d(dst, &amap, ks * BK, t.row0, bar);
-          tma_load_2d(dst + A_STAGE, &bmap, ks * BK, r0, bar);
-          tma_load_2d(dst + A_STAGE + B_HALF, &bmap, ks * BK, r1, bar);
+          mbar_arrive_expect_tx(bar, half ? STAGE_BYTES - A_STAGE / 2 : STAGE_BYTES);
+          tma_load_2d(dst, half ? &amap64 : &amap, ks * BK, t.row0, bar);
+          if (shared) {
+            tma_load_2d_multicast(dst + A_STAGE + rank * B_HALF, &bmap, ks * BK, rank ? r1 : r0, bar, 0x3);
+          } else {
+            tma_load_2d(dst + A_STAGE, &bmap, ks * BK, r0, bar);
+            tma_load_2d(dst + A_STAGE + B_HALF, &bmap, ks * BK, r1, bar);
+          }
         }
       }
     }
   } else {
-    const int tid = threadIdx.x & 127;
+    const int tid = threadIdx.x & 127, lane = tid & 31;
+    auto release = [&](int stage) {
+      if constexpr (PAIR) {
+        __syncwarp();
+        if (lane == 0) {
+          mbar_arrive(empty + 8 * stage);
+          mbar_arrive_peer(empty + 8 * stage, rank ^ 1);
+        }
+      } else {
+        mbar_arrive(empty + 8 * stage);
+      }
+    };
     float acc[128];
     int s = 0;
-    for (int u = blockIdx.x; u < n_tiles; u += gridDim.x) {
-      const StdTile t = tiles[u];
+    for (int u = first; u < units; u += stride) {
+      const StdTile t = tiles[PAIR ? 2 * u + rank : u];
+      if (!PAIR && t.valid <= 0) continue;
+      if (wg == 1 && halves && t.valid <= 64) {
+        // A half tile has no rows of this consumer: its stages go straight back (waiting on
+        // `full` keeps the releases in phase).
+        for (int ks = 0; ks < ksteps; ++ks, ++s) {
+          mbar_wait(full + 8 * (s % STAGES), (s / STAGES) & 1);
+          release(s % STAGES);
+        }
+        continue;
+      }
       for (int ks = 0; ks < ksteps; ++ks, ++s) {
         const int stage = s % STAGES;
         mbar_wait(full + 8 * stage, (s / STAGES) & 1);
@@ -175,14 +245,15 @@ __global__ void __launch_bounds__(THREADS, 1)
           mma_m64n256k16(acc, da + 2 * kk, db + 2 * kk, ks > 0 || kk > 0);
         wgmma_commit();
         wgmma_wait<1>();
-        if (ks > 0) mbar_arrive(empty + 8 * ((s - 1) % STAGES));  // step s - 1's MMAs are complete
+        if (ks > 0) release((s - 1) % STAGES);  // step s - 1's MMAs are complete
       }
       wgmma_wait<0>();
-      mbar_arrive(empty + 8 * ((s - 1) % STAGES));  // the tile's last step
+      release((s - 1) % STAGES);  // the tile's last step
       fence_acc(acc);
-      store_tile<EPI>(acc, out, t, n_cols, wg, tid, alpha, limit);
+      if (t.valid > 0) store_tile<EPI>(acc, out, t, n_cols, wg, tid, c_base + wg * C_BYTES, alpha, limit);
     }
   }
+  if constexpr (PAIR) cluster_sync();  // no CTA leaves while its peer may still write into it
 #else
   __trap();  // never launched: the launcher requires a compute capability 9.0 device
 #endif
@@ -232,7 +303,7 @@ __global__ void __launch_bounds__(TILE_THREADS)
     const int nb = list == 0 ? nb0 : nb1, cap = list == 0 ? max0 : max1;
     StdTile* out = list == 0 ? t0 : t1;
     const long long total = static_cast<long long>(mtiles) * nb;
-    const int n = static_cast<int>(min(total, static_cast<long long>(cap)));
+    int n = static_cast<int>(min(total, static_cast<long long>(cap)));
     for (int t = tid; t < n; t += TILE_THREADS) {
       const int q = t / nb;  // the expert holds 128-row tile index q of the flattened m-tiles
       int a = 0, b = experts - 1;
@@ -247,22 +318,41 @@ __global__ void __launch_bounds__(TILE_THREADS)
       const int m = local % mt, rows = row_off[a + 1] - row_off[a];
       out[t] = StdTile{a, row_off[a] + m * BM, min(BM, rows - m * BM), local / mt};
     }
-    if (tid == 0) live[list] = n;
+    if (tid == 0) {
+      if ((n & 1) && n < cap) out[n++] = StdTile{0, 0, 0, 0};  // an even length: the paired kernel's partners
+      live[list] = n;
+    }
   }
 }
 
+StdGroupedVariant g_variant;  // the launches' variant (std_grouped_set_variant)
+
 template <int EPI>
-void launch(const CUtensorMap& amap, const CUtensorMap& bmap, bf16* out, int n_cols, const StdTile* tiles,
-            std::int64_t max_tiles, const int* live, int ksteps, int b_rows, int up, const ActivationSpec& a,
-            cudaStream_t s) {
+void launch(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMap& bmap, bf16* out, int n_cols,
+            const StdTile* tiles, std::int64_t max_tiles, const int* live, int ksteps, int b_rows, int up,
+            const ActivationSpec& a, cudaStream_t s) {
   int dev = 0, sms = 0;
   LB_CUDA_CHECK(cudaGetDevice(&dev));
   LB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  ensure_max_dynamic_smem(reinterpret_cast<const void*>(grouped_kernel<EPI>), SMEM);
-  const int grid = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(max_tiles, sms)));
-  grouped_kernel<EPI><<<grid, THREADS, SMEM, s>>>(amap, bmap, out, n_cols, tiles, static_cast<int>(max_tiles), live,
-                                                  ksteps, b_rows, up, static_cast<float>(a.alpha),
-                                                  static_cast<float>(a.limit));
+  const int mt = static_cast<int>(max_tiles), half = g_variant.half_tiles ? 1 : 0;
+  const auto alpha = static_cast<float>(a.alpha), limit = static_cast<float>(a.limit);
+  if (!g_variant.paired) {
+    ensure_max_dynamic_smem(reinterpret_cast<const void*>(grouped_kernel<EPI, false>), SMEM);
+    const int grid = std::max(1, std::min(mt, sms));
+    grouped_kernel<EPI, false><<<grid, THREADS, SMEM, s>>>(amap, amap64, bmap, out, n_cols, tiles, mt, live, ksteps,
+                                                           b_rows, up, half, alpha, limit);
+    LB_CUDA_CHECK_LAUNCH();
+    return;
+  }
+  ensure_max_dynamic_smem(reinterpret_cast<const void*>(grouped_kernel<EPI, true>), SMEM);
+  sm90::PairLaunch pl(static_cast<unsigned>(sms / 2 * 2), THREADS, SMEM, s);
+  static int resident[3][64] = {};  // co-resident 2-CTA clusters per device (SMs pair up inside a GPC)
+  int& clusters = resident[EPI][dev & 63];
+  if (clusters == 0) LB_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, grouped_kernel<EPI, true>, &pl.cfg));
+  const int grid_clusters = std::max(1, std::min(clusters, std::max(1, mt / 2)));
+  pl.cfg.gridDim = dim3(static_cast<unsigned>(2 * grid_clusters));
+  LB_CUDA_CHECK(cudaLaunchKernelEx(&pl.cfg, grouped_kernel<EPI, true>, amap, amap64, bmap, out, n_cols, tiles, mt, live,
+                                   ksteps, b_rows, up, half, alpha, limit));
   LB_CUDA_CHECK_LAUNCH();
 }
 
@@ -281,10 +371,14 @@ bool std_grouped_sm90_supported(std::int64_t h, std::int64_t inter, std::int64_t
          experts <= kStdGroupedMaxExperts;
 }
 
+void std_grouped_set_variant(const StdGroupedVariant& v) { g_variant = v; }
+StdGroupedVariant std_grouped_variant() { return g_variant; }
+
 std::int64_t std_gate_up_blocks(std::int64_t inter) { return (inter + GU_COLS - 1) / GU_COLS; }
 std::int64_t std_down_blocks(std::int64_t h) { return (h + BN - 1) / BN; }
 std::int64_t std_grouped_max_tiles(std::int64_t rows_cap, std::int64_t experts, std::int64_t blocks) {
-  return (rows_cap / BM + std::min(experts, rows_cap)) * blocks;  // sum of ceil(c_e / 128) over sum c_e <= rows_cap
+  // sum of ceil(c_e / 128) over sum c_e <= rows_cap, rounded up to an even length (the pairs)
+  return ((rows_cap / BM + std::min(experts, rows_cap)) * blocks + 1) / 2 * 2;
 }
 
 void std_grouped_tiles(const int* counts, std::int64_t experts, std::int64_t gu_blocks, std::int64_t dn_blocks,
@@ -306,13 +400,15 @@ void std_gate_up_sm90(const bf16* x, std::int64_t rows_cap, std::int64_t h, cons
            "Hopper grouped gate/up: needs a compute capability 9.0 device, h and I multiples of 8");
   check_sizes(rows_cap, experts, 2 * inter, max_tiles);
   const CUtensorMap amap = sm90::encode_tma_2d(x, static_cast<std::uint64_t>(h), static_cast<std::uint64_t>(rows_cap), BK, BM);
+  const CUtensorMap amap64 =
+      sm90::encode_tma_2d(x, static_cast<std::uint64_t>(h), static_cast<std::uint64_t>(rows_cap), BK, BM / 2);
   const CUtensorMap bmap =
       sm90::encode_tma_2d(w13, static_cast<std::uint64_t>(h), static_cast<std::uint64_t>(experts * 2 * inter), BK, BN / 2);
   const int ks = static_cast<int>((h + BK - 1) / BK), I = static_cast<int>(inter);
   if (a.kind == Activation::swiglu_clamped)
-    launch<kClampedGlu>(amap, bmap, act, I, tiles, max_tiles, live, ks, 2 * I, I, a, s);
+    launch<kClampedGlu>(amap, amap64, bmap, act, I, tiles, max_tiles, live, ks, 2 * I, I, a, s);
   else
-    launch<kSiluGlu>(amap, bmap, act, I, tiles, max_tiles, live, ks, 2 * I, I, a, s);
+    launch<kSiluGlu>(amap, amap64, bmap, act, I, tiles, max_tiles, live, ks, 2 * I, I, a, s);
 }
 
 void std_down_sm90(const bf16* act, std::int64_t rows_cap, std::int64_t inter, const bf16* wd, std::int64_t experts,
@@ -324,10 +420,12 @@ void std_down_sm90(const bf16* act, std::int64_t rows_cap, std::int64_t inter, c
   check_sizes(rows_cap, experts, h, max_tiles);
   const CUtensorMap amap =
       sm90::encode_tma_2d(act, static_cast<std::uint64_t>(inter), static_cast<std::uint64_t>(rows_cap), BK, BM);
+  const CUtensorMap amap64 =
+      sm90::encode_tma_2d(act, static_cast<std::uint64_t>(inter), static_cast<std::uint64_t>(rows_cap), BK, BM / 2);
   const CUtensorMap bmap =
       sm90::encode_tma_2d(wd, static_cast<std::uint64_t>(inter), static_cast<std::uint64_t>(experts * h), BK, BN / 2);
   const int ks = static_cast<int>((inter + BK - 1) / BK), H = static_cast<int>(h);
-  launch<kStore>(amap, bmap, y, H, tiles, max_tiles, live, ks, H, 0, ActivationSpec{}, s);
+  launch<kStore>(amap, amap64, bmap, y, H, tiles, max_tiles, live, ks, H, 0, ActivationSpec{}, s);
 }
 
 std::int64_t std_grouped_work_bytes(std::int64_t rows_cap, std::int64_t experts, std::int64_t h, std::int64_t inter) {

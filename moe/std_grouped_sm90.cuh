@@ -26,6 +26,16 @@ struct StdTile {
 // The largest local expert count the tile builder takes (its offsets live in shared memory).
 inline constexpr std::int64_t kStdGroupedMaxExperts = 4096;
 
+// Launch variants, process-wide (the kernel study times each): paired = 2-CTA clusters sharing
+// the weight box of two row tiles of one expert and column block by TMA multicast; half_tiles =
+// a tile of at most 64 live rows loads 64 A rows and runs one consumer warpgroup.
+struct StdGroupedVariant {
+  bool paired = true;
+  bool half_tiles = true;
+};
+void std_grouped_set_variant(const StdGroupedVariant& v);
+StdGroupedVariant std_grouped_variant();
+
 // A compute capability 9.0 device, h and I multiples of 8 (16-byte TMA row strides), at most
 // kStdGroupedMaxExperts experts.
 bool std_grouped_sm90_supported(std::int64_t h, std::int64_t inter, std::int64_t experts);
@@ -37,7 +47,8 @@ std::int64_t std_grouped_max_tiles(std::int64_t rows_cap, std::int64_t experts, 
 
 // Both tile lists from the device counts (int32, `experts` of them), one launch: expert by
 // expert, column block by block, 128-row tiles fastest (the tiles that share a weight block run
-// side by side). live[0] / live[1] receive the gate/up / down list lengths (capped at capacity).
+// side by side); each list is padded to an even length with an empty tile (valid 0). live[0] /
+// live[1] receive the gate/up / down list lengths (capped at capacity).
 void std_grouped_tiles(const int* counts, std::int64_t experts, std::int64_t gu_blocks, std::int64_t dn_blocks,
                        StdTile* gu_tiles, std::int64_t gu_max, StdTile* dn_tiles, std::int64_t dn_max, int* live,
                        cudaStream_t s);

@@ -112,7 +112,7 @@ bool time_router(Device& dev, StdOps& ops, const Model& m, std::int64_t T, int w
 
 // The grouped wgmma path (where the device and shape take it): checked against the per-expert
 // output `ref` first, then timed whole (through the ops, as the block runs it) and stage by stage
-// (tile lists, gate/up with the activation, down) on the same device-built lists.
+// (tile lists, gate/up with the activation, down; each launch variant) on the same device-built lists.
 // Returns the whole path's timing, nullopt where it does not apply; false on a mismatch.
 bool time_wgmma(Device& dev, StdOps& ops, const Model& m, const std::vector<std::int64_t>& counts,
                 const std::vector<std::uint16_t>& ref, double max_out, const Buffer& x, const Buffer& w13,
@@ -151,14 +151,23 @@ bool time_wgmma(Device& dev, StdOps& ops, const Model& m, const std::vector<std:
   };
   tiles();
   row(m.name, "wgmma tile lists alone", time_it(dev, warmup, iterations, tiles), 0);
-  row(m.name, "wgmma gate/up + activation alone", time_it(dev, warmup, iterations, [&] {
-        cuda::std_gate_up_sm90(xb, R, H, w13.as<__nv_bfloat16>(), E, I, act.as<__nv_bfloat16>(), w.gu, w.gu_max, w.live,
-                               m.activation, st);
-      }), 4.0 * double(R) * double(H) * double(I));
-  row(m.name, "wgmma down alone", time_it(dev, warmup, iterations, [&] {
-        cuda::std_down_sm90(act.as<__nv_bfloat16>(), R, I, wd.as<__nv_bfloat16>(), E, H, y.as<__nv_bfloat16>(), w.dn,
-                            w.dn_max, w.live + 1, st);
-      }), 2.0 * double(R) * double(H) * double(I));
+  const cuda::StdGroupedVariant chosen = cuda::std_grouped_variant();
+  for (const bool paired : {true, false})
+    for (const bool half : {true, false}) {
+      cuda::std_grouped_set_variant({paired, half});
+      const bool is_default = paired == chosen.paired && half == chosen.half_tiles;
+      const std::string tag = is_default ? "" : fmt::format(" [{}, {}]", paired ? "paired" : "unpaired",
+                                                            half ? "half tiles" : "whole tiles");
+      row(m.name, "wgmma gate/up + activation alone" + tag, time_it(dev, warmup, iterations, [&] {
+            cuda::std_gate_up_sm90(xb, R, H, w13.as<__nv_bfloat16>(), E, I, act.as<__nv_bfloat16>(), w.gu, w.gu_max,
+                                   w.live, m.activation, st);
+          }), 4.0 * double(R) * double(H) * double(I));
+      row(m.name, "wgmma down alone" + tag, time_it(dev, warmup, iterations, [&] {
+            cuda::std_down_sm90(act.as<__nv_bfloat16>(), R, I, wd.as<__nv_bfloat16>(), E, H, y.as<__nv_bfloat16>(),
+                                w.dn, w.dn_max, w.live + 1, st);
+          }), 2.0 * double(R) * double(H) * double(I));
+    }
+  cuda::std_grouped_set_variant(chosen);
   return true;
 }
 

@@ -245,7 +245,8 @@ TEST(StdExpertMlpGpu, MultiStreamMatchesTheCpuProduct) {
   for (const auto& c : mlp_cases()) check_mlp(c, StdExpertPath::multi_stream);
 }
 
-// The grouped wgmma kernels (hidden and inter multiples of 8): every edge of their tiling.
+// The grouped wgmma kernels (hidden and inter multiples of 8): every edge of their tiling, in
+// every launch variant (2-CTA pairs or single CTAs, half tiles or not).
 std::vector<MlpCase> wgmma_cases() {
   std::vector<std::int64_t> many(1100);
   for (std::size_t e = 0; e < many.size(); ++e) many[e] = e % 5 == 0 ? 0 : 1 + static_cast<std::int64_t>(e % 3);
@@ -258,7 +259,14 @@ std::vector<MlpCase> wgmma_cases() {
   };
 }
 TEST(StdExpertMlpGpu, WgmmaMatchesTheCpuProduct) {
-  for (const auto& c : wgmma_cases()) check_mlp(c, StdExpertPath::wgmma);
+  const auto chosen = cuda::std_grouped_variant();
+  for (const bool paired : {true, false})
+    for (const bool half : {true, false}) {
+      SCOPED_TRACE(std::string(paired ? "paired" : "unpaired") + (half ? ", half tiles" : ", whole tiles"));
+      cuda::std_grouped_set_variant({paired, half});
+      for (const auto& c : wgmma_cases()) check_mlp(c, StdExpertPath::wgmma);
+    }
+  cuda::std_grouped_set_variant(chosen);
 }
 
 // The device schedule: the three launches captured once in a CUDA graph with one set of counts,
