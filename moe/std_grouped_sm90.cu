@@ -190,12 +190,13 @@ __global__ void __launch_bounds__(THREADS, 1)
         }
         const int r0 = t.expert * b_rows + t.block * (EPI == kStore ? BN : GU_COLS);
         const int r1 = EPI == kStore ? r0 + BN / 2 : r0 + up;
-        const bool half = halves && t.valid <= 64;
+        const bool half = halves && t.valid <= 64, none = t.valid <= 0;  // none: a paired padding tile
         for (int ks = 0; ks < ksteps; ++ks, ++s) {
           const int stage = s % STAGES;
           if (s >= STAGES) mbar_wait(empty + 8 * stage, ((s / STAGES) - 1) & 1);
           const std::uint32_t dst = base + stage * STAGE_BYTES, bar = full + 8 * stage;
-          mbar_arrive_expect_tx(bar, half ? STAGE_BYTES - A_STAGE / 2 : STAGE_BYTES);
+          mbar_arrive_expect_tx(bar, none ? 0 : half ? STAGE_BYTES - A_STAGE / 2 : STAGE_BYTES);
+          if (none) continue;  // nothing to load: the arrival alone completes the phase
           tma_load_2d(dst, half ? &amap64 : &amap, ks * BK, t.row0, bar);
           if (shared) {
             tma_load_2d_multicast(dst + A_STAGE + rank * B_HALF, &bmap, ks * BK, rank ? r1 : r0, bar, 0x3);
@@ -224,9 +225,9 @@ __global__ void __launch_bounds__(THREADS, 1)
     for (int u = first; u < units; u += stride) {
       const StdTile t = tiles[PAIR ? 2 * u + rank : u];
       if (!PAIR && t.valid <= 0) continue;
-      if (wg == 1 && halves && t.valid <= 64) {
-        // A half tile has no rows of this consumer: its stages go straight back (waiting on
-        // `full` keeps the releases in phase).
+      if ((wg == 1 && halves && t.valid <= 64) || t.valid <= 0) {
+        // No rows of this consumer (a half tile's second, or a paired padding tile): its stages
+        // go straight back (waiting on `full` keeps the releases in phase).
         for (int ks = 0; ks < ksteps; ++ks, ++s) {
           mbar_wait(full + 8 * (s % STAGES), (s / STAGES) & 1);
           release(s % STAGES);
@@ -259,64 +260,98 @@ __global__ void __launch_bounds__(THREADS, 1)
 #endif
 }
 
-// Both tile lists from the counts: per-thread chunks of experts, a block scan of their rows and
-// 128-row tiles, then every tile written by a search of the tile offsets.
+// Exclusive prefix sum over the block (Hillis-Steele in `scratch`); *total gets the sum.
+__device__ int block_exclusive_scan(int v, int* scratch, int* total) {
+  const int tid = threadIdx.x;
+  __syncthreads();  // scratch is free
+  scratch[tid] = v;
+  __syncthreads();
+  for (int d = 1; d < TILE_THREADS; d *= 2) {
+    const int add = tid >= d ? scratch[tid - d] : 0;
+    __syncthreads();
+    scratch[tid] += add;
+    __syncthreads();
+  }
+  *total = scratch[TILE_THREADS - 1];
+  return scratch[tid] - v;
+}
+
+// Tiles of one expert (c rows) in a list of nb column blocks. pack: a region of even length
+// (one empty tile when odd), so that list pairs never straddle two experts.
+__device__ __forceinline__ int region_tiles(int c, int nb, int pack) {
+  const int n = (c + BM - 1) / BM * nb;
+  return pack ? n + (n & 1) : n;
+}
+
+// Tile `l` of expert e's region. Unpacked: column block by block, 128-row tiles fastest. Packed
+// (the pairs' order): first the pairs of full tiles (> 64 live rows) of one block, block by
+// block; then the odd full tile of each block; then the half tile (1-64 rows) of each block, so
+// that half tiles pair with half tiles; then the padding tile (valid 0).
+__device__ __forceinline__ StdTile region_tile(int e, int row0, int c, int nb, int l, int pack) {
+  const int mt = (c + BM - 1) / BM;
+  int m = 0, b = 0;
+  if (!pack) {
+    m = l % mt;
+    b = l / mt;
+  } else {
+    const int tail = c % BM, h = tail > 0 && tail <= 64 ? 1 : 0, ff = mt - h, p2 = ff & ~1, lf = ff & 1;
+    if (l < nb * p2) {
+      m = l % p2;
+      b = l / p2;
+    } else if ((l -= nb * p2) < lf * nb) {
+      m = ff - 1;
+      b = l;
+    } else if ((l -= lf * nb) < h * nb) {
+      m = ff;
+      b = l;
+    } else {
+      return StdTile{e, 0, 0, 0};
+    }
+  }
+  return StdTile{e, row0 + m * BM, min(BM, c - m * BM), b};
+}
+
+// Both tile lists from the counts: per-thread chunks of experts, block scans of their rows and
+// of their tiles per list, then every tile written by a search of the tile offsets.
 __global__ void __launch_bounds__(TILE_THREADS)
     tiles_kernel(const int* __restrict__ counts, int experts, int nb0, int nb1, StdTile* __restrict__ t0, int max0,
-                 StdTile* __restrict__ t1, int max1, int* __restrict__ live) {
-  __shared__ int row_off[kStdGroupedMaxExperts + 1], mt_off[kStdGroupedMaxExperts + 1];
-  __shared__ int scan_r[TILE_THREADS], scan_m[TILE_THREADS];
+                 StdTile* __restrict__ t1, int max1, int* __restrict__ live, int pack) {
+  __shared__ int row_off[kStdGroupedMaxExperts + 1], tile_off[kStdGroupedMaxExperts + 1];
+  __shared__ int scratch[TILE_THREADS];
   const int tid = threadIdx.x, chunk = (experts + TILE_THREADS - 1) / TILE_THREADS;
   const int lo = min(experts, tid * chunk), hi = min(experts, lo + chunk);
-  int rs = 0, ms = 0;
+  int sum = 0, total = 0;
+  for (int e = lo; e < hi; ++e) sum += max(counts[e], 0);
+  sum = block_exclusive_scan(sum, scratch, &total);
   for (int e = lo; e < hi; ++e) {
-    const int c = max(counts[e], 0);
-    rs += c;
-    ms += (c + BM - 1) / BM;
+    row_off[e] = sum;
+    sum += max(counts[e], 0);
   }
-  scan_r[tid] = rs;
-  scan_m[tid] = ms;
-  __syncthreads();
-  for (int d = 1; d < TILE_THREADS; d *= 2) {  // inclusive Hillis-Steele scan
-    const int ar = tid >= d ? scan_r[tid - d] : 0, am = tid >= d ? scan_m[tid - d] : 0;
-    __syncthreads();
-    scan_r[tid] += ar;
-    scan_m[tid] += am;
-    __syncthreads();
-  }
-  rs = scan_r[tid] - rs;
-  ms = scan_m[tid] - ms;
-  for (int e = lo; e < hi; ++e) {
-    const int c = max(counts[e], 0);
-    row_off[e] = rs;
-    mt_off[e] = ms;
-    rs += c;
-    ms += (c + BM - 1) / BM;
-  }
-  if (tid == TILE_THREADS - 1) {
-    row_off[experts] = scan_r[tid];
-    mt_off[experts] = scan_m[tid];
-  }
-  __syncthreads();
-  const int mtiles = mt_off[experts];
+  if (tid == 0) row_off[experts] = total;
   for (int list = 0; list < 2; ++list) {
     const int nb = list == 0 ? nb0 : nb1, cap = list == 0 ? max0 : max1;
     StdTile* out = list == 0 ? t0 : t1;
-    const long long total = static_cast<long long>(mtiles) * nb;
-    int n = static_cast<int>(min(total, static_cast<long long>(cap)));
+    __syncthreads();  // row_off complete; the last list's searches are done with tile_off
+    sum = 0;
+    for (int e = lo; e < hi; ++e) sum += region_tiles(row_off[e + 1] - row_off[e], nb, pack);
+    sum = block_exclusive_scan(sum, scratch, &total);
+    for (int e = lo; e < hi; ++e) {
+      tile_off[e] = sum;
+      sum += region_tiles(row_off[e + 1] - row_off[e], nb, pack);
+    }
+    if (tid == 0) tile_off[experts] = total;
+    __syncthreads();
+    int n = min(total, cap);
     for (int t = tid; t < n; t += TILE_THREADS) {
-      const int q = t / nb;  // the expert holds 128-row tile index q of the flattened m-tiles
       int a = 0, b = experts - 1;
-      while (a < b) {  // the last expert whose first m-tile is <= q
+      while (a < b) {  // the last expert whose first tile is <= t (it has tiles: offsets rise past t)
         const int mid = (a + b + 1) / 2;
-        if (mt_off[mid] <= q)
+        if (tile_off[mid] <= t)
           a = mid;
         else
           b = mid - 1;
       }
-      const int mt = mt_off[a + 1] - mt_off[a], local = t - mt_off[a] * nb;
-      const int m = local % mt, rows = row_off[a + 1] - row_off[a];
-      out[t] = StdTile{a, row_off[a] + m * BM, min(BM, rows - m * BM), local / mt};
+      out[t] = region_tile(a, row_off[a], row_off[a + 1] - row_off[a], nb, t - tile_off[a], pack);
     }
     if (tid == 0) {
       if ((n & 1) && n < cap) out[n++] = StdTile{0, 0, 0, 0};  // an even length: the paired kernel's partners
@@ -377,8 +412,8 @@ StdGroupedVariant std_grouped_variant() { return g_variant; }
 std::int64_t std_gate_up_blocks(std::int64_t inter) { return (inter + GU_COLS - 1) / GU_COLS; }
 std::int64_t std_down_blocks(std::int64_t h) { return (h + BN - 1) / BN; }
 std::int64_t std_grouped_max_tiles(std::int64_t rows_cap, std::int64_t experts, std::int64_t blocks) {
-  // sum of ceil(c_e / 128) over sum c_e <= rows_cap, rounded up to an even length (the pairs)
-  return ((rows_cap / BM + std::min(experts, rows_cap)) * blocks + 1) / 2 * 2;
+  // sum of ceil(c_e / 128) over sum c_e <= rows_cap, one padding tile per expert, an even length
+  return ((rows_cap / BM + std::min(experts, rows_cap)) * blocks + experts + 1) / 2 * 2;
 }
 
 void std_grouped_tiles(const int* counts, std::int64_t experts, std::int64_t gu_blocks, std::int64_t dn_blocks,
@@ -388,7 +423,7 @@ void std_grouped_tiles(const int* counts, std::int64_t experts, std::int64_t gu_
   LB_CHECK(gu_max < (std::int64_t{1} << 31) && dn_max < (std::int64_t{1} << 31), "tile lists are 32-bit");
   tiles_kernel<<<1, TILE_THREADS, 0, s>>>(counts, static_cast<int>(experts), static_cast<int>(gu_blocks),
                                           static_cast<int>(dn_blocks), gu_tiles, static_cast<int>(gu_max), dn_tiles,
-                                          static_cast<int>(dn_max), live);
+                                          static_cast<int>(dn_max), live, g_variant.pack_leftovers ? 1 : 0);
   LB_CUDA_CHECK_LAUNCH();
 }
 

@@ -28,10 +28,12 @@ inline constexpr std::int64_t kStdGroupedMaxExperts = 4096;
 
 // Launch variants, process-wide (the kernel study times each): paired = 2-CTA clusters sharing
 // the weight box of two row tiles of one expert and column block by TMA multicast; half_tiles =
-// a tile of at most 64 live rows loads 64 A rows and runs one consumer warpgroup.
+// a tile of at most 64 live rows loads 64 A rows and runs one consumer warpgroup;
+// pack_leftovers = the lists in pair order (std_grouped_tiles).
 struct StdGroupedVariant {
   bool paired = true;
   bool half_tiles = true;
+  bool pack_leftovers = true;
 };
 void std_grouped_set_variant(const StdGroupedVariant& v);
 StdGroupedVariant std_grouped_variant();
@@ -46,9 +48,12 @@ std::int64_t std_down_blocks(std::int64_t h);
 std::int64_t std_grouped_max_tiles(std::int64_t rows_cap, std::int64_t experts, std::int64_t blocks);
 
 // Both tile lists from the device counts (int32, `experts` of them), one launch: expert by
-// expert, column block by block, 128-row tiles fastest (the tiles that share a weight block run
-// side by side); each list is padded to an even length with an empty tile (valid 0). live[0] /
-// live[1] receive the gate/up / down list lengths (capped at capacity).
+// expert, column block by column block, 128-row tiles fastest (the tiles that share a weight
+// block run side by side). With pack_leftovers each expert's tiles are in pair order: pairs of
+// full tiles (> 64 rows) of one block, then the odd full tile of every block, then the half
+// tiles of every block (so that half tiles pair with each other), and one empty tile (valid 0)
+// where the expert's count is odd. live[0] / live[1] receive the gate/up / down list lengths,
+// even (an empty tile appended where needed).
 void std_grouped_tiles(const int* counts, std::int64_t experts, std::int64_t gu_blocks, std::int64_t dn_blocks,
                        StdTile* gu_tiles, std::int64_t gu_max, StdTile* dn_tiles, std::int64_t dn_max, int* live,
                        cudaStream_t s);

@@ -152,21 +152,23 @@ bool time_wgmma(Device& dev, StdOps& ops, const Model& m, const std::vector<std:
   tiles();
   row(m.name, "wgmma tile lists alone", time_it(dev, warmup, iterations, tiles), 0);
   const cuda::StdGroupedVariant chosen = cuda::std_grouped_variant();
-  for (const bool paired : {true, false})
-    for (const bool half : {true, false}) {
-      cuda::std_grouped_set_variant({paired, half});
-      const bool is_default = paired == chosen.paired && half == chosen.half_tiles;
-      const std::string tag = is_default ? "" : fmt::format(" [{}, {}]", paired ? "paired" : "unpaired",
-                                                            half ? "half tiles" : "whole tiles");
-      row(m.name, "wgmma gate/up + activation alone" + tag, time_it(dev, warmup, iterations, [&] {
-            cuda::std_gate_up_sm90(xb, R, H, w13.as<__nv_bfloat16>(), E, I, act.as<__nv_bfloat16>(), w.gu, w.gu_max,
-                                   w.live, m.activation, st);
-          }), 4.0 * double(R) * double(H) * double(I));
-      row(m.name, "wgmma down alone" + tag, time_it(dev, warmup, iterations, [&] {
-            cuda::std_down_sm90(act.as<__nv_bfloat16>(), R, I, wd.as<__nv_bfloat16>(), E, H, y.as<__nv_bfloat16>(),
-                                w.dn, w.dn_max, w.live + 1, st);
-          }), 2.0 * double(R) * double(H) * double(I));
-    }
+  const cuda::StdGroupedVariant variants[] = {chosen, {true, true, false}, {true, false, true}, {false, false, false}};
+  for (const auto& v : variants) {
+    cuda::std_grouped_set_variant(v);
+    tiles();  // the list order depends on the variant
+    const bool is_default = &v == &variants[0];
+    const std::string tag = is_default ? "" : fmt::format(" [{}, {}, {}]", v.paired ? "paired" : "unpaired",
+                                                          v.half_tiles ? "half tiles" : "whole tiles",
+                                                          v.pack_leftovers ? "pair order" : "plain order");
+    row(m.name, "wgmma gate/up + activation alone" + tag, time_it(dev, warmup, iterations, [&] {
+          cuda::std_gate_up_sm90(xb, R, H, w13.as<__nv_bfloat16>(), E, I, act.as<__nv_bfloat16>(), w.gu, w.gu_max,
+                                 w.live, m.activation, st);
+        }), 4.0 * double(R) * double(H) * double(I));
+    row(m.name, "wgmma down alone" + tag, time_it(dev, warmup, iterations, [&] {
+          cuda::std_down_sm90(act.as<__nv_bfloat16>(), R, I, wd.as<__nv_bfloat16>(), E, H, y.as<__nv_bfloat16>(), w.dn,
+                              w.dn_max, w.live + 1, st);
+        }), 2.0 * double(R) * double(H) * double(I));
+  }
   cuda::std_grouped_set_variant(chosen);
   return true;
 }
