@@ -284,9 +284,10 @@ __device__ __forceinline__ int region_tiles(int c, int nb, int pack) {
 }
 
 // Tile `l` of expert e's region. Unpacked: column block by block, 128-row tiles fastest. Packed
-// (the pairs' order): first the pairs of full tiles (> 64 live rows) of one block, block by
-// block; then the odd full tile of each block; then the half tile (1-64 rows) of each block, so
-// that half tiles pair with half tiles; then the padding tile (valid 0).
+// (the pairs' order), column blocks two by two: the pairs of full tiles (> 64 live rows) of the
+// first block, those of the second, then the two blocks' remaining tiles alternately (the odd full
+// tile of each, then the half tile of each: half tiles pair with half tiles, next to the weight
+// blocks they read); a last odd block's tiles in row order; then the padding tile (valid 0).
 __device__ __forceinline__ StdTile region_tile(int e, int row0, int c, int nb, int l, int pack) {
   const int mt = (c + BM - 1) / BM;
   int m = 0, b = 0;
@@ -294,16 +295,19 @@ __device__ __forceinline__ StdTile region_tile(int e, int row0, int c, int nb, i
     m = l % mt;
     b = l / mt;
   } else {
-    const int tail = c % BM, h = tail > 0 && tail <= 64 ? 1 : 0, ff = mt - h, p2 = ff & ~1, lf = ff & 1;
-    if (l < nb * p2) {
-      m = l % p2;
-      b = l / p2;
-    } else if ((l -= nb * p2) < lf * nb) {
-      m = ff - 1;
-      b = l;
-    } else if ((l -= lf * nb) < h * nb) {
-      m = ff;
-      b = l;
+    const int tail = c % BM, h = tail > 0 && tail <= 64 ? 1 : 0, p2 = (mt - h) & ~1;
+    const int g = l / (2 * mt), r = l % (2 * mt);
+    if (g < nb / 2) {
+      if (r < 2 * p2) {  // the full-tile pairs of block 2g, then of block 2g + 1
+        b = 2 * g + r / max(p2, 1);
+        m = r % max(p2, 1);
+      } else {  // the leftovers (rows p2 onwards), the two blocks alternately
+        b = 2 * g + ((r - 2 * p2) & 1);
+        m = p2 + (r - 2 * p2) / 2;
+      }
+    } else if ((l -= (nb / 2) * 2 * mt) < mt) {  // a last odd block
+      b = nb - 1;
+      m = l;
     } else {
       return StdTile{e, 0, 0, 0};
     }

@@ -49,11 +49,11 @@ std::int64_t std_grouped_max_tiles(std::int64_t rows_cap, std::int64_t experts, 
 
 // Both tile lists from the device counts (int32, `experts` of them), one launch: expert by
 // expert, column block by column block, 128-row tiles fastest (the tiles that share a weight
-// block run side by side). With pack_leftovers each expert's tiles are in pair order: pairs of
-// full tiles (> 64 rows) of one block, then the odd full tile of every block, then the half
-// tiles of every block (so that half tiles pair with each other), and one empty tile (valid 0)
-// where the expert's count is odd. live[0] / live[1] receive the gate/up / down list lengths,
-// even (an empty tile appended where needed).
+// block run side by side). With pack_leftovers each expert's tiles are in pair order, column
+// blocks two by two: the pairs of full tiles (> 64 rows) of each block, then the two blocks'
+// remaining tiles alternately (so that half tiles pair with half tiles next to the weight blocks
+// they read), and one empty tile (valid 0) where the expert's count is odd. live[0] / live[1]
+// receive the gate/up / down list lengths, even (an empty tile appended where needed).
 void std_grouped_tiles(const int* counts, std::int64_t experts, std::int64_t gu_blocks, std::int64_t dn_blocks,
                        StdTile* gu_tiles, std::int64_t gu_max, StdTile* dn_tiles, std::int64_t dn_max, int* live,
                        cudaStream_t s);
