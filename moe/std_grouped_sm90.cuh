@@ -29,11 +29,14 @@ inline constexpr std::int64_t kStdGroupedMaxExperts = 4096;
 // Launch variants, process-wide (the kernel study times each): paired = 2-CTA clusters sharing
 // the weight box of two row tiles of one expert and column block by TMA multicast; half_tiles =
 // a tile of at most 64 live rows loads 64 A rows and runs one consumer warpgroup;
-// pack_leftovers = the lists in pair order (std_grouped_tiles).
+// pack_leftovers = the lists in pair order (std_grouped_tiles). Defaults: measured on one H200
+// (results/moe/2026-12-02-h200-h): pairs and half tiles won at every preset; the pair order lost
+// the weight multicast of experts with two row tiles one of them half (DeepSeek-V3 gate/up 9.10
+// ms against 7.76 in plain order), so plain order stays the default.
 struct StdGroupedVariant {
   bool paired = true;
   bool half_tiles = true;
-  bool pack_leftovers = true;
+  bool pack_leftovers = false;
 };
 void std_grouped_set_variant(const StdGroupedVariant& v);
 StdGroupedVariant std_grouped_variant();
