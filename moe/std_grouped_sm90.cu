@@ -284,10 +284,10 @@ __device__ __forceinline__ int region_tiles(int c, int nb, int pack) {
 }
 
 // Tile `l` of expert e's region. Unpacked: column block by block, 128-row tiles fastest. Packed
-// (the pairs' order), column blocks two by two: the pairs of full tiles (> 64 live rows) of the
-// first block, those of the second, then the two blocks' remaining tiles alternately (the odd full
-// tile of each, then the half tile of each: half tiles pair with half tiles, next to the weight
-// blocks they read); a last odd block's tiles in row order; then the padding tile (valid 0).
+// (the pairs' order), column blocks two by two: the pairs of consecutive row tiles of the first
+// block (a half tail included: they share the weight box), those of the second, then the odd last
+// row tile of the two blocks side by side (same rows: a half tile pairs with a half tile); a last
+// odd block's tiles in row order; then the padding tile (valid 0).
 __device__ __forceinline__ StdTile region_tile(int e, int row0, int c, int nb, int l, int pack) {
   const int mt = (c + BM - 1) / BM;
   int m = 0, b = 0;
@@ -295,13 +295,13 @@ __device__ __forceinline__ StdTile region_tile(int e, int row0, int c, int nb, i
     m = l % mt;
     b = l / mt;
   } else {
-    const int tail = c % BM, h = tail > 0 && tail <= 64 ? 1 : 0, p2 = (mt - h) & ~1;
+    const int p2 = mt & ~1;
     const int g = l / (2 * mt), r = l % (2 * mt);
     if (g < nb / 2) {
-      if (r < 2 * p2) {  // the full-tile pairs of block 2g, then of block 2g + 1
+      if (r < 2 * p2) {  // the row-tile pairs of block 2g, then of block 2g + 1
         b = 2 * g + r / max(p2, 1);
         m = r % max(p2, 1);
-      } else {  // the leftovers (rows p2 onwards), the two blocks alternately
+      } else {  // the odd last row tile of each of the two blocks
         b = 2 * g + ((r - 2 * p2) & 1);
         m = p2 + (r - 2 * p2) / 2;
       }

@@ -30,9 +30,11 @@ inline constexpr std::int64_t kStdGroupedMaxExperts = 4096;
 // the weight box of two row tiles of one expert and column block by TMA multicast; half_tiles =
 // a tile of at most 64 live rows loads 64 A rows and runs one consumer warpgroup;
 // pack_leftovers = the lists in pair order (std_grouped_tiles). Defaults: measured on one H200
-// (results/moe/2026-12-02-h200-h): pairs and half tiles won at every preset; the pair order lost
-// the weight multicast of experts with two row tiles one of them half (DeepSeek-V3 gate/up 9.10
-// ms against 7.76 in plain order), so plain order stays the default.
+// (results/moe/2026-12-02-h200-h): pairs won at every preset and half tiles in plain order; an
+// earlier pair order (every half tile paired across blocks) lost the weight multicast of experts
+// with two row tiles one of them half (DeepSeek-V3 gate/up 9.10 ms against 7.76 in plain order),
+// so plain order stays the default until the present pair order (which keeps that multicast) is
+// measured: layerbench-moe-kernels --models times it beside the default.
 struct StdGroupedVariant {
   bool paired = true;
   bool half_tiles = true;
@@ -53,10 +55,11 @@ std::int64_t std_grouped_max_tiles(std::int64_t rows_cap, std::int64_t experts, 
 // Both tile lists from the device counts (int32, `experts` of them), one launch: expert by
 // expert, column block by column block, 128-row tiles fastest (the tiles that share a weight
 // block run side by side). With pack_leftovers each expert's tiles are in pair order, column
-// blocks two by two: the pairs of full tiles (> 64 rows) of each block, then the two blocks'
-// remaining tiles alternately (so that half tiles pair with half tiles next to the weight blocks
-// they read), and one empty tile (valid 0) where the expert's count is odd. live[0] / live[1]
-// receive the gate/up / down list lengths, even (an empty tile appended where needed).
+// blocks two by two: the pairs of consecutive row tiles of each block (sharing its weight box),
+// then the odd last row tile of the two blocks side by side (a half tile pairs with a half tile
+// next to the weight blocks it reads), and one empty tile (valid 0) where the expert's count is
+// odd. live[0] / live[1] receive the gate/up / down list lengths, even (an empty tile appended
+// where needed).
 void std_grouped_tiles(const int* counts, std::int64_t experts, std::int64_t gu_blocks, std::int64_t dn_blocks,
                        StdTile* gu_tiles, std::int64_t gu_max, StdTile* dn_tiles, std::int64_t dn_max, int* live,
                        cudaStream_t s);
