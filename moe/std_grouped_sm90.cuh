@@ -30,7 +30,7 @@ inline constexpr std::int64_t kStdGroupedMaxExperts = 4096;
 // the weight box of two row tiles of one expert and column block by TMA multicast; half_tiles =
 // a tile of at most 64 live rows loads 64 A rows and runs one consumer warpgroup;
 // pack_leftovers = the lists in pair order (std_grouped_tiles). Defaults: measured on one H200
-// (results/moe/2026-12-02-h200-h): pairs won at every preset and half tiles in plain order; an
+// (results/moe/2026-12-02-h200-i): pairs won at every preset and half tiles in plain order; an
 // earlier pair order (every half tile paired across blocks) lost the weight multicast of experts
 // with two row tiles one of them half (DeepSeek-V3 gate/up 9.10 ms against 7.76 in plain order),
 // so plain order stays the default until the present pair order (which keeps that multicast) is
