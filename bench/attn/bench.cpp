@@ -297,6 +297,21 @@ struct RunState {
   std::size_t selected_cases = 0;
 };
 
+// The parameters every measurement of a case carries.
+nlohmann::json case_params(const BenchConfig& c, const Topology& t, const Problem& prob, const SpAttention& sp) {
+  const AttentionShape as = sp.attention_shape();
+  return {{"topology", t.label}, {"ulysses", t.ulysses}, {"ring", t.ring},
+          {"allgather", t.allgather}, {"uaa", t.uaa},
+          {"kv_heads", prob.kv()}, {"local_kv_heads", sp.slice_kv_heads()},
+          {"workload", prob.describe()}, {"joint_position", to_string(prob.joint)},
+          {"kernel_calls", sp.plan().calls.size()}, {"lse_merge", !sp.plan().direct},
+          {"seq", prob.seq}, {"batch", c.batch},
+          {"heads", c.heads}, {"padded_heads", sp.padded_heads()},
+          {"head_dim", c.head_dim}, {"text_tokens", c.text_tokens},
+          {"dtype", c.dtype}, {"seq_q", as.seq_q}, {"seq_kv", as.seq_kv},
+          {"local_heads", as.heads}};
+}
+
 // One (topology, length) case: checked against the oracle, then timed component by component
 // and whole (and its what-ifs). Returns the case's SpAttention when it was timed (kept alive for
 // the round-robin of the length's forwards), null when it was filtered out or failed its check.
@@ -310,17 +325,7 @@ std::unique_ptr<SpAttention> time_case(RunState& st, const Topology& t, const Gr
                                              world.rank());
   SpAttention& sp = *owned;
   const std::string group = fmt::format("{}/S={}", t.label, seq);
-  const AttentionShape as = sp.attention_shape();
-  nlohmann::json params = {{"topology", t.label}, {"ulysses", t.ulysses}, {"ring", t.ring},
-                           {"allgather", t.allgather}, {"uaa", t.uaa},
-                           {"kv_heads", prob.kv()}, {"local_kv_heads", sp.slice_kv_heads()},
-                           {"workload", prob.describe()}, {"joint_position", to_string(prob.joint)},
-                           {"kernel_calls", sp.plan().calls.size()}, {"lse_merge", !sp.plan().direct},
-                           {"seq", seq}, {"batch", c.batch},
-                           {"heads", c.heads}, {"padded_heads", sp.padded_heads()},
-                           {"head_dim", c.head_dim}, {"text_tokens", c.text_tokens},
-                           {"dtype", c.dtype}, {"seq_q", as.seq_q}, {"seq_kv", as.seq_kv},
-                           {"local_heads", as.heads}};
+  const nlohmann::json params = case_params(c, t, prob, sp);
   if (!case_selected(c, group, params, st.kernels.describe(), st.runner.options().iterations)) return nullptr;
   ++st.selected_cases;
   const std::uint64_t seed = c.common.seed ^ (static_cast<std::uint64_t>(seq) << 20);
@@ -392,6 +397,40 @@ std::unique_ptr<SpAttention> time_case(RunState& st, const Topology& t, const Gr
   return owned;
 }
 
+// Per length: the topologies compared (round-robin forwards), then each case's composition; the
+// cases' JSON gets their ratio to the first and their round-robin samples.
+std::string comparisons_markdown(RunState& st, const std::map<long long, std::vector<CaseRef>>& timed,
+                                 const std::map<long long, std::vector<RoundRobin>>& round_robin,
+                                 const std::string& note, double confidence) {
+  std::string md;
+  for (const auto& [seq, list] : timed) {
+    static const std::vector<RoundRobin> none;  // a length with one case has nothing to compare
+    const auto found = round_robin.find(seq);
+    const auto& runs = found == round_robin.end() ? none : found->second;
+    const auto cmp = compare_totals(st.results, list, runs, confidence);
+    md += fmt::format("\n### S = {}\n\n{}", seq, cmp.markdown);
+    if (!runs.empty())
+      md += fmt::format("\nThe forwards of these {} topologies were timed round-robin, each once per iteration in a "
+                        "rotating order, {} iterations{}: a ratio is the median of the per-iteration ratios (same "
+                        "minutes, same clocks), its interval a bootstrap over iterations.\n",
+                        list.size(), st.runner.options().iterations,
+                        runs.size() > 1 ? fmt::format(", {} runs (--repeat; the spread is max - min of the runs' "
+                                                      "ratios)", runs.size())
+                                        : std::string());
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      md += case_markdown(st.results, list[i], note);
+      for (auto& cj : st.cases) {
+        if (cj["topology"] != list[i].topology || cj["seq"] != seq) continue;
+        cj["total_vs_first"] = cmp.vs_first[i];
+        nlohmann::json samples = nlohmann::json::array();
+        for (const auto& run : runs) samples.push_back(run[i]);
+        cj["interleaved_forward_ms"] = samples;
+      }
+    }
+  }
+  return md;
+}
+
 }  // namespace
 
 int run(harness::Context& ctx, const BenchConfig& c) {
@@ -442,35 +481,12 @@ int run(harness::Context& ctx, const BenchConfig& c) {
 
   // Everything printed comes from the measurements' roles and declared work.
   const double confidence = 0.95;
-  const std::string note = oversubscription_note(world);
   std::string md = fmt::format(
       "## layerbench-attn: {} ranks, {} backend, H={} D={} B={} Lt={} {}\n\nworkload: {}{}\n\nattention: {}\n",
       world.size(), to_string(world.backend()), c.heads, c.head_dim, c.batch, c.text_tokens,
       c.dtype, problem_of(c, c.seqs.front()).describe(),
       c.seq_formula.empty() ? std::string() : "\n\nsequence: " + c.seq_formula, kernels->describe());
-  for (const auto& [seq, list] : timed) {
-    const auto& runs = round_robin[seq];
-    const auto cmp = compare_totals(st.results, list, runs, confidence);
-    md += fmt::format("\n### S = {}\n\n{}", seq, cmp.markdown);
-    if (!runs.empty())
-      md += fmt::format("\nThe forwards of these {} topologies were timed round-robin, each once per iteration in a "
-                        "rotating order, {} iterations{}: a ratio is the median of the per-iteration ratios (same "
-                        "minutes, same clocks), its interval a bootstrap over iterations.\n",
-                        list.size(), runner.options().iterations,
-                        runs.size() > 1 ? fmt::format(", {} runs (--repeat; the spread is max - min of the runs' "
-                                                      "ratios)", runs.size())
-                                        : std::string());
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      md += case_markdown(st.results, list[i], note);
-      for (auto& cj : st.cases) {
-        if (cj["topology"] != list[i].topology || cj["seq"] != seq) continue;
-        cj["total_vs_first"] = cmp.vs_first[i];
-        nlohmann::json samples = nlohmann::json::array();
-        for (const auto& run : runs) samples.push_back(run[i]);
-        cj["interleaved_forward_ms"] = samples;
-      }
-    }
-  }
+  md += comparisons_markdown(st, timed, round_robin, oversubscription_note(world), confidence);
   if (!skipped.empty()) md += fmt::format("\nTopologies of {} ranks that do not serve this workload:\n{}", world.size(), skipped);
   if (!st.what_if_md.empty()) st.what_if_md += harness::what_if_notes();
   md += st.what_if_md;
