@@ -15,6 +15,9 @@ both written by `layerbench-moe-kernels --models ... --counts-dir DIR` in the sa
   dense      one cuBLAS GEMM (torch.mm) of the gate/up FLOPs: rows x H x 2I, the rate reference.
 Every case is timed with CUDA events after a warm-up; median and min are reported. --ours reads
 layerbench-moe-kernels' table and prints the side-by-side (torch / ours: > 1 means ours is faster).
+--ours-lib liblayerbench_std_experts.so: ours and torch._grouped_mm (GEMMs only) in this process,
+checked against each other first, then timed interleaved in ABBA pairs (bench/moe/torch_interleaved.py);
+--interleaved-only skips the separate torch timings above.
 """
 import argparse
 import json
@@ -24,6 +27,7 @@ import torch
 import torch.nn.functional as F
 
 from torch_moe import timed  # the one CUDA-event timing loop of the torch side-by-sides
+import torch_interleaved
 
 
 
@@ -143,7 +147,16 @@ def main():
     ap.add_argument("--iterations", type=int, default=30)
     ap.add_argument("--ours", help="layerbench-moe-kernels --models output to put beside")
     ap.add_argument("--json", required=True)
+    ap.add_argument("--ours-lib", help="liblayerbench_std_experts.so: ours and torch interleaved in this process")
+    ap.add_argument("--ours-paths", default="automatic,wgmma",
+                    help="expert paths of ours to time against torch (automatic = --ours-table's choice)")
+    ap.add_argument("--ours-table", help="layerbench-moe-kernels' expert-path table, for the automatic path")
+    ap.add_argument("--pairs", type=int, default=30, help="interleaved pairs per preset and path (>= 20)")
+    ap.add_argument("--interleaved-only", action="store_true", help="only the interleaved study")
     a = ap.parse_args()
+    if a.ours_lib and a.pairs < 20:
+        ap.error(f"--pairs {a.pairs}: at least 20")
+    lib = torch_interleaved.OursLib(a.ours_lib) if a.ours_lib else None
     torch.manual_seed(20261201)
     out = {"torch": torch.__version__, "device": torch.cuda.get_device_name(0), "tokens": a.tokens,
            "warmup": a.warmup, "iterations": a.iterations, "results": []}
@@ -157,6 +170,7 @@ def main():
 
     print("| model | torch | median ms | min ms | TFLOP/s (median) |\n|---|---|---:|---:|---:|")
     names = [n for n in a.models.split(",") if n]
+    inter = out.setdefault("interleaved", []) if lib else None
     for n in names:
         try:
             m = json.load(open(f"{a.dir}/model-{n}.json"))
@@ -164,11 +178,23 @@ def main():
         except OSError:
             print(f"{n}: no description or counts from layerbench-moe-kernels; skipped")
             continue
-        run_model(m, counts, a.tokens, a.warmup, a.iterations, record)
+        if not a.interleaved_only:
+            run_model(m, counts, a.tokens, a.warmup, a.iterations, record)
+        if lib:
+            rows = torch_interleaved.run_preset(lib, m, counts, [p for p in a.ours_paths.split(",") if p],
+                                                a.ours_table, a.warmup, a.pairs, glu_ops(m))
+            inter.extend(rows)
+            torch_interleaved.print_table(rows)
     with open(a.json, "w") as f:
         json.dump(out, f, indent=1)
-    if a.ours:
+    if a.ours and not a.interleaved_only:
         side_by_side(read_ours(a.ours), res, names)
+    if lib:
+        print("\n## ours and torch._grouped_mm interleaved (same process, same stream, ABBA pairs)")
+        torch_interleaved.print_table(inter)
+        if not all(r["check"] for r in inter):
+            print("error: ours differs from torch at a preset (see the check column); those paths were not timed")
+            raise SystemExit(1)
 
 
 def side_by_side(ours, res, names):
