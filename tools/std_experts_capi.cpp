@@ -148,8 +148,8 @@ int lbse_run(lbse_handle* h, const void* x, const void* w13, const void* wd, voi
              int64_t experts, int64_t rows, void* stream) {
   return guarded([&] {
     check_run(h, x, w13, wd, y, counts, experts, rows);
-    ensure_device(*h);
     if (rows == 0) return;  // nothing to compute (every launch is checked where it is made)
+    ensure_device(*h);
     grow(*h, rows);
     h->counts.assign(counts, counts + experts);
     const auto& m = h->model;
