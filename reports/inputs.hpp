@@ -4,6 +4,7 @@
 // Every reader throws std::runtime_error naming the file and the line on malformed or truncated input,
 // so the binaries can turn that into exit code 2 with a clear message.
 #include "reports/result.hpp"
+#include "study/study.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -13,20 +14,8 @@
 
 namespace layerbench::reports {
 
-struct PairedStudy {
-  std::string path;
-  std::string metric;                 // name of the measured quantity, e.g. "time_ms"
-  std::string unit;                   // derived from the metric name suffix (_ms, _s, _us), else ""
-  std::vector<long long> pair_ids;    // one per complete pair, ascending
-  std::vector<double> base, candidate;  // kept by position: base[i] and candidate[i] are pair i
-  nlohmann::json header = nlohmann::json::object();
-  std::string base_label = "base", candidate_label = "candidate";  // the arms' display names (--name)
-  std::string candidate_arm = "candidate";  // its key in the study: candidate, candidate2, ...
-  // A prediction of the delta with its own uncertainty (layerbench-moe --ab: the what-if's).
-  std::optional<double> predicted;
-  double predicted_half_width = 0;
-  std::string predicted_source;
-};
+// A paired study: the one type (study/study.hpp), read through the one reader of study files.
+using ab::PairedStudy;
 
 struct ResultFile {
   std::string path;

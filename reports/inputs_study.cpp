@@ -22,27 +22,14 @@ using namespace detail;
 
 namespace {
 
-// One candidate arm of a study read once (study/study.hpp: its one reader and pairing rule).
+// One candidate arm of a study read once (study/study.hpp: its one reader and pairing rule), with
+// the report's and the gate's checks.
 PairedStudy paired_of(const ab::Study& s, const std::string& path, const std::string& metric,
                       const std::string& candidate_arm) {
-  auto values = ab::paired_values(s, path, metric, candidate_arm);
-  ab::require_non_negative(values, path);
-  if (values.base.empty()) throw std::runtime_error(path + ": no complete base/candidate pairs");
-  PairedStudy study;
-  study.path = path;
-  study.header = s.header;
-  study.metric = std::move(values.metric);
-  study.pair_ids = std::move(values.pair_ids);
-  study.base = std::move(values.base);
-  study.candidate = std::move(values.candidate);
-  study.unit = values.unit.empty() ? unit_of_metric(study.metric) : std::move(values.unit);
-  study.candidate_arm = candidate_arm;
-  // The arms' display names (layerbench-ab run --name: base first, then each candidate).
-  const auto arms = ab::arms_of(s.config);
-  for (const auto& arm : arms) {
-    if (arm.key == "base" && s.journal) study.base_label = arm.name;
-    if (arm.key == candidate_arm) study.candidate_label = arm.name;
-  }
+  auto study = ab::paired_values(s, path, metric, candidate_arm);
+  ab::require_non_negative(study, path);
+  if (study.base.empty()) throw std::runtime_error(path + ": no complete base/candidate pairs");
+  if (study.unit.empty()) study.unit = unit_of_metric(study.metric);
   return study;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fmt/format.h>
 #include <fstream>
+#include <memory>
 #include <sys/stat.h>
 
 #include "study/errors.hpp"
@@ -23,16 +24,13 @@ void require_readable(const std::string& path) {
 
 }  // namespace
 
-PairedInput load_csv(const std::string& path) {
+PairedStudy load_csv(const std::string& path) {
   require_readable(path);
   const auto text = text::read_file(path);
   if (!text) throw InputError(fmt::format("{}: cannot open file", path));
-  PairedInput out;
+  PairedStudy out;
   try {
-    auto s = reports::study_csv_pairs(*text, path);  // the one CSV-study reader
-    out.base = std::move(s.base);
-    out.candidate = std::move(s.candidate);
-    out.pair_ids = std::move(s.pair_ids);
+    out = reports::study_csv_pairs(*text, path);  // the one CSV-study reader
   } catch (const std::runtime_error& e) {
     throw InputError(e.what());
   }
@@ -45,14 +43,11 @@ PairedInput load_csv(const std::string& path) {
   return out;
 }
 
-PairedInput load_study(const std::string& path) {
+PairedStudy load_study(const std::string& path) {
   require_readable(path);
-  PairedInput out;
-  out.study = read_study(path);
-  auto values = paired_values(*out.study, path);
-  out.pair_ids = std::move(values.pair_ids);
-  out.base = std::move(values.base);
-  out.candidate = std::move(values.candidate);
+  auto journal = std::make_shared<const Study>(read_study(path));
+  PairedStudy out = paired_values(*journal, path);
+  out.journal = std::move(journal);
   if (out.base.size() < 2) {
     throw InputError(fmt::format("{}: {} completed pair{}; need at least 2", path, out.base.size(),
                                  out.base.size() == 1 ? "" : "s"));
@@ -60,7 +55,7 @@ PairedInput load_study(const std::string& path) {
   return out;
 }
 
-PairedInput load_pairs(const std::string& path) {
+PairedStudy load_pairs(const std::string& path) {
   require_readable(path);
   using K = reports::InputKind;
   K kind = K::unknown;
@@ -74,19 +69,14 @@ PairedInput load_pairs(const std::string& path) {
     if (!empty) throw InputError(e.what());
   }
   const bool ab_study = kind == K::study_jsonl && reports::is_ab_study(path);
-  PairedInput input;
+  PairedStudy input;
   if (ab_study) {
     input = load_study(path);
   } else if (kind == K::study_csv || empty) {
     input = load_csv(path);  // its messages name the missing column or the bad cell
   } else if (kind == K::study_jsonl || kind == K::runs_csv || kind == K::analysis_json) {
     try {
-      auto s = reports::load_study(path);
-      input.base = std::move(s.base);
-      input.candidate = std::move(s.candidate);
-      input.pair_ids = std::move(s.pair_ids);
-      input.metric = std::move(s.metric);
-      input.unit = std::move(s.unit);
+      input = reports::load_study(path);
     } catch (const std::runtime_error& e) {
       throw InputError(e.what());
     }
