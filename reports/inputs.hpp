@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace layerbench::reports {
@@ -68,7 +69,8 @@ enum class InputKind {
 // The header layerbench-ab's --csv starts with (study/study_report.cpp runs_csv).
 inline constexpr const char* kRunsCsvHeader = "pair,attempt,arm,name,position,start,status,exit,";
 bool is_hyperfine_json(const nlohmann::json& doc);
-// True for the journal `layerbench-ab run` writes (its first record is a "study" header).
+// True for the journal `layerbench-ab run` writes (its first record is a "study" header); reads
+// the file's first non-blank line only.
 bool is_ab_study(const std::string& path);
 // One line saying why `path` (of `kind`) holds no pairs and what reads it instead.
 std::string not_paired_reason(const std::string& path, InputKind kind);
@@ -94,6 +96,9 @@ std::vector<ResultsCsvRow> parse_results_csv(const std::string& text, const std:
 std::vector<std::string> split_csv_line(const std::string& line);
 // Decides by content (first non-blank character and, for JSON, its keys), not by extension.
 InputKind sniff_input(const std::string& path);
+// The same for a file's text already read (`path` names it in messages): a reader that sniffs
+// and then parses reads a large study once.
+InputKind sniff_text(std::string_view text, const std::string& path);
 
 std::string read_text_file(const std::string& path);
 

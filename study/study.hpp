@@ -114,8 +114,13 @@ nlohmann::json excluded_json(std::size_t pair);
 // values by name, and "metric": NAME beside "value": V names V. Its first record without "pair"
 // and "arm" is its header.
 Study read_study(const std::string& path);
+// What a reader keeps of each run: everything (ab analyze, resuming: the diagnostics read the
+// output hashes, stdout tails and telemetry), or the values only (the gate, the report, the
+// history: pair, attempt, arm, status and every metric; stdout tail, output hash and telemetry
+// dropped as each run is read). The checks are the same either way.
+enum class Keep { everything, values };
 // The same from the file's text; `path` names it in messages.
-Study parse_study(std::string_view text, const std::string& path);
+Study parse_study(std::string_view text, const std::string& path, Keep keep = Keep::everything);
 // parse_study for a layerbench-ab journal only (what `run` resumes): anything else is an InputError.
 Study parse_journal(std::string_view text, const std::string& path);
 // True when the text looks like a study (its first non-blank character, after a byte order
