@@ -304,7 +304,7 @@ void finish_report(harness::Context& ctx, const harness::Runner& runner, Profile
                            {"topk", p.topk}, {"intermediate", p.inter}, {"scale", p.scale},
                            {"tokens", c.tokens}, {"split_sizes", p.splits}, {"layout", c.layout},
                            {"layers", c.layers}, {"stack_input", c.stack_input}, {"moe_layers", c.moe_layers}, {"ab", c.ab},
-                           {"pairs", c.pairs}, {"expert_gemm", std::string(to_string(c.expert_gemm))}, {"ops", in.ops},
+                           {"pairs", c.pairs}, {"prime_stacks", c.prime_stacks}, {"expert_gemm", std::string(to_string(c.expert_gemm))}, {"ops", in.ops},
                            {"heads_padded", p.heads_padded}, {"heads_local", p.heads_local},
                            {"seed", c.common.seed}, {"confidence", confidence}};
   const auto doc = harness::make_document(ctx, runner, config, results, extra_json);
