@@ -199,7 +199,8 @@ def main():
         print("\n## ours and torch._grouped_mm interleaved (same process, same stream, ABBA pairs)")
         torch_interleaved.print_table(inter)
         if failed or not all(r["check"] for r in inter):
-            print(f"error: ours failed at {failed} or differs from torch (the check column); not timed there")
+            bad = failed + sorted({r["model"] for r in inter if not r["check"]})
+            print(f"error: ours failed or differs from torch at {', '.join(bad)} (see above); not timed there")
             raise SystemExit(1)
 
 
