@@ -62,6 +62,9 @@ class OursLib:
     def path(self, h):
         return self.L.lbse_path(h).decode()
 
+    def describe(self, h):
+        return self.L.lbse_describe(h).decode()
+
 
 def median_interval(values, level=0.95):
     """Distribution-free interval for the median: (x_(k), x_(n+1-k)), k the largest rank with
@@ -149,8 +152,8 @@ def run_preset(lib, m, counts, paths, table, warmup, pairs, glu):
                 raise RuntimeError(f"{name}: the library's shape {got} is not the description's {(H, I, E)}")
             err, scale, ok, y = check_path(lib, h, counts_c, xs, w13, wd, ref)
             taken = lib.path(h)
-            r = {"model": name, "path": p, "taken": taken, "torch_weights": layout, "max_diff": err,
-                 "max_out": scale, "check": ok}
+            r = {"model": name, "path": p, "taken": taken, "how": lib.describe(h), "torch_weights": layout,
+                 "max_diff": err, "max_out": scale, "check": ok}
             if not ok or taken in seen:
                 out.append(r)
                 continue
