@@ -184,8 +184,8 @@ def verdict(r, target):
 
 
 def print_table(results, target=1.15):
-    print(f"\n| model | ours: path (taken) | check max abs diff (of max out) | ours median ms | torch GEMMs-only median ms "
-          f"| torch / ours: median of pair ratios | 95% interval (order statistics) | pairs | target {target} |\n"
+    print("\n| model | ours: path (taken) | check max abs diff (of max out) | ours median ms "
+          f"| torch GEMMs-only median ms | torch / ours: median of pair ratios | 95% interval (order statistics) | pairs | target {target} |\n"
           "|---|---|---|---:|---:|---:|---|---:|---|")
     for r in results:
         head = f"| {r['model']} | {r['path']} ({r['taken']}) | {r['max_diff']:.3g} ({r['max_out']:.3g})"
