@@ -180,10 +180,11 @@ void analyse(const PairRun& p, const RunConfig& c, const std::vector<Check>& sav
     r.json["predictions"] = pb.json;
     ctx.blocks.push_back(std::move(pb));
     r.json["analysis"] = reports::paired_json(an, o, ctx);
-    md += reports::paired_markdown(an, o, ctx);
+    auto sections = reports::paired_sections(an, o, ctx);
     const auto tel = ab::compare_telemetry(p.base_tel, p.cand_tel, p.base, p.cand, o);
     r.json["telemetry"] = ab::telemetry_json(tel);
-    if (tel.present) md += ab::telemetry_text(tel, true, "ms");
+    if (tel.present) sections.push_back(ab::telemetry_section(tel, "ms"));
+    md += reports::to_markdown(sections, 0);
   } catch (const std::exception& e) {
     // The deltas are still in the JSON; say why there is no analysis.
     r.json["analysis_error"] = e.what();
