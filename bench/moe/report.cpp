@@ -63,26 +63,27 @@ RepeatSection repeat_section(const std::vector<std::vector<reports::Measurement>
   RepeatSection out;
   out.json = nlohmann::json::array();
   const int level = static_cast<int>(std::lround(100 * confidence));
-  out.markdown = fmt::format("\n### Reference ratios over {} runs (FLOP rate / dense GEMM, each from pairs timed in the same "
-                             "iterations; {}% CI within each run)\n\n| component | ",
-                             runs.size(), level);
-  for (std::size_t r = 0; r < runs.size(); ++r) out.markdown += fmt::format("run {} | ", r + 1);
-  out.markdown += "run-to-run spread (max - min) | mean within-run half-width |\n|---|";
-  for (std::size_t r = 0; r < runs.size(); ++r) out.markdown += "---|";
-  out.markdown += "---:|---:|\n";
+  reports::Table t;
+  t.headers = {"component"};
+  for (std::size_t r = 0; r < runs.size(); ++r) t.headers.push_back(fmt::format("run {}", r + 1));
+  t.headers.insert(t.headers.end(), {"run-to-run spread (max - min)", "mean within-run half-width"});
+  t.align.assign(runs.size() + 1, reports::Align::left);
   for (std::size_t i = 0; i < runs.front().size(); ++i) {
     const auto& name = runs.front()[i].name;
     nlohmann::json per = nlohmann::json::array();
-    std::string row = "| " + name + " | ";
+    std::vector<std::string> row{name};
     double lo = 1e300, hi = -1e300, hw = 0;
     int n = 0;
     for (const auto& run : runs) {
       const auto it = std::find_if(run.begin(), run.end(), [&](const auto& m) { return m.name == name; });
-      if (it == run.end()) continue;
+      if (it == run.end()) {
+        row.emplace_back();  // not timed in this run: its cell stays empty
+        continue;
+      }
       const auto e = reports::paired_rate_ratio(*it, it->work.flops > 0 ? it->work.flops : runs.front()[i].work.flops,
                                                 dense.work.flops, confidence);
       per.push_back(e.to_json());
-      row += e.valid ? fmt::format("{} [{}, {}] | ", fmt_share(e.value), fmt_share(e.ci.low), fmt_share(e.ci.high)) : "n/a | ";
+      row.push_back(e.valid ? fmt::format("{} [{}, {}]", fmt_share(e.value), fmt_share(e.ci.low), fmt_share(e.ci.high)) : "n/a");
       if (!e.valid) continue;
       lo = std::min(lo, e.value);
       hi = std::max(hi, e.value);
@@ -91,8 +92,14 @@ RepeatSection repeat_section(const std::vector<std::vector<reports::Measurement>
     }
     const double spread = n > 0 ? hi - lo : stats::nan_value, mean_hw = n > 0 ? hw / n : stats::nan_value;
     out.json.push_back({{"component", name}, {"runs", per}, {"spread_max_minus_min", spread}, {"mean_within_run_half_width", mean_hw}});
-    out.markdown += row + fmt::format("{:.1f} points | {:.1f} points |\n", 100 * spread, 100 * mean_hw);
+    row.push_back(fmt::format("{:.1f} points", 100 * spread));
+    row.push_back(fmt::format("{:.1f} points", 100 * mean_hw));
+    t.add_row(std::move(row));
   }
+  out.markdown = fmt::format("\n### Reference ratios over {} runs (FLOP rate / dense GEMM, each from pairs timed in the same "
+                             "iterations; {}% CI within each run)\n\n",
+                             runs.size(), level) +
+                 reports::to_markdown(t);
   return out;
 }
 
