@@ -53,7 +53,7 @@ std::string checks_text(const nlohmann::json& j) {
 
 struct RepeatSection {
   nlohmann::json json;
-  std::string markdown;
+  reports::Section section;
 };
 
 // --repeat: each run's paired ratio to the reference with its interval, and the spread of the
@@ -96,10 +96,9 @@ RepeatSection repeat_section(const std::vector<std::vector<reports::Measurement>
     row.push_back(fmt::format("{:.1f} points", 100 * mean_hw));
     t.add_row(std::move(row));
   }
-  out.markdown = fmt::format("\n### Reference ratios over {} runs (FLOP rate / dense GEMM, each from pairs timed in the same "
-                             "iterations; {}% CI within each run)\n\n",
-                             runs.size(), level) +
-                 reports::to_markdown(t);
+  out.section.title = fmt::format("Reference ratios over {} runs (FLOP rate / dense GEMM, each from pairs timed in the "
+                                  "same iterations; {}% CI within each run)", runs.size(), level);
+  out.section.tables.push_back(std::move(t));
   return out;
 }
 
@@ -155,34 +154,36 @@ reports::ExtraColumns profile_columns(const ProfileInputs& in, double confidence
   return extra;
 }
 
-// The heading, the model and the kernel path of each component (also into `kernel_paths`).
-std::string header_markdown(const ProfileInputs& in, const harness::Runner& runner, nlohmann::json& kernel_paths) {
+// The profile's section: the heading, how it was timed, and the model and the kernel path of each
+// component as its first notes (the kernel paths also into `kernel_paths`).
+reports::Section profile_section(const ProfileInputs& in, const harness::Runner& runner, nlohmann::json& kernel_paths) {
   const RunConfig& c = in.cfg;
   const Plan& p = in.plan;
-  std::string md = fmt::format(
-      "## layerbench-moe: {} {} ranks, {} tokens/rank (global {}), hidden {}, {} heads x {} experts, "
-      "top-{}, intermediate {}, {}\n\n",
-      c.layout, p.world, p.local_tokens, p.global_tokens, p.hidden, p.heads, p.experts, p.topk, p.inter, in.ops);
-  md += fmt::format("- model: {}\n- model source: {}\n- kernel path per component:\n", summary(c.model), c.model.origin);
+  reports::Section s;
+  s.title = fmt::format("layerbench-moe: {} {} ranks, {} tokens/rank (global {}), hidden {}, {} heads x {} experts, "
+                        "top-{}, intermediate {}, {}",
+                        c.layout, p.world, p.local_tokens, p.global_tokens, p.hidden, p.heads, p.experts, p.topk,
+                        p.inter, in.ops);
+  s.intro = fmt::format(
+      "{} warmup + {} timed iterations, rank-max per iteration. Parts are nested under their parent, with their share "
+      "of it; every part is timed on its own. Rates from declared work (dense GEMM reference {}^3).",
+      runner.options().warmup, runner.options().iterations, in.dense.size);
+  s.notes = {"model: " + summary(c.model), "model source: " + c.model.origin};
   for (const auto& r : in.comps)
     if (r.m.params.contains("kernel_path")) {
       kernel_paths[r.m.name] = r.m.params["kernel_path"];
-      md += fmt::format("  - {}: {}\n", r.m.name, r.m.params["kernel_path"].get<std::string>());
+      s.notes.push_back(fmt::format("kernel path of {}: {}", r.m.name, r.m.params["kernel_path"].get<std::string>()));
     }
-  md += "\n";
-  md += fmt::format(
-      "{} warmup + {} timed iterations, rank-max per iteration. Parts are nested under their parent, with their share "
-      "of it; every part is timed on its own. Rates from declared work (dense GEMM reference {}^3).\n\n",
-      runner.options().warmup, runner.options().iterations, in.dense.size);
-  return md;
+  return s;
 }
 
 // SP: the metadata saving, the communication inside the layer and the overlap probe.
-std::string sp_lines(const ProfileInputs& in, const std::vector<reports::Measurement>& results, nlohmann::json& derived) {
+void sp_lines(const ProfileInputs& in, const std::vector<reports::Measurement>& results, nlohmann::json& derived,
+              std::vector<std::string>& notes) {
   const double confidence = in.cfg.confidence;
   const auto est = exchange_estimate(find(results, "seq_size_exchange"), in.cfg.moe_layers, confidence);
   derived["metadata_saving_per_forward"] = est.json;
-  std::string md = "- metadata saving per forward: " + (est.valid ? est.text : std::string("n/a")) + "\n";
+  notes.push_back("metadata saving per forward: " + (est.valid ? est.text : std::string("n/a")));
   const auto* pe = find(results, "moe_per_layer_exchange");
   const auto* ru = find(results, "moe_reused_split_sizes");
   if (pe && ru) {
@@ -196,29 +197,28 @@ std::string sp_lines(const ProfileInputs& in, const std::vector<reports::Measure
     if (m.role == reports::Role::communication && m.group == in.cfg.layout) comm += median_ms(m);
   const double layer_ms = med(results, "whole_layer"), shared = med(results, "shared_branch");
   derived["communication_ms_per_layer"] = comm;
-  md += fmt::format("- communication inside the layer (parts with role communication): {} = {} of the layer; the "
-                    "shared branch ({}) could hide up to {} of it per layer\n",
+  notes.push_back(fmt::format("communication inside the layer (parts with role communication): {} = {} of the layer; the "
+                    "shared branch ({}) could hide up to {} of it per layer",
                     fmt_time(comm), fmt_share(layer_ms > 0 ? comm / layer_ms : stats::nan_value), fmt_time(shared),
-                    fmt_time(std::min(shared, comm)));
+                    fmt_time(std::min(shared, comm))));
   const auto* ser = find(results, "branches_serialized");
   const auto* ovl = find(results, "branches_overlapped");
   if (in.ops.rfind("cuda", 0) != 0) {
-    md += "- overlap probe: not applicable on the host backend (MPI non-blocking collectives make no progress while "
-          "the rank computes, so both variants do the same serial work)\n";
+    notes.push_back("overlap probe: not applicable on the host backend (MPI non-blocking collectives make no progress "
+                    "while the rank computes, so both variants do the same serial work)");
   } else if (ser && ovl) {
     auto d = reports::difference_of_medians(*ser, *ovl, confidence);
     derived["overlap_delta_per_layer"] = d.to_json();
-    md += "- overlap probe, serialized minus overlapped branches: " + d.text() + " per layer\n";
+    notes.push_back("overlap probe, serialized minus overlapped branches: " + d.text() + " per layer");
   }
-  return md;
 }
 
 // The expert load and the expert tiles by layer of the stack.
-std::string load_lines(const ProfileInputs& in) {
+void load_lines(const ProfileInputs& in, std::vector<std::string>& notes) {
   const RunConfig& c = in.cfg;
-  std::string md = fmt::format("- expert load: max/mean = {} (busiest expert {} assignments)\n",
-                               reports::fmt_sig(in.load.value("max_over_mean_all_ranks", 0.0)),
-                               reports::fmt_sig(in.load.value("max_per_expert_all_ranks", 0.0)));
+  notes.push_back(fmt::format("expert load: max/mean = {} (busiest expert {} assignments)",
+                              reports::fmt_sig(in.load.value("max_over_mean_all_ranks", 0.0)),
+                              reports::fmt_sig(in.load.value("max_per_expert_all_ranks", 0.0))));
   if (in.load.contains("stack_expert_tiles")) {
     const auto& t = in.load["stack_expert_tiles"];
     auto list = [](const nlohmann::json& v) {
@@ -226,48 +226,40 @@ std::string load_lines(const ProfileInputs& in) {
       for (const auto& e : v) out += (out.empty() ? "" : ", ") + fmt::format("{:g}", e.get<double>());
       return out;
     };
-    md += fmt::format("- expert tiles ({} rows) by layer of the {}-layer stack: same input [{}]; chained [{}]. The stack "
-                      "timed here (what-if, A/Bs) takes the {} input{}\n",
+    notes.push_back(fmt::format("expert tiles ({} rows) by layer of the {}-layer stack: same input [{}]; chained [{}]. "
+                      "The stack timed here (what-if, A/Bs) takes the {} input{}",
                       kExpertTileRows, c.layers, list(t["same"]), list(t["chained"]), c.stack_input,
                       c.stack_input == "same" ? ": a component left out leaves its output as written, so the rest of the "
                                                 "stack computes on unchanged data."
                                               : ": a component left out leaves a stale output that changes what later "
-                                                "layers route.");
+                                                "layers route."));
   }
-  return md;
 }
 
-// The derived lines, each with its interval (into `derived` for the JSON).
-std::string derived_lines(const ProfileInputs& in, const std::vector<reports::Measurement>& results,
-                          nlohmann::json& derived) {
+// The derived lines, each with its interval, as notes (into `derived` for the JSON).
+void derived_lines(const ProfileInputs& in, const std::vector<reports::Measurement>& results, nlohmann::json& derived,
+                   std::vector<std::string>& notes) {
   const double confidence = in.cfg.confidence;
   const auto& dense = in.dense.m;
-  std::string md;
   if (in.plan.layout == Layout::sp) {
-    md += sp_lines(in, results, derived);
+    sp_lines(in, results, derived, notes);
   } else if (const auto* tpr = find(results, "tp_reduction")) {
     const auto e = reports::scaled_median(*tpr, 3, confidence);
     derived["tp_reduction_per_layer"] = e.to_json();
-    md += "- TP: three [N, hidden] all-reduces per layer: " + e.text() + "\n";
+    notes.push_back("TP: three [N, hidden] all-reduces per layer: " + e.text());
   }
   if (const auto* lec = find(results, "local_expert_compute"); lec && dense.work.flops > 0) {
     const auto e = reports::rate_ratio_to_reference(*lec, lec->work.flops, dense, dense.work.flops, confidence);
     derived["expert_rate_over_dense"] = e.to_json();
-    md += fmt::format("- local_expert_compute: {} against the dense GEMM reference's {} ({}^3, same run): {} "
+    notes.push_back(fmt::format("local_expert_compute: {} against the dense GEMM reference's {} ({}^3, same run): {} "
                       "(FLOPs: 2 per MAC of the gate, up and down expert GEMMs over this rank's routed (token, head, k) "
-                      "assignments; router, SwiGLU7 and combine not counted)\n",
+                      "assignments; router, SwiGLU7 and combine not counted)",
                       reports::rate_text(*lec), reports::rate_text(dense) + " alone", in.dense.size,
                       e.valid ? fmt::format("{} [{}, {}]", fmt_share(e.value), fmt_share(e.ci.low), fmt_share(e.ci.high))
-                              : "n/a");
+                              : "n/a"));
   }
-  if (!in.repeats.empty()) {
-    const auto rr = repeat_section(in.repeats, dense, confidence);
-    derived["reference_ratio_repeats"] = rr.json;
-    md += rr.markdown;
-  }
-  md += load_lines(in);
-  md += "- checks: " + checks_text(in.checks) + "\n";
-  return md;
+  load_lines(in, notes);
+  notes.push_back("checks: " + checks_text(in.checks));
 }
 
 // What follows the derived lines: the what-if, the A/Bs, what was not timed, a power-cap warning
@@ -339,14 +331,22 @@ void finish_report(harness::Context& ctx, const harness::Runner& runner, Profile
   }
   results.push_back(in.dense.m);
 
-  // The composition table (roles) with the what-if and telemetry columns, then the derived lines.
+  // The profile's section: the composition table (roles) with the what-if and telemetry columns;
+  // then the model, the composition's warnings and the derived lines as notes.
   const auto comp = reports::composition(results, c.layout, "Component profile", profile_columns(in, c.confidence));
   nlohmann::json kernel_paths = nlohmann::json::object();
-  std::string md = header_markdown(in, runner, kernel_paths);
-  md += reports::to_markdown(comp.table) + "\n";
-  for (const auto& w : comp.warnings) md += "- Warning: " + w + "\n";
+  std::vector<reports::Section> sections{profile_section(in, runner, kernel_paths)};
+  auto& profile = sections.front();
+  profile.tables.push_back(comp.table);
+  for (const auto& w : comp.warnings) profile.notes.push_back("Warning: " + w);
   nlohmann::json derived = {{"moe_layers", c.moe_layers}, {"confidence", c.confidence}};
-  md += derived_lines(in, results, derived);
+  derived_lines(in, results, derived, profile.notes);
+  std::string md = reports::to_markdown(sections, 2);
+  if (!in.repeats.empty()) {
+    const auto rr = repeat_section(in.repeats, in.dense.m, c.confidence);
+    derived["reference_ratio_repeats"] = rr.json;
+    md += "\n" + reports::to_markdown(std::vector{rr.section}, 3);
+  }
 
   nlohmann::json extra_json = {{"model", to_json(c.model)}, {"kernel_paths", kernel_paths}, {"derived", derived}, {"checks", in.checks}, {"expert_load", in.load},
                                {"warnings", comp.warnings}, {"layout", c.layout}, {"world_size", p.world},
