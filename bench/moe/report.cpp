@@ -291,7 +291,7 @@ std::string study_blocks(const ProfileInputs& in, nlohmann::json& extra_json) {
     }
     extra_json["ab_drop"] = dj;
   }
-  md += not_timed_markdown(in.cfg, in.comps, in.what_ifs);
+  md += "\n" + reports::to_markdown(std::vector{not_timed_section(in.cfg, in.comps, in.what_ifs)}, 3);
   extra_json["telemetry_status"] = in.telemetry_status;
   const bool with_tel = std::any_of(in.comps.begin(), in.comps.end(), [](const auto& r) { return r.telemetry.samples > 0; });
   double capped = 0;
