@@ -279,15 +279,19 @@ std::string study_blocks(const ProfileInputs& in, nlohmann::json& extra_json) {
       md += oc->markdown;
     }
   }
+  // An A/B: its design as a level-3 section, its analysis' sections with bold titles.
+  auto ab_markdown = [](const AbResult& a) {
+    return "\n" + reports::to_markdown(a.head, 3) + reports::to_markdown(a.analysis, 0);
+  };
   if (in.ab) {
     extra_json["ab"] = in.ab->json;
-    md += in.ab->markdown;
+    md += ab_markdown(*in.ab);
   }
   if (!in.drops.empty()) {
     nlohmann::json dj = nlohmann::json::array();
     for (const auto& d : in.drops) {
       dj.push_back(d.json);
-      md += d.markdown;
+      md += ab_markdown(d);
     }
     extra_json["ab_drop"] = dj;
   }
