@@ -1,4 +1,5 @@
 #include "harness/runner.hpp"
+#include "harness/whatif.hpp"
 
 #include <chrono>
 #include <algorithm>
@@ -189,6 +190,24 @@ reports::Measurement Runner::time_interleaved(const std::string& name, const std
   // The energy is the body's alone (its own window after the pairs).
   if (energy_) m.energy = energy_window(body, stats_median(m.samples_ms));
   return m;
+}
+
+std::vector<std::vector<double>> Runner::time_round_robin(const std::vector<std::function<void(Stream)>>& bodies,
+                                                          Clock clock) const {
+  if (bodies.empty()) return {};
+  auto& dev = world_.device();
+  const Stream s = dev.compute_stream();
+  for (int i = 0; i < opts_.warmup; ++i)
+    for (const auto& b : bodies) b(s);
+  dev.synchronize_all();
+  const auto iters = static_cast<std::size_t>(opts_.iterations);
+  std::vector<std::vector<double>> samples(bodies.size(), std::vector<double>(iters));
+  auto timer = dev.make_timer();
+  for (std::size_t i = 0; i < iters; ++i)
+    for (const std::size_t b : round_order(bodies.size(), i)) samples[b][i] = one_ms(bodies[b], clock, *timer);
+  dev.synchronize_all();
+  for (auto& v : samples) world_.control_max(v);
+  return samples;
 }
 
 double Runner::time_aggregate_ms(const std::function<void(Stream)>& body, int n) const {

@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace layerbench::harness {
 
@@ -43,6 +44,14 @@ class Runner {
   reports::Measurement time_interleaved(const std::string& name, const std::function<void(Stream)>& body,
                                         const std::string& reference_name,
                                         const std::function<void(Stream)>& reference, Clock clock = Clock::device) const;
+
+  // Times every body once per iteration, round-robin (the order rotated by the iteration and
+  // reversed on odd ones, round_order: every body takes every position equally often), each timed
+  // alone as time() does: samples[b][i] is body b's rank-max time in iteration i, so a ratio of
+  // two bodies is taken per iteration between samples of the same minutes and clocks. Warm-up
+  // runs each body. Collective.
+  std::vector<std::vector<double>> time_round_robin(const std::vector<std::function<void(Stream)>>& bodies,
+                                                    Clock clock = Clock::device) const;
 
   // This rank's device energy counter (J, cumulative; NaN without one): when set, every
   // measurement records its energy (Measurement::energy) from an energy window after the timed

@@ -1,5 +1,6 @@
 #include "harness/whatif.hpp"
 #include "common/json_number.hpp"
+#include "harness/interleave.hpp"
 
 #include "collectives/error.hpp"
 #include "stats/bootstrap.hpp"
@@ -190,11 +191,16 @@ WhatIfResult run_what_if(const WhatIfOptions& o, const WhatIfTarget& target, int
   // Each level is calibrated alone before and after the rounds; x uses the mean of the two.
   for (double us : o.levels_us) r.calibrated_ms.push_back(calibrate(us));
 
-  for (std::size_t i = 0; i < k; ++i) (void)stack(o.levels_us[i]);  // untimed round: warm every level
+  NeighbourPrimer primer(o.prime_stacks);
+  for (std::size_t i = 0; i < k; ++i) {  // untimed round: warm every level
+    (void)stack(o.levels_us[i]);
+    primer.ran(static_cast<int>(i));
+  }
   std::vector<std::vector<telemetry::Sample>> level_samples(k);
   for (int round = 0; round < o.rounds; ++round) {
     if (on_round) on_round(round, o.rounds);
     for (std::size_t l : round_order(k, static_cast<std::size_t>(round))) {
+      primer.before(static_cast<int>(l), [&] { (void)stack(o.levels_us[l]); });
       const double t0 = telemetry::Sampler::now();
       const double e0 = energy_j ? energy_j() : stats::nan_value;
       const double ms = stack(o.levels_us[l]);
@@ -209,6 +215,8 @@ WhatIfResult run_what_if(const WhatIfOptions& o, const WhatIfTarget& target, int
       r.level.push_back(l);
     }
   }
+  r.primed_stacks = primer.primed();
+  r.prime_stacks = primer.prime_stacks();
   for (std::size_t l = 0; l < k; ++l) r.calibrated_ms[l] = 0.5 * (r.calibrated_ms[l] + calibrate(o.levels_us[l]));
   for (std::size_t i = 0; i < r.x_ms.size(); ++i) r.x_ms[i] = r.calibrated_ms[r.level[i]] * instances_per_stack;
   for (std::size_t l = 0; l < k; ++l) {

@@ -55,6 +55,10 @@ struct WhatIfOptions {
   // every rank); a component of microseconds would otherwise run thousands of rounds, each with
   // a fit, before its stacks add up to the cap.
   int max_rounds = 400;
+  // Untimed stacks of the same level run before a timed stack whose neighbour ran another level
+  // (harness/interleave.hpp: on a power-capped GPU a stack's time depends on the stack before
+  // it); 0 = off. The time cap counts them.
+  int prime_stacks = 1;
   int calibration_reps = 20;     // delays timed back to back per level when calibrating
   double confidence = 0.95;
   std::size_t resamples = 20000;
@@ -79,7 +83,9 @@ std::vector<WhatIfTarget> parse_what_if(const std::string& list, const std::vect
                                         const std::vector<std::string>& host_components);
 
 // The order of the levels in round r: a rotation by r/2, reversed on odd rounds, so that
-// every level takes every position and follows every other level equally often over rounds.
+// every level takes every position equally often over 2 x levels rounds. It does not balance
+// neighbours (with 4 levels, level l follows l - 1 or l + 1 within a round, never l + 2): the
+// rounds prime every timed stack with one of its own level instead (harness/interleave.hpp).
 std::vector<std::size_t> round_order(std::size_t levels, std::size_t round);
 
 struct WhatIfResult {
@@ -105,6 +111,8 @@ struct WhatIfResult {
   stats::Interval removal_step_ci;
   bool removal_from_step = false;
   std::string removal_step_reason;  // why the step predicts the removal ("" when the slope does)
+  int prime_stacks = 0;                          // untimed stacks per change of level (0 = off)
+  std::size_t primed_stacks = 0;                 // untimed stacks run for that
   double cost_ms = stats::nan_value;             // isolated cost: median of the profile's samples
   stats::Interval cost_ci;
   std::vector<double> cost_resampled;            // bootstrap medians of the cost

@@ -1,6 +1,8 @@
 // The replication what-if (bench/harness/whatif.hpp): the component runs k times per instance
 // inside the stack, in order-balanced rounds, until the slope of stack time against copies is
-// known to the stopping rule's half-width or the time cap is reached.
+// known to the stopping rule's half-width or the time cap is reached. Every timed stack follows
+// a stack of its own copy count (harness/interleave.hpp: the carry-over between neighbours).
+#include "harness/interleave.hpp"
 #include "harness/whatif.hpp"
 
 #include "collectives/error.hpp"
@@ -87,7 +89,11 @@ WhatIfResult run_replicate_what_if(const WhatIfOptions& o, const WhatIfTarget& t
     std::vector<double> tmp = r.cost_resampled;
     r.cost_ci = stats::percentile_interval(tmp, o.confidence, stats::Alternative::two_sided);
   }
-  for (std::size_t i = 0; i < k; ++i) (void)stack(o.copies[i]);  // untimed round: warm every level
+  NeighbourPrimer primer(o.prime_stacks);
+  for (std::size_t i = 0; i < k; ++i) {  // untimed round: warm every level
+    (void)stack(o.copies[i]);
+    primer.ran(static_cast<int>(i));
+  }
 
   stats::BlockSlopeOptions so;
   so.confidence = o.confidence;
@@ -102,6 +108,7 @@ WhatIfResult run_replicate_what_if(const WhatIfOptions& o, const WhatIfTarget& t
   for (int round = 0;; ++round) {
     if (on_round) on_round(round, o.rounds);
     for (std::size_t l : round_order(k, static_cast<std::size_t>(round))) {
+      primer.before(static_cast<int>(l), [&] { timed_s += stack(o.copies[l]) / 1000; });
       const double t0 = telemetry::Sampler::now();
       const double e0 = energy_j ? energy_j() : stats::nan_value;
       const double ms = stack(o.copies[l]);
@@ -117,6 +124,7 @@ WhatIfResult run_replicate_what_if(const WhatIfOptions& o, const WhatIfTarget& t
       timed_s += ms / 1000;
     }
     if (round + 1 < o.rounds) continue;
+    primer.pause();  // the look below keeps the device idle: the next timed stack is primed
     const auto look = stats::fit_block_slope(r.x_ms, r.y_ms, r.round, r.level, so);
     const double hw = half_width(look);
     // Not linear at k = 0: the removal step must be as well known as the slope would be.
@@ -142,6 +150,8 @@ WhatIfResult run_replicate_what_if(const WhatIfOptions& o, const WhatIfTarget& t
     r.level_clock_mhz.push_back(s.sm_clock_mean_mhz);
     r.level_power_capped.push_back(s.power_capped_share);
   }
+  r.primed_stacks = primer.primed();
+  r.prime_stacks = primer.prime_stacks();
   so.resamples = o.resamples;
   so.keep_resamples = true;
   r.fit = stats::fit_block_slope(r.x_ms, r.y_ms, r.round, r.level, so);

@@ -64,7 +64,9 @@ json WhatIfResult::to_json(double confidence) const {
             {"predicted_removal_relative_half_width", num(half_width(effect_ms(f), eci) / std::fabs(effect_ms(f)))},
             {"energy", energy},
             {"observations", {{"x", x_ms}, {"y_ms", y_ms}, {"energy_j", json::array()}, {"round", round}, {"level", level}}},
-            {"seconds", seconds}};
+            {"seconds", seconds},
+            {"prime_stacks_per_change", prime_stacks},
+            {"primed_stacks", primed_stacks}};
   for (double e : energy_j) j["observations"]["energy_j"].push_back(num(e));
   if (rep) {
     j["removal_step_ms_per_stack"] = num(removal_step_ms);
@@ -137,6 +139,10 @@ std::string what_if_notes() {
         "removal (marked \"removal step\") wherever its interval is within the same target, or where the response "
         "is not linear (lack-of-fit p < 0.01): under a power cap a component whose power density differs from the "
         "rest's moves the clocks of everything else when it is removed.\n";
+  md += "- neighbours: on a power-capped GPU a stack's time depends on the stack before it (the clocks the previous "
+        "stack's work left). Every timed stack follows one of its own level: where the stack before it ran another "
+        "level (or the host paused), an untimed stack of the same level runs first (`--prime-stacks`); the removal "
+        "A/Bs pair the same way, so both measure each variant in the state it leaves itself.\n";
   md += "- delay: the slope is the stack's response to idle injected at every instance (the critical-path fraction: "
         "1 = every injected microsecond shows end to end, 0 = hidden). Predicted removal = fraction x isolated cost "
         "x instances per forward: right for idle work (a host round-trip, a wait), and the figure of what idle of "

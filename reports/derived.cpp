@@ -105,6 +105,23 @@ Estimate paired_rate_ratio(const Measurement& a, double work_a, double work_ref,
   return e;
 }
 
+Estimate paired_ratio(const std::vector<double>& a, const std::vector<double>& b, double confidence) {
+  Estimate e;
+  e.confidence = confidence;
+  e.unit = Unit::none;
+  e.method = "median of per-iteration ratios (timed in the same iterations), percentile bootstrap over iterations";
+  std::vector<double> r;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i)
+    if (a[i] > 0 && b[i] > 0) r.push_back(a[i] / b[i]);
+  if (a.size() != b.size() || r.size() < 2) return e;
+  const auto m = stats::median_interval(r, confidence, kResamples, kSeedA);
+  e.valid = true;
+  e.value = m.value;
+  e.ci = m.ci;
+  e.resolved = !e.ci.contains(1.0);
+  return e;
+}
+
 Estimate rate_ratio_to_reference(const Measurement& a, double work_a, const Measurement& reference, double work_ref,
                                  double confidence) {
   if (a.reference == reference.name && a.reference_samples_ms.size() == a.samples_ms.size())

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <vector>
 
 namespace layerbench::reports {
 
@@ -43,6 +44,11 @@ Estimate rate_ratio(const Measurement& a, double work_a, const Measurement& b, d
 // iterations. Clocks that move between iterations move both sides of a pair. Invalid without
 // aligned reference samples.
 Estimate paired_rate_ratio(const Measurement& a, double work_a, double work_ref, double confidence);
+// a / b from samples timed in the same iterations (a[i] and b[i] from iteration i, e.g.
+// harness::Runner::time_round_robin): the median of the per-iteration ratios a_i / b_i, the
+// interval a percentile bootstrap of that median over iterations. Invalid with fewer than 2
+// aligned positive pairs.
+Estimate paired_ratio(const std::vector<double>& a, const std::vector<double>& b, double confidence);
 // paired_rate_ratio when `a` was timed against `reference`, else rate_ratio (separate runs).
 Estimate rate_ratio_to_reference(const Measurement& a, double work_a, const Measurement& reference, double work_ref,
                                  double confidence);

@@ -20,7 +20,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -159,6 +161,8 @@ void add_flags(CLI::App& app, BenchConfig& c) {
   app.add_option("--what-if-levels", c.what_if_levels, "injected delays per instance in us")->delimiter(',');
   cli::add_int(app, "--what-if-rounds", c.what_if_rounds, "what-if rounds (each visits every level once)", 2, 100000);
   cli::add_int(app, "--layers", c.layers, "forwards per timed stack of the what-if", 1, 10000);
+  cli::add_int(app, "--repeat", c.repeat, "time the topologies' forwards round-robin this many times (run-to-run "
+               "spread of the ratios beside each run's interval)", 1, 100);
 }
 
 namespace {
@@ -275,6 +279,160 @@ std::vector<Topology> run_topologies(const BenchConfig& c, int world, std::strin
   return out;
 }
 
+namespace {
+
+// One run's state across its cases: the results, the cases' JSON, the what-if markdown.
+struct RunState {
+  RunState(harness::Context& x, const BenchConfig& cfg, Kernels& k, const harness::Runner& r)
+      : ctx(x), c(cfg), kernels(k), runner(r), targets(what_if_targets(cfg)) {}
+  harness::Context& ctx;
+  const BenchConfig& c;
+  Kernels& kernels;
+  const harness::Runner& runner;
+  std::vector<harness::WhatIfTarget> targets;
+  std::vector<reports::Measurement> results;
+  nlohmann::json cases = nlohmann::json::array();
+  std::string what_if_md;
+  bool all_pass = true;
+  std::size_t selected_cases = 0;
+};
+
+// The parameters every measurement of a case carries.
+nlohmann::json case_params(const BenchConfig& c, const Topology& t, const Problem& prob, const SpAttention& sp) {
+  const AttentionShape as = sp.attention_shape();
+  return {{"topology", t.label}, {"ulysses", t.ulysses}, {"ring", t.ring},
+          {"allgather", t.allgather}, {"uaa", t.uaa},
+          {"kv_heads", prob.kv()}, {"local_kv_heads", sp.slice_kv_heads()},
+          {"workload", prob.describe()}, {"joint_position", to_string(prob.joint)},
+          {"kernel_calls", sp.plan().calls.size()}, {"lse_merge", !sp.plan().direct},
+          {"seq", prob.seq}, {"batch", c.batch},
+          {"heads", c.heads}, {"padded_heads", sp.padded_heads()},
+          {"head_dim", c.head_dim}, {"text_tokens", c.text_tokens},
+          {"dtype", c.dtype}, {"seq_q", as.seq_q}, {"seq_kv", as.seq_kv},
+          {"local_heads", as.heads}};
+}
+
+// One (topology, length) case: checked against the oracle, then timed component by component
+// and whole (and its what-ifs). Returns the case's SpAttention when it was timed (kept alive for
+// the round-robin of the length's forwards), null when it was filtered out or failed its check.
+std::unique_ptr<SpAttention> time_case(RunState& st, const Topology& t, const Grid3Comms& grid, long long seq) {
+  const BenchConfig& c = st.c;
+  Communicator& world = st.ctx.world;
+  Device& dev = world.device();
+  const DType dtype = parse_dtype(c.dtype);
+  const Problem prob = problem_of(c, seq);
+  auto owned = std::make_unique<SpAttention>(SpGroups{*grid.inner, *grid.middle, *grid.outer}, t, prob, st.kernels,
+                                             world.rank());
+  SpAttention& sp = *owned;
+  const std::string group = fmt::format("{}/S={}", t.label, seq);
+  const nlohmann::json params = case_params(c, t, prob, sp);
+  if (!case_selected(c, group, params, st.kernels.describe(), st.runner.options().iterations)) return nullptr;
+  ++st.selected_cases;
+  const std::uint64_t seed = c.common.seed ^ (static_cast<std::uint64_t>(seq) << 20);
+  fill_inputs(sp, dev, prob, seed);
+  sp.prepare();  // kernel plans are built outside the timed region
+
+  // ---- correctness first ----------------------------------------------------------
+  const Stream s = dev.compute_stream();
+  sp.forward(s);
+  dev.synchronize(s);
+  const CheckResult chk = check_outputs(sp, dev, prob, seed, c.verify_budget);
+  double errs[2] = {chk.max_abs_err, chk.max_abs_ref};
+  world.control_max(errs);
+  const double err = errs[0], ref_max = errs[1];
+  const double tol = tolerance(dtype) * ref_max;  // relative to the largest |reference|
+  const bool pass = ref_max > 0 && err <= tol;
+  st.all_pass = st.all_pass && pass;
+  if (st.ctx.is_root())
+    std::fprintf(stderr, "[attn] %s: max_abs_err %.3g (max |ref| %.3g, tol %.3g = %.0e x max |ref|, %s rows) %s\n",
+                 group.c_str(), err, ref_max, tol, tolerance(dtype), chk.all_rows ? "all" : "sampled",
+                 pass ? "ok" : "FAIL");
+  nlohmann::json summary = {{"topology", t.label}, {"seq", seq}, {"params", params},
+                            {"max_abs_err", err}, {"max_abs_ref", ref_max}, {"tolerance", tol},
+                            {"rel_tolerance", tolerance(dtype)},
+                            {"pass", pass}, {"verified_all_rows", chk.all_rows}};
+  if (!pass) {
+    st.cases.push_back(summary);
+    return nullptr;  // never time a wrong answer
+  }
+
+  // ---- timing, component by component, then the whole forward --------------------
+  auto time = [&](const char* name, const std::function<void(Stream)>& body,
+                  harness::Clock clock = harness::Clock::device) -> reports::Measurement& {
+    reports::Measurement m = st.runner.time(name, body, clock);
+    m.group = group;
+    m.params = params;
+    const auto d = declared(name, t, prob, sp);
+    m.role = d.role;
+    m.work = d.work;
+    if (m.role != reports::Role::total) m.parent = "total";
+    st.results.push_back(std::move(m));
+    return st.results.back();
+  };
+  if (sp.has_length_exchange()) time("length_exchange", [&](Stream) { sp.length_exchange(); }, harness::Clock::host);
+  time("pad_pack", [&](Stream q) { sp.pack_inputs(q); sp.unpack_outputs(q); });
+  if (t.ulysses > 1) time("qkv_all_to_all", [&](Stream q) { sp.qkv_all_to_all(q); });
+  if (t.allgather > 1) time("kv_all_gather", [&](Stream q) { sp.kv_all_gather(q); });
+  if (t.ring > 1) time("ring_p2p", [&](Stream q) { sp.ring_p2p(q); });
+  {
+    auto& m = time("attention", [&](Stream q) { sp.attention(q); });
+    m.params["engine"] = st.kernels.describe();
+    m.metrics["padded_work_fraction"] = static_cast<double>(sp.padded_heads() - c.heads) / c.heads;
+    summary["engine"] = st.kernels.describe();
+  }
+  if (t.ulysses > 1) time("reverse_all_to_all", [&](Stream q) { sp.reverse_all_to_all(q); });
+  auto& total = time("total", [&](Stream q) { sp.forward(q); });
+  total.metrics["max_abs_err"] = err;
+  if (!st.targets.empty()) {
+    std::vector<const reports::Measurement*> measured;
+    for (const auto& m : st.results)
+      if (m.group == group) measured.push_back(&m);
+    const auto w = run_attention_what_ifs(sp, world, st.targets, what_if_options(c), c.layers, measured);
+    nlohmann::json wj = nlohmann::json::array();
+    for (const auto& r : w) wj.push_back(r.to_json(0.95));
+    summary["what_if"] = wj;
+    if (!w.empty()) st.what_if_md += harness::what_if_markdown(w, 0.95, group, /*notes=*/false);
+  }
+  st.cases.push_back(summary);
+  return owned;
+}
+
+// Per length: the topologies compared (round-robin forwards), then each case's composition; the
+// cases' JSON gets their ratio to the first and their round-robin samples.
+std::string comparisons_markdown(RunState& st, const std::map<long long, std::vector<CaseRef>>& timed,
+                                 const std::map<long long, std::vector<RoundRobin>>& round_robin,
+                                 const std::string& note, double confidence) {
+  std::string md;
+  for (const auto& [seq, list] : timed) {
+    static const std::vector<RoundRobin> none;  // a length with one case has nothing to compare
+    const auto found = round_robin.find(seq);
+    const auto& runs = found == round_robin.end() ? none : found->second;
+    const auto cmp = compare_totals(st.results, list, runs, confidence);
+    md += fmt::format("\n### S = {}\n\n{}", seq, cmp.markdown);
+    if (!runs.empty())
+      md += fmt::format("\nThe forwards of these {} topologies were timed round-robin, each once per iteration in a "
+                        "rotating order, {} iterations{}: a ratio is the median of the per-iteration ratios (same "
+                        "minutes, same clocks), its interval a bootstrap over iterations.\n",
+                        list.size(), st.runner.options().iterations,
+                        runs.size() > 1 ? fmt::format(", {} runs (--repeat; the spread is max - min of the runs' "
+                                                      "ratios)", runs.size())
+                                        : std::string());
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      md += case_markdown(st.results, list[i], note);
+      for (auto& cj : st.cases) {
+        if (cj["topology"] != list[i].topology || cj["seq"] != seq) continue;
+        cj["total_vs_first"] = cmp.vs_first[i];
+        nlohmann::json samples = nlohmann::json::array();
+        for (const auto& run : runs) samples.push_back(run[i]);
+        cj["interleaved_forward_ms"] = samples;
+      }
+    }
+  }
+  return md;
+}
+
+}  // namespace
+
 int run(harness::Context& ctx, const BenchConfig& c) {
   if (c.list_models) {
     if (ctx.is_root()) std::fputs(list_models().c_str(), stdout);
@@ -291,140 +449,47 @@ int run(harness::Context& ctx, const BenchConfig& c) {
 
   auto kernels = gpu ? make_cuda_kernels(dtype, c.sdpa) : make_host_kernels(dtype);
   harness::Runner runner(world, harness::timing_from(c.common));
-  Device& dev = world.device();
-  std::vector<reports::Measurement> results;
-  nlohmann::json cases = nlohmann::json::array();
+  RunState st(ctx, c, *kernels, runner);
   std::map<long long, std::vector<CaseRef>> timed;  // per sequence: the cases timed, in run order
-  bool all_pass = true;
-  const auto targets = what_if_targets(c);
-  std::string what_if_md;
+  std::map<long long, std::vector<RoundRobin>> round_robin;  // per sequence: their forwards, one per --repeat run
+  std::vector<Grid3Comms> grids;
+  for (const auto& t : topologies) grids.push_back(make_grid3(world, t.ulysses, t.allgather, t.ring));
 
-  std::size_t selected_cases = 0;
   std::optional<cli::Progress> progress;
   if (ctx.is_root()) progress.emplace("topologies", topologies.size() * c.seqs.size());
-  for (const auto& t : topologies) {
-    Grid3Comms grid = make_grid3(world, t.ulysses, t.allgather, t.ring);
-    for (long long seq : c.seqs) {
-      // One step per (topology, length), however the case ends (checked and timed, or failed).
-      struct StepDone {
-        std::optional<cli::Progress>& p;
-        std::string what;
-        ~StepDone() {
-          if (p) p->step(what);
-        }
-      } step_done{progress, fmt::format("{} S={}", t.label, seq)};
-      const Problem prob = problem_of(c, seq);
-      SpAttention sp({*grid.inner, *grid.middle, *grid.outer}, t, prob, *kernels, world.rank());
-      const std::string group = fmt::format("{}/S={}", t.label, seq);
-      const AttentionShape as = sp.attention_shape();
-      nlohmann::json params = {{"topology", t.label}, {"ulysses", t.ulysses}, {"ring", t.ring},
-                               {"allgather", t.allgather}, {"uaa", t.uaa},
-                               {"kv_heads", prob.kv()}, {"local_kv_heads", sp.slice_kv_heads()},
-                               {"workload", prob.describe()}, {"joint_position", to_string(prob.joint)},
-                               {"kernel_calls", sp.plan().calls.size()}, {"lse_merge", !sp.plan().direct},
-                               {"seq", seq}, {"batch", c.batch},
-                               {"heads", c.heads}, {"padded_heads", sp.padded_heads()},
-                               {"head_dim", c.head_dim}, {"text_tokens", c.text_tokens},
-                               {"dtype", c.dtype}, {"seq_q", as.seq_q}, {"seq_kv", as.seq_kv},
-                               {"local_heads", as.heads}};
-      if (!case_selected(c, group, params, kernels->describe(), runner.options().iterations)) continue;
-      ++selected_cases;
-      const std::uint64_t seed = c.common.seed ^ (static_cast<std::uint64_t>(seq) << 20);
-      fill_inputs(sp, dev, prob, seed);
-      sp.prepare();  // kernel plans are built outside the timed region
-
-      // ---- correctness first ----------------------------------------------------------
-      const Stream s = dev.compute_stream();
-      sp.forward(s);
-      dev.synchronize(s);
-      const CheckResult chk = check_outputs(sp, dev, prob, seed, c.verify_budget);
-      double errs[2] = {chk.max_abs_err, chk.max_abs_ref};
-      world.control_max(errs);
-      const double err = errs[0], ref_max = errs[1];
-      const double tol = tolerance(dtype) * ref_max;  // relative to the largest |reference|
-      const bool pass = ref_max > 0 && err <= tol;
-      all_pass = all_pass && pass;
-      if (ctx.is_root())
-        std::fprintf(stderr, "[attn] %s: max_abs_err %.3g (max |ref| %.3g, tol %.3g = %.0e x max |ref|, %s rows) %s\n",
-                     group.c_str(), err, ref_max, tol, tolerance(dtype), chk.all_rows ? "all" : "sampled",
-                     pass ? "ok" : "FAIL");
-      nlohmann::json summary = {{"topology", t.label}, {"seq", seq}, {"params", params},
-                                {"max_abs_err", err}, {"max_abs_ref", ref_max}, {"tolerance", tol},
-                                {"rel_tolerance", tolerance(dtype)},
-                                {"pass", pass}, {"verified_all_rows", chk.all_rows}};
-      if (!pass) {
-        cases.push_back(summary);
-        continue;  // never time a wrong answer
-      }
-
-      // ---- timing, component by component, then the whole forward --------------------
-      auto time = [&](const char* name, const std::function<void(Stream)>& body,
-                      harness::Clock clock = harness::Clock::device) -> reports::Measurement& {
-        reports::Measurement m = runner.time(name, body, clock);
-        m.group = group;
-        m.params = params;
-        const auto d = declared(name, t, prob, sp);
-        m.role = d.role;
-        m.work = d.work;
-        if (m.role != reports::Role::total) m.parent = "total";
-        results.push_back(std::move(m));
-        return results.back();
-      };
-      if (sp.has_length_exchange())
-        time("length_exchange", [&](Stream) { sp.length_exchange(); }, harness::Clock::host);
-      time("pad_pack", [&](Stream st) { sp.pack_inputs(st); sp.unpack_outputs(st); });
-      if (t.ulysses > 1) time("qkv_all_to_all", [&](Stream st) { sp.qkv_all_to_all(st); });
-      if (t.allgather > 1) time("kv_all_gather", [&](Stream st) { sp.kv_all_gather(st); });
-      if (t.ring > 1) time("ring_p2p", [&](Stream st) { sp.ring_p2p(st); });
-      {
-        auto& m = time("attention", [&](Stream st) { sp.attention(st); });
-        m.params["engine"] = kernels->describe();
-        m.metrics["padded_work_fraction"] = static_cast<double>(sp.padded_heads() - c.heads) / c.heads;
-        summary["engine"] = kernels->describe();
-      }
-      if (t.ulysses > 1) time("reverse_all_to_all", [&](Stream st) { sp.reverse_all_to_all(st); });
-      auto& total = time("total", [&](Stream st) { sp.forward(st); });
-      total.metrics["max_abs_err"] = err;
-      if (!targets.empty()) {
-        std::vector<const reports::Measurement*> measured;
-        for (const auto& m : results)
-          if (m.group == group) measured.push_back(&m);
-        const auto w = run_attention_what_ifs(sp, world, targets, what_if_options(c), c.layers, measured);
-        nlohmann::json wj = nlohmann::json::array();
-        for (const auto& r : w) wj.push_back(r.to_json(0.95));
-        summary["what_if"] = wj;
-        if (!w.empty()) what_if_md += harness::what_if_markdown(w, 0.95, group, /*notes=*/false);
-      }
-
-      cases.push_back(summary);
-      timed[seq].push_back({group, t.label, seq});
+  for (long long seq : c.seqs) {
+    // Every case of this length stays alive until its forwards have been timed round-robin.
+    std::vector<std::unique_ptr<SpAttention>> alive;
+    for (std::size_t ti = 0; ti < topologies.size(); ++ti) {
+      const Topology& t = topologies[ti];
+      auto sp = time_case(st, t, grids[ti], seq);
+      if (progress) progress->step(fmt::format("{} S={}", t.label, seq));
+      if (!sp) continue;
+      alive.push_back(std::move(sp));
+      timed[seq].push_back({fmt::format("{}/S={}", t.label, seq), t.label, seq});
     }
+    // Ratios between topologies come from forwards timed in the same iterations (round-robin).
+    std::vector<std::function<void(Stream)>> forwards;
+    for (auto& sp : alive) forwards.push_back([p = sp.get()](Stream q) { p->forward(q); });
+    if (forwards.size() > 1)
+      for (int r = 0; r < c.repeat; ++r) round_robin[seq].push_back(runner.time_round_robin(forwards));
   }
 
-  if (selected_cases == 0)
+  if (st.selected_cases == 0)
     throw UsageError(fmt::format("--benchmark_filter={}: selects no component of the {} (topology, length) cases",
                                  c.common.gbench.filter, topologies.size() * c.seqs.size()));
 
   // Everything printed comes from the measurements' roles and declared work.
   const double confidence = 0.95;
-  const std::string note = oversubscription_note(world);
   std::string md = fmt::format(
       "## layerbench-attn: {} ranks, {} backend, H={} D={} B={} Lt={} {}\n\nworkload: {}{}\n\nattention: {}\n",
       world.size(), to_string(world.backend()), c.heads, c.head_dim, c.batch, c.text_tokens,
       c.dtype, problem_of(c, c.seqs.front()).describe(),
       c.seq_formula.empty() ? std::string() : "\n\nsequence: " + c.seq_formula, kernels->describe());
-  for (const auto& [seq, list] : timed) {
-    const auto cmp = compare_totals(results, list, confidence);
-    md += fmt::format("\n### S = {}\n\n{}", seq, cmp.markdown);
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      md += case_markdown(results, list[i], note);
-      for (auto& cj : cases)
-        if (cj["topology"] == list[i].topology && cj["seq"] == seq) cj["total_vs_first"] = cmp.vs_first[i];
-    }
-  }
+  md += comparisons_markdown(st, timed, round_robin, oversubscription_note(world), confidence);
   if (!skipped.empty()) md += fmt::format("\nTopologies of {} ranks that do not serve this workload:\n{}", world.size(), skipped);
-  if (!what_if_md.empty()) what_if_md += harness::what_if_notes();
-  md += what_if_md;
+  if (!st.what_if_md.empty()) st.what_if_md += harness::what_if_notes();
+  md += st.what_if_md;
   if (ctx.is_root()) std::fputs(md.c_str(), harness::text_stream(c.common));
 
   const nlohmann::json config = {{"heads", c.heads}, {"head_dim", c.head_dim}, {"seqs", c.seqs},
@@ -434,11 +499,12 @@ int run(harness::Context& ctx, const BenchConfig& c) {
                                  {"joint_lengths", c.joint_lengths}, {"image_lengths", c.image_lengths},
                                  {"requests", c.requests}, {"cu_seqlens", c.cu_seqlens},
                                  {"cached_kv", c.cached_kv}, {"model", c.model}, {"resolution", c.resolution},
-                                 {"frames", c.frames}, {"sequence_formula", c.seq_formula}, {"sdpa", c.sdpa}};
-  const auto doc = harness::make_document(ctx, runner, config, results,
-                                          {{"attention_engine", kernels->describe()}, {"topologies", cases}});
-  harness::write_outputs(ctx, c.common, doc, results, md);
-  return all_pass ? 0 : 1;
+                                 {"frames", c.frames}, {"sequence_formula", c.seq_formula}, {"sdpa", c.sdpa},
+                                 {"repeat", c.repeat}};
+  const auto doc = harness::make_document(ctx, runner, config, st.results,
+                                          {{"attention_engine", kernels->describe()}, {"topologies", st.cases}});
+  harness::write_outputs(ctx, c.common, doc, st.results, md);
+  return st.all_pass ? 0 : 1;
 }
 
 }  // namespace layerbench::attention

@@ -46,6 +46,7 @@ struct BenchConfig {
   std::vector<double> what_if_levels = {0, 10, 20, 40};
   int what_if_rounds = 8;
   int layers = 4;                   // forwards per timed stack of the what-if
+  int repeat = 1;                   // round-robin runs of the topologies' forwards (run-to-run spread)
 };
 
 void add_flags(CLI::App& app, BenchConfig& c);

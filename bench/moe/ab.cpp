@@ -7,6 +7,7 @@
 #include "bench/moe/report.hpp"
 #include "reports/derived.hpp"
 #include "bench/moe/whatif.hpp"
+#include "harness/interleave.hpp"
 #include "reports/paired.hpp"
 #include "reports/sequential.hpp"
 #include "reports/units.hpp"
@@ -37,18 +38,21 @@ const reports::Measurement* find(const std::vector<ComponentResult>& v, const st
 
 namespace {
 
-// The interleaved pairs of two arms of the L-layer stack (either order first, alternating), each
-// stack timed alone: sync + barrier, host clock around the stack and a device sync, rank-max.
+// The interleaved pairs of two arms of the L-layer stack (harness::run_interleaved_pairs: order
+// alternating between pairs, every timed stack following one of its own arm), each stack timed
+// alone: sync + barrier, host clock around the stack and a device sync, rank-max.
 // `arm(candidate)` sets the layer up for an arm before its stack (outside the timing), `reuse`
 // says whether that arm passes the request-scoped split. Energy per stack when a counter exists.
 struct PairRun {
   std::vector<double> base, cand, base_energy, cand_energy;
   std::vector<ab::RunCovariates> base_tel, cand_tel;
   std::vector<std::string> order;
+  std::size_t primed = 0;  // untimed stacks run so that every timed one follows its own arm
   std::optional<stats::SequentialResult> seq;
 };
 
-// `enough` (optional) ends the pairs early once it holds of the pairs so far (a precision rule).
+// `after` (optional) is called after every timed stack; `enough` (optional) ends the pairs early
+// once it holds of the pairs so far (a precision rule).
 PairRun run_pairs(MoeLayer& layer, const void* x, const RunConfig& c, const std::string& title,
                   const std::function<void(bool candidate)>& arm, const std::function<bool(bool candidate)>& reuse,
                   const telemetry::Sampler* sampler, const std::function<void(bool candidate, double ms)>& after = {},
@@ -59,26 +63,22 @@ PairRun run_pairs(MoeLayer& layer, const void* x, const RunConfig& c, const std:
   Buffer a = layer.make_activation(), b = layer.make_activation();
   const int L = c.layers;
   const auto energy = energy_meter(w, sampler);
-  ab::RunCovariates last;  // telemetry of the last timed stack
-  double last_j = stats::nan_value;
-  auto once = [&](bool candidate) {
+  PairRun r;
+  auto body = [&](bool candidate) {
+    dev.copy(a.data(), x, a.bytes(), s);
+    run_stack(layer, a.data(), b.data(), L, reuse(candidate), s, parse_stack_input(c.stack_input));
+  };
+  auto stack = [&](bool candidate, bool timed) {
     arm(candidate);
+    if (!timed) return harness::time_body(w, s, [&] { body(candidate); });
     const double w0 = telemetry::Sampler::now();
     const double e0 = energy();
-    const double ms = harness::time_body(w, s, [&] {
-      dev.copy(a.data(), x, a.bytes(), s);
-      run_stack(layer, a.data(), b.data(), L, reuse(candidate), s, parse_stack_input(c.stack_input));
-    });
-    last_j = energy() - e0;
-    last = window_covariates(w, sampler, w0, telemetry::Sampler::now());
+    const double ms = harness::time_body(w, s, [&] { body(candidate); });
+    (candidate ? r.cand_energy : r.base_energy).push_back(energy() - e0);
+    (candidate ? r.cand_tel : r.base_tel).push_back(window_covariates(w, sampler, w0, telemetry::Sampler::now()));
     if (after) after(candidate, ms);
     return ms;
   };
-  for (int i = 0; i < std::max(1, c.common.warmup); ++i) {
-    once(false);
-    once(true);
-  }
-  PairRun r;
   // --ab-sequential: every rank sees the same rank-max times, so every rank reaches the same stop.
   stats::SequentialDesign design;
   design.max_pairs = static_cast<std::size_t>(c.pairs);
@@ -89,22 +89,29 @@ PairRun run_pairs(MoeLayer& layer, const void* x, const RunConfig& c, const std:
   }
   std::optional<cli::Progress> progress;
   if (w.rank() == 0) progress.emplace(title, static_cast<std::size_t>(c.pairs));
-  for (int i = 0; i < c.pairs && !(r.seq && r.seq->stop != stats::SequentialStop::running); ++i) {
-    const bool base_first = i % 2 == 0;
-    for (int k = 0; k < 2; ++k) {
-      const bool candidate = base_first ? k == 1 : k == 0;
-      const double ms = once(candidate);
-      (candidate ? r.cand : r.base).push_back(ms);
-      (candidate ? r.cand_tel : r.base_tel).push_back(last);
-      (candidate ? r.cand_energy : r.base_energy).push_back(last_j);
+  auto stop = [&](const harness::PairTimes& t) {
+    r.base = t.base;
+    r.cand = t.cand;
+    r.order = t.order;
+    r.primed = t.primed;
+    if (progress) progress->step(fmt::format("pair {}", t.base.size() - 1));
+    if (c.ab_sequential) {
+      r.seq = stats::sequential_decision(r.base, r.cand, design);
+      if (r.seq->stop != stats::SequentialStop::running) return true;
     }
-    r.order.push_back(base_first ? "AB" : "BA");
-    if (progress) progress->step(fmt::format("pair {}", i));
-    if (c.ab_sequential) r.seq = stats::sequential_decision(r.base, r.cand, design);
-    if (enough && enough(r)) break;
-  }
+    return enough && enough(r);
+  };
+  (void)harness::run_interleaved_pairs(std::max(1, c.common.warmup), c.pairs, c.prime_stacks, stack, stop);
   arm(false);
   return r;
+}
+
+// One line on the neighbours of the timed stacks.
+std::string neighbours_line(const PairRun& p, const RunConfig& c) {
+  if (c.prime_stacks == 0) return "Neighbours not primed (`--prime-stacks 0`): a stack follows either arm.";
+  return fmt::format("Every timed stack follows a stack of its own arm: {} untimed stack(s) ran where the arm changed "
+                     "({} in all; a power-capped GPU carries its clocks from one stack into the next).",
+                     c.prime_stacks, p.primed);
 }
 
 struct Check {
@@ -202,13 +209,9 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::v
   Communicator& w = layer.ep();
   const int L = c.layers;
   std::uint64_t base_exchanges = 0, cand_exchanges = 0, n0 = 0;
-  std::size_t counted = 0;
   const auto p = run_pairs(
       layer, x, c, "metadata A/B", [&](bool) { n0 = w.scalar_exchange_count(); }, [](bool cand) { return cand; },
-      sampler, [&](bool cand, double) {
-        if (++counted <= 2 * static_cast<std::size_t>(std::max(1, c.common.warmup))) return;  // warm-up stacks
-        (cand ? cand_exchanges : base_exchanges) += w.scalar_exchange_count() - n0;
-      });
+      sampler, [&](bool cand, double) { (cand ? cand_exchanges : base_exchanges) += w.scalar_exchange_count() - n0; });
   const int pairs = static_cast<int>(p.base.size());
   // The prediction: the exchange's what-if (critical-path fraction x isolated cost x the
   // exchanges reuse removes per stack), with its interval. Beside it, for reference only, the
@@ -236,6 +239,8 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::v
             {"base", "per-layer sequence-size exchange"},
             {"candidate", "reused split sizes"},
             {"order", p.order},
+            {"prime_stacks_per_change", c.prime_stacks},
+            {"primed_stacks", p.primed},
             {"base_ms", p.base},
             {"candidate_ms", p.cand},
             {"energy", energy_json(p)},
@@ -246,6 +251,7 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::v
   if (p.seq) r.json["sequential"] = reports::sequential_json(*p.seq);
   r.head.title = fmt::format("Metadata A/B: {}-layer stack, {} interleaved pairs (base = per-layer exchange, "
                              "candidate = reused split sizes)", L, pairs);
+  r.head.intro = neighbours_line(p, c);
   reports::PairedContext ctx;
   if (p.seq) ctx.sequential = &*p.seq;
   ctx.base_label = "per-layer exchange";
@@ -310,6 +316,8 @@ AbResult run_drop_ab(MoeLayer& layer, const void* x, const RunConfig& c, const s
             {"pairs_cap", c.pairs},
             {"stopped_by_precision", stopped_early > 0},
             {"order", p.order},
+            {"prime_stacks_per_change", c.prime_stacks},
+            {"primed_stacks", p.primed},
             {"base_ms", p.base},
             {"candidate_ms", p.cand},
             {"energy", energy_json(p)}};
@@ -317,8 +325,9 @@ AbResult run_drop_ab(MoeLayer& layer, const void* x, const RunConfig& c, const s
   r.head.title = fmt::format("Removal A/B drop:{}: {}-layer stack ({} input), {} interleaved pairs (base = as is, "
                              "candidate = {} skipped; timings real, outputs not checked)",
                              component, L, c.stack_input, pairs, component);
+  r.head.intro = neighbours_line(p, c);
   if (stopped_early > 0)
-    r.head.intro = fmt::format("Stopped after {} of at most {} pairs: the measured removal's interval is within half "
+    r.head.intro += fmt::format(" Stopped after {} of at most {} pairs: the measured removal's interval is within half "
                                "the prediction's half-width (precision rule, at least 31 pairs; it reads the spread of "
                                "the deltas, never their agreement with the prediction).",
                                stopped_early, c.pairs);

@@ -315,7 +315,8 @@ nlohmann::json config_json(const ProfileInputs& in) {
           {"topk", p.topk}, {"intermediate", p.inter}, {"scale", p.scale},
           {"tokens", c.tokens}, {"split_sizes", p.splits}, {"layout", c.layout},
           {"layers", c.layers}, {"stack_input", c.stack_input}, {"moe_layers", c.moe_layers}, {"ab", c.ab},
-          {"pairs", c.pairs}, {"expert_gemm", std::string(to_string(c.expert_gemm))}, {"ops", in.ops},
+          {"pairs", c.pairs}, {"prime_stacks", c.prime_stacks}, {"expert_gemm", std::string(to_string(c.expert_gemm))},
+          {"ops", in.ops},
           {"heads_padded", p.heads_padded}, {"heads_local", p.heads_local},
           {"seed", c.common.seed}, {"confidence", c.confidence}};
 }

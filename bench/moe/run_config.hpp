@@ -33,6 +33,9 @@ struct RunConfig {
   std::string ab;       // "" or "metadata"
   std::vector<std::string> ab_drops;  // --ab drop:COMPONENT (repeatable): removal A/Bs
   int pairs = 31;              // the number of pairs, or the cap with ab_sequential
+  // Untimed stacks of the same variant before a timed stack whose neighbour ran another one (what-if
+  // rounds and A/B pairs; harness/interleave.hpp); 0 = off.
+  int prime_stacks = 1;
   bool ab_sequential = false;  // stop the A/B once a confidence sequence decides (stats/sequential.hpp)
   std::string ab_equivalence;  // "" or a margin: "1%" of the base mean, or ms
   double confidence = 0.95;  // of every interval the profile and the A/B print (alpha = 1 - confidence)

@@ -156,6 +156,7 @@ std::vector<harness::WhatIfResult> run_what_ifs(MoeLayer& layer, const void* x, 
   o.levels_us = c.what_if_levels;
   o.rounds = c.what_if_rounds;
   o.max_seconds = c.what_if_seconds;
+  o.prime_stacks = c.prime_stacks;
   const int L = c.layers;
   const auto energy = energy_meter(w, sampler);
   // The stack every what-if and removal A/B times: L layers with the per-layer exchange.

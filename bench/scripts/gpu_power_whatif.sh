@@ -16,9 +16,14 @@
 #     "% of dense" and the replication predictions across processes (run-to-run spread).
 # Everything is written to a work folder and comes back as $OUT/power-whatif.tgz plus the console
 # summary $OUT/summary.txt (the device returns few files).
-# QUICK=1: process 1's what-ifs and removal A/Bs only (no tests, metadata A/B, repeats or other
-# processes): the acceptance's comparison in about two minutes after the build.
-# usage: [PAIRS=121] [PAIRS_CHAINED=51] [LAYERS=8] [QUICK=1] bench/scripts/gpu_power_whatif.sh
+# Every timed stack of the what-if rounds and the A/B pairs follows one of its own variant
+# (--prime-stacks 1, the default: the power-capped GPU carries its clocks from stack to stack).
+# QUICK=1: process 1's what-ifs and removal A/Bs with `--repeat REPEAT` (2) reference-ratio runs
+# only (no tests, metadata A/B or other processes): the acceptance's comparison in about three
+# minutes after the build. CONTROL=1 (with QUICK) adds a process with --prime-stacks 0 for routing
+# alone (the old pairing: the rounds' removal step and slope against the A/B, same minutes).
+# usage: [PAIRS=121] [PAIRS_CHAINED=51] [LAYERS=8] [WHATIF_S=20] [QUICK=1 [REPEAT=2] [CONTROL=1]]
+#        bench/scripts/gpu_power_whatif.sh
 # Run from a snapshot (bench/scripts/snapshot.sh, then in .devbuild/src).
 set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
@@ -47,15 +52,26 @@ report() {  # the what-if table, the tiles by layer and every prediction check o
   grep -E "^- expert tiles|^Stopped after" "$1"
   grep -E "measured - predicted \(|^### (Removal|Metadata)" "$1"
 }
+WHATIF_S=${WHATIF_S:-20}
 if [ "${QUICK:-0}" = 1 ]; then
   lb_build layerbench-moe || exit 1
   stamp "build done"
-  timeout 170 "${MOE[@]}" --iterations 10 --warmup 3 --what-if "$COMPS" --what-if-rounds 8 --what-if-seconds 20 \
-    "${DROPS[@]}" --pairs "$PAIRS" --json "$OUT/power-whatif.json" --markdown "$OUT/power-whatif.md" \
-    > "$OUT/power-whatif.txt" 2> "$OUT/power-whatif.err"
-  echo "what-if + removal A/Bs (same input) rc=$?"
+  timeout "${QUICK_TIMEOUT:-300}" "${MOE[@]}" --iterations 10 --warmup 3 --repeat "${REPEAT:-2}" --what-if "$COMPS" \
+    --what-if-rounds 8 --what-if-seconds "$WHATIF_S" "${DROPS[@]}" --pairs "$PAIRS" \
+    --json "$OUT/power-whatif.json" --markdown "$OUT/power-whatif.md" > "$OUT/power-whatif.txt" 2> "$OUT/power-whatif.err"
+  echo "what-if + removal A/Bs (same input, primed neighbours) rc=$?"
   stamp "what-if + removal A/Bs done"
   report "$OUT/power-whatif.txt"
+  sed -n '/### Reference ratios/,/^$/p' "$OUT/power-whatif.txt" | head -12
+  grep -E "^- local_expert_compute:" "$OUT/power-whatif.txt"
+  if [ "${CONTROL:-0}" = 1 ]; then
+    timeout 90 "${MOE[@]}" --prime-stacks 0 --iterations 5 --warmup 2 --what-if routing --what-if-rounds 8 \
+      --what-if-seconds 10 --ab drop:routing --pairs 61 --json "$OUT/unprimed.json" --markdown "$OUT/unprimed.md" \
+      > "$OUT/unprimed.txt" 2> "$OUT/unprimed.err"
+    echo "control: routing with --prime-stacks 0 rc=$?"
+    stamp "control (unprimed) done"
+    report "$OUT/unprimed.txt"
+  fi
   exit 0
 fi
 lb_build layerbench-moe test_moe_mpi || exit 1

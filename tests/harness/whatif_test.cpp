@@ -167,7 +167,10 @@ TEST(WhatIf, ReplicationSlopeIsTheCostPerCopy) {
   // The stopping rule and the prediction read the t interval over rounds.
   EXPECT_EQ(r.slope_ci().low, r.fit.block_t_ci.low);
   EXPECT_LE(std::max(r.fit.slope - r.fit.block_t_ci.low, r.fit.block_t_ci.high - r.fit.slope), 0.1 * r.fit.slope);
-  EXPECT_EQ(stacks, 4 + 4 * static_cast<int>(r.fit.blocks));  // one untimed round, then the timed ones
+  // One untimed round, then the timed ones, each after an untimed stack of its own level where
+  // the stack before it ran another level.
+  EXPECT_GT(r.primed_stacks, 0u);
+  EXPECT_EQ(stacks, 4 + 4 * static_cast<int>(r.fit.blocks) + static_cast<int>(r.primed_stacks));
   // Linear: the removal (from the step where it is known, else the slope) is the cost per copy.
   EXPECT_NEAR(r.effect_ms(36), 0.25 * 36, 0.1 * 0.25 * 36);
   const auto ci = r.effect_ci(36, 0.95);

@@ -60,6 +60,8 @@ def run_once(attempt: int) -> int:
         levels = [l["copies_per_instance"] for l in w["levels"]]
         if levels != [0, 1, 2, 3]:
             fails.append(f"copies per instance {levels}, expected [0, 1, 2, 3]")
+        if not (w.get("prime_stacks_per_change") == 1 and w.get("primed_stacks", 0) > 0):
+            fails.append(f"what-if rounds not primed: {w.get('prime_stacks_per_change')}, {w.get('primed_stacks')}")
         if w["energy"] is not None or any(e is not None for e in w["observations"]["energy_j"]):
             fails.append("host backend: what-if energy must be null")
         # The removal step (one copy minus none) predicts the removal where it is known to the
@@ -88,10 +90,16 @@ def run_once(attempt: int) -> int:
                          f"{preds[0]['predicted_ms']} (delta {d.get('delta')!r})")
         if d["energy"] is not None:
             fails.append("host backend: A/B energy must be null")
+        # Every timed stack follows one of its own arm: one untimed stack where the arm changed
+        # (6 pairs AB BA ...: 7 changes after the warm-up pair).
+        if d.get("prime_stacks_per_change") != 1 or d.get("primed_stacks") != 7:
+            fails.append(f"drop A/B primes: {d.get('prime_stacks_per_change')} per change, "
+                         f"{d.get('primed_stacks')} in all (expected 1 and 7)")
         if "analysis" not in d:
             fails.append(f"drop A/B has no analysis: {d.get('analysis_error')}")
     md = p.stdout
-    for frag in ["Removal A/B drop:local_expert_compute", "outputs not checked", "| local_expert_compute | replicate |"]:
+    for frag in ["Removal A/B drop:local_expert_compute", "outputs not checked", "| local_expert_compute | replicate |",
+                 "Every timed stack follows a stack of its own arm"]:
         if frag not in md:
             fails.append(f"markdown lacks {frag!r}")
     for m in doc["results"]:

@@ -1,0 +1,129 @@
+// Neighbouring stacks (harness/interleave.hpp): every timed stack of the A/B pairs and the what-if
+// rounds follows one of its own variant, and with that the replication what-if's removal step and
+// slope predict what a removal A/B measures on a stack whose time carries over from the stack
+// before it (the power-capped GPU's clocks). Synthetic stacks, no clocks: exact arithmetic.
+#include "harness/interleave.hpp"
+#include "harness/whatif.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <utility>
+#include <vector>
+
+namespace layerbench::harness {
+namespace {
+
+TEST(Interleave, PrimerRunsUntimedStacksOnlyWhereTheVariantChanges) {
+  NeighbourPrimer p(2);
+  int untimed = 0;
+  auto u = [&] { ++untimed; };
+  EXPECT_EQ(p.before(0, u), 2);  // nothing ran before: primed
+  EXPECT_EQ(p.before(0, u), 0);
+  EXPECT_EQ(p.before(1, u), 2);
+  EXPECT_EQ(p.before(1, u), 0);
+  p.pause();  // host work between stacks: the next one is primed even of the same variant
+  EXPECT_EQ(p.before(1, u), 2);
+  p.ran(0);  // a warm-up stack of another variant
+  EXPECT_EQ(p.before(0, u), 0);
+  EXPECT_EQ(untimed, 6);
+  EXPECT_EQ(p.primed(), 6u);
+  NeighbourPrimer off(0);
+  EXPECT_EQ(off.before(3, u), 0);
+  EXPECT_EQ(off.before(4, u), 0);
+  EXPECT_EQ(untimed, 6);
+}
+
+// The pairs alternate AB, BA; every timed stack directly follows a stack of its own arm.
+TEST(Interleave, EveryTimedStackOfThePairsFollowsItsOwnArm) {
+  std::vector<std::pair<bool, bool>> ran;  // (candidate, timed) in order
+  auto stack = [&](bool candidate, bool timed) {
+    ran.emplace_back(candidate, timed);
+    return candidate ? 1.0 : 2.0;
+  };
+  const auto r = run_interleaved_pairs(2, 9, 1, stack);
+  ASSERT_EQ(r.base.size(), 9u);
+  ASSERT_EQ(r.cand.size(), 9u);
+  EXPECT_EQ(r.order.front(), "AB");
+  EXPECT_EQ(r.order[1], "BA");
+  EXPECT_EQ(r.base.front(), 2.0);
+  EXPECT_EQ(r.cand.front(), 1.0);
+  std::size_t timed = 0, untimed = 0;
+  for (std::size_t i = 0; i < ran.size(); ++i) {
+    (ran[i].second ? timed : untimed) += 1;
+    if (ran[i].second) {
+      ASSERT_GT(i, 0u);
+      EXPECT_EQ(ran[i - 1].first, ran[i].first) << "timed stack " << i << " follows the other arm";
+    }
+  }
+  EXPECT_EQ(timed, 18u);
+  EXPECT_EQ(untimed, 4u + r.primed);  // the warm-up pairs, then one prime per change of arm
+  // AB BA AB ...: the arm changes inside every pair and never between pairs, but the warm-up ends
+  // on the candidate, so the first pair's base is primed too.
+  EXPECT_EQ(r.primed, 10u);
+  // A stop rule ends the pairs early; without primes the stacks follow either arm.
+  ran.clear();
+  const auto s = run_interleaved_pairs(1, 50, 0, stack, [](const PairTimes& t) { return t.base.size() == 5; });
+  EXPECT_EQ(s.base.size(), 5u);
+  EXPECT_EQ(s.primed, 0u);
+  EXPECT_EQ(ran.size(), 2u + 10u);
+}
+
+// A stack whose time carries over from the stack before it, as the H200's did: each copy of the
+// component costs `direct` ms in its own stack, and every copy the previous stack ran changes this
+// one by `carry` ms (negative: a low-power component left the clocks higher). 8 instances per
+// stack, copies 0..3 per instance.
+struct CarryOverStack {
+  double direct = 4.0, carry = -0.8, noise = 0.02;
+  int previous = 0;
+  std::mt19937_64 rng{5};
+  double run(int level) {
+    std::normal_distribution<double> eps(0, noise);
+    const double ms = 60.0 + direct * level + carry * previous + eps(rng);
+    previous = level;
+    return ms;
+  }
+};
+
+WhatIfResult replicate(CarryOverStack& s, int prime_stacks) {
+  WhatIfOptions o;
+  o.rounds = 8;
+  o.resamples = 2000;
+  o.prime_stacks = prime_stacks;
+  const WhatIfTarget t{"routing", Edge::end, DelayKind::device, WhatIfMethod::replicate};
+  return run_replicate_what_if(o, t, 8, 36, {}, [&](int k) { return s.run(k); });
+}
+
+double ab_removal(CarryOverStack& s, int prime_stacks) {
+  const auto r = run_interleaved_pairs(1, 40, prime_stacks, [&](bool cand, bool) { return s.run(cand ? 0 : 1); });
+  double d = 0;
+  for (std::size_t i = 0; i < r.base.size(); ++i) d += r.base[i] - r.cand[i];
+  return d / static_cast<double>(r.base.size());
+}
+
+// Without primes the two disagree the way the GPU runs did: the rounds' removal step (one copy
+// minus none) reads above the A/B's removal, because the stack without the component mostly
+// follows stacks with more copies. With primes both measure each variant after itself: the
+// removal step, the slope and the A/B's removal all read direct + carry.
+TEST(Interleave, PrimedWhatIfPredictsThePrimedRemovalUnderCarryOver) {
+  CarryOverStack s;
+  const auto unprimed = replicate(s, 0);
+  const double ab_unprimed = ab_removal(s, 0);
+  EXPECT_NEAR(ab_unprimed, s.direct, 0.05);  // the A/B's arms follow each arm equally often
+  EXPECT_GT(unprimed.removal_step_ms - ab_unprimed, 0.5) << unprimed.removal_step_ms;
+  EXPECT_EQ(unprimed.primed_stacks, 0u);
+
+  const auto primed = replicate(s, 1);
+  const double ab_primed = ab_removal(s, 1);
+  const double steady = s.direct + s.carry;  // per stack, one copy per instance -> none
+  EXPECT_NEAR(ab_primed, steady, 0.05);
+  EXPECT_NEAR(primed.removal_step_ms, steady, 0.05);
+  EXPECT_NEAR(primed.fit.slope * 8, steady, 0.05);
+  EXPECT_NEAR(primed.effect_ms(8), ab_primed, 0.1);
+  EXPECT_GT(primed.primed_stacks, 0u);
+  EXPECT_EQ(primed.to_json(0.95)["primed_stacks"], primed.primed_stacks);
+}
+
+}  // namespace
+}  // namespace layerbench::harness
