@@ -234,7 +234,10 @@ class CudaStdOps final : public StdOps {
                   Stream s) override {
     const auto st = detail::cuda_stream(s);
     const StdExpertPath p = expert_path_for(h, inter, static_cast<std::int64_t>(rows.size()));
-    if (p == StdExpertPath::padded && h % 8 == 0) {
+    if (p == StdExpertPath::wgmma) wgmma_ran_ = paths_.wgmma(x, w13, wd, act, y, rows, h, inter, a, st);
+    if (p == StdExpertPath::wgmma && wgmma_ran_) {
+      // done: tiles, gate/up with the activation, down
+    } else if (p == StdExpertPath::padded && h % 8 == 0) {
       paths_.padded(x, w13, wd, y, rows, h, inter, a, st);
     } else if (p == StdExpertPath::multi_stream) {
       paths_.multi_stream(x, w13, wd, gu, act, y, rows, h, inter, a, st);
@@ -274,6 +277,11 @@ class CudaStdOps final : public StdOps {
     if (c == "expert_compute" && grouped_failed_)
       return "row gather, one cuBLAS GEMM per local expert with rows (this cuBLAS refused the grouped GEMM), "
              "vectorised activation kernel, row scatter";
+    if (c == "expert_compute" && path_ == StdExpertPath::wgmma)
+      return wgmma_ran_ ? "row gather, tile list built on the device from the counts, one persistent TMA + wgmma grouped "
+                          "GEMM per projection (the activation in the gate/up epilogue), row scatter"
+                        : "row gather, one cuBLAS GEMM per local expert with rows (the wgmma kernels need a compute "
+                          "capability 9.0 device and hidden, inter multiples of 8), activation kernel, row scatter";
     if (c == "expert_compute")
       return path_ == StdExpertPath::grouped
                  ? "row gather, one cuBLAS grouped GEMM per projection over the experts with rows (gate/up, then "
@@ -287,9 +295,10 @@ class CudaStdOps final : public StdOps {
                  : path_ == StdExpertPath::per_expert
                        ? "row gather, one cuBLAS GEMM per local expert with rows (gate/up, then down), vectorised "
                          "activation kernel, row scatter"
-                       : "row gather, per-expert cuBLAS GEMMs (one stream or 4) or one cuBLAS grouped GEMM per "
-                         "projection (the fastest in layerbench-moe-kernels' table for the shape), vectorised "
-                         "activation kernel, row scatter";
+                       : "row gather, per-expert cuBLAS GEMMs (one stream or 4), one cuBLAS grouped or padded "
+                         "batched GEMM per projection with an activation kernel, or the grouped wgmma kernels with "
+                         "the activation fused (the fastest in layerbench-moe-kernels' table for the shape), row "
+                         "scatter";
     if (c == "weighted_sum") return "per-token fp32 combine kernel";
     if (c == "shared_experts") return "cuBLAS GEMMs, activation kernel, gate GEMV + sigmoid scale";
     return "";
@@ -308,6 +317,7 @@ class CudaStdOps final : public StdOps {
   cuda::ExpertPaths paths_;
   cublasHandle_t blas_ = nullptr;
   StdExpertPath path_ = StdExpertPath::automatic;
+  bool wgmma_ran_ = false;
   std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, StdExpertPath> table_;
   bool grouped_failed_ = false;
 };

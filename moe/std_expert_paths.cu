@@ -1,6 +1,7 @@
 // The standard block's expert-MLP paths (moe/std_expert_paths.cuh).
 #include "collectives/error.hpp"
 #include "moe/std_expert_paths.cuh"
+#include "moe/std_grouped_sm90.cuh"
 #include "moe/std_kernels.cuh"
 
 #include <cuda_bf16.h>
@@ -210,6 +211,37 @@ struct ExpertPaths::State {
     LB_CUDA_CHECK_LAUNCH();
   }
 
+  bool wgmma(const void* x, const void* w13, const void* wd, void* act, void* y, const std::vector<std::int64_t>& rows,
+             std::int64_t h, std::int64_t inter, const ActivationSpec& a, cudaStream_t st) {
+    const auto E = static_cast<std::int64_t>(rows.size());
+    if (!std_grouped_sm90_supported(h, inter, E)) return false;
+    std::int64_t total = 0;
+    for (auto r : rows) total += r;
+    if (total == 0) return true;
+    auto& W = wg_;
+    W.counts.assign(rows.begin(), rows.end());
+    const auto cbytes = static_cast<std::size_t>(E) * sizeof(int);
+    const auto wbytes = static_cast<std::size_t>(std_grouped_work_bytes(total, E, h, inter));
+    if (W.dcounts.bytes() < cbytes) {
+      W.dcounts = dev_.alloc(cbytes);
+      W.uploaded.clear();
+    }
+    if (W.work.bytes() < wbytes) W.work = dev_.alloc(wbytes);
+    if (W.counts != W.uploaded) {  // a repeated load uploads nothing
+      LB_CUDA_CHECK(cudaMemcpyAsync(W.dcounts.data(), W.counts.data(), cbytes, cudaMemcpyHostToDevice, st));
+      W.uploaded = W.counts;
+    }
+    std_expert_mlp_sm90(static_cast<const bf16*>(x), static_cast<const bf16*>(w13), static_cast<const bf16*>(wd),
+                        static_cast<bf16*>(act), static_cast<bf16*>(y), W.dcounts.as<int>(), E, total, h, inter, a,
+                        std_grouped_work(W.work.data(), total, E, h, inter), st);
+    return true;
+  }
+
+  struct WgmmaState {
+    Buffer dcounts, work;
+    std::vector<int> counts, uploaded;
+  };
+
   struct PaddedState {
     Buffer gu, act, y, stage, dptr, doff;
     std::vector<const void*> ptr, uploaded_ptr;
@@ -228,6 +260,7 @@ struct ExpertPaths::State {
   GroupedHost host_[2];
   Buffer ptrs_[2];
   PaddedState pad_;
+  WgmmaState wg_;
   static constexpr int kSide = 4;
   cudaStream_t side_[kSide] = {};
   cudaEvent_t fork_ = nullptr, join_[kSide] = {};
@@ -253,6 +286,12 @@ void ExpertPaths::multi_stream(const void* x, const void* w13, const void* wd, v
                                const std::vector<std::int64_t>& rows, std::int64_t h, std::int64_t inter,
                                const ActivationSpec& a, cudaStream_t st) {
   s_->multi_stream(x, w13, wd, gu, act, y, rows, h, inter, a, st);
+}
+
+bool ExpertPaths::wgmma(const void* x, const void* w13, const void* wd, void* act, void* y,
+                        const std::vector<std::int64_t>& rows, std::int64_t h, std::int64_t inter,
+                        const ActivationSpec& a, cudaStream_t st) {
+  return s_->wgmma(x, w13, wd, act, y, rows, h, inter, a, st);
 }
 
 void ExpertPaths::padded(const void* x, const void* w13, const void* wd, void* y, const std::vector<std::int64_t>& rows,

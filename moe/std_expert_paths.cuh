@@ -2,7 +2,8 @@
 // The expert-MLP paths of the standard block's CUDA ops beside one cuBLAS GEMM per expert
 // (moe/std_cuda_ops.cu chooses among them): one cuBLAS grouped GEMM per projection, per-expert
 // GEMMs spread over 4 streams, and one cuBLAS batched GEMM per projection over the experts padded
-// to the largest row count. Rows are expert-major and compact (rows[e] per local expert); bf16.
+// to the largest row count, and the grouped TMA + wgmma kernels of moe/std_grouped_sm90.cuh. Rows are
+// expert-major and compact (rows[e] per local expert); bf16.
 #include "collectives/device.hpp"
 #include "moe/model.hpp"
 
@@ -32,6 +33,11 @@ class ExpertPaths {
   // h a multiple of 8; uses its own padded workspaces (gu and act are not touched).
   void padded(const void* x, const void* w13, const void* wd, void* y, const std::vector<std::int64_t>& rows,
               std::int64_t h, std::int64_t inter, const ActivationSpec& a, cudaStream_t st);
+  // The counts uploaded (only when they change) and std_expert_mlp_sm90: tiles built on the device,
+  // gate/up with the activation into act (R, I), down into y. Returns false, having launched
+  // nothing, where the kernels do not apply (std_grouped_sm90_supported).
+  bool wgmma(const void* x, const void* w13, const void* wd, void* act, void* y, const std::vector<std::int64_t>& rows,
+             std::int64_t h, std::int64_t inter, const ActivationSpec& a, cudaStream_t st);
 
  private:
   struct State;

@@ -94,6 +94,7 @@ std::string_view to_string(StdExpertPath p) {
     case StdExpertPath::grouped: return "grouped";
     case StdExpertPath::multi_stream: return "multi-stream";
     case StdExpertPath::padded: return "padded";
+    case StdExpertPath::wgmma: return "wgmma";
   }
   return "?";
 }
@@ -136,13 +137,14 @@ void load_expert_table(StdOps& ops, const std::string& path) {
     std::int64_t h = 0, inter = 0, experts = 0;
     std::string p;
     if (!(ss >> h >> inter >> experts >> p) || h <= 0 || inter <= 0 || experts <= 0 ||
-        (p != "grouped" && p != "per-expert" && p != "multi-stream" && p != "padded"))
+        (p != "grouped" && p != "per-expert" && p != "multi-stream" && p != "padded" && p != "wgmma"))
       throw UsageError(fmt::format(
-          "--expert-table {} line {}: expected 'hidden inter experts grouped|per-expert|multi-stream|padded'", path, no));
+          "--expert-table {} line {}: expected 'hidden inter experts grouped|per-expert|multi-stream|padded|wgmma'", path, no));
     ops.set_expert_choice(h, inter, experts,
                           p == "grouped"        ? StdExpertPath::grouped
                           : p == "multi-stream" ? StdExpertPath::multi_stream
                           : p == "padded"       ? StdExpertPath::padded
+                          : p == "wgmma"        ? StdExpertPath::wgmma
                                                 : StdExpertPath::per_expert);
   }
 }

@@ -17,9 +17,12 @@ namespace layerbench::moe {
 // How the expert MLPs run on the CUDA backend: one cuBLAS GEMM per expert with rows
 // (per_expert), the same spread over 4 streams (multi_stream), one cuBLAS grouped GEMM over all
 // of them (grouped), one cuBLAS batched GEMM over the experts padded to the largest row count
-// (padded; hidden a multiple of 8, else per_expert), or the path the kernel study (layerbench-moe-kernels --models) measured
-// fastest at the shape (automatic; per_expert when the shape is not in the table).
-enum class StdExpertPath { automatic, per_expert, grouped, multi_stream, padded };
+// (padded; hidden a multiple of 8, else per_expert), two persistent grouped TMA + wgmma GEMMs with the
+// activation fused into gate/up and the tile list built on the device (wgmma; a compute capability 9.0
+// device, hidden and inter multiples of 8, else per_expert), or the path the kernel study
+// (layerbench-moe-kernels --models) measured fastest at the shape (automatic; per_expert when the
+// shape is not in the table).
+enum class StdExpertPath { automatic, per_expert, grouped, multi_stream, padded, wgmma };
 std::string_view to_string(StdExpertPath p);
 
 class StdOps {

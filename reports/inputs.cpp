@@ -90,12 +90,21 @@ PairedStudy assemble(std::map<long long, std::pair<double, double>> pairs, Paire
 using namespace detail;
 
 std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw std::runtime_error(path + ": cannot open file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  // One allocation of the file's size (a study JSONL of 10^6 pairs is ~300 MB), then on to the
+  // end in case it grew or reports no size (a pipe).
+  std::string text;
+  if (const auto size = in.tellg(); size > 0) text.resize(static_cast<std::size_t>(size));
+  in.seekg(0);
+  if (!text.empty()) in.read(text.data(), static_cast<std::streamsize>(text.size()));
   if (in.bad()) throw std::runtime_error(path + ": read error");
-  std::string text = ss.str();
+  text.resize(static_cast<std::size_t>(std::max<std::streamsize>(0, in.gcount())));
+  if (in) {
+    char block[1 << 16];
+    while (in.read(block, sizeof block) || in.gcount() > 0) text.append(block, static_cast<std::size_t>(in.gcount()));
+  }
+  if (in.bad()) throw std::runtime_error(path + ": read error");
   text::strip_bom_in_place(text);  // a UTF-8 byte order mark is accepted, as CRLF is
   return text;
 }
@@ -230,9 +239,13 @@ std::vector<ResultsCsvRow> parse_results_csv(const std::string& text, const std:
   return rows;
 }
 
-InputKind sniff_input(const std::string& path) {
-  const std::string text = read_text_file(path);
-  const auto t = trim(text);
+InputKind sniff_input(const std::string& path) { return sniff_text(read_text_file(path), path); }
+
+InputKind sniff_text(std::string_view text, const std::string& path) {
+  // Trimmed as a view: no copy of a large study.
+  const auto b = text.find_first_not_of(" \t\r\n");
+  const std::string_view t = b == std::string_view::npos ? std::string_view{}
+                                                         : text.substr(b, text.find_last_not_of(" \t\r\n") - b + 1);
   if (t.empty()) throw std::runtime_error(path + ": file is empty");
   if (t.find('\0') != std::string::npos)
     throw std::runtime_error(path + ": a binary file, not a layerbench output, a paired study, Google Benchmark or "

@@ -4,29 +4,19 @@
 // Every reader throws std::runtime_error naming the file and the line on malformed or truncated input,
 // so the binaries can turn that into exit code 2 with a clear message.
 #include "reports/result.hpp"
+#include "study/study.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace layerbench::reports {
 
-struct PairedStudy {
-  std::string path;
-  std::string metric;                 // name of the measured quantity, e.g. "time_ms"
-  std::string unit;                   // derived from the metric name suffix (_ms, _s, _us), else ""
-  std::vector<long long> pair_ids;    // one per complete pair, ascending
-  std::vector<double> base, candidate;  // kept by position: base[i] and candidate[i] are pair i
-  nlohmann::json header = nlohmann::json::object();
-  std::string base_label = "base", candidate_label = "candidate";  // the arms' display names (--name)
-  std::string candidate_arm = "candidate";  // its key in the study: candidate, candidate2, ...
-  // A prediction of the delta with its own uncertainty (layerbench-moe --ab: the what-if's).
-  std::optional<double> predicted;
-  double predicted_half_width = 0;
-  std::string predicted_source;
-};
+// A paired study: the one type (study/study.hpp), read through the one reader of study files.
+using ab::PairedStudy;
 
 struct ResultFile {
   std::string path;
@@ -79,7 +69,8 @@ enum class InputKind {
 // The header layerbench-ab's --csv starts with (study/study_report.cpp runs_csv).
 inline constexpr const char* kRunsCsvHeader = "pair,attempt,arm,name,position,start,status,exit,";
 bool is_hyperfine_json(const nlohmann::json& doc);
-// True for the journal `layerbench-ab run` writes (its first record is a "study" header).
+// True for the journal `layerbench-ab run` writes (its first record is a "study" header); reads
+// the file's first non-blank line only.
 bool is_ab_study(const std::string& path);
 // One line saying why `path` (of `kind`) holds no pairs and what reads it instead.
 std::string not_paired_reason(const std::string& path, InputKind kind);
@@ -105,6 +96,9 @@ std::vector<ResultsCsvRow> parse_results_csv(const std::string& text, const std:
 std::vector<std::string> split_csv_line(const std::string& line);
 // Decides by content (first non-blank character and, for JSON, its keys), not by extension.
 InputKind sniff_input(const std::string& path);
+// The same for a file's text already read (`path` names it in messages): a reader that sniffs
+// and then parses reads a large study once.
+InputKind sniff_text(std::string_view text, const std::string& path);
 
 std::string read_text_file(const std::string& path);
 

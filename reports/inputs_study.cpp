@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -22,40 +23,30 @@ using namespace detail;
 
 namespace {
 
-// One candidate arm of a study read once (study/study.hpp: its one reader and pairing rule).
+// One candidate arm of a study read once (study/study.hpp: its one reader and pairing rule), with
+// the report's and the gate's checks.
 PairedStudy paired_of(const ab::Study& s, const std::string& path, const std::string& metric,
                       const std::string& candidate_arm) {
-  auto values = ab::paired_values(s, path, metric, candidate_arm);
-  ab::require_non_negative(values, path);
-  if (values.base.empty()) throw std::runtime_error(path + ": no complete base/candidate pairs");
-  PairedStudy study;
-  study.path = path;
-  study.header = s.header;
-  study.metric = std::move(values.metric);
-  study.pair_ids = std::move(values.pair_ids);
-  study.base = std::move(values.base);
-  study.candidate = std::move(values.candidate);
-  study.unit = values.unit.empty() ? unit_of_metric(study.metric) : std::move(values.unit);
-  study.candidate_arm = candidate_arm;
-  // The arms' display names (layerbench-ab run --name: base first, then each candidate).
-  const auto arms = ab::arms_of(s.config);
-  for (const auto& arm : arms) {
-    if (arm.key == "base" && s.journal) study.base_label = arm.name;
-    if (arm.key == candidate_arm) study.candidate_label = arm.name;
-  }
+  auto study = ab::paired_values(s, path, metric, candidate_arm);
+  ab::require_non_negative(study, path);
+  if (study.base.empty()) throw std::runtime_error(path + ": no complete base/candidate pairs");
+  if (study.unit.empty()) study.unit = unit_of_metric(study.metric);
   return study;
 }
+
+PairedStudy study_of_text(const std::string& text, const std::string& path, const std::string& metric);
 
 }  // namespace
 
 PairedStudy parse_study_jsonl(const std::string& text, const std::string& path, const std::string& metric,
                               const std::string& candidate_arm) {
-  return paired_of(ab::parse_study(text, path), path, metric, candidate_arm);
+  return paired_of(ab::parse_study(text, path, ab::Keep::values), path, metric, candidate_arm);
 }
 
 std::vector<PairedStudy> load_studies(const std::string& path, const std::string& metric) {
-  if (sniff_input(path) != InputKind::study_jsonl) return {load_study(path, metric)};
-  const auto s = ab::parse_study(read_text_file(path), path);
+  const std::string text = read_text_file(path);  // read once: a large study is hundreds of MB
+  if (sniff_text(text, path) != InputKind::study_jsonl) return {study_of_text(text, path, metric)};
+  const auto s = ab::parse_study(text, path, ab::Keep::values);
   std::vector<PairedStudy> out{paired_of(s, path, metric, "candidate")};
   for (std::size_t k = 0; k < s.config.more_candidates.size() && s.journal; ++k)
     out.push_back(paired_of(s, path, out.front().metric, fmt::format("candidate{}", k + 2)));
@@ -136,9 +127,11 @@ PairedStudy parse_study_csv(const std::string& text, const std::string& path) {
   return assemble(std::move(pairs), std::move(study));
 }
 
-PairedStudy load_study(const std::string& path, const std::string& metric) {
-  const std::string text = read_text_file(path);
-  const auto kind = sniff_input(path);
+namespace {
+
+// load_study of a file already read.
+PairedStudy study_of_text(const std::string& text, const std::string& path, const std::string& metric) {
+  const auto kind = sniff_text(text, path);
   switch (kind) {
     case InputKind::study_jsonl: return parse_study_jsonl(text, path, metric);
     case InputKind::study_csv: return parse_study_csv(text, path);
@@ -154,6 +147,12 @@ PairedStudy load_study(const std::string& path, const std::string& metric) {
   }
 }
 
+}  // namespace
+
+PairedStudy load_study(const std::string& path, const std::string& metric) {
+  return study_of_text(read_text_file(path), path, metric);
+}
+
 bool is_hyperfine_json(const nlohmann::json& doc) {
   if (!doc.is_object() || !doc.contains("results") || !doc["results"].is_array() || doc["results"].empty()) return false;
   for (const auto& r : doc["results"])
@@ -162,12 +161,15 @@ bool is_hyperfine_json(const nlohmann::json& doc) {
 }
 
 bool is_ab_study(const std::string& path) {
-  const std::string text = read_text_file(path);
-  const auto start = text.find_first_not_of(" \t\r\n");
-  if (start == std::string::npos) return false;
-  const auto end = text.find('\n', start);
-  const auto j = nlohmann::json::parse(text.substr(start, end == std::string::npos ? end : end - start), nullptr, false);
-  return j.is_object() && j.value("type", std::string{}) == "study";
+  std::ifstream in(path, std::ios::binary);
+  std::string line;
+  for (bool first = true; std::getline(in, line); first = false) {
+    if (first) text::strip_bom_in_place(line);
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    return j.is_object() && j.value("type", std::string{}) == "study";
+  }
+  return false;
 }
 
 std::string not_paired_reason(const std::string& path, InputKind kind) {

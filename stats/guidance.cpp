@@ -4,20 +4,24 @@
 #include <fmt/format.h>
 #include <stdexcept>
 
+#include "common/number_text.hpp"
 #include "stats/paired.hpp"
 #include "stats/power.hpp"
 
 namespace layerbench::stats {
 namespace {
 
-std::string p_text(double p) {
-  if (std::isnan(p)) return "n/a";
-  return p < 1e-4 ? fmt::format("{:.2g}", p) : fmt::format("{:.3g}", p);
+// Numbers go through the one formatter (common/number_text.hpp): what is not finite prints "—".
+std::string p_text(double p) { return p < 1e-4 ? text::number(p, 2) : text::number(p, 3); }
+
+std::string signed_text(double v) { return text::signed_number(v, 4); }
+
+std::string pct_text(double v) { return std::isfinite(v) ? text::signed_number(v, 3) + "%" : text::kNotAvailable; }
+
+// A size without its sign (the direction is in the words), in percent.
+std::string size_pct_text(double v) {
+  return std::isfinite(v) ? text::number(std::fabs(v), 3) + "%" : text::kNotAvailable;
 }
-
-std::string signed_text(double v) { return fmt::format("{:+.4g}", v); }
-
-std::string pct_text(double v) { return std::isnan(v) ? "n/a" : fmt::format("{:+.3g}%", v); }
 
 }  // namespace
 
@@ -52,7 +56,7 @@ std::vector<std::string> reading_guidance(const PairedAnalysis& a) {
                             "(candidate - base) [{}, {}].",
                             a.delta.mean > 0 ? "the candidate is higher" : "the candidate is lower",
                             fmt::format("{:.4g}", std::fabs(a.delta.mean)),
-                            std::isnan(a.delta.mean_pct) ? std::string("n/a") : fmt::format("{:.3g}%", std::fabs(a.delta.mean_pct)),
+                            size_pct_text(a.delta.mean_pct),
                             p_text(a.t.p), tests, level, signed_text(a.t.ci.low), signed_text(a.t.ci.high)));
   } else if (rank_sig && !t_sig) {
     std::string why;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fmt/format.h>
 #include <fstream>
+#include <memory>
 #include <sys/stat.h>
 
 #include "study/errors.hpp"
@@ -23,36 +24,30 @@ void require_readable(const std::string& path) {
 
 }  // namespace
 
-PairedInput load_csv(const std::string& path) {
-  require_readable(path);
-  const auto text = text::read_file(path);
-  if (!text) throw InputError(fmt::format("{}: cannot open file", path));
-  PairedInput out;
+namespace {
+
+// A CSV study from its text (the one CSV-study reader, reports::study_csv_pairs).
+PairedStudy csv_of_text(const std::string& text, const std::string& path) {
+  PairedStudy out;
   try {
-    auto s = reports::study_csv_pairs(*text, path);  // the one CSV-study reader
-    out.base = std::move(s.base);
-    out.candidate = std::move(s.candidate);
-    out.pair_ids = std::move(s.pair_ids);
+    out = reports::study_csv_pairs(text, path);
   } catch (const std::runtime_error& e) {
     throw InputError(e.what());
   }
   if (out.base.size() < 2) {  // named at the file's last line
-    const auto end = text->find_last_not_of(" \t\r\n");
-    const auto lines = end == std::string::npos ? 1 : 1 + std::count(text->begin(), text->begin() + end, '\n');
+    const auto end = text.find_last_not_of(" \t\r\n");
+    const auto lines = end == std::string::npos ? 1 : 1 + std::count(text.begin(), text.begin() + end, '\n');
     throw InputError(fmt::format("{}:{}: {} pair{}; need at least 2", path, lines, out.base.size(),
                                  out.base.size() == 1 ? "" : "s"));
   }
   return out;
 }
 
-PairedInput load_study(const std::string& path) {
-  require_readable(path);
-  PairedInput out;
-  out.study = read_study(path);
-  auto values = paired_values(*out.study, path);
-  out.pair_ids = std::move(values.pair_ids);
-  out.base = std::move(values.base);
-  out.candidate = std::move(values.candidate);
+// A layerbench-ab journal from its text: its pairs, with the journal kept for the analysis.
+PairedStudy journal_of_text(std::string_view text, const std::string& path) {
+  auto journal = std::make_shared<const Study>(parse_study(text, path));
+  PairedStudy out = paired_values(*journal, path);
+  out.journal = std::move(journal);
   if (out.base.size() < 2) {
     throw InputError(fmt::format("{}: {} completed pair{}; need at least 2", path, out.base.size(),
                                  out.base.size() == 1 ? "" : "s"));
@@ -60,13 +55,31 @@ PairedInput load_study(const std::string& path) {
   return out;
 }
 
-PairedInput load_pairs(const std::string& path) {
+}  // namespace
+
+PairedStudy load_csv(const std::string& path) {
+  require_readable(path);
+  const auto text = text::read_file(path);
+  if (!text) throw InputError(fmt::format("{}: cannot open file", path));
+  return csv_of_text(*text, path);
+}
+
+PairedStudy load_study(const std::string& path) {
+  require_readable(path);
+  const auto text = text::read_file(path);
+  if (!text) throw InputError(fmt::format("{}: cannot open file", path));
+  return journal_of_text(*text, path);
+}
+
+PairedStudy load_pairs(const std::string& path) {
   require_readable(path);
   using K = reports::InputKind;
   K kind = K::unknown;
   bool empty = false;
+  std::string text;  // read once: a study of 10^6 pairs is ~300 MB
   try {
-    kind = reports::sniff_input(path);
+    text = reports::read_text_file(path);
+    kind = reports::sniff_text(text, path);
   } catch (const std::runtime_error& e) {
     // An empty file gets the CSV reader's message (it names what the header must hold); anything
     // else that is not text or JSON is named as such.
@@ -74,19 +87,14 @@ PairedInput load_pairs(const std::string& path) {
     if (!empty) throw InputError(e.what());
   }
   const bool ab_study = kind == K::study_jsonl && reports::is_ab_study(path);
-  PairedInput input;
+  PairedStudy input;
   if (ab_study) {
-    input = load_study(path);
+    input = journal_of_text(text, path);
   } else if (kind == K::study_csv || empty) {
-    input = load_csv(path);  // its messages name the missing column or the bad cell
+    input = csv_of_text(text, path);  // its messages name the missing column or the bad cell
   } else if (kind == K::study_jsonl || kind == K::runs_csv || kind == K::analysis_json) {
     try {
-      auto s = reports::load_study(path);
-      input.base = std::move(s.base);
-      input.candidate = std::move(s.candidate);
-      input.pair_ids = std::move(s.pair_ids);
-      input.metric = std::move(s.metric);
-      input.unit = std::move(s.unit);
+      input = reports::load_study(path);
     } catch (const std::runtime_error& e) {
       throw InputError(e.what());
     }

@@ -56,6 +56,7 @@ struct RunKeyHash {
 
 struct RunChecks {
   std::string path;
+  Keep keep = Keep::everything;
   std::size_t arms = 0;  // of a journal's header
   // Duplicates: while the runs come in (pair, attempt) order, as `run` writes them, a second record
   // can only be within the last (pair, attempt); after the first run out of order, a hash set.
@@ -98,6 +99,11 @@ struct RunChecks {
     if (duplicate(study.runs, r, arm)) {
       throw InputError(fmt::format("{}: pair {} attempt {} has a second {} run (duplicate record)", where(line_no),
                                    r.pair, r.attempt, r.arm));
+    }
+    if (keep == Keep::values) {
+      r.stdout_tail = std::string();
+      r.output_hash = std::string();
+      r.telemetry = nullptr;
     }
     study.runs.push_back(std::move(r));
   }
@@ -303,7 +309,7 @@ void journal_record(const nlohmann::json& j, Study& study, RunChecks& checks, bo
 }
 
 // parse_study; with `journal_only` anything but a layerbench-ab journal is refused at its first record.
-Study parse(std::string_view content, const std::string& path, bool journal_only) {
+Study parse(std::string_view content, const std::string& path, bool journal_only, Keep keep) {
   content = text::strip_bom(content);
   Study study;
   bool have_header = false;
@@ -311,10 +317,14 @@ Study parse(std::string_view content, const std::string& path, bool journal_only
   std::size_t line_no = 0;
   RunChecks checks;
   checks.path = path;
+  checks.keep = keep;
   json_record::Record rec;
   std::vector<std::pair<std::string_view, const Value*>> scratch;
   nlohmann::json first_run;  // other JSON Lines: the first run, whose fields may name the metric
   int max_arm = 1;
+  // One record a line: room for every run up front, so a study of 10^6 pairs is not moved as
+  // the vector grows.
+  study.runs.reserve(static_cast<std::size_t>(std::count(content.begin(), content.end(), '\n')) + 1);
   std::size_t pos = 0;
   while (pos < content.size()) {
     const auto nl = content.find('\n', pos);
@@ -378,8 +388,12 @@ Study parse(std::string_view content, const std::string& path, bool journal_only
 
 }  // namespace
 
-Study parse_study(std::string_view text, const std::string& path) { return parse(text, path, false); }
+Study parse_study(std::string_view text, const std::string& path, Keep keep) {
+  return parse(text, path, false, keep);
+}
 
-Study parse_journal(std::string_view text, const std::string& path) { return parse(text, path, true); }
+Study parse_journal(std::string_view text, const std::string& path) {
+  return parse(text, path, true, Keep::everything);
+}
 
 }  // namespace layerbench::ab

@@ -1,5 +1,6 @@
 #include "study/runner.hpp"
 #include "common/cli/output_file.hpp"
+#include "common/cli/progress.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -25,7 +26,6 @@
 #include "study/errors.hpp"
 #include "study/metric.hpp"
 #include "study/process.hpp"
-#include "study/progress.hpp"
 #include "study/study_file.hpp"
 #include "study/study_report.hpp"
 #include "study/telemetry.hpp"
@@ -287,7 +287,7 @@ int finish(const RunOptions& o, const std::string& result_stderr) {
 
 // One run of a command (after --prepare), with the shell's own start-up taken off its times.
 ProcessResult run_command(const StudyConfig& config, const std::map<std::string, std::vector<std::string>>& argvs,
-                          Progress& progress, const std::string& command, const std::string& label,
+                          cli::Progress& progress, const std::string& command, const std::string& label,
                           const Environment& env) {
   if (!config.prepare.empty()) {
     const auto prep = run_shell(config.prepare, config.timeout, &g_stop);
@@ -313,7 +313,7 @@ struct AttemptContext {
   telemetry::Sampler* sampler;  // null without --telemetry
   StudyFile& writer;
   Study& study;
-  Progress& progress;
+  cli::Progress& progress;
   std::map<std::string, FileStamp>& stamps;
   bool& metric_ever_found;
   std::string& result_stderr;  // the last failed run's stderr, for the message when every run fails
@@ -390,7 +390,7 @@ int run_study(const RunOptions& o) {
   auto states = pair_states(study, config.pairs);
   std::size_t already = 0;
   for (const auto& s : states) already += s.completed || s.excluded;
-  Progress progress(stderr, cli::progress_mode(stderr), config.pairs, already);
+  cli::Progress progress("ab", config.pairs, {}, cli::Progress::Lines::per_step, stderr, already);
   if (existing) progress.message(fmt::format("resuming {}: {} of {} pairs already done", o.out, already, config.pairs));
 
   // The command learns which run it is: lets an engine label its logs or output files.
@@ -429,7 +429,9 @@ int run_study(const RunOptions& o) {
         state.completed = true;
         deltas.push_back(values[1] - values[0]);
         delta_sum += deltas.back();
-        progress.pair_done(pair, values[0], values[1], delta_sum / static_cast<double>(deltas.size()), deltas.size());
+        progress.step(fmt::format("pair {} done", pair),
+                      fmt::format("delta {:+.5g}; mean delta {:+.5g} over {} pairs", deltas.back(),
+                                  delta_sum / static_cast<double>(deltas.size()), deltas.size()));
         if (const auto seq = sequential_state(study); seq && seq->stop != stats::SequentialStop::running) {
           progress.message(stats::sequential_summary(*seq));
           sequential_done = true;

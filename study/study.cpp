@@ -241,9 +241,17 @@ std::string known_metrics(const Study& study) {
 
 }  // namespace
 
-PairedValues paired_values(const Study& study, const std::string& path, const std::string& metric_in,
-                           const std::string& candidate_key) {
-  PairedValues out;
+PairedStudy paired_values(const Study& study, const std::string& path, const std::string& metric_in,
+                          const std::string& candidate_key) {
+  PairedStudy out;
+  out.path = path;
+  out.header = study.header;
+  out.candidate_arm = candidate_key;
+  // The arms' display names (layerbench-ab run --name: base first, then each candidate).
+  for (const auto& arm : arms_of(study.config)) {
+    if (arm.key == "base" && study.journal) out.base_label = arm.name;
+    if (arm.key == candidate_key) out.candidate_label = arm.name;
+  }
   if (study.runs.empty()) throw InputError(path + ": no study runs (records with \"pair\" and \"arm\")");
   // The spec as written ("lat=regex:...") names the study's own metric too.
   out.metric = metric_in.empty() || (study.journal && metric_in == study.config.metric) ? study.metric : metric_in;
@@ -278,7 +286,7 @@ PairedValues paired_values(const Study& study, const std::string& path, const st
   return out;
 }
 
-void require_non_negative(const PairedValues& v, const std::string& path) {
+void require_non_negative(const PairedStudy& v, const std::string& path) {
   for (std::size_t i = 0; i < v.base.size(); ++i) {
     if (v.base[i] < 0 || v.candidate[i] < 0)
       throw InputError(fmt::format("{}: pair {}: negative value {} (relative changes need non-negative measurements)",

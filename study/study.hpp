@@ -10,6 +10,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -113,8 +114,13 @@ nlohmann::json excluded_json(std::size_t pair);
 // values by name, and "metric": NAME beside "value": V names V. Its first record without "pair"
 // and "arm" is its header.
 Study read_study(const std::string& path);
+// What a reader keeps of each run: everything (ab analyze, resuming: the diagnostics read the
+// output hashes, stdout tails and telemetry), or the values only (the gate, the report, the
+// history: pair, attempt, arm, status and every metric; stdout tail, output hash and telemetry
+// dropped as each run is read). The checks are the same either way.
+enum class Keep { everything, values };
 // The same from the file's text; `path` names it in messages.
-Study parse_study(std::string_view text, const std::string& path);
+Study parse_study(std::string_view text, const std::string& path, Keep keep = Keep::everything);
 // parse_study for a layerbench-ab journal only (what `run` resumes): anything else is an InputError.
 Study parse_journal(std::string_view text, const std::string& path);
 // True when the text looks like a study (its first non-blank character, after a byte order
@@ -149,22 +155,38 @@ struct MetricName {
 };
 MetricName metric_spec_name(std::string_view spec);
 
-// One metric's values over the completed pairs (completed_pairs' rule), base against one
-// candidate arm: what every analysis of a study reads. A pair whose base or candidate run lacks
-// the metric is left out.
-struct PairedValues {
+// A paired study as every tool takes it: one metric's values over the completed pairs, base
+// against one candidate arm, and where they came from. The one type of a paired study: the
+// journal's view (paired_values), the CSV-study reader and the readers of layerbench-ab's --csv
+// and --json (reports/inputs.hpp) give it; ab analyze, the gate and the report read it.
+struct PairedStudy {
+  std::string path;
   std::string metric;  // the metric's name ("" when the file names none)
   std::string unit;    // what its --metric spec declares or implies ("" = unknown)
-  std::vector<long long> pair_ids;  // ascending
-  std::vector<double> base, candidate;
+  std::vector<long long> pair_ids;      // one per complete pair, ascending
+  std::vector<double> base, candidate;  // kept by position: base[i] and candidate[i] are pair i
+  nlohmann::json header = nlohmann::json::object();  // the study's header record ({} when none)
+  std::string base_label = "base", candidate_label = "candidate";  // the arms' display names (--name)
+  std::string candidate_arm = "candidate";  // its key in the study: candidate, candidate2, ...
+  // A prediction of the delta with its own uncertainty (layerbench-moe --ab: the what-if's).
+  std::optional<double> predicted;
+  double predicted_half_width = 0;
+  std::string predicted_source;
+  // The journal the pairs were taken from, where its reader keeps it (ab analyze: the runs'
+  // diagnostics, telemetry and further metrics); null elsewhere (the gate and the report keep
+  // only the values).
+  std::shared_ptr<const Study> journal;
 };
-// `metric` empty (or the spec as written) picks the study's own. Throws InputError naming `path`
-// when no base or candidate run carries the metric (listing those the study records).
-PairedValues paired_values(const Study& study, const std::string& path, const std::string& metric = {},
-                           const std::string& candidate_key = "candidate");
+// One metric's values over the completed pairs (completed_pairs' rule), base against one
+// candidate arm: what every analysis of a study reads. A pair whose base or candidate run lacks
+// the metric is left out. `metric` empty (or the spec as written) picks the study's own. Throws
+// InputError naming `path` when no base or candidate run carries the metric (listing those the
+// study records). The journal itself is not kept (set `journal` where it is needed).
+PairedStudy paired_values(const Study& study, const std::string& path, const std::string& metric = {},
+                          const std::string& candidate_key = "candidate");
 // Throws InputError naming `path` and the pair when a value is negative (relative changes need
 // non-negative measurements).
-void require_non_negative(const PairedValues& values, const std::string& path);
+void require_non_negative(const PairedStudy& values, const std::string& path);
 
 // What resuming needs to know about one pair.
 struct PairState {

@@ -5,7 +5,9 @@
 //              also each half alone;
 //   experts    row counts from that routing; gate/up GEMMs + activation + down GEMMs as one
 //              cuBLAS GEMM per expert (one stream, and spread over 4), as cuBLAS grouped GEMMs and as
-//              one cuBLAS batched GEMM over the experts padded to the largest count,
+//              one cuBLAS batched GEMM over the experts padded to the largest count, and as the
+//              grouped TMA + wgmma kernels (activation fused, tile lists built on the device; also
+//              each stage alone),
 //              checked against each other (bf16 rounding; the two per-expert paths bit for bit)
 //              before timing; the activation alone beside.
 // The fastest expert path per shape goes to --expert-table (hidden, inter, experts, path), which
@@ -19,6 +21,7 @@
 #include "moe/cuda_kernels.cuh"
 #include "moe/init.hpp"
 #include "moe/router.hpp"
+#include "moe/std_grouped_sm90.cuh"
 #include "moe/std_ops.hpp"
 #include "stats/summary.hpp"
 
@@ -107,6 +110,69 @@ bool time_router(Device& dev, StdOps& ops, const Model& m, std::int64_t T, int w
   return true;
 }
 
+// The grouped wgmma path (where the device and shape take it): checked against the per-expert
+// output `ref` first, then timed whole (through the ops, as the block runs it) and stage by stage
+// (tile lists, gate/up with the activation, down; each launch variant) on the same device-built lists.
+// Returns the whole path's timing, nullopt where it does not apply; false on a mismatch.
+bool time_wgmma(Device& dev, StdOps& ops, const Model& m, const std::vector<std::int64_t>& counts,
+                const std::vector<std::uint16_t>& ref, double max_out, const Buffer& x, const Buffer& w13,
+                const Buffer& wd, Buffer& act, int warmup, int iterations, std::optional<Timing>& whole) {
+  const std::int64_t H = m.hidden, I = m.moe_intermediate, E = m.experts;
+  if (!cuda::std_grouped_sm90_supported(H, I, E)) return true;
+  std::int64_t R = 0;
+  for (auto c : counts) R += c;
+  Buffer y = dev.alloc(static_cast<std::size_t>(R * H) * 2), gu;
+  const Stream s = dev.compute_stream();
+  auto run = [&] {
+    ops.set_expert_path(StdExpertPath::wgmma);
+    ops.expert_mlp(x.data(), w13.data(), wd.data(), gu.data(), act.data(), y.data(), counts, H, I, m.activation, s);
+  };
+  run();
+  const auto out = dev.download<std::uint16_t>(y.data(), ref.size());
+  double err = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const double q = bf16_bits_to_float(out[i]);
+    err = std::max(err, std::isfinite(q) ? std::fabs(bf16_bits_to_float(ref[i]) - q) : INFINITY);
+  }
+  fmt::print("check: {} experts, grouped wgmma vs per-expert max |diff| {:.3g} ({})\n", m.name, err,
+             ops.path("expert_compute"));
+  if (!(err <= 2e-2 * max_out)) return false;
+  const double flop = 6.0 * double(R) * double(H) * double(I);
+  whole = time_it(dev, warmup, iterations, run);
+  row(m.name, "expert MLPs, grouped wgmma (activation fused)", *whole, flop);
+  Buffer dc = dev.upload(std::vector<int>(counts.begin(), counts.end()));
+  Buffer work = dev.alloc(static_cast<std::size_t>(cuda::std_grouped_work_bytes(R, E, H, I)));
+  const auto w = cuda::std_grouped_work(work.data(), R, E, H, I);
+  const cudaStream_t st = detail::cuda_stream(s);
+  const auto* xb = x.as<__nv_bfloat16>();
+  auto tiles = [&] {
+    cuda::std_grouped_tiles(dc.as<int>(), E, cuda::std_gate_up_blocks(I), cuda::std_down_blocks(H), w.gu, w.gu_max,
+                            w.dn, w.dn_max, w.live, st);
+  };
+  tiles();
+  row(m.name, "wgmma tile lists alone", time_it(dev, warmup, iterations, tiles), 0);
+  const cuda::StdGroupedVariant chosen = cuda::std_grouped_variant();
+  const cuda::StdGroupedVariant variants[] = {chosen, {true, true, true}, {true, false, false}, {false, false, false}};
+  for (const auto& v : variants) {
+    cuda::std_grouped_set_variant(v);
+    tiles();  // the list order depends on the variant
+    const bool is_default = &v == &variants[0];
+    const std::string tag = is_default ? "" : fmt::format(" [{}, {}, {}]", v.paired ? "paired" : "unpaired",
+                                                          v.half_tiles ? "half tiles" : "whole tiles",
+                                                          v.pack_leftovers ? "pair order" : "plain order");
+    row(m.name, "wgmma gate/up + activation alone" + tag, time_it(dev, warmup, iterations, [&] {
+          cuda::std_gate_up_sm90(xb, R, H, w13.as<__nv_bfloat16>(), E, I, act.as<__nv_bfloat16>(), w.gu, w.gu_max,
+                                 w.live, m.activation, st);
+        }), 4.0 * double(R) * double(H) * double(I));
+    row(m.name, "wgmma down alone" + tag, time_it(dev, warmup, iterations, [&] {
+          cuda::std_down_sm90(act.as<__nv_bfloat16>(), R, I, wd.as<__nv_bfloat16>(), E, H, y.as<__nv_bfloat16>(), w.dn,
+                              w.dn_max, w.live + 1, st);
+        }), 2.0 * double(R) * double(H) * double(I));
+  }
+  cuda::std_grouped_set_variant(chosen);
+  return true;
+}
+
 // The expert paths on the routed row counts; returns the fastest (or nullopt on a mismatch).
 std::optional<StdExpertPath> time_experts(Device& dev, StdOps& ops, const Model& m,
                                           const std::vector<std::int64_t>& counts, int warmup, int iterations) {
@@ -169,9 +235,15 @@ std::optional<StdExpertPath> time_experts(Device& dev, StdOps& ops, const Model&
   ActivationSpec none = m.activation;
   row(m.name, "activation kernel alone",
       time_it(dev, warmup, iterations, [&] { ops.glu(gu.data(), act.data(), R, I, none, s); }), 0);
+  std::optional<Timing> wg;
+  if (!time_wgmma(dev, ops, m, counts, a, mx, x, w13, wd, act, warmup, iterations, wg)) {
+    fmt::print(stderr, "error: {}: the grouped wgmma path differs from the per-expert path\n", m.name);
+    return std::nullopt;
+  }
   std::pair<double, StdExpertPath> best{pe.median, StdExpertPath::per_expert};
   for (const auto& c : {std::pair{gr.median, StdExpertPath::grouped}, std::pair{ms.median, StdExpertPath::multi_stream},
-                        std::pair{pd.median, StdExpertPath::padded}})
+                        std::pair{pd.median, StdExpertPath::padded},
+                        std::pair{wg ? wg->median : INFINITY, StdExpertPath::wgmma}})
     if (c.first < best.first) best = c;
   return best.second;
 }

@@ -154,7 +154,7 @@ int analyze(const std::vector<std::string>& files, const AnalysisFlags& flags) {
     // The analysis runs once per input; each format only prints it.
     std::optional<StudyAnalysis> study;
     std::optional<stats::PairedAnalysis> plain;
-    if (input.study) study = analyze_study(*input.study, options);
+    if (input.journal) study = analyze_study(*input.journal, options);
     else plain = stats::analyze_paired(input.base, input.candidate, options);
     reports::PairedContext ctx;
     if (!input.metric.empty()) ctx.metric = input.metric;
@@ -175,9 +175,9 @@ int analyze(const std::vector<std::string>& files, const AnalysisFlags& flags) {
       all.push_back(std::move(j));
     }
     if (!flags.csv.empty()) {
-      if (!input.study) throw InputError(fmt::format("{}: --csv needs a study JSONL (it lists the recorded runs)", file));
+      if (!input.journal) throw InputError(fmt::format("{}: --csv needs a study JSONL (it lists the recorded runs)", file));
       if (files.size() > 1) throw InputError("--csv: give one study file");
-      cli::write_output(flags.csv, runs_csv(*input.study));
+      cli::write_output(flags.csv, runs_csv(*input.journal));
     }
     if (!flags.markdown.empty()) markdown += (files.size() > 1 ? fmt::format("#### {}\n\n", file) : "") + reports::to_markdown(sections, 0);
   }

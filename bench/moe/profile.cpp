@@ -87,7 +87,7 @@ void add_flags(CLI::App& app, RunConfig& c) {
   harness::mark_cuda_only(app.add_option(
       "--expert-table", c.expert_table,
       "standard block: the per-shape expert path table written by layerbench-moe-kernels --models "
-      "(grouped, per-expert or multi-stream cuBLAS; shapes not in it run per-expert)"));
+      "(grouped, per-expert, multi-stream or padded cuBLAS, or the grouped wgmma kernels; shapes not in it run per-expert)"));
   cli::add_int(app, "--dense-gemm-size", c.dense_gemm_size, "reference dense GEMM M=N=K (0: auto)",
                decltype(c.dense_gemm_size){0}, decltype(c.dense_gemm_size){65536});
   app.add_flag("--skip-check", c.skip_check, "skip the pre-timing consistency check");

@@ -10,8 +10,8 @@ both written by `layerbench-moe-kernels --models ... --counts-dir DIR` in the sa
              softmax then top-k: bf16 logits, softmax in fp32, top-k, renormalise (Qwen3, Mixtral);
              top-k then softmax: bf16 logits, top-k, softmax over the k (gpt-oss);
   experts    torch._grouped_mm gate/up (rows, H) x (E, H, 2I) and down (rows, I) x (E, I, H) over
-             the same row counts (GEMMs only, back to back), and with the activation as torch ops
-             (SiLU-GLU, or gpt-oss's clamped SwiGLU) between them;
+             the same row counts (GEMMs only, back to back, and each alone), and with the activation
+             as torch ops (SiLU-GLU, or gpt-oss's clamped SwiGLU) between them;
   dense      one cuBLAS GEMM (torch.mm) of the gate/up FLOPs: rows x H x 2I, the rate reference.
 Every case is timed with CUDA events after a warm-up; median and min are reported. --ours reads
 layerbench-moe-kernels' table and prints the side-by-side (torch / ours: > 1 means ours is faster).
@@ -110,6 +110,10 @@ def run_model(m, counts, T, warmup, iterations, record):
         med, best, _ = timed(lambda: (torch._grouped_mm(xs, w13, offs=offs), torch._grouped_mm(act_in, wd, offs=offs)),
                           warmup, iterations)
         record(name, "torch._grouped_mm gate/up + down (GEMMs only)", med, best, flop)
+        med, best, _ = timed(lambda: torch._grouped_mm(xs, w13, offs=offs), warmup, iterations)
+        record(name, "torch._grouped_mm gate/up alone", med, best, 4.0 * rows * H * I)
+        med, best, _ = timed(lambda: torch._grouped_mm(act_in, wd, offs=offs), warmup, iterations)
+        record(name, "torch._grouped_mm down alone", med, best, 2.0 * rows * H * I)
         med, best, _ = timed(lambda: torch._grouped_mm(act(torch._grouped_mm(xs, w13, offs=offs)), wd, offs=offs),
                           warmup, iterations)
         record(name, "torch._grouped_mm gate/up + activation as torch ops + down", med, best, flop)
@@ -177,15 +181,26 @@ def side_by_side(ours, res, names):
         gr = ours.get((n, "expert MLPs, grouped cuBLAS + activation"))
         ms = ours.get((n, "expert MLPs, per-expert cuBLAS on 4 streams + activation"))
         pd = ours.get((n, "expert MLPs, padded batched cuBLAS + activation"))
+        wg = ours.get((n, "expert MLPs, grouped wgmma (activation fused)"))
         r_t = res.get((n, "torch eager router"))
         g_t = res.get((n, "torch._grouped_mm gate/up + down (GEMMs only)"))
         a_t = res.get((n, "torch._grouped_mm gate/up + activation as torch ops + down"))
         if None in (r_ours, pe, gr, ms, pd, r_t, g_t, a_t):
             print(f"| {n} | missing figures | | | | | | | |")
             continue
-        e_ours, path = min((pe, "per-expert"), (gr, "grouped"), (ms, "multi-stream"), (pd, "padded"))
+        e_ours, path = min([(pe, "per-expert"), (gr, "grouped"), (ms, "multi-stream"), (pd, "padded")] +
+                           ([(wg, "wgmma")] if wg is not None else []))
         print(f"| {n} | {r_ours:.4f} | {r_t:.4f} | {r_t / r_ours:.2f}x | {e_ours:.4f} ({path}) | {g_t:.4f} "
               f"| {g_t / e_ours:.2f}x | {a_t:.4f} | {a_t / e_ours:.2f}x |")
+    print("\n| model | wgmma gate/up + activation ms | torch grouped_mm gate/up ms | torch / ours "
+          "| wgmma down ms | torch grouped_mm down ms | torch / ours |\n|---|---:|---:|---:|---:|---:|---:|")
+    for n in names:
+        f = [ours.get((n, "wgmma gate/up + activation alone")), res.get((n, "torch._grouped_mm gate/up alone")),
+             ours.get((n, "wgmma down alone")), res.get((n, "torch._grouped_mm down alone"))]
+        if None in f:
+            print(f"| {n} | missing figures | | | | | |")
+            continue
+        print(f"| {n} | {f[0]:.4f} | {f[1]:.4f} | {f[1] / f[0]:.2f}x | {f[2]:.4f} | {f[3]:.4f} | {f[3] / f[2]:.2f}x |")
 
 
 if __name__ == "__main__":

@@ -2,11 +2,14 @@
 # One GPU, one call: the standard block's fast paths at every preset's shape.
 #   1. build the GPU tests and layerbench-moe-kernels (lb_build, Release, CUDA on);
 #   2. the GPU tests of the new kernels: the warp router of every family against the host
-#      definition, the expert MLPs (grouped and per-expert cuBLAS) at edge shapes (1 row, empty
-#      experts, K off every tile, 1100 groups), the whole standard block on one GPU against the CPU
-#      oracle on both expert paths;
-#   3. layerbench-moe-kernels --models (router + both expert paths per preset at TOKENS, EP1),
-#      which writes the expert-path table, the row counts and the model descriptions;
+#      definition, the expert MLPs (every path: per-expert / 4-stream / grouped / padded cuBLAS and
+#      the grouped wgmma kernels, also replayed from a CUDA graph on new device counts) at edge
+#      shapes (1 row, empty experts, K off every tile, N off 256, 1100 groups), the whole standard
+#      block on one GPU against the CPU oracle; with SANITIZE=1 the wgmma tests again under
+#      compute-sanitizer memcheck; the HGMMA count of the Hopper kernels' SASS;
+#   3. layerbench-moe-kernels --models (router + every expert path per preset at TOKENS, EP1, the
+#      wgmma stages alone too), which writes the expert-path table, the row counts and the model
+#      descriptions;
 #   4. torch (bench/moe/torch_std.py) on the same shapes and row counts, then the side-by-side.
 # Everything is written under a scratch folder and packed into $OUT/moe-fast.tgz after every stage
 # (a run cut short still returns what it had); the two tables are also copied to $OUT.
@@ -31,9 +34,17 @@ since() { echo "+$(( $(date +%s) - T_START )) s"; }
 
 lb_build test_std_kernels_gpu test_moe_std_mpi layerbench-moe-kernels || exit 1
 echo "build done at $(since)"; pack
+SM90_LIB=$(find "$B" -name 'liblb_moe_sm90.a' | head -1)
+{ echo "HGMMA instructions in $(basename "$SM90_LIB"): $("$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)" --dump-sass "$SM90_LIB" 2>/dev/null | grep -c HGMMA)"; } \
+  >> "$OUT/machine.txt"
 
 (cd "$B" && timeout 90 ctest -j3 -R "test_std_kernels_gpu|moe_std_gpu" --output-on-failure) > "$OUT/ctest-gpu.log" 2>&1
 echo "ctest rc=$? at $(since)"; pack; grep -E "tests passed|Failed|Skipped|\*\*\*" "$OUT/ctest-gpu.log" | tail -8
+if [ "${SANITIZE:-0}" = 1 ]; then
+  T=$(find "$B" -name test_std_kernels_gpu -type f | head -1)
+  timeout 120 "$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)" --tool memcheck "$T" --gtest_filter='*Wgmma*' > "$OUT/sanitizer.log" 2>&1
+  echo "compute-sanitizer rc=$? at $(since)"; grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/sanitizer.log" | tail -4
+fi
 
 K="$B/tools/layerbench-moe-kernels"
 mkdir -p "$OUT/shapes"

@@ -22,7 +22,10 @@
 # only (no tests, metadata A/B or other processes): the acceptance's comparison in about three
 # minutes after the build. CONTROL=1 (with QUICK) adds a process with --prime-stacks 0 for routing
 # alone (the old pairing: the rounds' removal step and slope against the A/B, same minutes).
+# METADATA=1: the layer tests on the cuda layer, then the sequence-size exchange by idle injection
+# against `--ab metadata` alone (primed neighbours), in about a minute after the build.
 # usage: [PAIRS=121] [PAIRS_CHAINED=51] [LAYERS=8] [WHATIF_S=20] [QUICK=1 [REPEAT=2] [CONTROL=1]]
+#        [METADATA=1]
 #        bench/scripts/gpu_power_whatif.sh
 # Run from a snapshot (bench/scripts/snapshot.sh, then in .devbuild/src).
 set -uo pipefail
@@ -76,11 +79,24 @@ if [ "${QUICK:-0}" = 1 ]; then
 fi
 lb_build layerbench-moe test_moe_mpi || exit 1
 stamp "build done"
+gpu_layer_tests() {
+  mpirun -n 1 "${MPIRUN_ENV[@]}" "$B/tests/moe/test_moe_mpi" --gpu --gtest_filter='MoeDistributed.ComponentCopiesAreIdempotent:MoeDistributed.DroppedComponentLeavesTheSameInputStackDataUnchanged:MoeDistributed.GpuLayerMatchesTheCpuImplementation' \
+    > "$OUT/test-copies-gpu.log" 2>&1
+  echo "component copies / drops on the cuda layer rc=$?"; grep -E "^\[  (PASSED|FAILED) |OK \]|FAILED \]" "$OUT/test-copies-gpu.log"
+  stamp "gpu tests done"
+}
+if [ "${METADATA:-0}" = 1 ]; then
+  gpu_layer_tests
+  timeout 200 "${MOE[@]}" --iterations 10 --warmup 3 --what-if seq_size_exchange --what-if-levels 0,100,200,400 \
+    --what-if-rounds 8 --what-if-seconds 20 --ab metadata --pairs "$PAIRS" \
+    --json "$OUT/metadata.json" --markdown "$OUT/metadata.md" > "$OUT/metadata.txt" 2> "$OUT/metadata.err"
+  echo "exchange what-if + metadata A/B (primed neighbours) rc=$?"
+  stamp "metadata done"
+  report "$OUT/metadata.txt"
+  exit 0
+fi
 
-mpirun -n 1 "${MPIRUN_ENV[@]}" "$B/tests/moe/test_moe_mpi" --gpu --gtest_filter='MoeDistributed.ComponentCopiesAreIdempotent:MoeDistributed.DroppedComponentLeavesTheSameInputStackDataUnchanged:MoeDistributed.GpuLayerMatchesTheCpuImplementation' \
-  > "$OUT/test-copies-gpu.log" 2>&1
-echo "component copies / drops on the cuda layer rc=$?"; grep -E "^\[  (PASSED|FAILED) |OK \]|FAILED \]" "$OUT/test-copies-gpu.log"
-stamp "gpu tests done"
+gpu_layer_tests
 
 timeout 260 "${MOE[@]}" --iterations 20 --warmup 5 --what-if "$COMPS,seq_size_exchange" \
   --what-if-levels 0,100,200,400 --what-if-rounds 8 --what-if-seconds 20 --ab metadata "${DROPS[@]}" --pairs "$PAIRS" \

@@ -1,8 +1,7 @@
-// The shared command-line pieces: fractions and percentages, durations, the progress lines,
-// the atomic output writer, the version text.
+// The shared command-line pieces: fractions and percentages, the atomic output writer, the
+// version text (the progress display: progress_test.cpp).
 #include "common/cli/app.hpp"
 #include "common/cli/output_file.hpp"
-#include "common/cli/progress.hpp"
 #include "common/cli/version.hpp"
 
 #include <gtest/gtest.h>
@@ -62,46 +61,6 @@ TEST(Cli, HelpShowsProgramNameDefaultsAndVersion) {
     EXPECT_EQ(std::string(e.what()).rfind("layerbench-x " + lc::build_info().version + " (git ", 0), 0u) << e.what();
     EXPECT_NE(std::string(e.what()).find("built with: CUDA "), std::string::npos);
   }
-}
-
-TEST(Cli, Durations) {
-  EXPECT_EQ(lc::format_duration(42.4), "42s");
-  EXPECT_EQ(lc::format_duration(187), "3m07s");
-  EXPECT_EQ(lc::format_duration(7500), "2h05m");
-  EXPECT_EQ(lc::format_duration(-1), "?");
-}
-
-TEST(Cli, ProgressWritesALinePerStepWithAnEtaWhenNotATerminal) {
-  ::unsetenv("LAYERBENCH_PROGRESS");
-  std::FILE* f = std::tmpfile();
-  ASSERT_NE(f, nullptr);
-  {
-    lc::Progress p("sweep", 3, {1, 1, 2}, lc::Progress::Lines::per_step, f);
-    p.step("a");
-    EXPECT_GE(p.eta_seconds(), 0.0);
-    p.step("b");
-    p.step("c");
-  }
-  std::rewind(f);
-  std::string text(4096, '\0');
-  text.resize(std::fread(text.data(), 1, text.size(), f));
-  std::fclose(f);
-  EXPECT_NE(text.find("[sweep] 1/3 a (elapsed"), std::string::npos) << text;
-  EXPECT_NE(text.find("[sweep] 3/3 c (elapsed"), std::string::npos) << text;
-  EXPECT_NE(text.find("ETA 0s"), std::string::npos) << text;
-  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 3);
-}
-
-TEST(Cli, ProgressStaysQuietOffATerminalWhenTheCallerPrintsRows) {
-  ::unsetenv("LAYERBENCH_PROGRESS");
-  std::FILE* f = std::tmpfile();
-  {
-    lc::Progress p("sweep", 2, {}, lc::Progress::Lines::when_tty_only, f);
-    p.step("a");
-    p.step("b");
-  }
-  EXPECT_EQ(std::ftell(f), 0L);
-  std::fclose(f);
 }
 
 TEST(Cli, OutputFilesAreReplacedWhole) {

@@ -53,12 +53,15 @@ std::string write(const std::string& name, const std::string& text) {
 TEST(ExpertTable, RowsReachTheOps) {
   Recorder r;
   load_expert_table(r, write("lb_expert_table_ok.tsv", "# comment\n7168\t2048\t256\tmulti-stream\n2048 768 128 padded\n"
-                                                        "\n4096\t14336\t8\tper-expert\n2880\t2880\t128\tgrouped\n"));
-  ASSERT_EQ(r.rows.size(), 4u);
+                                                        "\n4096\t14336\t8\tper-expert\n2880\t2880\t128\tgrouped\n"
+                                                        "4096\t1408\t128\twgmma\n"));
+  ASSERT_EQ(r.rows.size(), 5u);
   EXPECT_EQ(r.rows[0], std::make_tuple(std::int64_t{7168}, std::int64_t{2048}, std::int64_t{256}, StdExpertPath::multi_stream));
   EXPECT_EQ(std::get<3>(r.rows[1]), StdExpertPath::padded);
   EXPECT_EQ(std::get<3>(r.rows[2]), StdExpertPath::per_expert);
   EXPECT_EQ(std::get<3>(r.rows[3]), StdExpertPath::grouped);
+  EXPECT_EQ(std::get<3>(r.rows[4]), StdExpertPath::wgmma);
+  EXPECT_EQ(to_string(StdExpertPath::wgmma), "wgmma");
 }
 
 TEST(ExpertTable, BadRowsNameTheFileAndLine) {

@@ -3,7 +3,8 @@
 //    moe/router.cpp's route_token on the same fp32 logits: the same experts in the same order
 //    and the same weights for every token whose top-k boundary (and group boundary) is clear of
 //    rounding; exact ties (duplicated experts) go to the lower id; every output written;
-//  - the expert MLPs (per-expert cuBLAS on one stream and on 4, grouped cuBLAS, padded batched) against a CPU product with the device's
+//  - the expert MLPs (per-expert cuBLAS on one stream and on 4, grouped cuBLAS, padded batched, the
+//    grouped wgmma kernels, also replayed from a CUDA graph on new device counts) against a CPU product with the device's
 //    roundings (bf16 gate/up and activation), at edge shapes: one row, empty experts, K not a
 //    multiple of any tile, more than 1024 groups.
 #include "collectives/cuda_internal.hpp"
@@ -11,6 +12,7 @@
 #include "collectives/types.hpp"
 #include "moe/init.hpp"
 #include "moe/router.hpp"
+#include "moe/std_grouped_sm90.cuh"
 #include "moe/std_kernels.cuh"
 #include "moe/std_ops.hpp"
 
@@ -20,6 +22,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace layerbench::moe {
@@ -150,36 +153,24 @@ struct MlpCase {
   Activation act;
 };
 
-void check_mlp(const MlpCase& c, StdExpertPath path) {
-  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  auto dev = make_cuda_device(0);
-  auto ops = make_cuda_std_ops(*dev);
-  ops->set_expert_path(path);
-  const std::int64_t E = static_cast<std::int64_t>(c.rows.size()), H = c.h, I = c.inter;
-  std::int64_t R = 0;
-  for (auto r : c.rows) R += r;
-  auto make = [](std::size_t n, std::uint32_t tensor, float scale) {
-    std::vector<std::uint16_t> v(n);
-    for (std::size_t i = 0; i < n; ++i) v[i] = float_to_bf16_bits(seeded_value(7, tensor, i, scale));
-    return v;
-  };
-  const auto x = make(static_cast<std::size_t>(R * H), 1, 1.5f);
-  const auto w13 = make(static_cast<std::size_t>(E * 2 * I * H), 2, std::sqrt(3.0f / float(H)));
-  const auto wd = make(static_cast<std::size_t>(E * H * I), 3, std::sqrt(3.0f / float(I)));
-  Buffer dx = dev->upload(x), d13 = dev->upload(w13), dd = dev->upload(wd);
-  Buffer gu = dev->alloc(static_cast<std::size_t>(std::max<std::int64_t>(R, 1) * 2 * I) * 2);
-  Buffer act = dev->alloc(static_cast<std::size_t>(std::max<std::int64_t>(R, 1) * I) * 2);
-  Buffer y = dev->upload(std::vector<std::uint16_t>(static_cast<std::size_t>(std::max<std::int64_t>(R, 1) * H), 0x7fc0));
-  ActivationSpec as;
-  as.kind = c.act;
-  ops->expert_mlp(dx.data(), d13.data(), dd.data(), gu.data(), act.data(), y.data(), c.rows, H, I, as,
-                  dev->compute_stream());
-  const auto out = dev->download<std::uint16_t>(y.data(), static_cast<std::size_t>(R * H));
+// Seeded bf16 bits (tensor `tensor` of seed 7).
+std::vector<std::uint16_t> seeded_bits(std::size_t n, std::uint32_t tensor, float scale) {
+  std::vector<std::uint16_t> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = float_to_bf16_bits(seeded_value(7, tensor, i, scale));
+  return v;
+}
+
+// The largest |device - CPU| over the rows' outputs, and the largest |CPU|: the CPU product with
+// the device's roundings (bf16 gate/up and activation), fp64 accumulation.
+std::pair<double, double> mlp_error(const std::vector<std::uint16_t>& x, const std::vector<std::uint16_t>& w13,
+                                    const std::vector<std::uint16_t>& wd, const std::vector<std::uint16_t>& out,
+                                    const std::vector<std::int64_t>& rows, std::int64_t H, std::int64_t I,
+                                    const ActivationSpec& as) {
   double max_err = 0, max_ref = 0;
   std::int64_t row = 0;
   std::vector<float> a(static_cast<std::size_t>(I));
-  for (std::int64_t e = 0; e < E; ++e)
-    for (std::int64_t r = 0; r < c.rows[static_cast<std::size_t>(e)]; ++r, ++row) {
+  for (std::int64_t e = 0; e < static_cast<std::int64_t>(rows.size()); ++e)
+    for (std::int64_t r = 0; r < rows[static_cast<std::size_t>(e)]; ++r, ++row) {
       const auto* xr = x.data() + row * H;
       for (std::int64_t i = 0; i < I; ++i) {
         double g = 0, u = 0;
@@ -199,7 +190,34 @@ void check_mlp(const MlpCase& c, StdExpertPath path) {
         max_ref = std::max(max_ref, std::fabs(acc));
       }
     }
+  return {max_err, max_ref};
+}
+
+void check_mlp(const MlpCase& c, StdExpertPath path) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  auto dev = make_cuda_device(0);
+  auto ops = make_cuda_std_ops(*dev);
+  ops->set_expert_path(path);
+  const std::int64_t E = static_cast<std::int64_t>(c.rows.size()), H = c.h, I = c.inter;
+  std::int64_t R = 0;
+  for (auto r : c.rows) R += r;
+  const auto x = seeded_bits(static_cast<std::size_t>(R * H), 1, 1.5f);
+  const auto w13 = seeded_bits(static_cast<std::size_t>(E * 2 * I * H), 2, std::sqrt(3.0f / float(H)));
+  const auto wd = seeded_bits(static_cast<std::size_t>(E * H * I), 3, std::sqrt(3.0f / float(I)));
+  Buffer dx = dev->upload(x), d13 = dev->upload(w13), dd = dev->upload(wd);
+  Buffer gu = dev->alloc(static_cast<std::size_t>(std::max<std::int64_t>(R, 1) * 2 * I) * 2);
+  Buffer act = dev->alloc(static_cast<std::size_t>(std::max<std::int64_t>(R, 1) * I) * 2);
+  Buffer y = dev->upload(std::vector<std::uint16_t>(static_cast<std::size_t>(std::max<std::int64_t>(R, 1) * H), 0x7fc0));
+  ActivationSpec as;
+  as.kind = c.act;
+  ops->expert_mlp(dx.data(), d13.data(), dd.data(), gu.data(), act.data(), y.data(), c.rows, H, I, as,
+                  dev->compute_stream());
+  const auto out = dev->download<std::uint16_t>(y.data(), static_cast<std::size_t>(R * H));
+  const auto [max_err, max_ref] = mlp_error(x, w13, wd, out, c.rows, H, I, as);
   EXPECT_EQ(ops->path("expert_compute").find("refused"), std::string::npos) << "cuBLAS refused the grouped GEMM";
+  if (path == StdExpertPath::wgmma) {  // the GPU machines are H200s: the kernels must have run, not the fallback
+    EXPECT_NE(ops->path("expert_compute").find("wgmma grouped"), std::string::npos) << ops->path("expert_compute");
+  }
   EXPECT_LE(max_err, 2e-2 * max_ref + 1e-3) << c.name << " (" << to_string(path) << "): max |ref| " << max_ref;
 }
 
@@ -225,6 +243,76 @@ TEST(StdExpertMlpGpu, PaddedBatchedMatchesTheCpuProduct) {
 }
 TEST(StdExpertMlpGpu, MultiStreamMatchesTheCpuProduct) {
   for (const auto& c : mlp_cases()) check_mlp(c, StdExpertPath::multi_stream);
+}
+
+// The grouped wgmma kernels (hidden and inter multiples of 8): every edge of their tiling, in
+// launch variants (2-CTA pairs or single CTAs, half tiles or not, list in pair order or not).
+std::vector<MlpCase> wgmma_cases() {
+  std::vector<std::int64_t> many(1100);
+  for (std::size_t e = 0; e < many.size(); ++e) many[e] = e % 5 == 0 ? 0 : 1 + static_cast<std::int64_t>(e % 3);
+  return {
+      {"one row", {1}, 64, 32, Activation::silu_glu},
+      {"empty experts, K 200 and 104 off the 64 step, N off 256 / 128", {0, 3, 0, 130, 1}, 200, 104, Activation::silu_glu},
+      {"clamped SwiGLU (gpt-oss), a tile of 129 rows", {17, 0, 257, 64}, 256, 128, Activation::swiglu_clamped},
+      {"h 520, I 392: several column blocks, partial last ones", {300, 0, 129}, 520, 392, Activation::swiglu_clamped},
+      {"tails of 72, 64, 65 and 0 rows, one down column block", {200, 64, 65, 128}, 136, 200, Activation::silu_glu},
+      {"1100 groups", many, 48, 24, Activation::silu_glu},
+  };
+}
+TEST(StdExpertMlpGpu, WgmmaMatchesTheCpuProduct) {
+  const auto chosen = cuda::std_grouped_variant();
+  const cuda::StdGroupedVariant variants[] = {
+      {true, true, true}, {true, true, false}, {true, false, true}, {false, true, true}, {false, false, false}};
+  for (const auto& v : variants) {
+    SCOPED_TRACE(std::string(v.paired ? "paired" : "unpaired") + (v.half_tiles ? ", half tiles" : ", whole tiles") +
+                 (v.pack_leftovers ? ", pair order" : ", plain order"));
+    cuda::std_grouped_set_variant(v);
+    for (const auto& c : wgmma_cases()) check_mlp(c, StdExpertPath::wgmma);
+  }
+  cuda::std_grouped_set_variant(chosen);
+}
+
+// The device schedule: the three launches captured once in a CUDA graph with one set of counts,
+// then replayed after other counts (same total) were written into the device buffer; the output
+// follows the new counts.
+TEST(StdExpertMlpGpu, WgmmaGraphFollowsDeviceCounts) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  auto dev = make_cuda_device(0);
+  const std::int64_t H = 136, I = 72, R = 300;
+  const std::vector<std::int64_t> first{5, 0, 200, 95}, second{0, 130, 1, 169};
+  const auto E = static_cast<std::int64_t>(first.size());
+  if (!cuda::std_grouped_sm90_supported(H, I, E)) GTEST_SKIP() << "not a compute capability 9.0 device";
+  const auto x = seeded_bits(static_cast<std::size_t>(R * H), 11, 1.5f);
+  const auto w13 = seeded_bits(static_cast<std::size_t>(E * 2 * I * H), 12, std::sqrt(3.0f / float(H)));
+  const auto wd = seeded_bits(static_cast<std::size_t>(E * H * I), 13, std::sqrt(3.0f / float(I)));
+  Buffer dx = dev->upload(x), d13 = dev->upload(w13), dd = dev->upload(wd);
+  Buffer act = dev->alloc(static_cast<std::size_t>(R * I) * 2), y = dev->alloc(static_cast<std::size_t>(R * H) * 2);
+  Buffer counts = dev->upload(std::vector<int>(first.begin(), first.end()));
+  Buffer work = dev->alloc(static_cast<std::size_t>(cuda::std_grouped_work_bytes(R, E, H, I)));
+  const auto w = cuda::std_grouped_work(work.data(), R, E, H, I);
+  ActivationSpec as;
+  const cudaStream_t st = detail::cuda_stream(dev->compute_stream());
+  auto launch = [&] {
+    cuda::std_expert_mlp_sm90(dx.as<__nv_bfloat16>(), d13.as<__nv_bfloat16>(), dd.as<__nv_bfloat16>(),
+                              act.as<__nv_bfloat16>(), y.as<__nv_bfloat16>(), counts.as<int>(), E, R, H, I, as, w, st);
+  };
+  launch();  // once outside the capture (the kernels' one-time attributes)
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  launch();
+  ASSERT_EQ(cudaStreamEndCapture(st, &graph), cudaSuccess);
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  for (const auto* rows : {&first, &second}) {
+    const std::vector<int> c(rows->begin(), rows->end());
+    ASSERT_EQ(cudaMemcpyAsync(counts.data(), c.data(), c.size() * sizeof(int), cudaMemcpyHostToDevice, st), cudaSuccess);
+    ASSERT_EQ(cudaGraphLaunch(exec, st), cudaSuccess);
+    const auto out = dev->download<std::uint16_t>(y.data(), static_cast<std::size_t>(R * H));
+    const auto [max_err, max_ref] = mlp_error(x, w13, wd, out, *rows, H, I, as);
+    EXPECT_LE(max_err, 2e-2 * max_ref + 1e-3) << "counts " << (*rows)[0] << ", " << (*rows)[1] << ", ...";
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
 }
 
 }  // namespace

@@ -122,3 +122,15 @@ TEST(Paired, DegenerateAndInvalid) {
   EXPECT_THROW(ls::analyze_paired(b, std::vector<double>{1, 2}), std::invalid_argument);
   EXPECT_THROW(ls::analyze_paired(b, std::vector<double>{1, 2, NAN, 4}), std::invalid_argument);
 }
+
+TEST(Paired, GuidancePrintsPercentagesOfAZeroBaseAsNotAvailable) {
+  // A base mean of 0 leaves "% of the base mean" undefined: the one formatter's "—", not "n/a".
+  std::vector<double> b(12, 0.0), c;
+  for (int i = 1; i <= 12; ++i) c.push_back(i);
+  const auto a = ls::analyze_paired(b, c, quick());
+  ASSERT_TRUE(std::isnan(a.delta.mean_pct));
+  std::string all;
+  for (const auto& g : a.guidance) all += g + "\n";
+  EXPECT_NE(all.find("All tests agree: the candidate is higher by 6.5 (—) on average"), std::string::npos) << all;
+  EXPECT_EQ(all.find("n/a"), std::string::npos) << all;
+}

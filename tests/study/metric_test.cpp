@@ -4,7 +4,6 @@
 
 #include "study/errors.hpp"
 #include "study/process.hpp"
-#include "study/progress.hpp"
 
 #include <cstdio>
 #include <filesystem>
@@ -99,35 +98,3 @@ TEST(Process, PeakRssAndStderrAreCaptured) {
   EXPECT_EQ(env.stdout_text, "pair 3");
 }
 
-TEST(Progress, ShowsTheElapsedTimeOfTheRunInFlight) {
-  std::FILE* f = std::tmpfile();
-  ab::Progress plain(f, layerbench::cli::ProgressMode::lines, 4, 0);
-  plain.running("pair 0 base", 5);   // quiet at first
-  plain.running("pair 0 base", 31);  // then a line after 30 s
-  plain.running("pair 0 base", 45);  // not again until the next minute
-  plain.running("pair 0 base", 91);
-  ab::Progress bar(f, layerbench::cli::ProgressMode::tty, 4, 0);
-  bar.running("pair 1 candidate", 3.2);
-  std::rewind(f);
-  std::string text(4096, '\0');
-  text.resize(std::fread(text.data(), 1, text.size(), f));
-  std::fclose(f);
-  EXPECT_NE(text.find("pair 0 base: running for 31s"), std::string::npos) << text;
-  EXPECT_NE(text.find("pair 0 base: running for 1m31s"), std::string::npos) << text;
-  EXPECT_EQ(text.find("running for 45s"), std::string::npos);
-  EXPECT_NE(text.find("pair 1 candidate: 3s"), std::string::npos) << text;
-}
-
-TEST(Progress, OffShowsOnlyMessages) {
-  std::FILE* f = std::tmpfile();
-  ab::Progress off(f, layerbench::cli::ProgressMode::off, 3, 0);
-  off.running("pair 0 base", 100);
-  off.pair_done(0, 1.0, 2.0, 1.0, 1);
-  off.message("a line that must be seen");
-  off.finish();
-  std::rewind(f);
-  std::string text(4096, '\0');
-  text.resize(std::fread(text.data(), 1, text.size(), f));
-  std::fclose(f);
-  EXPECT_EQ(text, "a line that must be seen\n");
-}

@@ -180,3 +180,49 @@ TEST(Study, CompletedPairsOutOfOrderKeepPairOrderAndTheFirstCompleteAttempt) {
   EXPECT_DOUBLE_EQ(pairs[1].candidate, 1.9);
   EXPECT_TRUE(ab::completed_pairs(s, "candidate3").empty());
 }
+
+TEST(Study, AValuesOnlyReadKeepsEveryValueAndDropsTheRunsText) {
+  // Runs as `run` writes them (one with telemetry, read through the document path), with stdout
+  // tails and output hashes: the gate's and the report's read keeps the values, not the text.
+  ab::StudyConfig c;
+  c.base = "a";
+  c.candidate = "b";
+  c.pairs = 2;
+  std::string text = ab::header_json(c).dump() + "\n";
+  for (std::size_t pair = 0; pair < 2; ++pair) {
+    for (const char* arm : {"base", "candidate"}) {
+      auto r = rec(pair, 0, arm, arm[0] == 'b' ? 0 : 1, "ok", 1.0 + static_cast<double>(pair) + (arm[0] == 'c'));
+      r.wall = *r.metric;
+      r.metrics = {{"lat", 2.0 * *r.metric}};
+      r.stdout_tail = std::string(300, 'x');
+      r.output_hash = "abc123";
+      if (pair == 1) r.telemetry = {{"combined", {{"sm_clock_mhz", 1500}}}};
+      text += ab::run_json(r).dump() + "\n";
+    }
+  }
+  const auto all = ab::parse_study(text, "s.jsonl");
+  const auto values = ab::parse_study(text, "s.jsonl", ab::Keep::values);
+  ASSERT_EQ(all.runs.size(), 4u);
+  ASSERT_EQ(values.runs.size(), 4u);
+  EXPECT_EQ(all.runs[0].stdout_tail.size(), 300u);
+  EXPECT_FALSE(all.runs[3].telemetry.is_null());
+  for (std::size_t i = 0; i < 4; ++i) {
+    const auto &a = all.runs[i], &v = values.runs[i];
+    EXPECT_EQ(v.pair, a.pair);
+    EXPECT_EQ(v.arm, a.arm);
+    EXPECT_EQ(v.status, a.status);
+    EXPECT_EQ(v.metric, a.metric);
+    EXPECT_EQ(v.wall, a.wall);
+    EXPECT_EQ(v.metrics, a.metrics);
+    EXPECT_TRUE(v.stdout_tail.empty());
+    EXPECT_TRUE(v.output_hash.empty());
+    EXPECT_TRUE(v.telemetry.is_null());
+  }
+  for (const char* metric : {"", "lat", "wall"}) {
+    const auto p = ab::paired_values(all, "s.jsonl", metric);
+    const auto q = ab::paired_values(values, "s.jsonl", metric);
+    EXPECT_EQ(p.base, q.base) << metric;
+    EXPECT_EQ(p.candidate, q.candidate) << metric;
+    EXPECT_EQ(p.pair_ids, q.pair_ids) << metric;
+  }
+}

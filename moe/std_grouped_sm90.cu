@@ -1,0 +1,500 @@
+// The standard block's grouped expert GEMMs on Hopper (moe/std_grouped_sm90.cuh).
+//
+// One kernel, two epilogues. Persistent CTAs (one per SM, or 2-CTA clusters: see grouped_kernel) walk a device-built tile list with a
+// stride of the grid; a tile is 128 rows of one expert times one 256-wide block of the weight's
+// rows (N), accumulated in fp32 over ceil(K / 64) steps. Warpgroups 0 and 1 consume (rows 0-63
+// and 64-127, one wgmma m64n256k16 per 16 of K); a ninth warp produces: one thread issues the
+// TMA copies of each step's
+//   A  (128, 64)   x or act rows of the tile (rows past the matrix and k >= K arrive as zeros)
+//   B  (256, 64)   two (128, 64) boxes of the expert's weight rows
+// into a 4-deep ring guarded by full / empty mbarriers, running ahead into the next tile while
+// the consumers store the last one. Shared tiles use the 128-byte swizzle (moe/sm90.cuh); two
+// 128-row boxes stacked make the same layout as one 256-row box.
+//
+// gate/up: the two B boxes are gate rows [128 b, 128 b + 128) and the matching up rows (I further
+// on) of W13 (E, 2I, h), so accumulator columns c and c + 128 are the gate and the up value of
+// activation column 128 b + c, both in one thread's registers: the epilogue rounds them to bf16
+// (as the cuBLAS paths store them), applies the family's GLU and stores act (R, I) directly.
+// down: the boxes are Wd (E, h, I) rows [256 b, 256 b + 256); a plain bf16 store of y (R, h).
+// Columns that run past I (or h) into the next rows of the weight are computed and not stored;
+// the last expert's run past the tensor arrives as zeros.
+#include "collectives/error.hpp"
+#include "moe/cuda_kernels.cuh"
+#include "moe/sm90.cuh"
+#include "moe/std_grouped_sm90.cuh"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace layerbench::moe::cuda {
+
+namespace {
+
+using namespace sm90;
+
+constexpr int BM = 128, BN = 256, BK = 64, STAGES = 4, THREADS = 288, GU_COLS = 128;
+constexpr int A_STAGE = BM * BK * 2, B_HALF = (BN / 2) * BK * 2, STAGE_BYTES = A_STAGE + 2 * B_HALF;
+// Staged epilogue: per consumer 64 rows x 64 bf16 at a 72-element pitch (144 B): the fragment
+// writes hit 32 distinct banks and each row reads back as 16-byte chunks.
+constexpr int C_PITCH = 72, C_BYTES = 64 * C_PITCH * 2;
+constexpr int SMEM = STAGES * STAGE_BYTES + 2 * C_BYTES + 2 * STAGES * 8 + 1024;  // ring, staging, mbarriers, slack
+static_assert(SMEM <= 227 * 1024, "one CTA per SM");
+constexpr int TILE_THREADS = 1024;
+
+enum Epi : int { kStore = 0, kSiluGlu = 1, kClampedGlu = 2 };
+
+#ifdef LB_WGMMA
+// D (64 x 256, fp32) (+)= A (64 x 16, smem) * B (256 x 16, smem)^T; scale_d = 0 overwrites D.
+__device__ __forceinline__ void mma_m64n256k16(float (&d)[128], std::uint64_t da, std::uint64_t db, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+      "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,"
+      "%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+      "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,"
+      "%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,"
+      "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,"
+      "%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, "
+      "%128, %129, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "l"(da), "l"(db), "r"(scale_d));
+}
+
+__device__ __forceinline__ float round_bf16(float v) { return __bfloat162float(__float2bfloat16_rn(v)); }
+
+// moe/std_kernels.cu's GLU (SiLU-GLU, or gpt-oss's clamped SwiGLU) on bf16-rounded inputs.
+template <int EPI>
+__device__ __forceinline__ float glu(float g, float u, float alpha, float limit) {
+  g = round_bf16(g);
+  u = round_bf16(u);
+  if constexpr (EPI == kSiluGlu) {
+    return g / (1.0f + expf(-g)) * u;
+  } else {
+    const float gc = fminf(g, limit), uc = fminf(fmaxf(u, -limit), limit);
+    return gc * (1.0f / (1.0f + expf(-alpha * gc))) * (uc + 1.0f);
+  }
+}
+
+__device__ __forceinline__ void consumer_sync(int g) {  // named barrier 2 + g: one consumer warpgroup
+  if (g == 0)
+    asm volatile("bar.sync 2, 128;\n" ::: "memory");
+  else
+    asm volatile("bar.sync 3, 128;\n" ::: "memory");
+}
+
+// One consumer's accumulators (rows 16 w + l/4 (+8) of its 64; per n8 group q the columns
+// 8q + 2(l%4) + {0,1}) into out, 64 output columns at a time through the consumer's staging
+// buffer (c_base), stored as 16-byte chunks of whole 128-byte row segments. kStore: columns
+// 256 block + c of y (ld = n_cols). GLU: the pairs (c, c + 128), c < 128, into act column
+// 128 block + c (ld = n_cols = I). n_cols is a multiple of 8: a 16-byte chunk is in or out whole.
+template <int EPI>
+__device__ __forceinline__ void store_tile(const float (&acc)[128], bf16* __restrict__ out, const StdTile& t, int n_cols,
+                                           int g, int tid, std::uint32_t c_base, float alpha, float limit) {
+  const int lane = tid & 31, w = tid >> 5;
+  const int r0 = w * 16 + (lane >> 2), c0 = (lane & 3) * 2;
+  const int col0 = t.block * (EPI == kStore ? BN : GU_COLS), valid = t.valid - g * 64;
+  constexpr int CHUNKS = EPI == kStore ? BN / 64 : GU_COLS / 64;
+#pragma unroll
+  for (int q = 0; q < CHUNKS; ++q) {
+    if (col0 + q * 64 >= n_cols) break;  // uniform across the warpgroup
+    consumer_sync(g);                    // the previous chunk's reads are done
+#pragma unroll
+    for (int i = 32 * q; i < 32 * q + 32; i += 2) {
+      const int row = r0 + ((i >> 1) & 1) * 8, col = c0 + ((i >> 2) - 8 * q) * 8;
+      __nv_bfloat162 v;
+      if constexpr (EPI == kStore)
+        v = __floats2bfloat162_rn(acc[i], acc[i + 1]);
+      else
+        v = __floats2bfloat162_rn(glu<EPI>(acc[i], acc[i + 64], alpha, limit), glu<EPI>(acc[i + 1], acc[i + 65], alpha, limit));
+      asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(c_base + (row * C_PITCH + col) * 2),
+                   "r"(*reinterpret_cast<const std::uint32_t*>(&v))
+                   : "memory");
+    }
+    consumer_sync(g);
+#pragma unroll
+    for (int p = 0; p < 4; ++p) {  // 64 rows x 8 chunks of 16 B
+      const int id = tid + 128 * p, row = id >> 3, ch = id & 7;
+      const int col = col0 + q * 64 + ch * 8;
+      if (row < valid && col < n_cols) {
+        uint4 v;
+        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                     : "r"(c_base + (row * C_PITCH + ch * 8) * 2)
+                     : "memory");
+        *reinterpret_cast<uint4*>(out + std::int64_t(t.row0 + g * 64 + row) * n_cols + col) = v;
+      }
+    }
+  }
+}
+#endif  // LB_WGMMA
+
+// b_rows: weight rows per expert (2I or h); up: the up rows' offset from the gate rows (I; GLU).
+// halves: a tile of at most 64 live rows loads 64 A rows and runs consumer 0 alone. PAIR: 2-CTA
+// clusters take list entries 2p and 2p + 1; when both are live tiles of one (expert, block) each
+// CTA loads one half of the weight box and multicasts it into both (the box crosses L2 once),
+// else each loads its own. A stage is refilled once the consumer warps of both CTAs released it.
+template <int EPI, bool PAIR>
+__global__ void __launch_bounds__(THREADS, 1)
+    grouped_kernel(const __grid_constant__ CUtensorMap amap, const __grid_constant__ CUtensorMap amap64,
+                   const __grid_constant__ CUtensorMap bmap, bf16* __restrict__ out, int n_cols,
+                   const StdTile* __restrict__ tiles, int max_tiles, const int* __restrict__ live, int ksteps,
+                   int b_rows, int up, int halves, float alpha, float limit) {
+#ifdef LB_WGMMA
+  const int n_tiles = min(max_tiles, *live);
+  const int rank = PAIR ? cluster_rank() : 0;
+  const int first = PAIR ? static_cast<int>(blockIdx.x) / 2 : static_cast<int>(blockIdx.x);
+  const int stride = PAIR ? static_cast<int>(gridDim.x) / 2 : static_cast<int>(gridDim.x);
+  const int units = PAIR ? n_tiles / 2 : n_tiles;  // pairs (the list has an even length), or tiles
+  extern __shared__ unsigned char smem_raw[];
+  const std::uint32_t raw = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_raw));
+  const std::uint32_t base = (raw + 1023u) & ~1023u;
+  const std::uint32_t c_base = base + STAGES * STAGE_BYTES;
+  const std::uint32_t full = c_base + 2 * C_BYTES, empty = full + 8 * STAGES;
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < STAGES; ++i) {
+      mbar_init(full + 8 * i, 1);
+      mbar_init(empty + 8 * i, PAIR ? 2 * 8 : 2 * 128);  // paired: the consumer warps of both CTAs
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  if constexpr (PAIR)
+    cluster_sync();  // the peer's barriers exist before anything arrives on them
+  else
+    __syncthreads();
+  const int wg = threadIdx.x >> 7;  // 0, 1: consumers; 2: the producer warp
+  if (wg == 2) {
+    if (threadIdx.x == 256) {
+      int s = 0;
+      for (int u = first; u < units; u += stride) {
+        const StdTile t = tiles[PAIR ? 2 * u + rank : u];
+        if (!PAIR && t.valid <= 0) continue;
+        bool shared = false;
+        if constexpr (PAIR) {
+          const StdTile o = tiles[2 * u + (rank ^ 1)];
+          shared = t.valid > 0 && o.valid > 0 && t.expert == o.expert && t.block == o.block;
+        }
+        const int r0 = t.expert * b_rows + t.block * (EPI == kStore ? BN : GU_COLS);
+        const int r1 = EPI == kStore ? r0 + BN / 2 : r0 + up;
+        const bool half = halves && t.valid <= 64, none = t.valid <= 0;  // none: a paired padding tile
+        for (int ks = 0; ks < ksteps; ++ks, ++s) {
+          const int stage = s % STAGES;
+          if (s >= STAGES) mbar_wait(empty + 8 * stage, ((s / STAGES) - 1) & 1);
+          const std::uint32_t dst = base + stage * STAGE_BYTES, bar = full + 8 * stage;
+          mbar_arrive_expect_tx(bar, none ? 0 : half ? STAGE_BYTES - A_STAGE / 2 : STAGE_BYTES);
+          if (none) continue;  // nothing to load: the arrival alone completes the phase
+          tma_load_2d(dst, half ? &amap64 : &amap, ks * BK, t.row0, bar);
+          if (shared) {
+            tma_load_2d_multicast(dst + A_STAGE + rank * B_HALF, &bmap, ks * BK, rank ? r1 : r0, bar, 0x3);
+          } else {
+            tma_load_2d(dst + A_STAGE, &bmap, ks * BK, r0, bar);
+            tma_load_2d(dst + A_STAGE + B_HALF, &bmap, ks * BK, r1, bar);
+          }
+        }
+      }
+    }
+  } else {
+    const int tid = threadIdx.x & 127, lane = tid & 31;
+    auto release = [&](int stage) {
+      if constexpr (PAIR) {
+        __syncwarp();
+        if (lane == 0) {
+          mbar_arrive(empty + 8 * stage);
+          mbar_arrive_peer(empty + 8 * stage, rank ^ 1);
+        }
+      } else {
+        mbar_arrive(empty + 8 * stage);
+      }
+    };
+    float acc[128];
+    int s = 0;
+    for (int u = first; u < units; u += stride) {
+      const StdTile t = tiles[PAIR ? 2 * u + rank : u];
+      if (!PAIR && t.valid <= 0) continue;
+      if ((wg == 1 && halves && t.valid <= 64) || t.valid <= 0) {
+        // No rows of this consumer (a half tile's second, or a paired padding tile): its stages
+        // go straight back (waiting on `full` keeps the releases in phase).
+        for (int ks = 0; ks < ksteps; ++ks, ++s) {
+          mbar_wait(full + 8 * (s % STAGES), (s / STAGES) & 1);
+          release(s % STAGES);
+        }
+        continue;
+      }
+      for (int ks = 0; ks < ksteps; ++ks, ++s) {
+        const int stage = s % STAGES;
+        mbar_wait(full + 8 * stage, (s / STAGES) & 1);
+        fence_acc(acc);
+        wgmma_fence();
+        const std::uint64_t da = desc_sw128(base + stage * STAGE_BYTES + wg * 64 * 128);
+        const std::uint64_t db = desc_sw128(base + stage * STAGE_BYTES + A_STAGE);
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; ++kk)  // +32 bytes along K = +2 in the descriptor's address field
+          mma_m64n256k16(acc, da + 2 * kk, db + 2 * kk, ks > 0 || kk > 0);
+        wgmma_commit();
+        wgmma_wait<1>();
+        if (ks > 0) release((s - 1) % STAGES);  // step s - 1's MMAs are complete
+      }
+      wgmma_wait<0>();
+      release((s - 1) % STAGES);  // the tile's last step
+      fence_acc(acc);
+      if (t.valid > 0) store_tile<EPI>(acc, out, t, n_cols, wg, tid, c_base + wg * C_BYTES, alpha, limit);
+    }
+  }
+  if constexpr (PAIR) cluster_sync();  // no CTA leaves while its peer may still write into it
+#else
+  __trap();  // never launched: the launcher requires a compute capability 9.0 device
+#endif
+}
+
+// Exclusive prefix sum over the block (Hillis-Steele in `scratch`); *total gets the sum.
+__device__ int block_exclusive_scan(int v, int* scratch, int* total) {
+  const int tid = threadIdx.x;
+  __syncthreads();  // scratch is free
+  scratch[tid] = v;
+  __syncthreads();
+  for (int d = 1; d < TILE_THREADS; d *= 2) {
+    const int add = tid >= d ? scratch[tid - d] : 0;
+    __syncthreads();
+    scratch[tid] += add;
+    __syncthreads();
+  }
+  *total = scratch[TILE_THREADS - 1];
+  return scratch[tid] - v;
+}
+
+// Tiles of one expert (c rows) in a list of nb column blocks. pack: a region of even length
+// (one empty tile when odd), so that list pairs never straddle two experts.
+__device__ __forceinline__ int region_tiles(int c, int nb, int pack) {
+  const int n = (c + BM - 1) / BM * nb;
+  return pack ? n + (n & 1) : n;
+}
+
+// Tile `l` of expert e's region. Unpacked: column block by block, 128-row tiles fastest. Packed
+// (the pairs' order), column blocks two by two: the pairs of consecutive row tiles of the first
+// block (a half tail included: they share the weight box), those of the second, then the odd last
+// row tile of the two blocks side by side (same rows: a half tile pairs with a half tile); a last
+// odd block's tiles in row order; then the padding tile (valid 0).
+__device__ __forceinline__ StdTile region_tile(int e, int row0, int c, int nb, int l, int pack) {
+  const int mt = (c + BM - 1) / BM;
+  int m = 0, b = 0;
+  if (!pack) {
+    m = l % mt;
+    b = l / mt;
+  } else {
+    const int p2 = mt & ~1;
+    const int g = l / (2 * mt), r = l % (2 * mt);
+    if (g < nb / 2) {
+      if (r < 2 * p2) {  // the row-tile pairs of block 2g, then of block 2g + 1
+        b = 2 * g + r / max(p2, 1);
+        m = r % max(p2, 1);
+      } else {  // the odd last row tile of each of the two blocks
+        b = 2 * g + ((r - 2 * p2) & 1);
+        m = p2 + (r - 2 * p2) / 2;
+      }
+    } else if ((l -= (nb / 2) * 2 * mt) < mt) {  // a last odd block
+      b = nb - 1;
+      m = l;
+    } else {
+      return StdTile{e, 0, 0, 0};
+    }
+  }
+  return StdTile{e, row0 + m * BM, min(BM, c - m * BM), b};
+}
+
+// Both tile lists from the counts: per-thread chunks of experts, block scans of their rows and
+// of their tiles per list, then every tile written by a search of the tile offsets.
+__global__ void __launch_bounds__(TILE_THREADS)
+    tiles_kernel(const int* __restrict__ counts, int experts, int nb0, int nb1, StdTile* __restrict__ t0, int max0,
+                 StdTile* __restrict__ t1, int max1, int* __restrict__ live, int pack) {
+  __shared__ int row_off[kStdGroupedMaxExperts + 1], tile_off[kStdGroupedMaxExperts + 1];
+  __shared__ int scratch[TILE_THREADS];
+  const int tid = threadIdx.x, chunk = (experts + TILE_THREADS - 1) / TILE_THREADS;
+  const int lo = min(experts, tid * chunk), hi = min(experts, lo + chunk);
+  int sum = 0, total = 0;
+  for (int e = lo; e < hi; ++e) sum += max(counts[e], 0);
+  sum = block_exclusive_scan(sum, scratch, &total);
+  for (int e = lo; e < hi; ++e) {
+    row_off[e] = sum;
+    sum += max(counts[e], 0);
+  }
+  if (tid == 0) row_off[experts] = total;
+  for (int list = 0; list < 2; ++list) {
+    const int nb = list == 0 ? nb0 : nb1, cap = list == 0 ? max0 : max1;
+    StdTile* out = list == 0 ? t0 : t1;
+    __syncthreads();  // row_off complete; the last list's searches are done with tile_off
+    sum = 0;
+    for (int e = lo; e < hi; ++e) sum += region_tiles(row_off[e + 1] - row_off[e], nb, pack);
+    sum = block_exclusive_scan(sum, scratch, &total);
+    for (int e = lo; e < hi; ++e) {
+      tile_off[e] = sum;
+      sum += region_tiles(row_off[e + 1] - row_off[e], nb, pack);
+    }
+    if (tid == 0) tile_off[experts] = total;
+    __syncthreads();
+    int n = min(total, cap);
+    for (int t = tid; t < n; t += TILE_THREADS) {
+      int a = 0, b = experts - 1;
+      while (a < b) {  // the last expert whose first tile is <= t (it has tiles: offsets rise past t)
+        const int mid = (a + b + 1) / 2;
+        if (tile_off[mid] <= t)
+          a = mid;
+        else
+          b = mid - 1;
+      }
+      out[t] = region_tile(a, row_off[a], row_off[a + 1] - row_off[a], nb, t - tile_off[a], pack);
+    }
+    if (tid == 0) {
+      if ((n & 1) && n < cap) out[n++] = StdTile{0, 0, 0, 0};  // an even length: the paired kernel's partners
+      live[list] = n;
+    }
+  }
+}
+
+StdGroupedVariant g_variant;  // the launches' variant (std_grouped_set_variant)
+
+template <int EPI>
+void launch(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMap& bmap, bf16* out, int n_cols,
+            const StdTile* tiles, std::int64_t max_tiles, const int* live, int ksteps, int b_rows, int up,
+            const ActivationSpec& a, cudaStream_t s) {
+  int dev = 0, sms = 0;
+  LB_CUDA_CHECK(cudaGetDevice(&dev));
+  LB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  const int mt = static_cast<int>(max_tiles), half = g_variant.half_tiles ? 1 : 0;
+  const auto alpha = static_cast<float>(a.alpha), limit = static_cast<float>(a.limit);
+  if (!g_variant.paired) {
+    ensure_max_dynamic_smem(reinterpret_cast<const void*>(grouped_kernel<EPI, false>), SMEM);
+    const int grid = std::max(1, std::min(mt, sms));
+    grouped_kernel<EPI, false><<<grid, THREADS, SMEM, s>>>(amap, amap64, bmap, out, n_cols, tiles, mt, live, ksteps,
+                                                           b_rows, up, half, alpha, limit);
+    LB_CUDA_CHECK_LAUNCH();
+    return;
+  }
+  ensure_max_dynamic_smem(reinterpret_cast<const void*>(grouped_kernel<EPI, true>), SMEM);
+  sm90::PairLaunch pl(static_cast<unsigned>(sms / 2 * 2), THREADS, SMEM, s);
+  static int resident[3][64] = {};  // co-resident 2-CTA clusters per device (SMs pair up inside a GPC)
+  int& clusters = resident[EPI][dev & 63];
+  if (clusters == 0) LB_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, grouped_kernel<EPI, true>, &pl.cfg));
+  const int grid_clusters = std::max(1, std::min(clusters, std::max(1, mt / 2)));
+  pl.cfg.gridDim = dim3(static_cast<unsigned>(2 * grid_clusters));
+  LB_CUDA_CHECK(cudaLaunchKernelEx(&pl.cfg, grouped_kernel<EPI, true>, amap, amap64, bmap, out, n_cols, tiles, mt, live,
+                                   ksteps, b_rows, up, half, alpha, limit));
+  LB_CUDA_CHECK_LAUNCH();
+}
+
+void check_sizes(std::int64_t rows_cap, std::int64_t experts, std::int64_t n_rows_per_expert, std::int64_t max_tiles) {
+  LB_CHECK(rows_cap < (std::int64_t{1} << 31) && experts * n_rows_per_expert < (std::int64_t{1} << 31) &&
+               max_tiles < (std::int64_t{1} << 31),
+           "Hopper grouped expert GEMM: TMA coordinates and tile counts are 32-bit");
+}
+
+std::int64_t align_up(std::int64_t v, std::int64_t a) { return (v + a - 1) / a * a; }
+
+}  // namespace
+
+bool std_grouped_sm90_supported(std::int64_t h, std::int64_t inter, std::int64_t experts) {
+  return sm90::device_is_sm90() && h > 0 && inter > 0 && h % 8 == 0 && inter % 8 == 0 && experts > 0 &&
+         experts <= kStdGroupedMaxExperts;
+}
+
+void std_grouped_set_variant(const StdGroupedVariant& v) { g_variant = v; }
+StdGroupedVariant std_grouped_variant() { return g_variant; }
+
+std::int64_t std_gate_up_blocks(std::int64_t inter) { return (inter + GU_COLS - 1) / GU_COLS; }
+std::int64_t std_down_blocks(std::int64_t h) { return (h + BN - 1) / BN; }
+std::int64_t std_grouped_max_tiles(std::int64_t rows_cap, std::int64_t experts, std::int64_t blocks) {
+  // sum of ceil(c_e / 128) over sum c_e <= rows_cap, one padding tile per expert, an even length
+  return ((rows_cap / BM + std::min(experts, rows_cap)) * blocks + experts + 1) / 2 * 2;
+}
+
+void std_grouped_tiles(const int* counts, std::int64_t experts, std::int64_t gu_blocks, std::int64_t dn_blocks,
+                       StdTile* gu_tiles, std::int64_t gu_max, StdTile* dn_tiles, std::int64_t dn_max, int* live,
+                       cudaStream_t s) {
+  LB_CHECK(experts > 0 && experts <= kStdGroupedMaxExperts, "Hopper grouped expert GEMM: 1 to 4096 local experts");
+  LB_CHECK(gu_max < (std::int64_t{1} << 31) && dn_max < (std::int64_t{1} << 31), "tile lists are 32-bit");
+  tiles_kernel<<<1, TILE_THREADS, 0, s>>>(counts, static_cast<int>(experts), static_cast<int>(gu_blocks),
+                                          static_cast<int>(dn_blocks), gu_tiles, static_cast<int>(gu_max), dn_tiles,
+                                          static_cast<int>(dn_max), live, g_variant.pack_leftovers ? 1 : 0);
+  LB_CUDA_CHECK_LAUNCH();
+}
+
+void std_gate_up_sm90(const bf16* x, std::int64_t rows_cap, std::int64_t h, const bf16* w13, std::int64_t experts,
+                      std::int64_t inter, bf16* act, const StdTile* tiles, std::int64_t max_tiles, const int* live,
+                      const ActivationSpec& a, cudaStream_t s) {
+  if (rows_cap == 0 || max_tiles == 0) return;
+  LB_CHECK(std_grouped_sm90_supported(h, inter, experts),
+           "Hopper grouped gate/up: needs a compute capability 9.0 device, h and I multiples of 8");
+  check_sizes(rows_cap, experts, 2 * inter, max_tiles);
+  const CUtensorMap amap = sm90::encode_tma_2d(x, static_cast<std::uint64_t>(h), static_cast<std::uint64_t>(rows_cap), BK, BM);
+  const CUtensorMap amap64 =
+      sm90::encode_tma_2d(x, static_cast<std::uint64_t>(h), static_cast<std::uint64_t>(rows_cap), BK, BM / 2);
+  const CUtensorMap bmap =
+      sm90::encode_tma_2d(w13, static_cast<std::uint64_t>(h), static_cast<std::uint64_t>(experts * 2 * inter), BK, BN / 2);
+  const int ks = static_cast<int>((h + BK - 1) / BK), I = static_cast<int>(inter);
+  if (a.kind == Activation::swiglu_clamped)
+    launch<kClampedGlu>(amap, amap64, bmap, act, I, tiles, max_tiles, live, ks, 2 * I, I, a, s);
+  else
+    launch<kSiluGlu>(amap, amap64, bmap, act, I, tiles, max_tiles, live, ks, 2 * I, I, a, s);
+}
+
+void std_down_sm90(const bf16* act, std::int64_t rows_cap, std::int64_t inter, const bf16* wd, std::int64_t experts,
+                   std::int64_t h, bf16* y, const StdTile* tiles, std::int64_t max_tiles, const int* live,
+                   cudaStream_t s) {
+  if (rows_cap == 0 || max_tiles == 0) return;
+  LB_CHECK(std_grouped_sm90_supported(h, inter, experts),
+           "Hopper grouped down: needs a compute capability 9.0 device, h and I multiples of 8");
+  check_sizes(rows_cap, experts, h, max_tiles);
+  const CUtensorMap amap =
+      sm90::encode_tma_2d(act, static_cast<std::uint64_t>(inter), static_cast<std::uint64_t>(rows_cap), BK, BM);
+  const CUtensorMap amap64 =
+      sm90::encode_tma_2d(act, static_cast<std::uint64_t>(inter), static_cast<std::uint64_t>(rows_cap), BK, BM / 2);
+  const CUtensorMap bmap =
+      sm90::encode_tma_2d(wd, static_cast<std::uint64_t>(inter), static_cast<std::uint64_t>(experts * h), BK, BN / 2);
+  const int ks = static_cast<int>((inter + BK - 1) / BK), H = static_cast<int>(h);
+  launch<kStore>(amap, amap64, bmap, y, H, tiles, max_tiles, live, ks, H, 0, ActivationSpec{}, s);
+}
+
+std::int64_t std_grouped_work_bytes(std::int64_t rows_cap, std::int64_t experts, std::int64_t h, std::int64_t inter) {
+  const auto n = static_cast<std::int64_t>(sizeof(StdTile));
+  return align_up(std_grouped_max_tiles(rows_cap, experts, std_gate_up_blocks(inter)) * n, 256) +
+         align_up(std_grouped_max_tiles(rows_cap, experts, std_down_blocks(h)) * n, 256) + 256;
+}
+
+StdGroupedWork std_grouped_work(void* base, std::int64_t rows_cap, std::int64_t experts, std::int64_t h,
+                                std::int64_t inter) {
+  StdGroupedWork w;
+  w.gu_max = std_grouped_max_tiles(rows_cap, experts, std_gate_up_blocks(inter));
+  w.dn_max = std_grouped_max_tiles(rows_cap, experts, std_down_blocks(h));
+  auto* p = static_cast<unsigned char*>(base);
+  w.gu = reinterpret_cast<StdTile*>(p);
+  p += align_up(w.gu_max * static_cast<std::int64_t>(sizeof(StdTile)), 256);
+  w.dn = reinterpret_cast<StdTile*>(p);
+  p += align_up(w.dn_max * static_cast<std::int64_t>(sizeof(StdTile)), 256);
+  w.live = reinterpret_cast<int*>(p);
+  return w;
+}
+
+void std_expert_mlp_sm90(const bf16* x, const bf16* w13, const bf16* wd, bf16* act, bf16* y, const int* counts,
+                         std::int64_t experts, std::int64_t rows_cap, std::int64_t h, std::int64_t inter,
+                         const ActivationSpec& a, const StdGroupedWork& w, cudaStream_t s) {
+  if (rows_cap == 0) return;
+  std_grouped_tiles(counts, experts, std_gate_up_blocks(inter), std_down_blocks(h), w.gu, w.gu_max, w.dn, w.dn_max,
+                    w.live, s);
+  std_gate_up_sm90(x, rows_cap, h, w13, experts, inter, act, w.gu, w.gu_max, w.live, a, s);
+  std_down_sm90(act, rows_cap, inter, wd, experts, h, y, w.dn, w.dn_max, w.live + 1, s);
+}
+
+}  // namespace layerbench::moe::cuda

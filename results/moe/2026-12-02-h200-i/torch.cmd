@@ -1,0 +1,1 @@
+python3 bench/moe/torch_std.py --dir /tmp/moe-fast.hemKaG/shapes --models deepseek-v3,qwen3-30b-a3b,mixtral-8x7b,gpt-oss-120b,glm-4.5-air --tokens 8192 --iterations 20 --warmup 5 --json /tmp/moe-fast.hemKaG/torch-std.json --ours /tmp/moe-fast.hemKaG/ours.md
