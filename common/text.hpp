@@ -1,5 +1,6 @@
 #pragma once
 // Text input helpers shared by every reader of user files.
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,5 +21,10 @@ std::optional<std::string> read_file(const std::string& path);
 // One RFC 4180 CSV cell: a cell with a comma, quote or line break is quoted, quotes doubled. The
 // one CSV cell writer (reports' tables, layerbench-ab's --csv).
 std::string csv_cell(std::string_view s);
+
+// Columns a string takes on a terminal: one per code point ("±", "—", "×", "µ" are one column),
+// none for combining marks, two for East Asian wide and full-width characters and emoji. A byte
+// that is not valid UTF-8 counts as one column. Console tables align their cells by it.
+std::size_t display_width(std::string_view s);
 
 }  // namespace layerbench::text

@@ -134,20 +134,6 @@ Rows test_rows(const stats::PairedAnalysis& a) {
   return rows;
 }
 
-std::string text_rows(const Rows& rows) {
-  std::size_t width = 0;
-  for (const auto& r : rows) width = std::max(width, r.first.size());
-  std::string out;
-  for (const auto& [k, v] : rows) out += fmt::format("  {:<{}}  {}\n", k, width, v);
-  return out;
-}
-
-std::string md_rows(const std::string& head, const Rows& rows) {
-  std::string out = fmt::format("| {} | Value |\n|---|---|\n", head);
-  for (const auto& [k, v] : rows) out += fmt::format("| {} | {} |\n", k, v);
-  return out;
-}
-
 std::vector<std::string> notes_of(const stats::PairedAnalysis& a, const PairedContext& ctx) {
   std::vector<std::string> notes = a.guidance;
   for (const auto& b : ctx.blocks) notes.insert(notes.end(), b.notes.begin(), b.notes.end());
@@ -158,13 +144,6 @@ Rows block_rows(const PairedContext& ctx) {
   Rows rows;
   for (const auto& b : ctx.blocks) rows.insert(rows.end(), b.rows.begin(), b.rows.end());
   return rows;
-}
-
-std::string block_lines(const PairedContext& ctx) {
-  std::string out;
-  for (const auto& b : ctx.blocks)
-    for (const auto& l : b.lines) out += "\n" + l + "\n";
-  return out;
 }
 
 // The tests, the callers' block rows and the verdict: the test table of every renderer.
@@ -271,57 +250,10 @@ json paired_json(const stats::PairedAnalysis& a, const stats::PairedOptions& o, 
   return j;
 }
 
-std::string paired_text(const stats::PairedAnalysis& a, const stats::PairedOptions& o, const PairedContext& ctx) {
-  const auto* seq = ctx.sequential;
-  std::string out = fmt::format("{:<10} {:>12} {:>12} {:>12} {:>12} {:>12}\n", "Arm", "median", "mean", "sd",
-                                "min", "max");
-  for (const auto& [name, s] : {std::pair{ctx.base_label, a.base}, std::pair{ctx.candidate_label, a.candidate}}) {
-    const auto& u = ctx.unit;
-    out += fmt::format("{:<10} {:>12} {:>12} {:>12} {:>12} {:>12}\n", name, qg(s.median, u), qg(s.mean, u),
-                       qg(s.sd, u), qg(s.min, u), qg(s.max, u));
-  }
-  out += fmt::format("\nPaired delta{} (candidate minus base; positive = candidate higher, slower for times), n={}:\n", unit_suffix(ctx), a.n);
-  out += text_rows(delta_rows(a, o, ctx));
-  const Rows tests = tests_with_verdict(a, ctx);
-  out += "\nTests:\n" + text_rows(tests);
-  out += block_lines(ctx);
-  if (seq) {
-    out += "\nSequential:\n";
-    for (const auto& s : sequential_lines(seq)) out += "  " + s + "\n";
-  }
-  out += "\nReading guidance:\n";
-  for (const auto& s : notes_of(a, ctx)) out += "  - " + s + "\n";
-  if (!a.warnings.empty()) {
-    out += "\nWarnings:\n";
-    for (const auto& w : a.warnings) out += "  - " + w + "\n";
-  }
-  return out;
-}
-
-std::string paired_markdown(const stats::PairedAnalysis& a, const stats::PairedOptions& o, const PairedContext& ctx) {
-  const auto* seq = ctx.sequential;
-  std::string out = "| Arm | median | mean | sd | min | max |\n|---|---|---|---|---|---|\n";
-  for (const auto& [name, s] : {std::pair{ctx.base_label, a.base}, std::pair{ctx.candidate_label, a.candidate}}) {
-    const auto& u = ctx.unit;
-    out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", name, qg(s.median, u), qg(s.mean, u), qg(s.sd, u),
-                       qg(s.min, u), qg(s.max, u));
-  }
-  out += fmt::format("\nPaired delta{} (candidate minus base), n={}:\n\n", unit_suffix(ctx), a.n);
-  out += md_rows("Statistic", delta_rows(a, o, ctx));
-  const Rows tests = tests_with_verdict(a, ctx);
-  out += "\n" + md_rows("Test", tests);
-  out += block_lines(ctx);
-  if (seq) {
-    out += "\n**Sequential:** " + sequential_lines(seq)[0] + "\n\n_" + sequential_lines(seq)[1] + "_\n";
-  }
-  out += "\n**How to read this:**\n\n";
-  for (const auto& s : notes_of(a, ctx)) out += "- " + s + "\n";
-  for (const auto& w : a.warnings) out += "- Warning: " + w + "\n";
-  return out;
-}
-
-PairedTables paired_tables(const stats::PairedAnalysis& a, const stats::PairedOptions& o, const PairedContext& ctx) {
-  PairedTables out;
+std::vector<Section> paired_sections(const stats::PairedAnalysis& a, const stats::PairedOptions& o,
+                                     const PairedContext& ctx) {
+  Section main;
+  main.intro = "Delta = candidate − base: positive = candidate higher (slower, for times).";
   Table arms;
   arms.title = "Arms";
   arms.headers = {"Arm", "n", "median", "mean", "sd", "min", "max"};
@@ -329,7 +261,7 @@ PairedTables paired_tables(const stats::PairedAnalysis& a, const stats::PairedOp
   for (const auto& [name, s] : {std::pair{ctx.base_label, a.base}, std::pair{ctx.candidate_label, a.candidate}})
     arms.add_row({name, std::to_string(s.n), qg(s.median, ctx.unit), qg(s.mean, ctx.unit), qg(s.sd, ctx.unit),
                   qg(s.min, ctx.unit), qg(s.max, ctx.unit)});
-  out.tables.push_back(std::move(arms));
+  main.tables.push_back(std::move(arms));
   auto rows_table = [](std::string title, const std::string& head, const Rows& rows) {
     Table t;
     t.title = std::move(title);
@@ -338,15 +270,31 @@ PairedTables paired_tables(const stats::PairedAnalysis& a, const stats::PairedOp
     for (const auto& [k, v] : rows) t.add_row({k, v});
     return t;
   };
-  out.tables.push_back(rows_table(fmt::format("Paired delta{} (candidate minus base), n={}", unit_suffix(ctx), a.n),
-                                  "Statistic", delta_rows(a, o, ctx)));
-  const Rows tests = tests_with_verdict(a, ctx);
-  out.tables.push_back(rows_table("Tests", "Test", tests));
-  for (const auto& blk : ctx.blocks) out.notes.insert(out.notes.end(), blk.lines.begin(), blk.lines.end());
-  if (ctx.sequential)
-    for (const auto& s : sequential_lines(ctx.sequential)) out.notes.push_back(s);
-  for (const auto& s : notes_of(a, ctx)) out.notes.push_back(s);
-  for (const auto& w : a.warnings) out.notes.push_back("Warning: " + w);
+  main.tables.push_back(rows_table(fmt::format("Paired delta{} (candidate minus base), n={}", unit_suffix(ctx), a.n),
+                                   "Statistic", delta_rows(a, o, ctx)));
+  main.tables.push_back(rows_table("Tests", "Test", tests_with_verdict(a, ctx)));
+  for (const auto& blk : ctx.blocks) main.notes.insert(main.notes.end(), blk.lines.begin(), blk.lines.end());
+  std::vector<Section> out{std::move(main)};
+  if (ctx.sequential) {
+    Section seq;
+    seq.title = "Sequential";
+    seq.notes = sequential_lines(ctx.sequential);
+    out.push_back(std::move(seq));
+  }
+  Section guidance;
+  guidance.title = "Reading guidance";
+  guidance.notes = notes_of(a, ctx);
+  for (const auto& w : a.warnings) guidance.notes.push_back("Warning: " + w);
+  if (!guidance.notes.empty()) out.push_back(std::move(guidance));
+  return out;
+}
+
+PairedTables paired_tables(const stats::PairedAnalysis& a, const stats::PairedOptions& o, const PairedContext& ctx) {
+  PairedTables out;
+  for (auto& s : paired_sections(a, o, ctx)) {
+    for (auto& t : s.tables) out.tables.push_back(std::move(t));
+    for (auto& n : s.notes) out.notes.push_back(std::move(n));
+  }
   return out;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
-// The one paired-analysis renderer: a stats::PairedAnalysis as JSON (schema layerbench-ab-analysis/1),
-// text or markdown, for every binary that compares two arms (layerbench-ab analyze / run,
-// layerbench-moe --ab, layerbench-report). The configured confidence and alpha are the
+// The one paired-analysis renderer: a stats::PairedAnalysis as JSON (schema
+// layerbench-ab-analysis/1) and as document sections (printed by reports/document.hpp), for every
+// binary that compares two arms (layerbench-ab analyze / run, layerbench-moe --ab, layerbench-report). The configured confidence and alpha are the
 // analysis' own (alpha = 1 - confidence); the verdict is derived once, here.
 // Optional blocks ride along: the prediction check (stats::PredictedResult), a sequential stop
 // (stats::SequentialResult), and any named block a caller attaches (PairedBlock: e.g. the
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "reports/table.hpp"
+#include "reports/document.hpp"
 #include "stats/paired.hpp"
 #include "stats/sequential.hpp"
 
@@ -61,13 +61,14 @@ bool is_time_unit(const std::string& unit);
 // sequential (when given) and every block's key.
 nlohmann::json paired_json(const stats::PairedAnalysis& a, const stats::PairedOptions& o,
                            const PairedContext& ctx = {});
-std::string paired_text(const stats::PairedAnalysis& a, const stats::PairedOptions& o,
-                        const PairedContext& ctx = {});
-std::string paired_markdown(const stats::PairedAnalysis& a, const stats::PairedOptions& o,
-                            const PairedContext& ctx = {});
+// The analysis as document sections, for every printer (reports/document.hpp): an untitled one
+// with the sign convention, the tables (arms, paired delta, tests with the verdict) and the blocks'
+// lines as notes; "Sequential" (its stop and the fixed-n note) when given; "Reading guidance"
+// (guidance, the blocks' notes, "Warning: " + each warning) when there is any.
+std::vector<Section> paired_sections(const stats::PairedAnalysis& a, const stats::PairedOptions& o,
+                                     const PairedContext& ctx = {});
 
-// The same content as tables (arms, paired delta, tests with the verdict) and notes (block
-// lines, sequential lines, reading guidance, warnings), for the report's sections.
+// The same tables and every section's notes in order, for the report's one section per study.
 struct PairedTables {
   std::vector<Table> tables;
   std::vector<std::string> notes;

@@ -95,11 +95,7 @@ Report build_report(const std::vector<std::string>& paths, const stats::PairedOp
 std::string render_markdown(const Report& report) {
   std::string out = "# " + report.title + "\n";
   for (const auto& s : report.sections) {
-    out += "\n## " + s.title + "\n\n";
-    if (!s.intro.empty()) out += s.intro + "\n\n";
-    for (const auto& t : s.tables) out += to_markdown(t) + "\n";
-    for (const auto& n : s.notes) out += "- " + n + "\n";
-    if (!s.notes.empty()) out += "\n";
+    out += "\n" + to_markdown(s, 2);
   }
   return out;
 }

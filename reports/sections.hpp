@@ -2,28 +2,13 @@
 // Report sections built from inputs: each is prose, tables (markdown/CSV/HTML) and SVG figures (HTML).
 #include "reports/inputs.hpp"
 #include "stats/paired.hpp"
+#include "reports/document.hpp"
 #include "reports/table.hpp"
 
 #include <string>
 #include <vector>
 
 namespace layerbench::reports {
-
-// A data file of a section: numbers in numeric columns, units in the header.
-struct CsvData {
-  std::string title;  // becomes part of the file name
-  std::string text;
-};
-
-struct Section {
-  std::string title;
-  std::string source;                // the input file the section comes from (file names of its CSVs)
-  std::string intro;                 // markdown-safe prose, one paragraph
-  std::vector<Table> tables;
-  std::vector<std::string> figures;  // complete <svg> documents
-  std::vector<std::string> notes;    // bullet points (reading guidance, warnings)
-  std::vector<CsvData> csvs;         // when set, the section's CSVs (else each table's cells)
-};
 
 // The sections a layerbench result file yields, chosen by the declared roles:
 //   a group with a total                  -> its composition (parts nested under their parents)

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 
@@ -39,6 +40,33 @@ std::string md_cell(const std::string& s) {
 }
 
 }  // namespace
+
+std::string to_text(const Table& t) {
+  const std::size_t cols = t.headers.size();
+  std::vector<std::size_t> width(cols);
+  auto cell = [&](const std::vector<std::string>& row, std::size_t c) -> const std::string& {
+    static const std::string empty;
+    return c < row.size() ? row[c] : empty;
+  };
+  for (std::size_t c = 0; c < cols; ++c) {
+    width[c] = text::display_width(t.headers[c]);
+    for (const auto& row : t.rows) width[c] = std::max(width[c], text::display_width(cell(row, c)));
+  }
+  auto line = [&](const std::vector<std::string>& row) {
+    std::string out = " ";
+    for (std::size_t c = 0; c < cols; ++c) {
+      const std::string& v = cell(row, c);
+      const std::string pad(width[c] - text::display_width(v), ' ');
+      out += " " + (align_of(t, c) == Align::left ? v + pad : pad + v) + (c + 1 < cols ? " " : "");
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out + "\n";
+  };
+  std::string out = t.title.empty() ? "" : t.title + "\n";
+  out += line(t.headers);
+  for (const auto& row : t.rows) out += line(row);
+  return out;
+}
 
 std::string to_markdown(const Table& t) {
   std::string out;

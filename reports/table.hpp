@@ -1,6 +1,6 @@
 #pragma once
-// One table model rendered three ways (markdown for PR comments, CSV for spreadsheets, HTML for the page),
-// so the numbers in every output come from the same cells.
+// One table model rendered four ways (console text, markdown for PR comments, CSV for spreadsheets,
+// HTML for the page), so the numbers in every output come from the same cells.
 #include <string>
 #include <vector>
 
@@ -17,6 +17,10 @@ struct Table {
   void add_row(std::vector<std::string> row) { rows.push_back(std::move(row)); }
 };
 
+// Console text: the title on its own line, then the header and the rows indented by two spaces,
+// columns two spaces apart, each as wide as its widest cell by display width (common/text.hpp:
+// "±", "—", "×" take one column), aligned as the table says; no trailing spaces.
+std::string to_text(const Table& t);
 // GitHub-flavoured markdown; '|' in cells is escaped so a cell never splits a row.
 std::string to_markdown(const Table& t);
 // RFC 4180 CSV: cells with a comma, quote or newline are quoted, quotes doubled.

@@ -113,47 +113,20 @@ int exit_code(const GateReport& report) {
   return kExitPass;
 }
 
-std::string render_text(const GateReport& r) {
-  const auto t = table(r);
-  std::vector<std::size_t> width(t.headers.size());
-  for (std::size_t c = 0; c < t.headers.size(); ++c) {
-    width[c] = t.headers[c].size();
-    for (const auto& row : t.rows) width[c] = std::max(width[c], row[c].size());
-  }
-  std::string out = fmt::format("layerbench-gate: {} vs {} ({})\n", r.base_source, r.candidate_source, r.metric);
-  auto line = [&](const std::vector<std::string>& cells) {
-    for (std::size_t c = 0; c < cells.size(); ++c) out += fmt::format("{:<{}}  ", cells[c], width[c]);
-    out += "\n";
-  };
-  line(t.headers);
-  for (const auto& row : t.rows) line(row);
-  for (const auto& k : r.only_base) out += "only in baseline (not gated): " + k + "\n";
-  for (const auto& k : r.only_candidate) out += "only in candidate (not gated): " + k + "\n";
+reports::Section gate_section(const GateReport& r) {
+  reports::Section s;
+  s.title = "Performance gate: " + headline(r);
+  s.intro = fmt::format("Baseline `{}`, candidate `{}`, metric `{}`{}.", r.base_source, r.candidate_source, r.metric,
+                        r.options.higher_is_better ? " (higher is better)" : " (lower is better)");
+  s.tables.push_back(table(r));
+  for (const auto& k : r.only_base) s.notes.push_back("only in baseline (not gated): `" + k + "`");
+  for (const auto& k : r.only_candidate) s.notes.push_back("only in candidate (not gated): `" + k + "`");
   for (const auto& f : r.findings) {
-    if (f.sequential) out += stats::sequential_summary(*f.sequential) + "\n";
+    if (f.sequential) s.notes.push_back(stats::sequential_summary(*f.sequential));
   }
-  for (const auto& w : r.warnings) out += "warning: " + w + "\n";
-  out += rule_text(r) + "\n" + headline(r) + "\n";
-  return out;
-}
-
-std::string render_markdown(const GateReport& r) {
-  std::string out = fmt::format("### Performance gate: {}\n\n", headline(r));
-  out += fmt::format("Baseline `{}`, candidate `{}`, metric `{}`{}.\n\n", r.base_source, r.candidate_source, r.metric,
-                     r.options.higher_is_better ? " (higher is better)" : " (lower is better)");
-  out += reports::to_markdown(table(r)) + "\n";
-  if (!r.only_base.empty() || !r.only_candidate.empty()) {
-    for (const auto& k : r.only_base) out += "- only in baseline (not gated): `" + k + "`\n";
-    for (const auto& k : r.only_candidate) out += "- only in candidate (not gated): `" + k + "`\n";
-    out += "\n";
-  }
-  for (const auto& f : r.findings) {
-    if (f.sequential) out += stats::sequential_summary(*f.sequential) + "\n\n";
-  }
-  for (const auto& w : r.warnings) out += "- Warning: " + w + "\n";
-  if (!r.warnings.empty()) out += "\n";
-  out += rule_text(r) + "\n";
-  return out;
+  for (const auto& w : r.warnings) s.notes.push_back("Warning: " + w);
+  s.notes.push_back(rule_text(r));
+  return s;
 }
 
 nlohmann::json to_json(const GateReport& r) {

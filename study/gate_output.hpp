@@ -1,5 +1,7 @@
 #pragma once
-// The gate's verdict table as console text, markdown (a PR comment) and JSON, plus the exit code.
+// The gate's verdicts as a document section (console text, markdown for a PR comment) and JSON, plus
+// the exit code.
+#include "reports/document.hpp"
 #include "study/gate.hpp"
 #include "common/usage.hpp"
 
@@ -27,8 +29,11 @@ inline constexpr int kExitUndecided = 3;  // --sequential: the rule has not stop
 
 // 1 when any finding regressed, else 3 when a sequential finding is still undecided, else 0.
 int exit_code(const GateReport& report);
-std::string render_text(const GateReport& report);
-std::string render_markdown(const GateReport& report);
+// The verdicts as a document section (reports/document.hpp), printed as text or as markdown with
+// a level-3 heading (a PR comment): the headline as its title, the inputs and direction, the
+// verdict table, and notes (unmatched benchmarks, sequential stops, warnings, the rule applied).
+reports::Section gate_section(const GateReport& report);
+inline constexpr int kMarkdownHeading = 3;
 nlohmann::json to_json(const GateReport& report);
 
 }  // namespace layerbench::gate

@@ -276,10 +276,11 @@ int finish(const RunOptions& o, const std::string& result_stderr) {
                                         : ""));
   }
   const auto analysis = analyze_study(saved, o.analysis);  // once; each format only prints it
-  if (o.json != "-" && o.markdown != "-" && o.csv != "-") std::fputs(render_study(analysis, OutputFormat::text).c_str(), stdout);
+  const auto sections = study_sections(analysis);
+  if (o.json != "-" && o.markdown != "-" && o.csv != "-") std::fputs(reports::to_text(sections).c_str(), stdout);
   std::fflush(stdout);
-  if (!o.json.empty()) cli::write_output(o.json, render_study(analysis, OutputFormat::json));
-  if (!o.markdown.empty()) cli::write_output(o.markdown, render_study(analysis, OutputFormat::markdown));
+  if (!o.json.empty()) cli::write_output(o.json, study_json(analysis).dump(2) + "\n");
+  if (!o.markdown.empty()) cli::write_output(o.markdown, reports::to_markdown(sections, 0));
   if (!o.csv.empty()) cli::write_output(o.csv, runs_csv(saved));
   return g_stop ? exit_interrupted : 0;
 }

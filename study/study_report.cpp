@@ -73,38 +73,21 @@ json comparison_json(const Comparison& c, const stats::PairedOptions& o) {
           {"significant", c.p_holm < a.alpha}};
 }
 
-std::string comparisons_table(const std::vector<Comparison>& cs, bool markdown) {
+reports::Table comparisons_table(const std::vector<Comparison>& cs) {
   const int level = cs.empty() ? 95 : static_cast<int>(std::lround(100 * (1 - cs.front().analysis.alpha)));
-  std::vector<std::vector<std::string>> rows;
+  reports::Table t;
+  t.headers = {"arm", "metric", "n", "base median", "arm median", "mean delta (arm - base)",
+               fmt::format("{}% CI (t)", level), "Wilcoxon p", "Holm p"};
+  t.align = {reports::Align::left, reports::Align::left};
   for (const auto& c : cs) {
     const auto& a = c.analysis;
-    rows.push_back({c.candidate.name, c.unit.empty() ? c.metric : fmt::format("{} ({})", c.metric, c.unit),
-                    std::to_string(a.n), text::number(a.base.median), text::number(a.candidate.median),
-                    fmt::format("{} ({})", text::signed_number(a.delta.mean), text::signed_percent(a.delta.mean_pct)),
-                    fmt::format("[{}, {}]", text::signed_number(a.t.ci.low), text::signed_number(a.t.ci.high)), text::number(c.p), text::number(c.p_holm)});
+    t.add_row({c.candidate.name, c.unit.empty() ? c.metric : fmt::format("{} ({})", c.metric, c.unit),
+               std::to_string(a.n), text::number(a.base.median), text::number(a.candidate.median),
+               fmt::format("{} ({})", text::signed_number(a.delta.mean), text::signed_percent(a.delta.mean_pct)),
+               fmt::format("[{}, {}]", text::signed_number(a.t.ci.low), text::signed_number(a.t.ci.high)),
+               text::number(c.p), text::number(c.p_holm)});
   }
-  const std::vector<std::string> head{"arm", "metric", "n", "base median", "arm median", "mean delta (arm - base)",
-                                      fmt::format("{}% CI (t)", level), "Wilcoxon p", "Holm p"};
-  std::string out;
-  if (markdown) {  // the document model's one markdown printer (its delimiter row has a cell per column)
-    reports::Table t;
-    t.headers = head;
-    t.align = {reports::Align::left, reports::Align::left};
-    t.rows = rows;
-    return reports::to_markdown(t);
-  }
-  std::vector<std::size_t> w(head.size());
-  for (std::size_t i = 0; i < head.size(); ++i) w[i] = head[i].size();
-  for (const auto& r : rows)
-    for (std::size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], r[i].size());
-  auto line = [&](const std::vector<std::string>& r) {
-    std::string s = " ";
-    for (std::size_t i = 0; i < r.size(); ++i) s += fmt::format(" {:<{}}", r[i], w[i]);
-    return s + "\n";
-  };
-  out += line(head);
-  for (const auto& r : rows) out += line(r);
-  return out;
+  return t;
 }
 
 std::string multiplicity_sentence(const std::vector<Comparison>& cs, std::size_t candidates) {
@@ -235,42 +218,23 @@ nlohmann::json study_json(const StudyAnalysis& r) {
   return j;
 }
 
-std::string render_study(const StudyAnalysis& r, OutputFormat format) {
-  const auto& options = r.options;
-  const auto& analysis = r.analysis;
-  const auto& arms = r.arms;
-  const auto& metrics = r.metrics;
-  const auto& comparisons = r.comparisons;
-  const auto& tel = r.telemetry;
-  const bool table = r.table;
-  const std::string arms_line = [&] {
-    std::string s = "Arms:";
-    for (const auto& a : arms) s += fmt::format(" {} = '{}';", a.name, a.command);
-    s.back() = '.';
-    return s + fmt::format(" Primary metric: {}{}.", metrics.front().name,
-                           metrics.front().unit.empty() ? "" : " (" + metrics.front().unit + ")");
-  }();
-  const auto ctx = primary_context(r);
-  switch (format) {
-    case OutputFormat::json: return study_json(r).dump(2) + "\n";
-    case OutputFormat::markdown: {
-      std::string out = arms_line + "\n\n" + reports::paired_markdown(analysis, options, ctx);
-      if (tel) out += telemetry_text(*tel, true);
-      if (table) {
-        out += "\n**Every arm against the base:**\n\n" + comparisons_table(comparisons, true) + "\n" +
-               multiplicity_sentence(comparisons, arms.size() - 1) + "\n";
-      }
-      return out;
-    }
-    case OutputFormat::text: break;
+std::vector<reports::Section> study_sections(const StudyAnalysis& r) {
+  std::string arms_line = "Arms:";
+  for (const auto& a : r.arms) arms_line += fmt::format(" {} = '{}';", a.name, a.command);
+  arms_line.back() = '.';
+  const auto& primary = r.metrics.front();
+  arms_line += fmt::format(" Primary metric: {}{}.", primary.name, primary.unit.empty() ? "" : " (" + primary.unit + ")");
+  auto sections = reports::paired_sections(r.analysis, r.options, primary_context(r));
+  sections.front().intro = arms_line + " " + sections.front().intro;
+  if (r.telemetry) sections.push_back(telemetry_section(*r.telemetry));
+  if (r.table) {
+    reports::Section every;
+    every.title = "Every arm against the base";
+    every.tables.push_back(comparisons_table(r.comparisons));
+    every.notes.push_back(multiplicity_sentence(r.comparisons, r.arms.size() - 1));
+    sections.push_back(std::move(every));
   }
-  std::string out = arms_line + "\n\n" + reports::paired_text(analysis, options, ctx);
-  if (tel) out += telemetry_text(*tel, false);
-  if (table) {
-    out += "\nEvery arm against the base:\n" + comparisons_table(comparisons, false) + "  " +
-           multiplicity_sentence(comparisons, arms.size() - 1) + "\n";
-  }
-  return out;
+  return sections;
 }
 
 std::string runs_csv(const Study& study) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "reports/document.hpp"
 #include "study/diagnostics.hpp"
 #include "study/metric.hpp"
 #include "study/study.hpp"
@@ -14,8 +15,6 @@
 #include "stats/paired.hpp"
 
 namespace layerbench::ab {
-
-enum class OutputFormat { text, json, markdown };
 
 // One candidate arm against the base on one metric.
 struct Comparison {
@@ -55,8 +54,11 @@ std::size_t study_analyses_run();
 
 // The analysis as JSON (schema layerbench-ab-analysis/1, with its pairs).
 nlohmann::json study_json(const StudyAnalysis& analysis);
-// The analysis as printed by `run` at the end and by `analyze FILE.jsonl`.
-std::string render_study(const StudyAnalysis& analysis, OutputFormat format);
+// The analysis as document sections, printed by `run` at the end and by `analyze FILE.jsonl` with
+// reports' one printer per format (text; markdown with bold section titles, heading level 0): the
+// paired sections of the primary comparison (reports::paired_sections, the arms and primary
+// metric in front), GPU telemetry, and every arm x metric with the multiplicity note.
+std::vector<reports::Section> study_sections(const StudyAnalysis& analysis);
 
 // One row per recorded run: pair, attempt, arm, position, status, exit, times, peak RSS, metrics.
 std::string runs_csv(const Study& study);

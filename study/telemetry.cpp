@@ -139,38 +139,37 @@ json telemetry_json(const TelemetryComparison& t) {
   return j;
 }
 
-std::string telemetry_text(const TelemetryComparison& t, bool md, const std::string& unit) {
+reports::Section telemetry_section(const TelemetryComparison& t, const std::string& unit) {
+  reports::Section s;
   if (!t.present) {
-    return t.status.rfind("unavailable", 0) == 0 ? "\nGPU telemetry " + t.status + "\n"
-                                                 : "\nGPU telemetry: no samples (runs shorter than the sampling period?)\n";
+    s.title = "GPU telemetry";
+    s.intro = t.status.rfind("unavailable", 0) == 0 ? "GPU telemetry " + t.status
+                                                    : "No samples (runs shorter than the sampling period?).";
+    return s;
   }
-  std::string out = md ? "\n**GPU telemetry** (NVML, per arm: mean over runs)\n\n| arm | SM clock MHz | power W | "
-                         "power-capped | peak GPU memory MiB | runs | samples |\n|---|---|---|---|---|---|---|\n"
-                       : fmt::format("\nGPU telemetry (NVML, per arm: mean over runs):\n  {:<10} {:>12} {:>9} {:>13} "
-                                     "{:>16} {:>6} {:>8}\n", "arm", "SM clock MHz", "power W", "power-capped",
-                                     "peak GPU MiB", "runs", "samples");
-  for (const auto& [name, a] : {std::pair{"base", t.base}, std::pair{"candidate", t.candidate}}) {
-    out += md ? fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", name, text::fixed(a.sm_clock_mean_mhz, 1), text::fixed(a.power_mean_w, 1),
-                            share(a.power_capped_share), text::fixed(a.memory_peak_mib, 0), a.runs, a.samples)
-              : fmt::format("  {:<10} {:>12} {:>9} {:>13} {:>16} {:>6} {:>8}\n", name, text::fixed(a.sm_clock_mean_mhz, 1),
-                            text::fixed(a.power_mean_w, 1), share(a.power_capped_share), text::fixed(a.memory_peak_mib, 0), a.runs, a.samples);
-  }
-  const std::string lead = md ? "\n- " : "  ";
+  s.title = "GPU telemetry (NVML, per arm: mean over runs)";
+  reports::Table table;
+  table.headers = {"arm", "SM clock MHz", "power W", "power-capped", "peak GPU memory MiB", "runs", "samples"};
+  table.align = {reports::Align::left};
+  for (const auto& [name, a] : {std::pair{"base", t.base}, std::pair{"candidate", t.candidate}})
+    table.add_row({name, text::fixed(a.sm_clock_mean_mhz, 1), text::fixed(a.power_mean_w, 1), share(a.power_capped_share),
+                   text::fixed(a.memory_peak_mib, 0), std::to_string(a.runs), std::to_string(a.samples)});
+  s.tables.push_back(std::move(table));
   if (t.clock_diff) {
-    out += fmt::format("{}SM clock, paired candidate - base: {:+.1f} MHz, CI [{:+.1f}, {:+.1f}], t p={:.3g}, "
-                       "Wilcoxon p={:.3g}\n", lead, t.clock_diff->mean, t.clock_diff->ci.low, t.clock_diff->ci.high,
-                       t.clock_diff->p, t.clock_diff_wilcoxon_p);
+    s.notes.push_back(fmt::format("SM clock, paired candidate - base: {:+.1f} MHz, CI [{:+.1f}, {:+.1f}], t p={:.3g}, "
+                                  "Wilcoxon p={:.3g}", t.clock_diff->mean, t.clock_diff->ci.low, t.clock_diff->ci.high,
+                                  t.clock_diff->p, t.clock_diff_wilcoxon_p));
   }
   if (t.normalised) {
     const auto& a = *t.normalised;
     const std::string u = unit.empty() ? "" : " " + unit;
-    out += fmt::format("{}delta {:+.5g}{} beside the clock-normalised delta (value x run clock / {:.0f} MHz, n={}): "
-                       "mean {:+.5g}{} ({:+.3f}%), bootstrap CI [{:+.5g}, {:+.5g}]\n", lead, t.raw_delta_mean, u,
-                       t.reference_clock_mhz, t.normalised_pairs, a.delta.mean, u, a.delta.mean_pct,
-                       a.bootstrap.mean.percentile.low, a.bootstrap.mean.percentile.high);
+    s.notes.push_back(fmt::format("delta {:+.5g}{} beside the clock-normalised delta (value x run clock / {:.0f} MHz, "
+                                  "n={}): mean {:+.5g}{} ({:+.3f}%), bootstrap CI [{:+.5g}, {:+.5g}]", t.raw_delta_mean,
+                                  u, t.reference_clock_mhz, t.normalised_pairs, a.delta.mean, u, a.delta.mean_pct,
+                                  a.bootstrap.mean.percentile.low, a.bootstrap.mean.percentile.high));
   }
-  for (const auto& w : t.warnings) out += (md ? "\n- Warning: " : "  warning: ") + w + "\n";
-  return out;
+  for (const auto& w : t.warnings) s.notes.push_back("Warning: " + w);
+  return s;
 }
 
 }  // namespace layerbench::ab

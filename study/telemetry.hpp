@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "reports/document.hpp"
 #include "stats/paired.hpp"
 
 namespace layerbench::ab {
@@ -54,7 +55,9 @@ TelemetryComparison compare_telemetry(std::span<const RunCovariates> base, std::
                                       const stats::PairedOptions& options);
 
 nlohmann::json telemetry_json(const TelemetryComparison& t);
-// Plain text (markdown = false) or markdown; `unit` names the values (e.g. "ms").
-std::string telemetry_text(const TelemetryComparison& t, bool markdown, const std::string& unit = "");
+// The comparison as a document section (reports/document.hpp): a table per arm (SM clock, power,
+// power-capped share, peak memory, runs, samples) and notes (the paired clock difference, the
+// clock-normalised delta in `unit`, warnings); without samples, a title and the reason.
+reports::Section telemetry_section(const TelemetryComparison& t, const std::string& unit = "");
 
 }  // namespace layerbench::ab

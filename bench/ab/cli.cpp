@@ -16,6 +16,7 @@
 #include "common/cli/suggest.hpp"
 #include "study/errors.hpp"
 #include "study/input.hpp"
+#include "reports/document.hpp"
 #include "reports/paired.hpp"
 #include "study/runner.hpp"
 #include "study/study_report.hpp"
@@ -158,15 +159,8 @@ int analyze(const std::vector<std::string>& files, const AnalysisFlags& flags) {
     reports::PairedContext ctx;
     if (!input.metric.empty()) ctx.metric = input.metric;
     ctx.unit = input.unit;
-    auto render = [&](OutputFormat format) -> std::string {
-      if (study) return render_study(*study, format);
-      switch (format) {
-        case OutputFormat::json: return reports::paired_json(*plain, options, ctx).dump(2);
-        case OutputFormat::markdown: return reports::paired_markdown(*plain, options, ctx);
-        case OutputFormat::text: break;
-      }
-      return reports::paired_text(*plain, options, ctx);
-    };
+    // The analysis as sections: each format's one printer prints them.
+    const auto sections = study ? study_sections(*study) : reports::paired_sections(*plain, options, ctx);
     auto document = [&]() -> nlohmann::json {
       if (study) return study_json(*study);
       auto j = reports::paired_json(*plain, options, ctx);
@@ -174,7 +168,7 @@ int analyze(const std::vector<std::string>& files, const AnalysisFlags& flags) {
       return j;
     };
     const std::string heading = files.size() > 1 ? fmt::format("== {} ==\n", file) : "";
-    if (text_to_stdout(flags)) fmt::print("{}{}{}", heading, render(OutputFormat::text), files.size() > 1 ? "\n" : "");
+    if (text_to_stdout(flags)) fmt::print("{}{}{}", heading, reports::to_text(sections), files.size() > 1 ? "\n" : "");
     if (!flags.json.empty()) {
       auto j = document();
       if (files.size() > 1) j["input"] = file;
@@ -185,7 +179,7 @@ int analyze(const std::vector<std::string>& files, const AnalysisFlags& flags) {
       if (files.size() > 1) throw InputError("--csv: give one study file");
       cli::write_output(flags.csv, runs_csv(*input.journal));
     }
-    if (!flags.markdown.empty()) markdown += (files.size() > 1 ? fmt::format("#### {}\n\n", file) : "") + render(OutputFormat::markdown);
+    if (!flags.markdown.empty()) markdown += (files.size() > 1 ? fmt::format("#### {}\n\n", file) : "") + reports::to_markdown(sections, 0);
   }
   // One input: its analysis object (the same as `run` writes); several: {"schema", "analyses"}
   // with one analysis per input, each naming its input.

@@ -10,6 +10,7 @@
 #include "study/gate_output.hpp"
 #include "common/cli.hpp"
 #include "common/output_file.hpp"
+#include "reports/document.hpp"
 #include "reports/inputs.hpp"
 #include "reports/paired.hpp"
 
@@ -188,9 +189,11 @@ int main(int argc, char** argv) {
     // The text verdict goes to standard output unless a file flag claimed it with '-'.
     if (json == "-" || markdown == "-")  // the text (which states them) is not shown
       for (const auto& w : report.warnings) fmt::print(stderr, "layerbench-gate: warning: {}\n", w);
-    if (json != "-" && markdown != "-") fmt::print("{}", lg::render_text(report));
+    const std::vector<layerbench::reports::Section> sections{lg::gate_section(report)};
+    if (json != "-" && markdown != "-") fmt::print("{}", layerbench::reports::to_text(sections));
     if (!json.empty()) layerbench::cli::write_output(json, lg::to_json(report).dump(2) + "\n");
-    if (!markdown.empty()) layerbench::cli::write_output(markdown, lg::render_markdown(report));
+    if (!markdown.empty())
+      layerbench::cli::write_output(markdown, layerbench::reports::to_markdown(sections, lg::kMarkdownHeading));
     return lg::exit_code(report);
   } catch (const std::exception& e) {
     fmt::print(stderr, "layerbench-gate: error: {}\n", e.what());

@@ -108,9 +108,9 @@ PairRun run_pairs(MoeLayer& layer, const void* x, const RunConfig& c, const std:
 
 // One line on the neighbours of the timed stacks.
 std::string neighbours_line(const PairRun& p, const RunConfig& c) {
-  if (c.prime_stacks == 0) return "Neighbours not primed (`--prime-stacks 0`): a stack follows either arm.\n\n";
+  if (c.prime_stacks == 0) return "Neighbours not primed (`--prime-stacks 0`): a stack follows either arm.";
   return fmt::format("Every timed stack follows a stack of its own arm: {} untimed stack(s) ran where the arm changed "
-                     "({} in all; a power-capped GPU carries its clocks from one stack into the next).\n\n",
+                     "({} in all; a power-capped GPU carries its clocks from one stack into the next).",
                      c.prime_stacks, p.primed);
 }
 
@@ -132,9 +132,9 @@ nlohmann::json energy_json(const PairRun& p) {
           {"candidate_mean_j", stats::summarize(p.cand_energy).mean}};
 }
 
-// The paired analysis of a PairRun against predictions of its mean delta, into r.json / markdown.
+// The paired analysis of a PairRun against predictions of its mean delta, into r.json / r.analysis.
 void analyse(const PairRun& p, const RunConfig& c, const std::vector<Check>& savings, reports::PairedContext ctx,
-             std::vector<std::pair<std::string, std::string>> extra_rows, AbResult& r, std::string& md) {
+             std::vector<std::pair<std::string, std::string>> extra_rows, AbResult& r) {
   const double confidence = c.confidence;
   // The predictions are savings (base - candidate); every delta here is candidate - base (the one
   // sign convention), so a saving predicts a negative delta.
@@ -186,15 +186,19 @@ void analyse(const PairRun& p, const RunConfig& c, const std::vector<Check>& sav
     for (auto& row : extra_rows) pb.rows.push_back(std::move(row));
     r.json["predictions"] = pb.json;
     ctx.blocks.push_back(std::move(pb));
-    r.json["analysis"] = reports::paired_json(an, o, ctx);
-    md += reports::paired_markdown(an, o, ctx);
+    reports::PairedContext json_ctx = ctx;
+    json_ctx.sequential = nullptr;  // the stop is the A/B's own "sequential" key
+    r.json["analysis"] = reports::paired_json(an, o, json_ctx);
+    r.analysis = reports::paired_sections(an, o, ctx);
     const auto tel = ab::compare_telemetry(p.base_tel, p.cand_tel, p.base, p.cand, o);
     r.json["telemetry"] = ab::telemetry_json(tel);
-    if (tel.present) md += ab::telemetry_text(tel, true, "ms");
+    if (tel.present) r.analysis.push_back(ab::telemetry_section(tel, "ms"));
   } catch (const std::exception& e) {
     // The deltas are still in the JSON; say why there is no analysis.
     r.json["analysis_error"] = e.what();
-    md += fmt::format("analysis unavailable: {}\n", e.what());
+    reports::Section none;
+    none.intro = fmt::format("analysis unavailable: {}", e.what());
+    r.analysis = {none};
   }
 }
 
@@ -245,13 +249,11 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::v
             {"exchange_estimate", est.json},
             {"median_difference_estimate", median_difference ? median_difference->to_json() : nlohmann::json(nullptr)}};
   if (p.seq) r.json["sequential"] = reports::sequential_json(*p.seq);
-  std::string md = fmt::format(
-      "\n### Metadata A/B: {}-layer stack, {} interleaved pairs (base = per-layer exchange, "
-      "candidate = reused split sizes)\n\n",
-      L, pairs);
-  md += neighbours_line(p, c);
-  if (p.seq) md += stats::sequential_summary(*p.seq) + " " + stats::sequential_fixed_n_note() + "\n\n";
+  r.head.title = fmt::format("Metadata A/B: {}-layer stack, {} interleaved pairs (base = per-layer exchange, "
+                             "candidate = reused split sizes)", L, pairs);
+  r.head.intro = neighbours_line(p, c);
   reports::PairedContext ctx;
+  if (p.seq) ctx.sequential = &*p.seq;
   ctx.base_label = "per-layer exchange";
   ctx.candidate_label = "reused split sizes";
   std::vector<std::pair<std::string, std::string>> rows;
@@ -259,8 +261,7 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::v
   if (est.valid) rows.emplace_back("for reference: exchange cost x exchanges saved (ignores the critical path)", est.text);
   rows.emplace_back("scalar exchanges per stack",
                     fmt::format("base {:g}, candidate {:g}", double(base_exchanges) / pairs, double(cand_exchanges) / pairs));
-  analyse(p, c, checks, ctx, std::move(rows), r, md);
-  r.markdown = md;
+  analyse(p, c, checks, ctx, std::move(rows), r);
   return r;
 }
 
@@ -321,18 +322,17 @@ AbResult run_drop_ab(MoeLayer& layer, const void* x, const RunConfig& c, const s
             {"candidate_ms", p.cand},
             {"energy", energy_json(p)}};
   if (p.seq) r.json["sequential"] = reports::sequential_json(*p.seq);
-  std::string md = fmt::format(
-      "\n### Removal A/B drop:{}: {}-layer stack ({} input), {} interleaved pairs (base = as is, candidate = {} "
-      "skipped; timings real, outputs not checked)\n\n",
-      component, L, c.stack_input, pairs, component);
-  md += neighbours_line(p, c);
-  if (p.seq) md += stats::sequential_summary(*p.seq) + " " + stats::sequential_fixed_n_note() + "\n\n";
+  r.head.title = fmt::format("Removal A/B drop:{}: {}-layer stack ({} input), {} interleaved pairs (base = as is, "
+                             "candidate = {} skipped; timings real, outputs not checked)",
+                             component, L, c.stack_input, pairs, component);
+  r.head.intro = neighbours_line(p, c);
   if (stopped_early > 0)
-    md += fmt::format("Stopped after {} of at most {} pairs: the measured removal's interval is within half the "
-                      "prediction's half-width (precision rule, at least 31 pairs; it reads the spread of the deltas, "
-                      "never their agreement with the prediction).\n\n",
-                      stopped_early, c.pairs);
+    r.head.intro += fmt::format(" Stopped after {} of at most {} pairs: the measured removal's interval is within half "
+                               "the prediction's half-width (precision rule, at least 31 pairs; it reads the spread of "
+                               "the deltas, never their agreement with the prediction).",
+                               stopped_early, c.pairs);
   reports::PairedContext ctx;
+  if (p.seq) ctx.sequential = &*p.seq;
   ctx.base_label = "as is";
   ctx.candidate_label = component + " skipped";
   std::vector<std::pair<std::string, std::string>> rows;
@@ -341,8 +341,7 @@ AbResult run_drop_ab(MoeLayer& layer, const void* x, const RunConfig& c, const s
     rows.emplace_back("energy per stack (mean of quantised counter readings)",
                       fmt::format("as is {:.4g} J, skipped {:.4g} J", e["base_mean_j"].get<double>(),
                                   e["candidate_mean_j"].get<double>()));
-  analyse(p, c, checks, ctx, std::move(rows), r, md);
-  r.markdown = md;
+  analyse(p, c, checks, ctx, std::move(rows), r);
   return r;
 }
 

@@ -53,7 +53,7 @@ std::string checks_text(const nlohmann::json& j) {
 
 struct RepeatSection {
   nlohmann::json json;
-  std::string markdown;
+  reports::Section section;
 };
 
 // --repeat: each run's paired ratio to the reference with its interval, and the spread of the
@@ -63,26 +63,27 @@ RepeatSection repeat_section(const std::vector<std::vector<reports::Measurement>
   RepeatSection out;
   out.json = nlohmann::json::array();
   const int level = static_cast<int>(std::lround(100 * confidence));
-  out.markdown = fmt::format("\n### Reference ratios over {} runs (FLOP rate / dense GEMM, each from pairs timed in the same "
-                             "iterations; {}% CI within each run)\n\n| component | ",
-                             runs.size(), level);
-  for (std::size_t r = 0; r < runs.size(); ++r) out.markdown += fmt::format("run {} | ", r + 1);
-  out.markdown += "run-to-run spread (max - min) | mean within-run half-width |\n|---|";
-  for (std::size_t r = 0; r < runs.size(); ++r) out.markdown += "---|";
-  out.markdown += "---:|---:|\n";
+  reports::Table t;
+  t.headers = {"component"};
+  for (std::size_t r = 0; r < runs.size(); ++r) t.headers.push_back(fmt::format("run {}", r + 1));
+  t.headers.insert(t.headers.end(), {"run-to-run spread (max - min)", "mean within-run half-width"});
+  t.align.assign(runs.size() + 1, reports::Align::left);
   for (std::size_t i = 0; i < runs.front().size(); ++i) {
     const auto& name = runs.front()[i].name;
     nlohmann::json per = nlohmann::json::array();
-    std::string row = "| " + name + " | ";
+    std::vector<std::string> row{name};
     double lo = 1e300, hi = -1e300, hw = 0;
     int n = 0;
     for (const auto& run : runs) {
       const auto it = std::find_if(run.begin(), run.end(), [&](const auto& m) { return m.name == name; });
-      if (it == run.end()) continue;
+      if (it == run.end()) {
+        row.emplace_back();  // not timed in this run: its cell stays empty
+        continue;
+      }
       const auto e = reports::paired_rate_ratio(*it, it->work.flops > 0 ? it->work.flops : runs.front()[i].work.flops,
                                                 dense.work.flops, confidence);
       per.push_back(e.to_json());
-      row += e.valid ? fmt::format("{} [{}, {}] | ", fmt_share(e.value), fmt_share(e.ci.low), fmt_share(e.ci.high)) : "n/a | ";
+      row.push_back(e.valid ? fmt::format("{} [{}, {}]", fmt_share(e.value), fmt_share(e.ci.low), fmt_share(e.ci.high)) : "n/a");
       if (!e.valid) continue;
       lo = std::min(lo, e.value);
       hi = std::max(hi, e.value);
@@ -91,39 +92,21 @@ RepeatSection repeat_section(const std::vector<std::vector<reports::Measurement>
     }
     const double spread = n > 0 ? hi - lo : stats::nan_value, mean_hw = n > 0 ? hw / n : stats::nan_value;
     out.json.push_back({{"component", name}, {"runs", per}, {"spread_max_minus_min", spread}, {"mean_within_run_half_width", mean_hw}});
-    out.markdown += row + fmt::format("{:.1f} points | {:.1f} points |\n", 100 * spread, 100 * mean_hw);
+    row.push_back(fmt::format("{:.1f} points", 100 * spread));
+    row.push_back(fmt::format("{:.1f} points", 100 * mean_hw));
+    t.add_row(std::move(row));
   }
+  out.section.title = fmt::format("Reference ratios over {} runs (FLOP rate / dense GEMM, each from pairs timed in the "
+                                  "same iterations; {}% CI within each run)", runs.size(), level);
+  out.section.tables.push_back(std::move(t));
   return out;
 }
 
-}  // namespace
-
-void finish_report(harness::Context& ctx, const harness::Runner& runner, ProfileInputs& in) {
-  auto& comps = in.comps;
-  const RunConfig& c = in.cfg;
-  const Plan& p = in.plan;
-  const bool sp = p.layout == Layout::sp;
-  const double confidence = c.confidence;
-  in.dense.m.params = {{"m", in.dense.size}, {"n", in.dense.size}, {"k", in.dense.size}};
-
-  nlohmann::json telemetry_json = nlohmann::json::object();
-  std::vector<reports::Measurement> results;
-  for (auto& r : comps) {
-    r.m.params.update({{"layout", c.layout}, {"world", p.world}, {"tokens_local", p.local_tokens}});
-    if (r.telemetry.samples > 0) telemetry_json[r.m.name] = covariates_json(r.telemetry);
-    results.push_back(r.m);
-  }
-  results.push_back(in.dense.m);
-  const auto& dense = in.dense.m;
-
-  // ---- the composition table (roles), with the what-if and telemetry columns ---------------
-  auto what_if_of = [&](const std::string& name) -> const harness::WhatIfResult* {
-    for (const auto& w : in.what_ifs)
-      if (w.target.component == name) return &w;
-    return nullptr;
-  };
+// The composition table's extra columns: the paired rate ratio to the dense reference, the
+// what-if slope and removal, and the telemetry of each component.
+reports::ExtraColumns profile_columns(const ProfileInputs& in, double confidence) {
   const bool with_what_if = !in.what_ifs.empty();
-  const bool with_tel = std::any_of(comps.begin(), comps.end(), [](const auto& r) { return r.telemetry.samples > 0; });
+  const bool with_tel = std::any_of(in.comps.begin(), in.comps.end(), [](const auto& r) { return r.telemetry.samples > 0; });
   const int level = static_cast<int>(std::lround(100 * confidence));
   reports::ExtraColumns extra;
   extra.headers.push_back(fmt::format("FLOP rate / dense GEMM, paired ({}% CI)", level));
@@ -132,7 +115,8 @@ void finish_report(harness::Context& ctx, const harness::Runner& runner, Profile
     extra.headers.push_back(fmt::format("removal per forward ({}% CI)", level));
   }
   if (with_tel) extra.headers.push_back("SM MHz / power-capped");
-  extra.cells = [&](const reports::Measurement& m) {
+  extra.cells = [&in, confidence, with_what_if, with_tel](const reports::Measurement& m) {
+    const auto& dense = in.dense.m;
     std::vector<std::string> cells;
     if (m.work.flops > 0 && &m != &dense && m.role != reports::Role::reference && dense.work.flops > 0) {
       const auto e = reports::rate_ratio_to_reference(m, m.work.flops, dense, dense.work.flops, confidence);
@@ -142,7 +126,9 @@ void finish_report(harness::Context& ctx, const harness::Runner& runner, Profile
       cells.emplace_back();
     }
     if (with_what_if) {
-      if (const auto* w = what_if_of(m.name)) {
+      const auto w = std::find_if(in.what_ifs.begin(), in.what_ifs.end(),
+                                  [&](const auto& x) { return x.target.component == m.name; });
+      if (w != in.what_ifs.end()) {
         const double f = w->instances_per_forward;
         const auto e = w->effect_ci(f, confidence);
         cells.push_back(fmt::format("{} [{}, {}] {}", reports::fmt_sig(w->fit.slope), reports::fmt_sig(w->fit.ci.low),
@@ -156,7 +142,7 @@ void finish_report(harness::Context& ctx, const harness::Runner& runner, Profile
     }
     if (with_tel) {
       const ComponentResult* cr = nullptr;
-      for (const auto& r : comps)
+      for (const auto& r : in.comps)
         if (r.m.name == m.name) cr = &r;
       cells.push_back(cr && std::isfinite(cr->telemetry.sm_clock_mhz)
                           ? fmt::format("{} / {}", reports::fmt_sig(cr->telemetry.sm_clock_mhz, 4),
@@ -165,85 +151,74 @@ void finish_report(harness::Context& ctx, const harness::Runner& runner, Profile
     }
     return cells;
   };
-  const auto comp = reports::composition(results, c.layout, "Component profile", extra);
+  return extra;
+}
 
-  std::string md = fmt::format(
-      "## layerbench-moe: {} {} ranks, {} tokens/rank (global {}), hidden {}, {} heads x {} experts, "
-      "top-{}, intermediate {}, {}\n\n",
-      c.layout, p.world, p.local_tokens, p.global_tokens, p.hidden, p.heads, p.experts, p.topk, p.inter, in.ops);
-  md += fmt::format("- model: {}\n- model source: {}\n- kernel path per component:\n", summary(c.model), c.model.origin);
-  nlohmann::json kernel_paths = nlohmann::json::object();
-  for (const auto& r : comps)
+// The profile's section: the heading, how it was timed, and the model and the kernel path of each
+// component as its first notes (the kernel paths also into `kernel_paths`).
+reports::Section profile_section(const ProfileInputs& in, const harness::Runner& runner, nlohmann::json& kernel_paths) {
+  const RunConfig& c = in.cfg;
+  const Plan& p = in.plan;
+  reports::Section s;
+  s.title = fmt::format("layerbench-moe: {} {} ranks, {} tokens/rank (global {}), hidden {}, {} heads x {} experts, "
+                        "top-{}, intermediate {}, {}",
+                        c.layout, p.world, p.local_tokens, p.global_tokens, p.hidden, p.heads, p.experts, p.topk,
+                        p.inter, in.ops);
+  s.intro = fmt::format(
+      "{} warmup + {} timed iterations, rank-max per iteration. Parts are nested under their parent, with their share "
+      "of it; every part is timed on its own. Rates from declared work (dense GEMM reference {}^3).",
+      runner.options().warmup, runner.options().iterations, in.dense.size);
+  s.notes = {"model: " + summary(c.model), "model source: " + c.model.origin};
+  for (const auto& r : in.comps)
     if (r.m.params.contains("kernel_path")) {
       kernel_paths[r.m.name] = r.m.params["kernel_path"];
-      md += fmt::format("  - {}: {}\n", r.m.name, r.m.params["kernel_path"].get<std::string>());
+      s.notes.push_back(fmt::format("kernel path of {}: {}", r.m.name, r.m.params["kernel_path"].get<std::string>()));
     }
-  md += "\n";
-  md += fmt::format(
-      "{} warmup + {} timed iterations, rank-max per iteration. Parts are nested under their parent, with their share "
-      "of it; every part is timed on its own. Rates from declared work (dense GEMM reference {}^3).\n\n",
-      runner.options().warmup, runner.options().iterations, in.dense.size);
-  md += reports::to_markdown(comp.table) + "\n";
-  for (const auto& w : comp.warnings) md += "- Warning: " + w + "\n";
+  return s;
+}
 
-  // ---- derived lines, each with its interval ------------------------------------------------
-  const int L = c.moe_layers;
-  nlohmann::json derived = {{"moe_layers", L}, {"confidence", confidence}};
-  const auto* ex = find(results, "seq_size_exchange");
-  if (sp) {
-    const auto est = exchange_estimate(ex, L, confidence);
-    derived["metadata_saving_per_forward"] = est.json;
-    md += "- metadata saving per forward: " + (est.valid ? est.text : std::string("n/a")) + "\n";
-    const auto* pe = find(results, "moe_per_layer_exchange");
-    const auto* ru = find(results, "moe_reused_split_sizes");
-    if (pe && ru) {
-      auto d = reports::difference_of_medians(*pe, *ru, confidence);
-      derived["routed_branch_median_difference_per_layer"] = d.to_json();
-      // JSON only: both are host-clocked probes, and the reused path's host time includes work queued
-      // behind it on the device, so their difference is not the saving (the estimate above is).
-    }
-    double comm = 0;
-    for (const auto& m : results)
-      if (m.role == reports::Role::communication && m.group == c.layout) comm += median_ms(m);
-    const double layer_ms = med(results, "whole_layer"), shared = med(results, "shared_branch");
-    derived["communication_ms_per_layer"] = comm;
-    md += fmt::format("- communication inside the layer (parts with role communication): {} = {} of the layer; the "
-                      "shared branch ({}) could hide up to {} of it per layer\n",
-                      fmt_time(comm), fmt_share(layer_ms > 0 ? comm / layer_ms : stats::nan_value), fmt_time(shared),
-                      fmt_time(std::min(shared, comm)));
-    const auto* ser = find(results, "branches_serialized");
-    const auto* ovl = find(results, "branches_overlapped");
-    if (in.ops.rfind("cuda", 0) != 0) {
-      md += "- overlap probe: not applicable on the host backend (MPI non-blocking collectives make no progress while "
-            "the rank computes, so both variants do the same serial work)\n";
-    } else if (ser && ovl) {
-      auto d = reports::difference_of_medians(*ser, *ovl, confidence);
-      derived["overlap_delta_per_layer"] = d.to_json();
-      md += "- overlap probe, serialized minus overlapped branches: " + d.text() + " per layer\n";
-    }
-  } else if (const auto* tpr = find(results, "tp_reduction")) {
-    const auto e = reports::scaled_median(*tpr, 3, confidence);
-    derived["tp_reduction_per_layer"] = e.to_json();
-    md += "- TP: three [N, hidden] all-reduces per layer: " + e.text() + "\n";
+// SP: the metadata saving, the communication inside the layer and the overlap probe.
+void sp_lines(const ProfileInputs& in, const std::vector<reports::Measurement>& results, nlohmann::json& derived,
+              std::vector<std::string>& notes) {
+  const double confidence = in.cfg.confidence;
+  const auto est = exchange_estimate(find(results, "seq_size_exchange"), in.cfg.moe_layers, confidence);
+  derived["metadata_saving_per_forward"] = est.json;
+  notes.push_back("metadata saving per forward: " + (est.valid ? est.text : std::string("n/a")));
+  const auto* pe = find(results, "moe_per_layer_exchange");
+  const auto* ru = find(results, "moe_reused_split_sizes");
+  if (pe && ru) {
+    auto d = reports::difference_of_medians(*pe, *ru, confidence);
+    derived["routed_branch_median_difference_per_layer"] = d.to_json();
+    // JSON only: both are host-clocked probes, and the reused path's host time includes work queued
+    // behind it on the device, so their difference is not the saving (the estimate above is).
   }
-  if (const auto* lec = find(results, "local_expert_compute"); lec && dense.work.flops > 0) {
-    const auto e = reports::rate_ratio_to_reference(*lec, lec->work.flops, dense, dense.work.flops, confidence);
-    derived["expert_rate_over_dense"] = e.to_json();
-    md += fmt::format("- local_expert_compute: {} against the dense GEMM reference's {} ({}^3, same run): {} "
-                      "(FLOPs: 2 per MAC of the gate, up and down expert GEMMs over this rank's routed (token, head, k) "
-                      "assignments; router, SwiGLU7 and combine not counted)\n",
-                      reports::rate_text(*lec), reports::rate_text(dense) + " alone", in.dense.size,
-                      e.valid ? fmt::format("{} [{}, {}]", fmt_share(e.value), fmt_share(e.ci.low), fmt_share(e.ci.high))
-                              : "n/a");
+  double comm = 0;
+  for (const auto& m : results)
+    if (m.role == reports::Role::communication && m.group == in.cfg.layout) comm += median_ms(m);
+  const double layer_ms = med(results, "whole_layer"), shared = med(results, "shared_branch");
+  derived["communication_ms_per_layer"] = comm;
+  notes.push_back(fmt::format("communication inside the layer (parts with role communication): {} = {} of the layer; the "
+                    "shared branch ({}) could hide up to {} of it per layer",
+                    fmt_time(comm), fmt_share(layer_ms > 0 ? comm / layer_ms : stats::nan_value), fmt_time(shared),
+                    fmt_time(std::min(shared, comm))));
+  const auto* ser = find(results, "branches_serialized");
+  const auto* ovl = find(results, "branches_overlapped");
+  if (in.ops.rfind("cuda", 0) != 0) {
+    notes.push_back("overlap probe: not applicable on the host backend (MPI non-blocking collectives make no progress "
+                    "while the rank computes, so both variants do the same serial work)");
+  } else if (ser && ovl) {
+    auto d = reports::difference_of_medians(*ser, *ovl, confidence);
+    derived["overlap_delta_per_layer"] = d.to_json();
+    notes.push_back("overlap probe, serialized minus overlapped branches: " + d.text() + " per layer");
   }
-  if (!in.repeats.empty()) {
-    const auto rr = repeat_section(in.repeats, dense, confidence);
-    derived["reference_ratio_repeats"] = rr.json;
-    md += rr.markdown;
-  }
-  md += fmt::format("- expert load: max/mean = {} (busiest expert {} assignments)\n",
-                    reports::fmt_sig(in.load.value("max_over_mean_all_ranks", 0.0)),
-                    reports::fmt_sig(in.load.value("max_per_expert_all_ranks", 0.0)));
+}
+
+// The expert load and the expert tiles by layer of the stack.
+void load_lines(const ProfileInputs& in, std::vector<std::string>& notes) {
+  const RunConfig& c = in.cfg;
+  notes.push_back(fmt::format("expert load: max/mean = {} (busiest expert {} assignments)",
+                              reports::fmt_sig(in.load.value("max_over_mean_all_ranks", 0.0)),
+                              reports::fmt_sig(in.load.value("max_per_expert_all_ranks", 0.0))));
   if (in.load.contains("stack_expert_tiles")) {
     const auto& t = in.load["stack_expert_tiles"];
     auto list = [](const nlohmann::json& v) {
@@ -251,63 +226,139 @@ void finish_report(harness::Context& ctx, const harness::Runner& runner, Profile
       for (const auto& e : v) out += (out.empty() ? "" : ", ") + fmt::format("{:g}", e.get<double>());
       return out;
     };
-    md += fmt::format("- expert tiles ({} rows) by layer of the {}-layer stack: same input [{}]; chained [{}]. The stack "
-                      "timed here (what-if, A/Bs) takes the {} input{}\n",
+    notes.push_back(fmt::format("expert tiles ({} rows) by layer of the {}-layer stack: same input [{}]; chained [{}]. "
+                      "The stack timed here (what-if, A/Bs) takes the {} input{}",
                       kExpertTileRows, c.layers, list(t["same"]), list(t["chained"]), c.stack_input,
                       c.stack_input == "same" ? ": a component left out leaves its output as written, so the rest of the "
                                                 "stack computes on unchanged data."
                                               : ": a component left out leaves a stale output that changes what later "
-                                                "layers route.");
+                                                "layers route."));
   }
-  md += "- checks: " + checks_text(in.checks) + "\n";
+}
 
-  nlohmann::json extra_json = {{"model", to_json(c.model)}, {"kernel_paths", kernel_paths}, {"derived", derived}, {"checks", in.checks}, {"expert_load", in.load},
-                               {"warnings", comp.warnings}, {"layout", c.layout}, {"world_size", p.world},
-                               {"tokens_per_rank", p.local_tokens}, {"iterations", runner.options().iterations}};
-  if (!telemetry_json.empty()) extra_json["telemetry"] = telemetry_json;
+// The derived lines, each with its interval, as notes (into `derived` for the JSON).
+void derived_lines(const ProfileInputs& in, const std::vector<reports::Measurement>& results, nlohmann::json& derived,
+                   std::vector<std::string>& notes) {
+  const double confidence = in.cfg.confidence;
+  const auto& dense = in.dense.m;
+  if (in.plan.layout == Layout::sp) {
+    sp_lines(in, results, derived, notes);
+  } else if (const auto* tpr = find(results, "tp_reduction")) {
+    const auto e = reports::scaled_median(*tpr, 3, confidence);
+    derived["tp_reduction_per_layer"] = e.to_json();
+    notes.push_back("TP: three [N, hidden] all-reduces per layer: " + e.text());
+  }
+  if (const auto* lec = find(results, "local_expert_compute"); lec && dense.work.flops > 0) {
+    const auto e = reports::rate_ratio_to_reference(*lec, lec->work.flops, dense, dense.work.flops, confidence);
+    derived["expert_rate_over_dense"] = e.to_json();
+    notes.push_back(fmt::format("local_expert_compute: {} against the dense GEMM reference's {} ({}^3, same run): {} "
+                      "(FLOPs: 2 per MAC of the gate, up and down expert GEMMs over this rank's routed (token, head, k) "
+                      "assignments; router, SwiGLU7 and combine not counted)",
+                      reports::rate_text(*lec), reports::rate_text(dense) + " alone", in.dense.size,
+                      e.valid ? fmt::format("{} [{}, {}]", fmt_share(e.value), fmt_share(e.ci.low), fmt_share(e.ci.high))
+                              : "n/a"));
+  }
+  load_lines(in, notes);
+  notes.push_back("checks: " + checks_text(in.checks));
+}
+
+// What follows the derived lines: the what-if, the A/Bs, what was not timed, a power-cap warning
+// (their JSON into `extra_json`).
+std::string study_blocks(const ProfileInputs& in, nlohmann::json& extra_json) {
+  const double confidence = in.cfg.confidence;
+  std::string md;
   if (!in.what_ifs.empty()) {
     nlohmann::json wj = nlohmann::json::array();
     for (const auto& w : in.what_ifs) wj.push_back(w.to_json(confidence));
     extra_json["what_if"] = wj;
     md += harness::what_if_markdown(in.what_ifs, confidence);
     // The probe overlaps only where collectives progress beside compute (the cuda backend).
-    const auto oc = in.ops.rfind("cuda", 0) == 0 ? overlap_check(in.what_ifs, comps, confidence) : std::nullopt;
+    const auto oc = in.ops.rfind("cuda", 0) == 0 ? overlap_check(in.what_ifs, in.comps, confidence) : std::nullopt;
     if (oc) {
       extra_json["overlap_prediction"] = oc->json;
       md += oc->markdown;
     }
   }
+  // An A/B: its design as a level-3 section, its analysis' sections with bold titles.
+  auto ab_markdown = [](const AbResult& a) {
+    return "\n" + reports::to_markdown(a.head, 3) + reports::to_markdown(a.analysis, 0);
+  };
   if (in.ab) {
     extra_json["ab"] = in.ab->json;
-    md += in.ab->markdown;
+    md += ab_markdown(*in.ab);
   }
   if (!in.drops.empty()) {
     nlohmann::json dj = nlohmann::json::array();
     for (const auto& d : in.drops) {
       dj.push_back(d.json);
-      md += d.markdown;
+      md += ab_markdown(d);
     }
     extra_json["ab_drop"] = dj;
   }
-  md += not_timed_markdown(c, comps, in.what_ifs);
+  md += "\n" + reports::to_markdown(std::vector{not_timed_section(in.cfg, in.comps, in.what_ifs)}, 3);
   extra_json["telemetry_status"] = in.telemetry_status;
-  if (with_tel) {
-    double capped = 0;
-    for (const auto& r : comps)
-      if (std::isfinite(r.telemetry.power_capped_share)) capped = std::max(capped, r.telemetry.power_capped_share);
-    if (capped >= ab::kPowerCappedWarning)
-      md += fmt::format("\n- Warning: the GPU was power-capped during the measurements (up to {} of the samples of a "
-                        "component): idle time raises the clocks, so removing work can save less (or more) than its "
-                        "isolated cost.\n", fmt_share(capped));
+  const bool with_tel = std::any_of(in.comps.begin(), in.comps.end(), [](const auto& r) { return r.telemetry.samples > 0; });
+  double capped = 0;
+  for (const auto& r : in.comps)
+    if (std::isfinite(r.telemetry.power_capped_share)) capped = std::max(capped, r.telemetry.power_capped_share);
+  if (with_tel && capped >= ab::kPowerCappedWarning)
+    md += fmt::format("\n- Warning: the GPU was power-capped during the measurements (up to {} of the samples of a "
+                      "component): idle time raises the clocks, so removing work can save less (or more) than its "
+                      "isolated cost.\n", fmt_share(capped));
+  return md;
+}
+
+nlohmann::json config_json(const ProfileInputs& in) {
+  const RunConfig& c = in.cfg;
+  const Plan& p = in.plan;
+  return {{"hidden", p.hidden}, {"moe_heads", p.heads}, {"experts", p.experts},
+          {"topk", p.topk}, {"intermediate", p.inter}, {"scale", p.scale},
+          {"tokens", c.tokens}, {"split_sizes", p.splits}, {"layout", c.layout},
+          {"layers", c.layers}, {"stack_input", c.stack_input}, {"moe_layers", c.moe_layers}, {"ab", c.ab},
+          {"pairs", c.pairs}, {"prime_stacks", c.prime_stacks}, {"expert_gemm", std::string(to_string(c.expert_gemm))},
+          {"ops", in.ops},
+          {"heads_padded", p.heads_padded}, {"heads_local", p.heads_local},
+          {"seed", c.common.seed}, {"confidence", c.confidence}};
+}
+
+}  // namespace
+
+void finish_report(harness::Context& ctx, const harness::Runner& runner, ProfileInputs& in) {
+  const RunConfig& c = in.cfg;
+  const Plan& p = in.plan;
+  in.dense.m.params = {{"m", in.dense.size}, {"n", in.dense.size}, {"k", in.dense.size}};
+  nlohmann::json telemetry_json = nlohmann::json::object();
+  std::vector<reports::Measurement> results;
+  for (auto& r : in.comps) {
+    r.m.params.update({{"layout", c.layout}, {"world", p.world}, {"tokens_local", p.local_tokens}});
+    if (r.telemetry.samples > 0) telemetry_json[r.m.name] = covariates_json(r.telemetry);
+    results.push_back(r.m);
   }
-  nlohmann::json config = {{"hidden", p.hidden}, {"moe_heads", p.heads}, {"experts", p.experts},
-                           {"topk", p.topk}, {"intermediate", p.inter}, {"scale", p.scale},
-                           {"tokens", c.tokens}, {"split_sizes", p.splits}, {"layout", c.layout},
-                           {"layers", c.layers}, {"stack_input", c.stack_input}, {"moe_layers", c.moe_layers}, {"ab", c.ab},
-                           {"pairs", c.pairs}, {"prime_stacks", c.prime_stacks}, {"expert_gemm", std::string(to_string(c.expert_gemm))}, {"ops", in.ops},
-                           {"heads_padded", p.heads_padded}, {"heads_local", p.heads_local},
-                           {"seed", c.common.seed}, {"confidence", confidence}};
-  const auto doc = harness::make_document(ctx, runner, config, results, extra_json);
+  results.push_back(in.dense.m);
+
+  // The profile's section: the composition table (roles) with the what-if and telemetry columns;
+  // then the model, the composition's warnings and the derived lines as notes.
+  const auto comp = reports::composition(results, c.layout, "Component profile", profile_columns(in, c.confidence));
+  nlohmann::json kernel_paths = nlohmann::json::object();
+  std::vector<reports::Section> sections{profile_section(in, runner, kernel_paths)};
+  auto& profile = sections.front();
+  profile.tables.push_back(comp.table);
+  for (const auto& w : comp.warnings) profile.notes.push_back("Warning: " + w);
+  nlohmann::json derived = {{"moe_layers", c.moe_layers}, {"confidence", c.confidence}};
+  derived_lines(in, results, derived, profile.notes);
+  std::string md = reports::to_markdown(sections, 2);
+  if (!in.repeats.empty()) {
+    const auto rr = repeat_section(in.repeats, in.dense.m, c.confidence);
+    derived["reference_ratio_repeats"] = rr.json;
+    md += "\n" + reports::to_markdown(std::vector{rr.section}, 3);
+  }
+
+  nlohmann::json extra_json = {{"model", to_json(c.model)}, {"kernel_paths", kernel_paths}, {"derived", derived}, {"checks", in.checks}, {"expert_load", in.load},
+                               {"warnings", comp.warnings}, {"layout", c.layout}, {"world_size", p.world},
+                               {"tokens_per_rank", p.local_tokens}, {"iterations", runner.options().iterations}};
+  if (!telemetry_json.empty()) extra_json["telemetry"] = telemetry_json;
+  md += study_blocks(in, extra_json);
+  const auto doc = harness::make_document(ctx, runner, config_json(in), results, extra_json);
   if (ctx.is_root()) {
     std::fputs(md.c_str(), harness::text_stream(c.common));
     std::fflush(harness::text_stream(c.common));

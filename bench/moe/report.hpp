@@ -7,6 +7,7 @@
 #include "collectives/telemetry.hpp"
 #include "bench/moe/run_config.hpp"
 #include "moe/layer.hpp"
+#include "reports/document.hpp"
 #include "reports/result.hpp"
 #include "stats/common.hpp"
 
@@ -30,9 +31,12 @@ struct DenseRef {
   std::int64_t size = 0;
 };
 
+// An in-process A/B: its JSON, and its document sections: `head` (the design, printed as a level-3
+// heading) and the analysis (reports::paired_sections with telemetry; bold titles).
 struct AbResult {
   nlohmann::json json;
-  std::string markdown;
+  reports::Section head;
+  std::vector<reports::Section> analysis;
 };
 
 struct ProfileInputs {

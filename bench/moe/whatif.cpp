@@ -247,28 +247,29 @@ std::optional<OverlapCheck> overlap_check(const std::vector<harness::WhatIfResul
   return oc;
 }
 
-std::string not_timed_markdown(const RunConfig& c, const std::vector<ComponentResult>& comps,
-                               const std::vector<harness::WhatIfResult>& w) {
+reports::Section not_timed_section(const RunConfig& c, const std::vector<ComponentResult>& comps,
+                                   const std::vector<harness::WhatIfResult>& w) {
   const auto* ex = find(comps, "seq_size_exchange");
-  std::string md =
-      "\n### What this profile does not time\n\n"
-      "- The framework around the layer: Python dispatch, a framework's own collectives and host reads, its "
-      "allocator and stream handling. A saving at framework level can be far larger than this profile's.\n";
+  reports::Section s;
+  s.title = "What this profile does not time";
+  s.notes.push_back("The framework around the layer: Python dispatch, a framework's own collectives and host reads, its "
+                    "allocator and stream handling. A saving at framework level can be far larger than this profile's.");
   if (ex && c.framework_exchange_ms > 0) {
     const double here = median_ms(ex->m);
-    md += fmt::format("- The sequence-size exchange costs {:.4f} ms here; the framework's own exchange was measured at "
-                      "{:.4f} ms (--framework-exchange-ms), {:.1f}x more: per forward that is up to {:.3f} ms that this "
-                      "profile cannot see.\n",
-                      here, c.framework_exchange_ms, here > 0 ? c.framework_exchange_ms / here : 0.0,
-                      c.framework_exchange_ms * c.moe_layers);
+    s.notes.push_back(fmt::format("The sequence-size exchange costs {:.4f} ms here; the framework's own exchange was "
+                                  "measured at {:.4f} ms (--framework-exchange-ms), {:.1f}x more: per forward that is up "
+                                  "to {:.3f} ms that this profile cannot see.",
+                                  here, c.framework_exchange_ms, here > 0 ? c.framework_exchange_ms / here : 0.0,
+                                  c.framework_exchange_ms * c.moe_layers));
   }
   for (const auto& r : w) {
     if (r.target.component != "seq_size_exchange") continue;
-    md += fmt::format("- Removing the exchange here is predicted to save {:+.4f} ms per forward ({}); a framework "
-                      "that pays more per exchange saves correspondingly more if the extra is on its critical path.\n",
-                      r.effect_ms(r.instances_per_forward), r.target.name());
+    s.notes.push_back(fmt::format("Removing the exchange here is predicted to save {:+.4f} ms per forward ({}); a "
+                                  "framework that pays more per exchange saves correspondingly more if the extra is on "
+                                  "its critical path.",
+                                  r.effect_ms(r.instances_per_forward), r.target.name()));
   }
-  return md;
+  return s;
 }
 
 }  // namespace layerbench::moe

@@ -5,6 +5,7 @@
 #include "study/telemetry.hpp"
 #include "harness/whatif.hpp"
 #include "bench/moe/report.hpp"
+#include "reports/document.hpp"
 #include "collectives/telemetry.hpp"
 
 #include <memory>
@@ -66,8 +67,8 @@ struct OverlapCheck {
 std::optional<OverlapCheck> overlap_check(const std::vector<harness::WhatIfResult>& w,
                                           const std::vector<ComponentResult>& comps, double confidence);
 
-// What the suite does not time (markdown lines): the framework around the layer.
-std::string not_timed_markdown(const RunConfig& c, const std::vector<ComponentResult>& comps,
-                               const std::vector<harness::WhatIfResult>& w);
+// What the suite does not time, as a document section: the framework around the layer.
+reports::Section not_timed_section(const RunConfig& c, const std::vector<ComponentResult>& comps,
+                                   const std::vector<harness::WhatIfResult>& w);
 
 }  // namespace layerbench::moe

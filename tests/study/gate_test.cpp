@@ -133,7 +133,7 @@ TEST(Gate, ReportExitCodeAndMarkdown) {
   EXPECT_EQ(lg::exit_code(r), lg::kExitPass);
   r.findings.push_back(lg::gate_unpaired("BM_slow", series(10, 100), scaled(series(10, 100), 1.2), r.options));
   EXPECT_EQ(lg::exit_code(r), lg::kExitRegression);
-  const auto md = lg::render_markdown(r);
+  const auto md = layerbench::reports::to_markdown(std::vector{lg::gate_section(r)}, lg::kMarkdownHeading);
   EXPECT_NE(md.find("### Performance gate: FAIL: 1 regressed beyond the threshold; 0 improved beyond the threshold; 0 significant, size not resolved; 1 no change larger than 2%; 0 inconclusive"),
             std::string::npos) << md;
   EXPECT_NE(md.find("| benchmark | verdict | change | CI (95%) | p | n base/cand | base median (ns) | candidate median (ns) |"),
@@ -220,7 +220,7 @@ TEST(Gate, SequentialRuleStopsEarlyOnARegressionAndOnEquivalence) {
   EXPECT_FALSE(capped.undecided);
   report.findings = {reg};
   EXPECT_EQ(lg::exit_code(report), lg::kExitRegression);
-  EXPECT_NE(lg::render_markdown(report).find("Sequential stop after"), std::string::npos);
+  EXPECT_NE(layerbench::reports::to_text(lg::gate_section(report)).find("Sequential stop after"), std::string::npos);
 }
 
 TEST(Gate, LabelsSaySignificanceAndSizeApart) {

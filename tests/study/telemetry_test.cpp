@@ -53,9 +53,11 @@ TEST(AbTelemetry, ClockDifferenceWarnsAndNormalisationRemovesIt) {
   EXPECT_NE(t.warnings[1].find("power-capped"), std::string::npos);
   const auto j = telemetry_json(t);
   EXPECT_EQ(j["clock_normalised_delta"]["pairs"], 20);
-  const auto text = telemetry_text(t, false, "s");
-  EXPECT_NE(text.find("clock-normalised"), std::string::npos);
-  EXPECT_NE(telemetry_text(t, true).find("| base |"), std::string::npos);
+  const auto section = telemetry_section(t, "s");
+  ASSERT_EQ(section.tables.size(), 1u);
+  EXPECT_EQ(section.tables[0].rows.size(), 2u);  // base, candidate
+  EXPECT_NE(layerbench::reports::to_text(section).find("clock-normalised"), std::string::npos);
+  EXPECT_NE(layerbench::reports::to_markdown(section, 0).find("| base |"), std::string::npos);
 }
 
 TEST(AbTelemetry, EqualClocksNoWarnings) {
@@ -79,7 +81,7 @@ TEST(AbTelemetry, NoSamplesIsNotPresent) {
   auto t = compare_telemetry(none, none, v, v, options());
   EXPECT_FALSE(t.present);
   t.status = "unavailable: libnvidia-ml.so.1 not loadable";
-  EXPECT_NE(telemetry_text(t, false).find("unavailable"), std::string::npos);
+  EXPECT_NE(layerbench::reports::to_text(telemetry_section(t)).find("unavailable"), std::string::npos);
 }
 
 TEST(AbTelemetry, CovariatesOfAWindowRecord) {

@@ -101,7 +101,7 @@ TEST(AnalyzeCli, TextAndMarkdownTables) {
   }
   const auto md = run_ab({"analyze", csv.string(), "--resamples", "5000", "--markdown", "-"});
   ASSERT_EQ(md.exit_code, 0);
-  EXPECT_NE(md.out.find("| Arm | median | mean | sd | min | max |"), std::string::npos);
+  EXPECT_NE(md.out.find("| Arm | n | median | mean | sd | min | max |"), std::string::npos);
   EXPECT_NE(md.out.find("| Statistic | Value |"), std::string::npos);
 }
 
