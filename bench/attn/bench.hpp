@@ -3,6 +3,7 @@
 #include "attention/topology.hpp"
 #include "attention/workload.hpp"
 #include "harness/main.hpp"
+#include "harness/whatif.hpp"
 
 #include <string>
 #include <vector>
@@ -51,6 +52,9 @@ struct BenchConfig {
 
 void add_flags(CLI::App& app, BenchConfig& c);
 void validate(const BenchConfig& c);  // UsageError; the world-size check happens in run()
+// The what-if's options and targets from the flags (targets: SpAttention's hook points).
+harness::WhatIfOptions what_if_options(const BenchConfig& c);
+std::vector<harness::WhatIfTarget> what_if_targets(const BenchConfig& c);
 // The problem of one sequence length (workload flags applied).
 Problem problem_of(const BenchConfig& c, long long seq);
 // UsageError unless topology t serves c's workload on `world` ranks (the model's rules included).
