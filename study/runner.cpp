@@ -17,6 +17,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <numeric>
 #include <algorithm>
 #include <iterator>
 #include <sys/stat.h>
@@ -402,19 +403,16 @@ int run_study(const RunOptions& o) {
   // A sequential study already stopped (e.g. killed before its report) runs nothing more.
   const auto replayed = sequential_state(study);
   bool sequential_done = replayed && replayed->stop != stats::SequentialStop::running;
-  for (std::size_t w = 0; w < config.warmup && !g_stop && !sequential_done; ++w) {
-    for (const auto& arm : arms) {
+  for (std::size_t w = 0; w < config.warmup && !g_stop && !sequential_done; ++w)
+    for (const auto& arm : arms)
       if (!g_stop) run_one(arm.command, arm.name, {});
-    }
-  }
 
   bool metric_ever_found = false;
   std::string result_stderr;  // the last failed run's stderr, for the message when every run fails
   for (const auto& r : study.runs) metric_ever_found |= r.metric.has_value();
   std::vector<double> deltas;
   for (const auto& p : completed_pairs(study)) deltas.push_back(p.candidate - p.base);
-  double delta_sum = 0;
-  for (double d : deltas) delta_sum += d;
+  double delta_sum = std::accumulate(deltas.begin(), deltas.end(), 0.0);
   std::map<std::string, FileStamp> stamps;  // file: metrics, before each run
   AttemptContext ctx{config, arms, metrics, sampler.get(), writer, study, progress, stamps, metric_ever_found,
                      result_stderr};

@@ -117,6 +117,28 @@ lg::GateReport run_unpaired(const std::string& base_path, const std::string& can
   return r;
 }
 
+// --sequential's design (the gate's threshold as the effect and equivalence margins), or none.
+std::optional<layerbench::stats::SequentialDesign> sequential_design(bool sequential, bool paired,
+                                                                    const lg::GateOptions& o, double tune_pairs,
+                                                                    std::size_t max_pairs,
+                                                                    const std::string& equivalence_text) {
+  std::optional<layerbench::stats::SequentialDesign> design;
+  if (sequential) {
+    if (!paired) throw std::invalid_argument("--sequential needs a paired study (--pairs FILE)");
+    if (!(tune_pairs >= 1)) throw std::invalid_argument(fmt::format("--tune-pairs {:g}: must be at least 1", tune_pairs));
+    design.emplace();
+    design->alpha = o.alpha;
+    design->tune_pairs = tune_pairs;
+    design->max_pairs = max_pairs;
+    design->equivalence = equivalence_text.empty() ? o.threshold : lg::parse_threshold(equivalence_text);
+    design->equivalence_relative = true;
+    design->effect_margin = o.threshold;  // stop once the change is wholly beyond the threshold
+  } else if (!equivalence_text.empty() || max_pairs != 0) {
+    throw std::invalid_argument("--equivalence and --max-pairs belong to --sequential");
+  }
+  return design;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -170,20 +192,7 @@ int main(int argc, char** argv) {
     if (!paired && (baseline.empty() || candidate.empty()))
       throw std::invalid_argument("--baseline and --candidate go together");
     layerbench::check_output_paths({{"--markdown", &markdown}, {"--json", &json}});  // before any work
-    std::optional<layerbench::stats::SequentialDesign> design;
-    if (sequential) {
-      if (!paired) throw std::invalid_argument("--sequential needs a paired study (--pairs FILE)");
-      if (!(tune_pairs >= 1)) throw std::invalid_argument(fmt::format("--tune-pairs {:g}: must be at least 1", tune_pairs));
-      design.emplace();
-      design->alpha = o.alpha;
-      design->tune_pairs = tune_pairs;
-      design->max_pairs = max_pairs;
-      design->equivalence = equivalence_text.empty() ? o.threshold : lg::parse_threshold(equivalence_text);
-      design->equivalence_relative = true;
-      design->effect_margin = o.threshold;  // stop once the change is wholly beyond the threshold
-    } else if (!equivalence_text.empty() || max_pairs != 0) {
-      throw std::invalid_argument("--equivalence and --max-pairs belong to --sequential");
-    }
+    const auto design = sequential_design(sequential, paired, o, tune_pairs, max_pairs, equivalence_text);
     const auto report =
         paired ? run_paired(pairs, metric, o, design) : run_unpaired(baseline, candidate, metric, o);
     // The text verdict goes to standard output unless a file flag claimed it with '-'.

@@ -26,6 +26,30 @@ namespace layerbench::moe {
 
 using harness::Clock;
 
+namespace {
+// --expert-gemm (the profile's cuda expert paths) and --expert-table (the standard block's per-shape table).
+void add_expert_path_flags(CLI::App& app, RunConfig& c) {
+  std::map<std::string, ExpertPath> paths;
+  std::string help = "cuda expert path:";
+  for (const auto& e : kExpertPaths) {
+    if (!e.in_profile) continue;
+    paths.emplace(std::string(e.name), e.path);
+    help += fmt::format(" {} ({});", e.name, e.help);
+  }
+  help += " the kernel-study variants are timed by layerbench-moe-kernels";
+  std::vector<std::string> names;
+  for (const auto& [name, path] : paths) names.push_back(name);
+  harness::mark_cuda_only(app.add_option_function<std::string>(
+         "--expert-gemm", [&c, paths](const std::string& s) { c.expert_gemm = paths.at(s); }, help)
+      ->check(CLI::IsMember(names))
+      ->default_str("auto"));
+  harness::mark_cuda_only(app.add_option(
+      "--expert-table", c.expert_table,
+      "standard block: the per-shape expert path table written by layerbench-moe-kernels --models "
+      "(grouped, per-expert, multi-stream or padded cuBLAS, or the grouped wgmma kernels; shapes not in it run per-expert)"));
+}
+}  // namespace
+
 void add_flags(CLI::App& app, RunConfig& c) {
   constexpr std::int64_t big = std::int64_t{1} << 40;  // the real bounds are in validate()
   add_model_flags(app, c);
@@ -70,24 +94,7 @@ void add_flags(CLI::App& app, RunConfig& c) {
                "+-equivalence (alpha 0.05)");
   app.add_option("--ab-equivalence", c.ab_equivalence, "--ab-sequential: equivalence margin, 1% of the base or ms");
   app.add_option("--confidence", c.confidence, "confidence level of every interval (alpha = 1 - confidence)");
-  std::map<std::string, ExpertPath> paths;
-  std::string help = "cuda expert path:";
-  for (const auto& e : kExpertPaths) {
-    if (!e.in_profile) continue;
-    paths.emplace(std::string(e.name), e.path);
-    help += fmt::format(" {} ({});", e.name, e.help);
-  }
-  help += " the kernel-study variants are timed by layerbench-moe-kernels";
-  std::vector<std::string> names;
-  for (const auto& [name, path] : paths) names.push_back(name);
-  harness::mark_cuda_only(app.add_option_function<std::string>(
-         "--expert-gemm", [&c, paths](const std::string& s) { c.expert_gemm = paths.at(s); }, help)
-      ->check(CLI::IsMember(names))
-      ->default_str("auto"));
-  harness::mark_cuda_only(app.add_option(
-      "--expert-table", c.expert_table,
-      "standard block: the per-shape expert path table written by layerbench-moe-kernels --models "
-      "(grouped, per-expert, multi-stream or padded cuBLAS, or the grouped wgmma kernels; shapes not in it run per-expert)"));
+  add_expert_path_flags(app, c);
   cli::add_int(app, "--dense-gemm-size", c.dense_gemm_size, "reference dense GEMM M=N=K (0: auto)",
                decltype(c.dense_gemm_size){0}, decltype(c.dense_gemm_size){65536});
   app.add_flag("--skip-check", c.skip_check, "skip the pre-timing consistency check");
