@@ -26,6 +26,7 @@
 #include "collectives/communicator.hpp"
 #include "collectives/delay.hpp"
 #include "collectives/telemetry.hpp"
+#include "reports/document.hpp"
 #include "stats/common.hpp"
 #include "stats/slope.hpp"
 
@@ -171,10 +172,15 @@ std::optional<stats::BlockSlopeFit> fit_energy(const WhatIfResult& r, const stat
 // unknown): 10% of the slope, or the absolute floor for a component under 0.2 ms.
 double replicate_target_half_width(const WhatIfOptions& o, double slope_ms, double cost_ms);
 
-// The what-if table (markdown), titled with `label` when given, and the notes under it.
+// The what-if table as a section ("What-if[, label]: stack of N instances"), with the notes on
+// reading it when `notes`; an empty section for no results.
+reports::Section what_if_section(const std::vector<WhatIfResult>& results, double confidence,
+                                 const std::string& label = "", bool notes = true);
+// Its markdown (reports::to_markdown, level-3 heading) after a blank line; "" for no results.
 std::string what_if_markdown(const std::vector<WhatIfResult>& results, double confidence, const std::string& label = "",
                              bool notes = true);
-std::string what_if_notes();  // how to read the table
+std::vector<std::string> what_if_note_list();  // how to read the table, one bullet each
+std::string what_if_notes();                   // the same as markdown bullets after a blank line
 
 // Calibration helpers: ms per delay of `reps` back-to-back delays alone.
 double calibrate_device_spin(Device& dev, Stream s, double us, int reps);

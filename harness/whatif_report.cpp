@@ -1,6 +1,8 @@
-// The what-if results as JSON and as one markdown table (both methods; the method per row).
+// The what-if results as JSON and as one report section (a table of both methods, the method per
+// row, and the notes on reading it), printed by the markdown printer.
 #include "harness/whatif.hpp"
 #include "common/number_text.hpp"
+#include "reports/document.hpp"
 
 #include <fmt/format.h>
 
@@ -85,76 +87,108 @@ json WhatIfResult::to_json(double confidence) const {
   return j;
 }
 
+namespace {
+
+std::vector<std::string> what_if_row(const WhatIfResult& r, double confidence) {
+  const bool rep = r.target.method == WhatIfMethod::replicate;
+  const double f = static_cast<double>(r.instances_per_forward);
+  const auto eci = r.effect_ci(f, confidence);
+  const double eff = r.effect_ms(f);
+  std::string levels, clocks;
+  if (rep)
+    for (int c : r.copies) levels += (levels.empty() ? "" : ", ") + fmt::format("x{}", c);
+  else
+    for (double v : r.levels_us) levels += (levels.empty() ? "" : ", ") + fmt::format("{:g} us", v);
+  for (double c : r.level_clock_mhz) clocks += (clocks.empty() ? "" : " / ") + (std::isfinite(c) ? fmt::format("{:.0f}", c) : "-");
+  const auto sci = r.slope_ci();
+  const std::string slope = fmt::format("{} [{}, {}] {}", text::number(r.fit.slope, 4), text::number(sci.low, 4),
+                                        text::number(sci.high, 4), rep ? "ms/copy" : "fraction");
+  std::string energy = text::kNotAvailable;
+  if (r.energy_fit) {
+    const auto& jci = rep ? r.energy_fit->block_t_ci : r.energy_fit->ci;
+    energy = fmt::format("{} [{}, {}]", text::number(r.energy_fit->slope, 3), text::number(jci.low, 3),
+                         text::number(jci.high, 3));
+  }
+  const std::string method = rep ? "replicate" : (r.target.kind == DelayKind::host ? "delay (host wait)" : "delay (device spin)");
+  return {r.target.name(),
+          method,
+          levels,
+          fmt::format("{:.4f}", r.cost_ms),
+          slope,
+          fmt::format("{}", r.instances_per_forward),
+          fmt::format("{:+.4f} [{:+.4f}, {:+.4f}]{}", eff, eci.low, eci.high, r.removal_from_step ? " (removal step)" : ""),
+          std::isfinite(eff) && eff != 0 ? fmt::format("{:.1f}%", 100 * half_width(eff, eci) / std::fabs(eff))
+                                         : std::string(text::kNotAvailable),
+          energy,
+          clocks.empty() ? "-" : clocks,
+          rep ? fmt::format("{} ({})", r.fit.blocks, r.stop) : fmt::format("{}", r.fit.blocks),
+          fmt::format("{:.1f}", r.seconds)};
+}
+
+}  // namespace
+
+reports::Section what_if_section(const std::vector<WhatIfResult>& results, double confidence, const std::string& label,
+                                 bool notes) {
+  reports::Section s;
+  if (results.empty()) return s;
+  const int level = static_cast<int>(std::lround(100 * confidence));
+  s.title = fmt::format("What-if{}: stack of {} instances", label.empty() ? "" : ", " + label,
+                        results.front().instances_per_stack);
+  using reports::Align;
+  reports::Table t;
+  t.headers = {"component", "method", "levels", "isolated cost ms", fmt::format("slope ({}% CI)", level), "per forward",
+               fmt::format("predicted removal ms/forward ({}% CI)", level), "± rel.",
+               fmt::format("energy J per copy / per idle ms ({}% CI)", level), "SM clock MHz by level", "rounds",
+               "time s"};
+  t.align = {Align::left,  Align::left, Align::left,  Align::right, Align::left,  Align::right,
+             Align::left,  Align::right, Align::left, Align::left,  Align::right, Align::right};
+  for (const auto& r : results) t.add_row(what_if_row(r, confidence));
+  s.tables.push_back(std::move(t));
+  if (notes) s.notes = what_if_note_list();
+  return s;
+}
+
+// The markdown of the section, after a blank line; it ends with the table's (or the notes') last line.
 std::string what_if_markdown(const std::vector<WhatIfResult>& results, double confidence, const std::string& label,
                              bool notes) {
   if (results.empty()) return "";
-  const int level = static_cast<int>(std::lround(100 * confidence));
-  std::string md = fmt::format("\n### What-if{}: stack of {} instances\n\n", label.empty() ? "" : ", " + label,
-                               results.front().instances_per_stack);
-  md += fmt::format(
-      "| component | method | levels | isolated cost ms | slope ({}% CI) | per forward | predicted removal ms/forward "
-      "({}% CI) | ± rel. | energy J per copy / per idle ms ({}% CI) | SM clock MHz by level | rounds | time s |\n"
-      "|---|---|---|---:|---|---:|---|---:|---|---|---:|---:|\n",
-      level, level, level);
-  for (const auto& r : results) {
-    const bool rep = r.target.method == WhatIfMethod::replicate;
-    const double f = static_cast<double>(r.instances_per_forward);
-    const auto eci = r.effect_ci(f, confidence);
-    const double eff = r.effect_ms(f);
-    std::string levels, clocks;
-    if (rep)
-      for (int c : r.copies) levels += (levels.empty() ? "" : ", ") + fmt::format("x{}", c);
-    else
-      for (double v : r.levels_us) levels += (levels.empty() ? "" : ", ") + fmt::format("{:g} us", v);
-    for (double c : r.level_clock_mhz) clocks += (clocks.empty() ? "" : " / ") + (std::isfinite(c) ? fmt::format("{:.0f}", c) : "-");
-    const auto sci = r.slope_ci();
-    const std::string slope = fmt::format("{} [{}, {}] {}", text::number(r.fit.slope, 4), text::number(sci.low, 4),
-                                          text::number(sci.high, 4), rep ? "ms/copy" : "fraction");
-    std::string energy = text::kNotAvailable;
-    if (r.energy_fit) {
-      const auto& jci = rep ? r.energy_fit->block_t_ci : r.energy_fit->ci;
-      energy = fmt::format("{} [{}, {}]", text::number(r.energy_fit->slope, 3), text::number(jci.low, 3),
-                           text::number(jci.high, 3));
-    }
-    const std::string method = rep ? "replicate" : (r.target.kind == DelayKind::host ? "delay (host wait)" : "delay (device spin)");
-    md += fmt::format("| {} | {} | {} | {:.4f} | {} | {} | {:+.4f} [{:+.4f}, {:+.4f}]{} | {} | {} | {} | {} | {:.1f} |\n",
-                      r.target.name(), method, levels, r.cost_ms, slope, r.instances_per_forward, eff, eci.low, eci.high,
-                      r.removal_from_step ? " (removal step)" : "",
-                      std::isfinite(eff) && eff != 0 ? fmt::format("{:.1f}%", 100 * half_width(eff, eci) / std::fabs(eff)) : text::kNotAvailable,
-                      energy, clocks.empty() ? "-" : clocks,
-                      rep ? fmt::format("{} ({})", r.fit.blocks, r.stop) : fmt::format("{}", r.fit.blocks), r.seconds);
-  }
-  if (notes) md += what_if_notes();
+  std::string md = "\n" + reports::to_markdown(what_if_section(results, confidence, label, notes), 3);
+  md.pop_back();
   return md;
 }
 
 std::string what_if_notes() {
-  std::string md;
-  md += "\n- replicate: the component runs 0 (where it can be skipped), 1, 2 and 3 times per instance inside the "
-        "stack; slope = stack time per extra copy (ms), fitted within order-balanced rounds, which run until its "
-        "interval (t over rounds: each round is one independent pass over every copy count) is within 10% of it (0.02 ms for components under 0.2 ms) or the time cap (the stacks' own time) or " +
-        std::to_string(WhatIfOptions{}.max_rounds) + " rounds. Predicted removal = "
-        "slope x instances per forward; making the component X% faster saves X% of that. The removal itself is "
-        "also measured in the same rounds (one copy minus none, the unit `--ab drop:` takes away); it predicts the "
-        "removal (marked \"removal step\") wherever its interval is within the same target, or where the response "
-        "is not linear (lack-of-fit p < 0.01): under a power cap a component whose power density differs from the "
-        "rest's moves the clocks of everything else when it is removed.\n";
-  md += "- neighbours: on a power-capped GPU a stack's time depends on the stack before it (the clocks the previous "
-        "stack's work left). Every timed stack follows one of its own level: where the stack before it ran another "
-        "level (or the host paused), an untimed stack of the same level runs first (`--prime-stacks`); the removal "
-        "A/Bs pair the same way, so both measure each variant in the state it leaves itself.\n";
-  md += "- delay: the slope is the stack's response to idle injected at every instance (the critical-path fraction: "
-        "1 = every injected microsecond shows end to end, 0 = hidden). Predicted removal = fraction x isolated cost "
-        "x instances per forward: right for idle work (a host round-trip, a wait), and the figure of what idle of "
-        "this length costs.\n";
-  md += "- on a power-capped GPU idle is not like removed work: injected idle lowers the average power, so the "
-        "clocks rise in the rest of the stack and a serial kernel's fraction reads well below 1, while removing "
-        "the kernel removes its energy too. Price kernels by replication, idle by delay.\n";
-  md += "- energy: NVML's total-energy counter read around every stack; it advances in steps (about every 100 ms on an "
-        "H200), so one stack's reading is quantised and the slope's interval carries that (more rounds narrow it).\n";
-  md += "- a small lack-of-fit p (< 0.01 in the JSON) means the response is not linear in the level: read the slope as an "
-        "average over the levels.\n";
+  std::string md = "\n";
+  for (const auto& n : what_if_note_list()) md += "- " + n + "\n";
   return md;
+}
+
+std::vector<std::string> what_if_note_list() {
+  return {
+      "replicate: the component runs 0 (where it can be skipped), 1, 2 and 3 times per instance inside the "
+      "stack; slope = stack time per extra copy (ms), fitted within order-balanced rounds, which run until its "
+      "interval (t over rounds: each round is one independent pass over every copy count) is within 10% of it (0.02 ms for components under 0.2 ms) or the time cap (the stacks' own time) or " +
+          std::to_string(WhatIfOptions{}.max_rounds) + " rounds. Predicted removal = "
+          "slope x instances per forward; making the component X% faster saves X% of that. The removal itself is "
+          "also measured in the same rounds (one copy minus none, the unit `--ab drop:` takes away); it predicts the "
+          "removal (marked \"removal step\") wherever its interval is within the same target, or where the response "
+          "is not linear (lack-of-fit p < 0.01): under a power cap a component whose power density differs from the "
+          "rest's moves the clocks of everything else when it is removed.",
+      "neighbours: on a power-capped GPU a stack's time depends on the stack before it (the clocks the previous "
+      "stack's work left). Every timed stack follows one of its own level: where the stack before it ran another "
+      "level (or the host paused), an untimed stack of the same level runs first (`--prime-stacks`); the removal "
+      "A/Bs pair the same way, so both measure each variant in the state it leaves itself.",
+      "delay: the slope is the stack's response to idle injected at every instance (the critical-path fraction: "
+      "1 = every injected microsecond shows end to end, 0 = hidden). Predicted removal = fraction x isolated cost "
+      "x instances per forward: right for idle work (a host round-trip, a wait), and the figure of what idle of "
+      "this length costs.",
+      "on a power-capped GPU idle is not like removed work: injected idle lowers the average power, so the "
+      "clocks rise in the rest of the stack and a serial kernel's fraction reads well below 1, while removing "
+      "the kernel removes its energy too. Price kernels by replication, idle by delay.",
+      "energy: NVML's total-energy counter read around every stack; it advances in steps (about every 100 ms on an "
+      "H200), so one stack's reading is quantised and the slope's interval carries that (more rounds narrow it).",
+      "a small lack-of-fit p (< 0.01 in the JSON) means the response is not linear in the level: read the slope as an "
+      "average over the levels."};
 }
 
 }  // namespace layerbench::harness

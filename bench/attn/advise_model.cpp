@@ -1,6 +1,7 @@
 #include "bench/attn/advise_model.hpp"
 
 #include "collectives/error.hpp"
+#include "reports/document.hpp"
 #include "stats/summary.hpp"
 
 #include <fmt/format.h>
@@ -160,31 +161,48 @@ std::map<std::string, LocalTimes> local_times_from(const reports::ResultFile& f)
   return out;
 }
 
-std::string advice_markdown(const std::string& title, std::vector<Prediction> preds, double margin) {
+namespace {
+// Fastest predicted median first.
+std::vector<Prediction> ranked(std::vector<Prediction> preds) {
   std::sort(preds.begin(), preds.end(),
             [](const Prediction& a, const Prediction& b) { return a.total.median < b.total.median; });
-  std::string md = fmt::format("### {} (PREDICTION, not a measurement)\n\n", title);
-  md += "| rank | topology | predicted forward ms | interval ms | half-width | vs fastest | parts (median ms) |\n"
-        "|---|---|---|---|---|---|---|\n";
+  return preds;
+}
+}  // namespace
+
+reports::Section advice_section(const std::string& title, std::vector<Prediction> preds) {
+  preds = ranked(std::move(preds));
+  reports::Table t;
+  t.headers = {"rank", "topology", "predicted forward ms", "interval ms", "half-width", "vs fastest", "parts (median ms)"};
+  t.align.assign(t.headers.size(), reports::Align::left);
   for (std::size_t i = 0; i < preds.size(); ++i) {
     const auto& p = preds[i];
     std::string parts;
     for (const auto& [name, x] : p.parts) parts += fmt::format("{}{} {:.3f}", parts.empty() ? "" : "; ", name, x.median);
     const auto& best = preds.front().total;
     const bool resolved = i > 0 && best.hi < p.total.lo;
-    md += fmt::format("| {} | {} | {:.3f} | [{:.3f}, {:.3f}] | ±{:.1f}% | {} | {} |\n", i + 1, p.topology.label,
-                      p.total.median, p.total.lo, p.total.hi,
-                      50.0 * (p.total.hi - p.total.lo) / p.total.median,
-                      i == 0 ? std::string("fastest predicted")
-                             : fmt::format("{:+.1f}% ({})", 100.0 * (p.total.median / best.median - 1),
-                                           resolved ? "resolved: intervals apart" : "not resolved: intervals overlap"),
-                      parts);
+    t.add_row({fmt::format("{}", i + 1), p.topology.label, fmt::format("{:.3f}", p.total.median),
+               fmt::format("[{:.3f}, {:.3f}]", p.total.lo, p.total.hi),
+               fmt::format("±{:.1f}%", 50.0 * (p.total.hi - p.total.lo) / p.total.median),
+               i == 0 ? std::string("fastest predicted")
+                      : fmt::format("{:+.1f}% ({})", 100.0 * (p.total.median / best.median - 1),
+                                    resolved ? "resolved: intervals apart" : "not resolved: intervals overlap"),
+               parts});
   }
+  reports::Section s;
+  s.title = title + " (PREDICTION, not a measurement)";
+  s.tables.push_back(std::move(t));
+  return s;
+}
+
+std::string advice_markdown(const std::string& title, std::vector<Prediction> preds, double margin) {
+  preds = ranked(std::move(preds));
+  std::string md = reports::to_markdown(advice_section(title, preds), 3);
   std::vector<std::string> notes;
   for (const auto& p : preds)
     for (const auto& n : p.notes)
       if (std::find(notes.begin(), notes.end(), n) == notes.end()) notes.push_back(n);
-  md += "\nHow the communication was obtained:\n";
+  md += "How the communication was obtained:\n";
   for (const auto& n : notes) md += "- " + n + "\n";
   md += fmt::format(
       "\nInterval: sum of the parts' p10 .. p90, widened by ±{:.0f}% of the median (clock drift under the power cap "

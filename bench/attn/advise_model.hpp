@@ -15,6 +15,7 @@
 //                timings and the forward's, launch gaps between them).
 #include "attention/topology.hpp"
 #include "attention/workload.hpp"
+#include "reports/document.hpp"
 #include "reports/inputs.hpp"
 
 #include <map>
@@ -79,8 +80,11 @@ Prediction predict(const Topology& t, const Problem& p, const LocalTimes& local,
 // pad_pack and length_exchange measurements.
 std::map<std::string, LocalTimes> local_times_from(const reports::ResultFile& f);
 
-// Ranked table (fastest median first), which differences are resolved (intervals apart), and
-// what the model cannot see. `title` heads it; every figure is marked as a prediction.
+// The ranked table (fastest median first) and which differences are resolved (intervals apart), as
+// a section headed by `title` and marked as a prediction.
+reports::Section advice_section(const std::string& title, std::vector<Prediction> preds);
+// Its markdown (reports::to_markdown, level-3 heading), then how the communication was obtained and
+// what the model cannot see.
 std::string advice_markdown(const std::string& title, std::vector<Prediction> preds, double margin);
 
 }  // namespace layerbench::attention

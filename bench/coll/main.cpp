@@ -6,6 +6,7 @@
 #include "harness/main.hpp"
 #include "collectives/error.hpp"
 #include "collectives/grid.hpp"
+#include "reports/table.hpp"
 
 #include <fmt/format.h>
 
@@ -18,17 +19,20 @@ using namespace layerbench;
 
 namespace {
 
-std::string markdown_table(const std::vector<reports::Measurement>& results) {
+reports::Table sweep_table(const std::vector<reports::Measurement>& results) {
   // Every figure from the declared work (reports::rates_of), in adaptive units.
-  std::string md = "| op | bytes | in place | time | algbw | busbw | #wrong |\n|---|---:|---|---:|---:|---:|---:|\n";
+  using reports::Align;
+  reports::Table t;
+  t.headers = {"op", "bytes", "in place", "time", "algbw", "busbw", "#wrong"};
+  t.align = {Align::left, Align::right, Align::left, Align::right, Align::right, Align::right, Align::right};
   auto rate = [](double v) { return std::isfinite(v) ? reports::fmt_quantity(v, reports::Unit::bytes_per_s) : "—"; };
   for (const auto& m : results) {
     const auto r = reports::rates_of(m);
-    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", m.name, m.params.value("bytes", 0ull),
-                      m.params.value("in_place", false) ? "yes" : "no", reports::fmt_time(r.median_ms),
-                      rate(r.algbw_bytes_per_s), rate(r.busbw_bytes_per_s), m.metrics.value("wrong", 0.0));
+    t.add_row({m.name, fmt::format("{}", m.params.value("bytes", 0ull)), m.params.value("in_place", false) ? "yes" : "no",
+               reports::fmt_time(r.median_ms), rate(r.algbw_bytes_per_s), rate(r.busbw_bytes_per_s),
+               fmt::format("{}", m.metrics.value("wrong", 0.0))});
   }
-  return md;
+  return t;
 }
 
 int run(harness::Context& ctx, const coll::Config& c) {
@@ -118,7 +122,7 @@ int run(harness::Context& ctx, const coll::Config& c) {
   for (const auto& m : res.results) arr.push_back(reports::to_json(m));
   doc["results"] = arr;
   doc["total_wrong"] = res.total_wrong;
-  harness::write_outputs(ctx, c.common, doc, res.results, markdown_table(res.results));
+  harness::write_outputs(ctx, c.common, doc, res.results, reports::to_markdown(sweep_table(res.results)));
   if (res.total_wrong) {
     if (ctx.is_root())
       std::fprintf(stderr, "layerbench-coll: %llu wrong elements: data check FAILED\n",

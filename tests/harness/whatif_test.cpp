@@ -186,6 +186,20 @@ TEST(WhatIf, ReplicationSlopeIsTheCostPerCopy) {
   EXPECT_EQ(j["levels"][0]["copies_per_instance"], 0);
   const auto md = what_if_markdown({r}, 0.95);
   EXPECT_NE(md.find("| serial | replicate | x0, x1, x2, x3 |"), std::string::npos) << md;
+  // The table is a document section: one table of twelve columns, the notes as bullets, and the
+  // markdown is the markdown printer's, after a blank line and ending with the last note.
+  const auto sec = what_if_section({r}, 0.95, "group");
+  EXPECT_EQ(sec.title, "What-if, group: stack of 6 instances");
+  ASSERT_EQ(sec.tables.size(), 1u);
+  ASSERT_EQ(sec.tables[0].rows.size(), 1u);
+  EXPECT_EQ(sec.tables[0].rows[0].size(), sec.tables[0].headers.size());
+  EXPECT_EQ(sec.tables[0].headers.size(), 12u);
+  EXPECT_EQ(sec.tables[0].rows[0][1], "replicate");
+  EXPECT_EQ(sec.notes, what_if_note_list());
+  EXPECT_EQ(md.rfind("\n### What-if: stack of 6 instances\n\n| component | method |", 0), 0u) << md;
+  EXPECT_EQ(md.substr(md.size() - sec.notes.back().size() - 1), sec.notes.back() + "\n");
+  EXPECT_NE(reports::to_text(sec).find("  - replicate: "), std::string::npos);
+  EXPECT_EQ(what_if_markdown({r}, 0.95, "", false).find("\n- "), std::string::npos);
   // With a meter (1 J per ms of stack), the energy per copy is the cost per copy in J.
   double joules = 0;
   auto metered = [&](int k) {

@@ -107,4 +107,21 @@ TEST(AdviseModel, CoversTheCommittedTwoGpuRuns) {
   EXPECT_LT(widest, 15.0);  // an interval, not a shrug
 }
 
+// The advice is a document section: ranked fastest first, a row per topology, and the markdown the
+// markdown printer makes of it, followed by how the communication was obtained.
+TEST(AdviseModel, AdviceIsARankedSection) {
+  Prediction slow{parse_topology("cp2"), {2.0, 1.9, 2.1}, {{"attention", {2.0, 1.9, 2.1}}}, {"note b"}};
+  Prediction fast{parse_topology("ring2"), {1.0, 0.9, 1.1}, {{"attention", {1.0, 0.9, 1.1}}}, {"note a"}};
+  const auto s = advice_section("Advice", {slow, fast});
+  EXPECT_EQ(s.title, "Advice (PREDICTION, not a measurement)");
+  ASSERT_EQ(s.tables.size(), 1u);
+  ASSERT_EQ(s.tables[0].rows.size(), 2u);
+  EXPECT_EQ(s.tables[0].rows[0][1], "ring2");
+  EXPECT_EQ(s.tables[0].rows[0][5], "fastest predicted");
+  EXPECT_EQ(s.tables[0].rows[1][5], "+100.0% (resolved: intervals apart)");
+  const auto md = advice_markdown("Advice", {slow, fast}, 0.05);
+  EXPECT_EQ(md.rfind(reports::to_markdown(s, 3) + "How the communication was obtained:\n- note a\n- note b\n", 0), 0u)
+      << md;
+}
+
 }  // namespace layerbench::attention
