@@ -195,31 +195,10 @@ __global__ void __launch_bounds__(THREADS, 1)
       const StdTile t = tiles[PAIR ? 2 * u + rank : u];
       if (!PAIR && t.valid <= 0) continue;
       if ((wg == 1 && halves && t.valid <= 64) || t.valid <= 0) {
-        // No rows of this consumer (a half tile's second, or a paired padding tile): its stages
-        // go straight back (waiting on `full` keeps the releases in phase).
-        for (int ks = 0; ks < ksteps; ++ks, ++s) {
-          mbar_wait(full + 8 * (s % STAGES), (s / STAGES) & 1);
-          release(s % STAGES);
-        }
+        skip_tile<STAGES>(s, ksteps, full, release);  // no rows of this consumer
         continue;
       }
-      for (int ks = 0; ks < ksteps; ++ks, ++s) {
-        const int stage = s % STAGES;
-        mbar_wait(full + 8 * stage, (s / STAGES) & 1);
-        fence_acc(acc);
-        wgmma_fence();
-        const std::uint64_t da = desc_sw128(base + stage * STAGE_BYTES + wg * 64 * 128);
-        const std::uint64_t db = desc_sw128(base + stage * STAGE_BYTES + A_STAGE);
-#pragma unroll
-        for (int kk = 0; kk < BK / 16; ++kk)  // +32 bytes along K = +2 in the descriptor's address field
-          wgmma_m64n256k16(acc, da + 2 * kk, db + 2 * kk, ks > 0 || kk > 0);
-        wgmma_commit();
-        wgmma_wait<1>();
-        if (ks > 0) release((s - 1) % STAGES);  // step s - 1's MMAs are complete
-      }
-      wgmma_wait<0>();
-      release((s - 1) % STAGES);  // the tile's last step
-      fence_acc(acc);
+      consume_tile<STAGES, STAGE_BYTES, A_STAGE, BK>(acc, s, ksteps, full, base, wg, release);
       if (t.valid > 0) store_tile<EPI>(acc, out, t, n_cols, wg, tid, c_base + wg * C_BYTES, alpha, limit);
     }
   }

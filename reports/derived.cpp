@@ -83,6 +83,19 @@ Estimate rate_ratio(const Measurement& a, double work_a, const Measurement& b, d
                  [w](double ta, double tb) { return ta > 0 ? w * tb / ta : stats::nan_value; });
 }
 
+namespace {
+// The median of per-iteration ratios with its bootstrap interval (fewer than 2 ratios: e unset).
+Estimate median_ratio(Estimate e, const std::vector<double>& r, double confidence) {
+  if (r.size() < 2) return e;
+  const auto m = stats::median_interval(r, confidence, kResamples, kSeedA);
+  e.valid = true;
+  e.value = m.value;
+  e.ci = m.ci;
+  e.resolved = !e.ci.contains(1.0);
+  return e;
+}
+}  // namespace
+
 Estimate paired_rate_ratio(const Measurement& a, double work_a, double work_ref, double confidence) {
   Estimate e;
   e.confidence = confidence;
@@ -96,13 +109,7 @@ Estimate paired_rate_ratio(const Measurement& a, double work_a, double work_ref,
     const double ta = a.samples_ms[i] / k, tb = a.reference_samples_ms[i];
     if (ta > 0 && tb > 0) r.push_back(work_a / work_ref * tb / ta);
   }
-  if (r.size() < 2) return e;
-  const auto m = stats::median_interval(r, confidence, kResamples, kSeedA);
-  e.valid = true;
-  e.value = m.value;
-  e.ci = m.ci;
-  e.resolved = !e.ci.contains(1.0);
-  return e;
+  return median_ratio(std::move(e), r, confidence);
 }
 
 Estimate paired_ratio(const std::vector<double>& a, const std::vector<double>& b, double confidence) {
@@ -113,13 +120,8 @@ Estimate paired_ratio(const std::vector<double>& a, const std::vector<double>& b
   std::vector<double> r;
   for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i)
     if (a[i] > 0 && b[i] > 0) r.push_back(a[i] / b[i]);
-  if (a.size() != b.size() || r.size() < 2) return e;
-  const auto m = stats::median_interval(r, confidence, kResamples, kSeedA);
-  e.valid = true;
-  e.value = m.value;
-  e.ci = m.ci;
-  e.resolved = !e.ci.contains(1.0);
-  return e;
+  if (a.size() != b.size()) return e;
+  return median_ratio(std::move(e), r, confidence);
 }
 
 Estimate rate_ratio_to_reference(const Measurement& a, double work_a, const Measurement& reference, double work_ref,
