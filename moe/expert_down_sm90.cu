@@ -56,13 +56,6 @@ static_assert(smem_bytes<true>() <= 227 * 1024, "one CTA per SM");
 static_assert(BM == kExpertTileRows, "one expert tile per CTA iteration");
 
 #ifdef LB_WGMMA
-__device__ __forceinline__ void consumer_sync(int g) {  // named barrier 2 + g of one consumer warpgroup
-  if (g == 0)
-    asm volatile("bar.sync 2, 128;\n" ::: "memory");
-  else
-    asm volatile("bar.sync 3, 128;\n" ::: "memory");
-}
-
 // The tile's fp32 accumulators of one consumer (rows 64 g + 16 w + l/4 (+8), per n8 group q the
 // columns 8q + 2(l%4) + {0,1}) to bf16 rows of yd. STAGED: 64 columns at a time through the
 // consumer's staging buffer, stored as 16-byte chunks of whole 128-byte row segments.
@@ -82,26 +75,20 @@ __device__ __forceinline__ void store_tile(const float (&acc)[128], bf16* out, i
 #pragma unroll
     for (int q = 0; q < BN / 64; ++q) {
       if (q * 64 >= d) break;  // uniform: d is a kernel argument
-      consumer_sync(g);        // the previous chunk's reads are done
+      consumer_pair_sync(g);  // the previous chunk's reads are done
 #pragma unroll
       for (int i = 32 * q; i < 32 * q + 32; i += 2) {
         const int row = r0 + ((i >> 1) & 1) * 8, col = c0 + ((i >> 2) - 8 * q) * 8;
         const __nv_bfloat162 v = __floats2bfloat162_rn(acc[i], acc[i + 1]);
-        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(c_base + (row * C_PITCH + col) * 2),
-                     "r"(*reinterpret_cast<const std::uint32_t*>(&v))
-                     : "memory");
+        st_shared_bf16x2(c_base + (row * C_PITCH + col) * 2, v);
       }
-      consumer_sync(g);
+      consumer_pair_sync(g);
 #pragma unroll
       for (int p = 0; p < 4; ++p) {  // 64 rows x 8 chunks of 16 B
         const int id = tid + 128 * p, row = id >> 3, ch = id & 7;
         const int grow = g * 64 + row, col = q * 64 + ch * 8;
         if (grow < valid && col < d) {
-          uint4 v;
-          asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
-                       : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                       : "r"(c_base + (row * C_PITCH + ch * 8) * 2)
-                       : "memory");
+          const uint4 v = ld_shared_v4(c_base + (row * C_PITCH + ch * 8) * 2);
           *reinterpret_cast<uint4*>(out + std::int64_t(grow) * d + col) = v;
         }
       }

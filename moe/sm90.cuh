@@ -199,6 +199,29 @@ __device__ __forceinline__ void skip_tile(int& s, int ksteps, std::uint32_t full
     release(s % STAGES);
   }
 }
+
+// Named barrier 2 + g of one of two consumer warpgroups (128 threads; immediate ids so ptxas reserves
+// only these).
+__device__ __forceinline__ void consumer_pair_sync(int g) {
+  if (g == 0)
+    asm volatile("bar.sync 2, 128;\n" ::: "memory");
+  else
+    asm volatile("bar.sync 3, 128;\n" ::: "memory");
+}
+
+// The staged epilogue's two moves: a bf16 pair into the staging buffer, and a 16-byte chunk of a
+// staged row back out.
+__device__ __forceinline__ void st_shared_bf16x2(std::uint32_t addr, __nv_bfloat162 v) {
+  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(*reinterpret_cast<const std::uint32_t*>(&v)) : "memory");
+}
+__device__ __forceinline__ uint4 ld_shared_v4(std::uint32_t addr) {
+  uint4 v;
+  asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "r"(addr)
+               : "memory");
+  return v;
+}
 #endif  // LB_WGMMA
 
 }  // namespace layerbench::moe::cuda::sm90

@@ -59,13 +59,6 @@ __device__ __forceinline__ float glu(float g, float u, float alpha, float limit)
   }
 }
 
-__device__ __forceinline__ void consumer_sync(int g) {  // named barrier 2 + g: one consumer warpgroup
-  if (g == 0)
-    asm volatile("bar.sync 2, 128;\n" ::: "memory");
-  else
-    asm volatile("bar.sync 3, 128;\n" ::: "memory");
-}
-
 // One consumer's accumulators (rows 16 w + l/4 (+8) of its 64; per n8 group q the columns
 // 8q + 2(l%4) + {0,1}) into out, 64 output columns at a time through the consumer's staging
 // buffer (c_base), stored as 16-byte chunks of whole 128-byte row segments. kStore: columns
@@ -81,7 +74,7 @@ __device__ __forceinline__ void store_tile(const float (&acc)[128], bf16* __rest
 #pragma unroll
   for (int q = 0; q < CHUNKS; ++q) {
     if (col0 + q * 64 >= n_cols) break;  // uniform across the warpgroup
-    consumer_sync(g);                    // the previous chunk's reads are done
+    consumer_pair_sync(g);  // the previous chunk's reads are done
 #pragma unroll
     for (int i = 32 * q; i < 32 * q + 32; i += 2) {
       const int row = r0 + ((i >> 1) & 1) * 8, col = c0 + ((i >> 2) - 8 * q) * 8;
@@ -90,21 +83,15 @@ __device__ __forceinline__ void store_tile(const float (&acc)[128], bf16* __rest
         v = __floats2bfloat162_rn(acc[i], acc[i + 1]);
       else
         v = __floats2bfloat162_rn(glu<EPI>(acc[i], acc[i + 64], alpha, limit), glu<EPI>(acc[i + 1], acc[i + 65], alpha, limit));
-      asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(c_base + (row * C_PITCH + col) * 2),
-                   "r"(*reinterpret_cast<const std::uint32_t*>(&v))
-                   : "memory");
+      st_shared_bf16x2(c_base + (row * C_PITCH + col) * 2, v);
     }
-    consumer_sync(g);
+    consumer_pair_sync(g);
 #pragma unroll
     for (int p = 0; p < 4; ++p) {  // 64 rows x 8 chunks of 16 B
       const int id = tid + 128 * p, row = id >> 3, ch = id & 7;
       const int col = col0 + q * 64 + ch * 8;
       if (row < valid && col < n_cols) {
-        uint4 v;
-        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
-                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                     : "r"(c_base + (row * C_PITCH + ch * 8) * 2)
-                     : "memory");
+        const uint4 v = ld_shared_v4(c_base + (row * C_PITCH + ch * 8) * 2);
         *reinterpret_cast<uint4*>(out + std::int64_t(t.row0 + g * 64 + row) * n_cols + col) = v;
       }
     }
