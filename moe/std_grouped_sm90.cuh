@@ -39,6 +39,9 @@ struct StdGroupedVariant {
   bool paired = true;
   bool half_tiles = true;
   bool pack_leftovers = false;
+  // deferred_epilogue = a tile's results are packed to bf16 in registers and stored while the
+  // next tile's first MMAs run (the epilogue off the tensor cores' critical path).
+  bool deferred_epilogue = true;
 };
 void std_grouped_set_variant(const StdGroupedVariant& v);
 StdGroupedVariant std_grouped_variant();

@@ -8,6 +8,7 @@
 // expert id) then a 5-step (value, id) butterfly. Sums (softmax, renormalisation) are tree sums,
 // so they differ from the host's sequential sums by rounding only.
 #include "collectives/error.hpp"
+#include "moe/std_glu.cuh"
 #include "moe/std_kernels.cuh"
 
 #include <algorithm>
@@ -209,9 +210,7 @@ void launch_route(const float* logits, const float* bias, const RouteArgs& a, st
 }
 
 __device__ __forceinline__ float glu1(float g, float u, int clamped, float alpha, float limit) {
-  if (!clamped) return g / (1.0f + expf(-g)) * u;
-  const float gc = fminf(g, limit), uc = fminf(fmaxf(u, -limit), limit);
-  return gc * (1.0f / (1.0f + expf(-alpha * gc))) * (uc + 1.0f);
+  return clamped ? std_glu_value<true>(g, u, alpha, limit) : std_glu_value<false>(g, u, alpha, limit);
 }
 
 // 8 outputs per thread step (I % 8 == 0): 16-byte loads of gate and up, one 16-byte store.

@@ -8,7 +8,8 @@ input), as bench/moe/torch_std.py times them. Per preset and path:
      torch._grouped_mm down): max |diff| <= 2e-2 * max |torch| (bf16 rounding), all finite;
      a path that fails is not timed;
   2. warm-up, then pairs: each pair times ours and torch back to back with CUDA events on the
-     same stream (each launch synchronised before the next), ours first in pairs 0, 3, 4, 7, 8, ...
+     same stream (each launch synchronised before the next and queued behind a 0.2 ms spin
+     kernel, so that the host's launch time is not timed), ours first in pairs 0, 3, 4, 7, 8, ...
      and torch first in the others (ABBA, as the harness times a component beside its reference);
   3. per pair the ratio torch / ours (> 1: ours faster); the median of the ratios with a
      distribution-free 95% interval for the median (order statistics of the ratios whose ranks
@@ -81,8 +82,14 @@ def median_interval(values, level=0.95):
     return xs[k - 1], xs[n - k]
 
 
+SPIN_CYCLES = 400_000  # about 0.2 ms: longer than either side takes to launch its kernels
+
+
 def one_ms(fn):
+    """fn's GPU time: its launches queue behind a short spin kernel, so the first kernel starts
+    right after the start event instead of after the host has made the launch."""
     e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda._sleep(SPIN_CYCLES)
     e0.record()
     fn()
     e1.record()
