@@ -23,26 +23,54 @@ CUtensorMap encode_tma_2d(const void* base, std::uint64_t inner, std::uint64_t o
 // Compute capability 9.0 (the sm_90a kernels' only target).
 bool device_is_sm90();
 
-// Launch configuration of a kernel in 2-CTA clusters (cudaLaunchKernelEx with the cluster
-// dimension attribute); used in place (cfg points at attr).
-struct PairLaunch {
-  cudaLaunchAttribute attr{};
+// A kernel's launch configuration for cudaLaunchKernelEx (used in place: cfg points at attr),
+// with optional attributes: 2-CTA clusters, and an early start (programmatic dependent launch:
+// the kernel may begin while the stream's previous kernel runs, once that kernel's CTAs executed
+// grid_dependents_may_start() or exited; it must call grid_dependency_wait() before it reads what
+// that kernel writes).
+struct Launch {
+  cudaLaunchAttribute attr[2]{};
   cudaLaunchConfig_t cfg{};
-  PairLaunch(unsigned grid, int threads, int smem, cudaStream_t s) {
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = 2;
-    attr.val.clusterDim.y = 1;
-    attr.val.clusterDim.z = 1;
+  Launch(unsigned grid, int threads, int smem, cudaStream_t s) {
     cfg.gridDim = dim3(grid);
     cfg.blockDim = dim3(static_cast<unsigned>(threads));
     cfg.dynamicSmemBytes = static_cast<std::size_t>(smem);
     cfg.stream = s;
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 0;
   }
-  PairLaunch(const PairLaunch&) = delete;
-  PairLaunch& operator=(const PairLaunch&) = delete;
+  Launch(const Launch&) = delete;
+  Launch& operator=(const Launch&) = delete;
+  void cluster_pairs() {
+    auto& a = attr[cfg.numAttrs++];
+    a.id = cudaLaunchAttributeClusterDimension;
+    a.val.clusterDim.x = 2;
+    a.val.clusterDim.y = 1;
+    a.val.clusterDim.z = 1;
+  }
+  void early_start() {
+    auto& a = attr[cfg.numAttrs++];
+    a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    a.val.programmaticStreamSerializationAllowed = 1;
+  }
 };
+
+// Launch configuration of a kernel in 2-CTA clusters.
+struct PairLaunch : Launch {
+  PairLaunch(unsigned grid, int threads, int smem, cudaStream_t s) : Launch(grid, threads, smem, s) { cluster_pairs(); }
+};
+
+// Programmatic dependent launch, device side (sm_90; no-ops for a kernel launched without it).
+__device__ __forceinline__ void grid_dependents_may_start() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void grid_dependency_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
 
 #ifdef LB_WGMMA
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }

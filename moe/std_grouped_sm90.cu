@@ -30,6 +30,8 @@
 #include "moe/std_glu.cuh"
 #include "moe/std_grouped_sm90.cuh"
 
+#include <cub/block/block_scan.cuh>
+
 #include <algorithm>
 #include <cstdint>
 
@@ -44,6 +46,13 @@ constexpr int BM = 128, BN = 256, BK = 64, STAGES = 4, THREADS = 384, GU_COLS = 
 // accumulators of a 64 x 256 tile, the previous tile packed to bf16, addresses): 2 x 128 x 232
 // + 128 x 40 <= 65536.
 constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
+// Deferred epilogue of gate/up: the GLU of the last GLU_LATE of a consumer's 32 activation pairs
+// runs in the next tile, beside its MMAs (the rest before: all 32 need more registers than the
+// accumulators leave, and ptxas spills).
+#ifndef LB_GLU_LATE
+#define LB_GLU_LATE 16
+#endif
+constexpr int GLU_LATE = LB_GLU_LATE;
 constexpr int A_STAGE = BM * BK * 2, B_HALF = (BN / 2) * BK * 2, STAGE_BYTES = A_STAGE + 2 * B_HALF;
 // Staged epilogue: per consumer 64 rows x 64 bf16 at a 72-element pitch (144 B): the fragment
 // writes hit 32 distinct banks and each row reads back as 16-byte chunks.
@@ -73,11 +82,11 @@ __device__ __forceinline__ float2 unpack_bf16x2(std::uint32_t v) {
   return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&v));
 }
 
-// GLU: the packed gate/up pairs into packed activation pairs, in place (pk[0, 32)).
-template <int EPI>
+// GLU: the packed gate/up pairs j in [J0, J1) into packed activation pairs, in place (pk[j]).
+template <int EPI, int J0, int J1>
 __device__ __forceinline__ void glu_packed(std::uint32_t (&pk)[64], float alpha, float limit) {
 #pragma unroll
-  for (int j = 0; j < 32; ++j) {
+  for (int j = J0; j < J1; ++j) {
     const float2 g = unpack_bf16x2(pk[j]), u = unpack_bf16x2(pk[32 + j]);
     const __nv_bfloat162 r = __floats2bfloat162_rn(std_glu_value<EPI == kClampedGlu>(g.x, u.x, alpha, limit),
                                                    std_glu_value<EPI == kClampedGlu>(g.y, u.y, alpha, limit));
@@ -132,11 +141,10 @@ __global__ void __launch_bounds__(THREADS, 1)
                    const StdTile* __restrict__ tiles, int max_tiles, const int* __restrict__ live, int ksteps,
                    int b_rows, int up, int halves, float alpha, float limit) {
 #ifdef LB_WGMMA
-  const int n_tiles = min(max_tiles, *live);
+  grid_dependents_may_start();  // the next GEMM's CTAs may take SMs as this grid's CTAs finish
   const int rank = PAIR ? cluster_rank() : 0;
   const int first = PAIR ? static_cast<int>(blockIdx.x) / 2 : static_cast<int>(blockIdx.x);
   const int stride = PAIR ? static_cast<int>(gridDim.x) / 2 : static_cast<int>(gridDim.x);
-  const int units = PAIR ? n_tiles / 2 : n_tiles;  // pairs (the list has an even length), or tiles
   extern __shared__ unsigned char smem_raw[];
   const std::uint32_t raw = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_raw));
   const std::uint32_t base = (raw + 1023u) & ~1023u;
@@ -153,6 +161,9 @@ __global__ void __launch_bounds__(THREADS, 1)
     cluster_sync();  // the peer's barriers exist before anything arrives on them
   else
     __syncthreads();
+  grid_dependency_wait();  // the tile list (and, for down, act) are complete and visible
+  const int n_tiles = min(max_tiles, *live);
+  const int units = PAIR ? n_tiles / 2 : n_tiles;  // pairs (the list has an even length), or tiles
   const int wg = threadIdx.x >> 7;  // 0, 1: consumers; 2: the producer warpgroup
   if (wg == 2) {
     regs_release<PRODUCER_REGS>();
@@ -203,6 +214,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     std::uint32_t pk[64];        // the last tile's results, packed (pack_tile)
     StdTile pending{0, 0, 0, 0};  // DEFER: that tile, while its epilogue waits (valid > 0)
     auto epilogue = [&](const StdTile& t) {
+      if constexpr (DEFER && EPI != kStore) glu_packed<EPI, 32 - GLU_LATE, 32>(pk, alpha, limit);
       store_tile<EPI>(pk, out, t, n_cols, wg, tid, c_base + wg * C_BYTES, alpha, limit);
     };
     int s = 0;
@@ -222,7 +234,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         consume_tile<STAGES, STAGE_BYTES, A_STAGE, BK>(acc, s, ksteps, full, base, wg, release);
       }
       pack_tile<EPI>(acc, pk);
-      if constexpr (EPI != kStore) glu_packed<EPI>(pk, alpha, limit);
+      if constexpr (EPI != kStore) glu_packed<EPI, 0, DEFER ? 32 - GLU_LATE : 32>(pk, alpha, limit);
       if constexpr (!DEFER) epilogue(t);
     }
     if (DEFER && pending.valid > 0) epilogue(pending);  // the last tile's
@@ -233,20 +245,14 @@ __global__ void __launch_bounds__(THREADS, 1)
 #endif
 }
 
-// Exclusive prefix sum over the block (Hillis-Steele in `scratch`); *total gets the sum.
-__device__ int block_exclusive_scan(int v, int* scratch, int* total) {
-  const int tid = threadIdx.x;
-  __syncthreads();  // scratch is free
-  scratch[tid] = v;
+using TileScan = cub::BlockScan<int, TILE_THREADS>;
+
+// Exclusive prefix sum over the block; *total gets the sum. The barrier first frees `tmp`.
+__device__ __forceinline__ int block_exclusive_scan(int v, TileScan::TempStorage& tmp, int* total) {
   __syncthreads();
-  for (int d = 1; d < TILE_THREADS; d *= 2) {
-    const int add = tid >= d ? scratch[tid - d] : 0;
-    __syncthreads();
-    scratch[tid] += add;
-    __syncthreads();
-  }
-  *total = scratch[TILE_THREADS - 1];
-  return scratch[tid] - v;
+  int out = 0;
+  TileScan(tmp).ExclusiveSum(v, out, *total);
+  return out;
 }
 
 // Tiles of one expert (c rows) in a list of nb column blocks. pack: a region of even length
@@ -294,7 +300,8 @@ __global__ void __launch_bounds__(TILE_THREADS)
     tiles_kernel(const int* __restrict__ counts, int experts, int nb0, int nb1, StdTile* __restrict__ t0, int max0,
                  StdTile* __restrict__ t1, int max1, int* __restrict__ live, int pack) {
   __shared__ int row_off[kStdGroupedMaxExperts + 1], tile_off[kStdGroupedMaxExperts + 1];
-  __shared__ int scratch[TILE_THREADS];
+  __shared__ TileScan::TempStorage scratch;
+  grid_dependents_may_start();  // the GEMM's CTAs set up beside this one and wait for its lists
   const int tid = threadIdx.x, chunk = (experts + TILE_THREADS - 1) / TILE_THREADS;
   const int lo = min(experts, tid * chunk), hi = min(experts, lo + chunk);
   int sum = 0, total = 0;
@@ -350,14 +357,16 @@ void launch_as(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtenso
   const auto alpha = static_cast<float>(a.alpha), limit = static_cast<float>(a.limit);
   if (!g_variant.paired) {
     ensure_max_dynamic_smem(reinterpret_cast<const void*>(grouped_kernel<EPI, false, DEFER>), SMEM);
-    const int grid = std::max(1, std::min(mt, sms));
-    grouped_kernel<EPI, false, DEFER><<<grid, THREADS, SMEM, s>>>(amap, amap64, bmap, out, n_cols, tiles, mt, live,
-                                                                  ksteps, b_rows, up, half, alpha, limit);
+    sm90::Launch l(static_cast<unsigned>(std::max(1, std::min(mt, sms))), THREADS, SMEM, s);
+    l.early_start();
+    LB_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, grouped_kernel<EPI, false, DEFER>, amap, amap64, bmap, out, n_cols, tiles,
+                                     mt, live, ksteps, b_rows, up, half, alpha, limit));
     LB_CUDA_CHECK_LAUNCH();
     return;
   }
   ensure_max_dynamic_smem(reinterpret_cast<const void*>(grouped_kernel<EPI, true, DEFER>), SMEM);
   sm90::PairLaunch pl(static_cast<unsigned>(sms / 2 * 2), THREADS, SMEM, s);
+  pl.early_start();
   static int resident[3][2][64] = {};  // co-resident 2-CTA clusters per device (SMs pair up inside a GPC)
   int& clusters = resident[EPI][DEFER ? 1 : 0][dev & 63];
   if (clusters == 0)
