@@ -19,13 +19,13 @@
 // Columns that run past I (or h) into the next rows of the weight are computed and not stored;
 // the last expert's run past the tensor arrives as zeros.
 //
-// Epilogue modes (StdGroupedVariant::epilogue; Plan below): in place, each consumer stores its
-// tile (through its staging buffer) before the next; deferred (the default), it packs its results
-// to bf16 pairs in registers (for gate/up half of the GLU first) and stores them once the next
+// Deferred epilogue (the default variant): at a tile's end each consumer packs its results to
+// bf16 pairs in registers (for gate/up after half of the GLU) and stores them once the next
 // tile's first three K steps are issued, so that the tensor cores work through the stores and
-// the other half of the GLU; warps, it writes the packed pairs into a hand-off buffer in shared
-// memory and goes on, and a warp of the producer warpgroup applies the GLU and stores (a 3-stage
-// ring makes the room).
+// the other half of the GLU (the whole GLU there needs more registers than the accumulators
+// leave: ptxas spills). Handing the packed tile through shared memory to epilogue warps instead,
+// with a 3-stage ring to make the room, measured 2-10% slower at every preset
+// (results/moe/2026-12-02-h200-m).
 #include "collectives/error.hpp"
 #include "moe/cuda_kernels.cuh"
 #include "moe/sm90.cuh"
@@ -43,36 +43,21 @@ namespace {
 
 using namespace sm90;
 
-constexpr int BM = 128, BN = 256, BK = 64, THREADS = 384, GU_COLS = 128;
-constexpr int A_STAGE = BM * BK * 2, B_HALF = (BN / 2) * BK * 2, STAGE_BYTES = A_STAGE + 2 * B_HALF;
-// Staged epilogue: per consumer 64 rows x 64 bf16 at a 72-element pitch (144 B): the fragment
-// writes hit 32 distinct banks and each row reads back as 16-byte chunks.
-constexpr int C_PITCH = 72, C_BYTES = 64 * C_PITCH * 2;
-// Hand-off buffer of the epilogue warps: a consumer's 64 packed words per thread, word j of
-// thread t at 4 (128 j + t); then 16 bytes of tile data (row0, valid rows, first column).
-constexpr int HANDOFF_BYTES = 128 * 64 * 4, HANDOFF_META = 16;
-
-// Epilogue modes (StdEpilogue): in place (the consumers store each tile before the next),
-// deferred (the consumers pack a tile to bf16 in registers and store it beside the next tile's
-// first MMAs: 232 registers each, the producer warpgroup keeps 40), warps (the consumers hand
-// the packed tile to two warps of the producer warpgroup through shared memory, which apply the
-// GLU and store while the consumers go on: 3 stages make the room; 216 and 64 registers).
-enum Mode : int { kInPlace = 0, kDeferred = 1, kWarps = 2 };
-template <int MODE>
-struct Plan {
-  static constexpr int stages = MODE == kWarps ? 3 : 4;
-  static constexpr int epi_bytes = MODE == kWarps ? 2 * (HANDOFF_BYTES + HANDOFF_META) : 2 * C_BYTES;
-  static constexpr int barriers = 2 * stages + 4;  // ring full / empty, hand-off full / empty per consumer
-  static constexpr int smem = stages * STAGE_BYTES + epi_bytes + barriers * 8 + 1024;  // + alignment slack
-  static constexpr int producer_regs = MODE == kWarps ? 64 : 40;
-  static constexpr int consumer_regs = MODE == kWarps ? 216 : 232;
-  static_assert(smem <= 227 * 1024, "one CTA per SM");
-  static_assert(2 * 128 * consumer_regs + 128 * producer_regs <= 65536, "the register file");
-};
+constexpr int BM = 128, BN = 256, BK = 64, STAGES = 4, THREADS = 384, GU_COLS = 128;
+// Registers per thread: the producer warpgroup (one working thread) and the consumers (fp32
+// accumulators of a 64 x 256 tile, the previous tile packed to bf16, addresses): 2 x 128 x 232
+// + 128 x 40 <= 65536.
+constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
 // Deferred epilogue of gate/up: the GLU of the last GLU_LATE of a consumer's 32 activation pairs
 // runs in the next tile, beside its MMAs (the rest before: all 32 need more registers than the
 // accumulators leave, and ptxas spills).
 constexpr int GLU_LATE = 16;
+constexpr int A_STAGE = BM * BK * 2, B_HALF = (BN / 2) * BK * 2, STAGE_BYTES = A_STAGE + 2 * B_HALF;
+// Staged epilogue: per consumer 64 rows x 64 bf16 at a 72-element pitch (144 B): the fragment
+// writes hit 32 distinct banks and each row reads back as 16-byte chunks.
+constexpr int C_PITCH = 72, C_BYTES = 64 * C_PITCH * 2;
+constexpr int SMEM = STAGES * STAGE_BYTES + 2 * C_BYTES + 2 * STAGES * 8 + 1024;  // ring, staging, mbarriers, slack
+static_assert(SMEM <= 227 * 1024, "one CTA per SM");
 constexpr int TILE_THREADS = 1024;
 
 enum Epi : int { kStore = 0, kSiluGlu = 1, kClampedGlu = 2 };
@@ -96,65 +81,15 @@ __device__ __forceinline__ float2 unpack_bf16x2(std::uint32_t v) {
   return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&v));
 }
 
-// GLU of a packed gate pair and up pair into a packed activation pair.
-template <int EPI>
-__device__ __forceinline__ std::uint32_t glu_pair(std::uint32_t gp, std::uint32_t up, float alpha, float limit) {
-  const float2 g = unpack_bf16x2(gp), u = unpack_bf16x2(up);
-  const __nv_bfloat162 r = __floats2bfloat162_rn(std_glu_value<EPI == kClampedGlu>(g.x, u.x, alpha, limit),
-                                                 std_glu_value<EPI == kClampedGlu>(g.y, u.y, alpha, limit));
-  return *reinterpret_cast<const std::uint32_t*>(&r);
-}
-
 // GLU: the packed gate/up pairs j in [J0, J1) into packed activation pairs, in place (pk[j]).
 template <int EPI, int J0, int J1>
 __device__ __forceinline__ void glu_packed(std::uint32_t (&pk)[64], float alpha, float limit) {
 #pragma unroll
-  for (int j = J0; j < J1; ++j) pk[j] = glu_pair<EPI>(pk[j], pk[32 + j], alpha, limit);
-}
-
-// kWarps, consumer side: the accumulators packed as pack_tile does, straight into the hand-off
-// buffer (word j of thread t at 4 (128 j + t): conflict-free).
-template <int EPI>
-__device__ __forceinline__ void hand_off_tile(const float (&acc)[128], std::uint32_t buf, int tid) {
-#pragma unroll
-  for (int j = 0; j < 64; ++j) {
-    const int i = EPI == kStore ? 2 * j : j < 32 ? 2 * j : 64 + 2 * (j - 32);
-    const __nv_bfloat162 v = __floats2bfloat162_rn(acc[i], acc[i + 1]);
-    st_shared_b32(buf + (128 * j + tid) * 4, *reinterpret_cast<const std::uint32_t*>(&v));
-  }
-}
-
-// kWarps, epilogue warp side: every tile one consumer hands off, until it hands off one with
-// valid < 0. A 16-byte chunk (row r, n8 group G) is word j = 2 G + (r / 8) % 2 of the four
-// threads 32 (r / 16) + 4 (r % 8) + {0..3}; lanes take 32 rows of one group, so that each load
-// reads 512 contiguous bytes. GLU: the gate chunk and the up chunk (j + 32) into 8 activations.
-template <int EPI>
-__device__ __forceinline__ void drain_hand_offs(bf16* __restrict__ out, int n_cols, std::uint32_t buf,
-                                                std::uint32_t full_bar, std::uint32_t empty_bar, float alpha,
-                                                float limit) {
-  const int lane = threadIdx.x & 31, l8 = lane & 7, w = lane >> 3;
-  const std::uint32_t meta = buf + HANDOFF_BYTES;
-  constexpr int GROUPS = EPI == kStore ? BN / 8 : GU_COLS / 8;
-  for (int n = 0;; ++n) {
-    mbar_wait(full_bar, n & 1);
-    const uint4 m = ld_shared_v4(meta);
-    const int row0 = static_cast<int>(m.x), valid = static_cast<int>(m.y), col0 = static_cast<int>(m.z);
-    if (valid < 0) break;  // the consumer's last hand-off
-#pragma unroll 4
-    for (int k = 0; k < 2 * GROUPS; ++k) {
-      const int G = k >> 1, h = k & 1, r = 16 * w + 8 * h + l8, j = 2 * G + h;
-      const std::uint32_t at = buf + (128 * j + 32 * w + 4 * l8) * 4;
-      uint4 v = ld_shared_v4(at);
-      if constexpr (EPI != kStore) {
-        const uint4 u = ld_shared_v4(at + 32 * 128 * 4);
-        v = make_uint4(glu_pair<EPI>(v.x, u.x, alpha, limit), glu_pair<EPI>(v.y, u.y, alpha, limit),
-                       glu_pair<EPI>(v.z, u.z, alpha, limit), glu_pair<EPI>(v.w, u.w, alpha, limit));
-      }
-      const int col = col0 + 8 * G;
-      if (r < valid && col < n_cols) *reinterpret_cast<uint4*>(out + std::int64_t(row0 + r) * n_cols + col) = v;
-    }
-    __syncwarp();
-    if (lane == 0) mbar_arrive(empty_bar);  // the buffer is free
+  for (int j = J0; j < J1; ++j) {
+    const float2 g = unpack_bf16x2(pk[j]), u = unpack_bf16x2(pk[32 + j]);
+    const __nv_bfloat162 r = __floats2bfloat162_rn(std_glu_value<EPI == kClampedGlu>(g.x, u.x, alpha, limit),
+                                                   std_glu_value<EPI == kClampedGlu>(g.y, u.y, alpha, limit));
+    pk[j] = *reinterpret_cast<const std::uint32_t*>(&r);
   }
 }
 
@@ -198,15 +133,13 @@ __device__ __forceinline__ void store_tile(std::uint32_t (&pk)[64], bf16* __rest
 // clusters take list entries 2p and 2p + 1; when both are live tiles of one (expert, block) each
 // CTA loads one half of the weight box and multicasts it into both (the box crosses L2 once),
 // else each loads its own. A stage is refilled once the consumer warps of both CTAs released it.
-template <int EPI, bool PAIR, int MODE>
+template <int EPI, bool PAIR, bool DEFER>
 __global__ void __launch_bounds__(THREADS, 1)
     grouped_kernel(const __grid_constant__ CUtensorMap amap, const __grid_constant__ CUtensorMap amap64,
                    const __grid_constant__ CUtensorMap bmap, bf16* __restrict__ out, int n_cols,
                    const StdTile* __restrict__ tiles, int max_tiles, const int* __restrict__ live, int ksteps,
                    int b_rows, int up, int halves, float alpha, float limit) {
 #ifdef LB_WGMMA
-  using P = Plan<MODE>;
-  constexpr int STAGES = P::stages;
   grid_dependents_may_start();  // the next GEMM's CTAs may take SMs as this grid's CTAs finish
   const int rank = PAIR ? cluster_rank() : 0;
   const int first = PAIR ? static_cast<int>(blockIdx.x) / 2 : static_cast<int>(blockIdx.x);
@@ -214,17 +147,12 @@ __global__ void __launch_bounds__(THREADS, 1)
   extern __shared__ unsigned char smem_raw[];
   const std::uint32_t raw = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_raw));
   const std::uint32_t base = (raw + 1023u) & ~1023u;
-  const std::uint32_t c_base = base + STAGES * STAGE_BYTES;  // staging, or the two hand-off buffers
-  const std::uint32_t full = c_base + P::epi_bytes, empty = full + 8 * STAGES;
-  const std::uint32_t hand_full = empty + 8 * STAGES, hand_empty = hand_full + 16;  // 2 each
+  const std::uint32_t c_base = base + STAGES * STAGE_BYTES;
+  const std::uint32_t full = c_base + 2 * C_BYTES, empty = full + 8 * STAGES;
   if (threadIdx.x == 0) {
     for (int i = 0; i < STAGES; ++i) {
       mbar_init(full + 8 * i, 1);
       mbar_init(empty + 8 * i, PAIR ? 2 * 8 : 2 * 128);  // paired: the consumer warps of both CTAs
-    }
-    for (int g = 0; g < 2; ++g) {
-      mbar_init(hand_full + 8 * g, 128);  // every thread of consumer g
-      mbar_init(hand_empty + 8 * g, 1);   // its epilogue warp
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
@@ -237,13 +165,8 @@ __global__ void __launch_bounds__(THREADS, 1)
   const int units = PAIR ? n_tiles / 2 : n_tiles;  // pairs (the list has an even length), or tiles
   const int wg = threadIdx.x >> 7;  // 0, 1: consumers; 2: the producer warpgroup
   if (wg == 2) {
-    regs_release<P::producer_regs>();
-    const int warp = (threadIdx.x >> 5) - 8;
-    if (MODE == kWarps && (warp == 1 || warp == 2)) {  // the epilogue warp of consumer warp - 1
-      const int g = warp - 1;
-      drain_hand_offs<EPI>(out, n_cols, c_base + g * (HANDOFF_BYTES + HANDOFF_META), hand_full + 8 * g,
-                           hand_empty + 8 * g, alpha, limit);
-    } else if (threadIdx.x == 256) {
+    regs_release<PRODUCER_REGS>();
+    if (threadIdx.x == 256) {
       int s = 0;
       for (int u = first; u < units; u += stride) {
         const StdTile t = tiles[PAIR ? 2 * u + rank : u];
@@ -273,7 +196,7 @@ __global__ void __launch_bounds__(THREADS, 1)
       }
     }
   } else {
-    regs_take<P::consumer_regs>();
+    regs_take<CONSUMER_REGS>();
     const int tid = threadIdx.x & 127, lane = tid & 31;
     auto release = [&](int stage) {
       if constexpr (PAIR) {
@@ -287,25 +210,11 @@ __global__ void __launch_bounds__(THREADS, 1)
       }
     };
     float acc[128];
-    std::uint32_t pk[64];         // kInPlace, kDeferred: the last tile's results, packed (pack_tile)
-    StdTile pending{0, 0, 0, 0};  // kDeferred: that tile, while its epilogue waits (valid > 0)
+    std::uint32_t pk[64];        // the last tile's results, packed (pack_tile)
+    StdTile pending{0, 0, 0, 0};  // DEFER: that tile, while its epilogue waits (valid > 0)
     auto epilogue = [&](const StdTile& t) {
-      if constexpr (MODE == kDeferred && EPI != kStore) glu_packed<EPI, 32 - GLU_LATE, 32>(pk, alpha, limit);
+      if constexpr (DEFER && EPI != kStore) glu_packed<EPI, 32 - GLU_LATE, 32>(pk, alpha, limit);
       store_tile<EPI>(pk, out, t, n_cols, wg, tid, c_base + wg * C_BYTES, alpha, limit);
-    };
-    const std::uint32_t hand_buf = c_base + wg * (HANDOFF_BYTES + HANDOFF_META);
-    int handed = 0;  // kWarps: tiles handed to this consumer's epilogue warp
-    auto hand_off = [&](const StdTile* t) {  // nullptr: the end
-      if (handed > 0) mbar_wait(hand_empty + 8 * wg, (handed - 1) & 1);  // the last one is stored
-      if (t) hand_off_tile<EPI>(acc, hand_buf, tid);
-      if (tid == 0) {
-        const int col0 = t ? t->block * (EPI == kStore ? BN : GU_COLS) : 0;
-        asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(hand_buf + HANDOFF_BYTES),
-                     "r"(t ? t->row0 + wg * 64 : 0), "r"(t ? t->valid - wg * 64 : -1), "r"(col0), "r"(0)
-                     : "memory");
-      }
-      mbar_arrive(hand_full + 8 * wg);
-      ++handed;
     };
     int s = 0;
     for (int u = first; u < units; u += stride) {
@@ -315,7 +224,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         skip_tile<STAGES>(s, ksteps, full, release);  // no rows of this consumer
         continue;
       }
-      if constexpr (MODE == kDeferred) {
+      if constexpr (DEFER) {
         consume_tile_hooked<STAGES, STAGE_BYTES, A_STAGE, BK, 2>(acc, s, ksteps, full, base, wg, release, [&] {
           if (pending.valid > 0) epilogue(pending);
         });
@@ -323,17 +232,11 @@ __global__ void __launch_bounds__(THREADS, 1)
       } else {
         consume_tile<STAGES, STAGE_BYTES, A_STAGE, BK>(acc, s, ksteps, full, base, wg, release);
       }
-      if constexpr (MODE == kWarps) {
-        hand_off(&t);
-      } else {
-        pack_tile<EPI>(acc, pk);
-        if constexpr (EPI != kStore) glu_packed<EPI, 0, MODE == kDeferred ? 32 - GLU_LATE : 32>(pk, alpha, limit);
-        if constexpr (MODE == kInPlace) epilogue(t);
-      }
+      pack_tile<EPI>(acc, pk);
+      if constexpr (EPI != kStore) glu_packed<EPI, 0, DEFER ? 32 - GLU_LATE : 32>(pk, alpha, limit);
+      if constexpr (!DEFER) epilogue(t);
     }
-    if constexpr (MODE == kDeferred)
-      if (pending.valid > 0) epilogue(pending);  // the last tile's
-    if constexpr (MODE == kWarps) hand_off(nullptr);
+    if (DEFER && pending.valid > 0) epilogue(pending);  // the last tile's
   }
   if constexpr (PAIR) cluster_sync();  // no CTA leaves while its peer may still write into it
 #else
@@ -442,35 +345,34 @@ __global__ void __launch_bounds__(TILE_THREADS)
 
 StdGroupedVariant g_variant;  // the launches' variant (std_grouped_set_variant)
 
-template <int EPI, int MODE>
+template <int EPI, bool DEFER>
 void launch_as(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMap& bmap, bf16* out, int n_cols,
                const StdTile* tiles, std::int64_t max_tiles, const int* live, int ksteps, int b_rows, int up,
                const ActivationSpec& a, cudaStream_t s) {
-  constexpr int SMEM = Plan<MODE>::smem;
   int dev = 0, sms = 0;
   LB_CUDA_CHECK(cudaGetDevice(&dev));
   LB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   const int mt = static_cast<int>(max_tiles), half = g_variant.half_tiles ? 1 : 0;
   const auto alpha = static_cast<float>(a.alpha), limit = static_cast<float>(a.limit);
   if (!g_variant.paired) {
-    ensure_max_dynamic_smem(reinterpret_cast<const void*>(grouped_kernel<EPI, false, MODE>), SMEM);
+    ensure_max_dynamic_smem(reinterpret_cast<const void*>(grouped_kernel<EPI, false, DEFER>), SMEM);
     sm90::Launch l(static_cast<unsigned>(std::max(1, std::min(mt, sms))), THREADS, SMEM, s);
     l.early_start();
-    LB_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, grouped_kernel<EPI, false, MODE>, amap, amap64, bmap, out, n_cols, tiles,
+    LB_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, grouped_kernel<EPI, false, DEFER>, amap, amap64, bmap, out, n_cols, tiles,
                                      mt, live, ksteps, b_rows, up, half, alpha, limit));
     LB_CUDA_CHECK_LAUNCH();
     return;
   }
-  ensure_max_dynamic_smem(reinterpret_cast<const void*>(grouped_kernel<EPI, true, MODE>), SMEM);
+  ensure_max_dynamic_smem(reinterpret_cast<const void*>(grouped_kernel<EPI, true, DEFER>), SMEM);
   sm90::PairLaunch pl(static_cast<unsigned>(sms / 2 * 2), THREADS, SMEM, s);
   pl.early_start();
-  static int resident[3][3][64] = {};  // co-resident 2-CTA clusters per device (SMs pair up inside a GPC)
-  int& clusters = resident[EPI][MODE][dev & 63];
+  static int resident[3][2][64] = {};  // co-resident 2-CTA clusters per device (SMs pair up inside a GPC)
+  int& clusters = resident[EPI][DEFER ? 1 : 0][dev & 63];
   if (clusters == 0)
-    LB_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, grouped_kernel<EPI, true, MODE>, &pl.cfg));
+    LB_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, grouped_kernel<EPI, true, DEFER>, &pl.cfg));
   const int grid_clusters = std::max(1, std::min(clusters, std::max(1, mt / 2)));
   pl.cfg.gridDim = dim3(static_cast<unsigned>(2 * grid_clusters));
-  LB_CUDA_CHECK(cudaLaunchKernelEx(&pl.cfg, grouped_kernel<EPI, true, MODE>, amap, amap64, bmap, out, n_cols, tiles,
+  LB_CUDA_CHECK(cudaLaunchKernelEx(&pl.cfg, grouped_kernel<EPI, true, DEFER>, amap, amap64, bmap, out, n_cols, tiles,
                                    mt, live, ksteps, b_rows, up, half, alpha, limit));
   LB_CUDA_CHECK_LAUNCH();
 }
@@ -479,14 +381,10 @@ template <int EPI>
 void launch(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMap& bmap, bf16* out, int n_cols,
             const StdTile* tiles, std::int64_t max_tiles, const int* live, int ksteps, int b_rows, int up,
             const ActivationSpec& a, cudaStream_t s) {
-  switch (g_variant.epilogue) {
-    case StdEpilogue::in_place:
-      return launch_as<EPI, kInPlace>(amap, amap64, bmap, out, n_cols, tiles, max_tiles, live, ksteps, b_rows, up, a, s);
-    case StdEpilogue::deferred:
-      return launch_as<EPI, kDeferred>(amap, amap64, bmap, out, n_cols, tiles, max_tiles, live, ksteps, b_rows, up, a, s);
-    case StdEpilogue::warps:
-      return launch_as<EPI, kWarps>(amap, amap64, bmap, out, n_cols, tiles, max_tiles, live, ksteps, b_rows, up, a, s);
-  }
+  if (g_variant.deferred_epilogue)
+    launch_as<EPI, true>(amap, amap64, bmap, out, n_cols, tiles, max_tiles, live, ksteps, b_rows, up, a, s);
+  else
+    launch_as<EPI, false>(amap, amap64, bmap, out, n_cols, tiles, max_tiles, live, ksteps, b_rows, up, a, s);
 }
 
 void check_sizes(std::int64_t rows_cap, std::int64_t experts, std::int64_t n_rows_per_expert, std::int64_t max_tiles) {
@@ -502,15 +400,6 @@ std::int64_t align_up(std::int64_t v, std::int64_t a) { return (v + a - 1) / a *
 bool std_grouped_sm90_supported(std::int64_t h, std::int64_t inter, std::int64_t experts) {
   return sm90::device_is_sm90() && h > 0 && inter > 0 && h % 8 == 0 && inter % 8 == 0 && experts > 0 &&
          experts <= kStdGroupedMaxExperts;
-}
-
-const char* to_string(StdEpilogue e) {
-  switch (e) {
-    case StdEpilogue::in_place: return "epilogue in place";
-    case StdEpilogue::deferred: return "deferred epilogue";
-    case StdEpilogue::warps: return "epilogue warps";
-  }
-  return "?";
 }
 
 void std_grouped_set_variant(const StdGroupedVariant& v) { g_variant = v; }

@@ -35,18 +35,13 @@ inline constexpr std::int64_t kStdGroupedMaxExperts = 4096;
 // with two row tiles one of them half (DeepSeek-V3 gate/up 9.10 ms against 7.76 in plain order),
 // so plain order stays the default until the present pair order (which keeps that multicast) is
 // measured: layerbench-moe-kernels --models times it beside the default.
-enum class StdEpilogue { in_place, deferred, warps };
-const char* to_string(StdEpilogue e);
-
 struct StdGroupedVariant {
   bool paired = true;
   bool half_tiles = true;
   bool pack_leftovers = false;
-  // epilogue: how a tile's results leave the consumers (moe/std_grouped_sm90.cu): in place,
-  // deferred (packed to bf16 in registers and stored while the next tile's first MMAs run), or
-  // warps (handed through shared memory to epilogue warps that apply the GLU and store, with a
-  // 3-stage ring instead of 4).
-  StdEpilogue epilogue = StdEpilogue::deferred;
+  // deferred_epilogue = a tile's results are packed to bf16 in registers and stored while the
+  // next tile's first MMAs run (the epilogue off the tensor cores' critical path).
+  bool deferred_epilogue = true;
 };
 void std_grouped_set_variant(const StdGroupedVariant& v);
 StdGroupedVariant std_grouped_variant();

@@ -152,21 +152,17 @@ bool time_wgmma(Device& dev, StdOps& ops, const Model& m, const std::vector<std:
   tiles();
   row(m.name, "wgmma tile lists alone", time_it(dev, warmup, iterations, tiles), 0);
   const cuda::StdGroupedVariant chosen = cuda::std_grouped_variant();
-  using Ep = cuda::StdEpilogue;
-  const cuda::StdGroupedVariant variants[] = {chosen,
-                                               {true, true, false, Ep::in_place},
-                                               {true, true, false, Ep::deferred},
-                                               {true, true, false, Ep::warps},
-                                               {true, true, true, chosen.epilogue},
-                                               {false, true, false, chosen.epilogue}};
+  const cuda::StdGroupedVariant variants[] = {chosen, {true, true, false, false}, {true, true, true, true},
+                                               {true, false, false, true}, {false, false, false, true}};
   for (const auto& v : variants) {
     cuda::std_grouped_set_variant(v);
     tiles();  // the list order depends on the variant
     const bool is_default = &v == &variants[0];
-    const std::string tag = is_default ? "" : fmt::format(" [{}, {}, {}, {}]", v.paired ? "paired" : "unpaired",
-                                                          v.half_tiles ? "half tiles" : "whole tiles",
-                                                          v.pack_leftovers ? "pair order" : "plain order",
-                                                          cuda::to_string(v.epilogue));
+    const std::string tag =
+        is_default ? "" : fmt::format(" [{}, {}, {}, {}]", v.paired ? "paired" : "unpaired",
+                                      v.half_tiles ? "half tiles" : "whole tiles",
+                                      v.pack_leftovers ? "pair order" : "plain order",
+                                      v.deferred_epilogue ? "deferred epilogue" : "epilogue in place");
     row(m.name, "wgmma gate/up + activation alone" + tag, time_it(dev, warmup, iterations, [&] {
           cuda::std_gate_up_sm90(xb, R, H, w13.as<__nv_bfloat16>(), E, I, act.as<__nv_bfloat16>(), w.gu, w.gu_max,
                                  w.live, m.activation, st);

@@ -247,12 +247,12 @@ TEST(StdExpertMlpGpu, MultiStreamMatchesTheCpuProduct) {
 
 // The grouped wgmma kernels (hidden and inter multiples of 8): every edge of their tiling, in
 // launch variants (2-CTA pairs or single CTAs, half tiles or not, list in pair order or not,
-// epilogue in place, deferred into the next tile or handed to epilogue warps).
+// epilogue deferred into the next tile or in place).
 std::vector<MlpCase> wgmma_cases() {
   std::vector<std::int64_t> many(1100);
   for (std::size_t e = 0; e < many.size(); ++e) many[e] = e % 5 == 0 ? 0 : 1 + static_cast<std::int64_t>(e % 3);
   std::vector<std::int64_t> spread(300);
-  for (std::size_t e = 0; e < spread.size(); ++e) spread[e] = static_cast<std::int64_t>((e * 37) % 101);
+  for (std::size_t e = 0; e < spread.size(); ++e) spread[e] = static_cast<std::int64_t>((e * 37) % 41);
   return {
       {"one row", {1}, 64, 32, Activation::silu_glu},
       {"empty experts, K 200 and 104 off the 64 step, N off 256 / 128", {0, 3, 0, 130, 1}, 200, 104, Activation::silu_glu},
@@ -266,15 +266,14 @@ std::vector<MlpCase> wgmma_cases() {
 }
 TEST(StdExpertMlpGpu, WgmmaMatchesTheCpuProduct) {
   const auto chosen = cuda::std_grouped_variant();
-  using Ep = cuda::StdEpilogue;
-  const cuda::StdGroupedVariant variants[] = {
-      {true, true, true, Ep::deferred},   {true, true, false, Ep::deferred}, {true, false, true, Ep::deferred},
-      {false, true, true, Ep::deferred},  {false, false, false, Ep::deferred}, {true, true, false, Ep::in_place},
-      {false, true, false, Ep::in_place}, {true, true, false, Ep::warps},     {true, false, true, Ep::warps},
-      {false, true, false, Ep::warps}};
+  const cuda::StdGroupedVariant variants[] = {{true, true, true, true},    {true, true, false, true},
+                                               {true, false, true, true},   {false, true, true, true},
+                                               {false, false, false, true}, {true, true, false, false},
+                                               {false, true, false, false}};
   for (const auto& v : variants) {
     SCOPED_TRACE(std::string(v.paired ? "paired" : "unpaired") + (v.half_tiles ? ", half tiles" : ", whole tiles") +
-                 (v.pack_leftovers ? ", pair order" : ", plain order") + ", " + cuda::to_string(v.epilogue));
+                 (v.pack_leftovers ? ", pair order" : ", plain order") +
+                 (v.deferred_epilogue ? ", deferred epilogue" : ", epilogue in place"));
     cuda::std_grouped_set_variant(v);
     for (const auto& c : wgmma_cases()) check_mlp(c, StdExpertPath::wgmma);
   }
