@@ -27,6 +27,7 @@
 // with a 3-stage ring to make the room, measured 2-10% slower at every preset
 // (results/moe/2026-12-02-h200-m).
 #include "collectives/error.hpp"
+#include "common/usage.hpp"
 #include "moe/cuda_kernels.cuh"
 #include "moe/sm90.cuh"
 #include "moe/std_glu.cuh"
@@ -403,6 +404,30 @@ bool std_grouped_sm90_supported(std::int64_t h, std::int64_t inter, std::int64_t
 }
 
 void std_grouped_set_variant(const StdGroupedVariant& v) { g_variant = v; }
+
+std::string describe(const StdGroupedVariant& v) {
+  return std::string(v.paired ? "paired" : "unpaired") + (v.half_tiles ? ", half tiles" : ", whole tiles") +
+         (v.pack_leftovers ? ", pair order" : ", plain order") +
+         (v.deferred_epilogue ? ", deferred epilogue" : ", epilogue in place");
+}
+
+StdGroupedVariant parse_grouped_variant(std::string_view modifiers) {
+  StdGroupedVariant v;
+  while (!modifiers.empty()) {
+    const auto cut = modifiers.find('+');
+    const std::string_view w = modifiers.substr(0, cut);
+    if (w == "paired" || w == "unpaired") v.paired = w == "paired";
+    else if (w == "half-tiles" || w == "whole-tiles") v.half_tiles = w == "half-tiles";
+    else if (w == "plain-order" || w == "pair-order") v.pack_leftovers = w == "pair-order";
+    else if (w == "deferred" || w == "in-place") v.deferred_epilogue = w == "deferred";
+    else
+      throw UsageError("grouped wgmma variant '" + std::string(w) +
+                       "': expected paired, unpaired, half-tiles, whole-tiles, plain-order, pair-order, deferred or "
+                       "in-place, joined by '+'");
+    modifiers = cut == std::string_view::npos ? std::string_view{} : modifiers.substr(cut + 1);
+  }
+  return v;
+}
 StdGroupedVariant std_grouped_variant() { return g_variant; }
 
 std::int64_t std_gate_up_blocks(std::int64_t inter) { return (inter + GU_COLS - 1) / GU_COLS; }

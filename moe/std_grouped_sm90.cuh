@@ -14,6 +14,8 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 namespace layerbench::moe::cuda {
 
@@ -45,6 +47,11 @@ struct StdGroupedVariant {
 };
 void std_grouped_set_variant(const StdGroupedVariant& v);
 StdGroupedVariant std_grouped_variant();
+// A variant as words ("paired, half tiles, plain order, deferred epilogue"), and from modifiers
+// joined by '+' applied to the default variant: paired | unpaired, half-tiles | whole-tiles,
+// plain-order | pair-order, deferred | in-place (UsageError naming the unknown word).
+std::string describe(const StdGroupedVariant& v);
+StdGroupedVariant parse_grouped_variant(std::string_view modifiers);
 
 // A compute capability 9.0 device, h and I multiples of 8 (16-byte TMA row strides), at most
 // kStdGroupedMaxExperts experts.

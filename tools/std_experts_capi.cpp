@@ -7,6 +7,7 @@
 #include "collectives/device.hpp"
 #include "common/usage.hpp"
 #include "moe/model.hpp"
+#include "moe/std_grouped_sm90.cuh"
 #include "moe/std_ops.hpp"
 
 #include <cuda_runtime.h>
@@ -16,6 +17,7 @@
 #include <exception>
 #include <stdexcept>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,8 @@ struct lbse_handle {
   layerbench::moe::Model model;
   layerbench::moe::StdExpertPath path = layerbench::moe::StdExpertPath::automatic;
   std::string table;
+  std::string variant_words;  // "wgmma:<modifiers>": the grouped kernels' launch variant for this handle
+  std::optional<layerbench::moe::cuda::StdGroupedVariant> variant;
   std::unique_ptr<layerbench::Device> dev;
   std::unique_ptr<layerbench::moe::StdOps> ops;
   layerbench::Buffer gu, act;  // gate/up (R, 2I) and activation (R, I) workspaces of the cuBLAS paths
@@ -123,7 +127,15 @@ int lbse_create(const char* preset, const char* path, const char* table, lbse_ha
     h->model = layerbench::moe::preset(preset);  // UsageError listing the presets
     if (h->model.block != layerbench::moe::Block::standard)
       throw UsageError(fmt::format("preset {}: not a standard block (no expert MLPs of this kind)", h->model.name));
-    h->path = parse_path(path);
+    const std::string_view p = path ? path : "";
+    const auto colon = p.find(':');
+    h->path = parse_path(std::string(p.substr(0, colon)).c_str());
+    if (colon != std::string_view::npos) {  // wgmma:<modifiers>
+      if (h->path != StdExpertPath::wgmma)
+        throw UsageError(fmt::format("path '{}': launch modifiers apply to the wgmma path only", p));
+      h->variant = layerbench::moe::cuda::parse_grouped_variant(p.substr(colon + 1));
+      h->variant_words = std::string(p.substr(colon));
+    }
     if (table && *table) {
       auto check = layerbench::moe::make_host_std_ops();
       layerbench::moe::load_expert_table(*check, table);  // UsageError naming the file and line
@@ -153,8 +165,17 @@ int lbse_run(lbse_handle* h, const void* x, const void* w13, const void* wd, voi
     grow(*h, rows);
     h->counts.assign(counts, counts + experts);
     const auto& m = h->model;
-    h->ops->expert_mlp(x, w13, wd, h->gu.data(), h->act.data(), y, h->counts, m.hidden, m.moe_intermediate,
-                       m.activation, layerbench::Stream{stream});
+    namespace cu = layerbench::moe::cuda;
+    const cu::StdGroupedVariant before = cu::std_grouped_variant();
+    if (h->variant) cu::std_grouped_set_variant(*h->variant);  // the launches read it; restored below
+    try {
+      h->ops->expert_mlp(x, w13, wd, h->gu.data(), h->act.data(), y, h->counts, m.hidden, m.moe_intermediate,
+                         m.activation, layerbench::Stream{stream});
+    } catch (...) {
+      cu::std_grouped_set_variant(before);
+      throw;
+    }
+    cu::std_grouped_set_variant(before);
   });
 }
 
@@ -164,6 +185,7 @@ const char* lbse_path(lbse_handle* h) {
   h->text = h->ops ? std::string(layerbench::moe::to_string(h->ops->expert_path_for(m.hidden, m.moe_intermediate,
                                                                                      m.experts)))
                    : std::string(layerbench::moe::to_string(h->path));
+  h->text += h->variant_words;
   return h->text.c_str();
 }
 

@@ -158,11 +158,7 @@ bool time_wgmma(Device& dev, StdOps& ops, const Model& m, const std::vector<std:
     cuda::std_grouped_set_variant(v);
     tiles();  // the list order depends on the variant
     const bool is_default = &v == &variants[0];
-    const std::string tag =
-        is_default ? "" : fmt::format(" [{}, {}, {}, {}]", v.paired ? "paired" : "unpaired",
-                                      v.half_tiles ? "half tiles" : "whole tiles",
-                                      v.pack_leftovers ? "pair order" : "plain order",
-                                      v.deferred_epilogue ? "deferred epilogue" : "epilogue in place");
+    const std::string tag = is_default ? "" : " [" + cuda::describe(v) + "]";
     row(m.name, "wgmma gate/up + activation alone" + tag, time_it(dev, warmup, iterations, [&] {
           cuda::std_gate_up_sm90(xb, R, H, w13.as<__nv_bfloat16>(), E, I, act.as<__nv_bfloat16>(), w.gu, w.gu_max,
                                  w.live, m.activation, st);

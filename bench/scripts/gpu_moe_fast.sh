@@ -17,8 +17,10 @@
 #      (interleaved.md, also copied to $OUT).
 # Everything is written under a scratch folder and packed into $OUT/moe-fast.tgz after every stage
 # (a run cut short still returns what it had); the two tables are also copied to $OUT.
-# usage: [TOKENS=8192] [ITERATIONS=20] [MODELS=deepseek-v3,...] [SANITIZE=1] [INTERLEAVED=1 [PAIRS=30]]
-#        bench/scripts/gpu_moe_fast.sh
+# usage: [TOKENS=8192] [ITERATIONS=20] [MODELS=deepseek-v3,...] [SANITIZE=1]
+#        [INTERLEAVED=1 [PAIRS=30] [OURS_PATHS=automatic,wgmma,wgmma:in-place,...]] bench/scripts/gpu_moe_fast.sh
+# (OURS_PATHS: our paths timed against torch, each in its own ABBA pairs; "wgmma:<modifiers>" is
+# a launch variant of the grouped kernels, tools/std_experts_capi.h)
 set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
 RESULT=$OUT
@@ -28,6 +30,7 @@ ITERATIONS=${ITERATIONS:-20}
 MODELS=${MODELS:-deepseek-v3,qwen3-30b-a3b,mixtral-8x7b,gpt-oss-120b,glm-4.5-air}
 INTERLEAVED=${INTERLEAVED:-0}
 PAIRS=${PAIRS:-30}
+OURS_PATHS=${OURS_PATHS:-automatic,wgmma}
 T_START=$(date +%s)
 pack() {
   tar -czf "$RESULT/moe-fast.tgz.part" -C "$OUT" . && mv "$RESULT/moe-fast.tgz.part" "$RESULT/moe-fast.tgz"
@@ -69,7 +72,7 @@ TORCH_CMD=(python3 bench/moe/torch_std.py --dir "$OUT/shapes" --models "$MODELS"
 TORCH_LIMIT=150
 if [ "$INTERLEAVED" = 1 ]; then
   TORCH_CMD+=(--ours-lib "$B/tools/liblayerbench_std_experts.so" --ours-table "$OUT/std-expert-paths.tsv"
-              --ours-paths automatic,wgmma --pairs "$PAIRS")
+              --ours-paths "$OURS_PATHS" --pairs "$PAIRS")
   TORCH_LIMIT=330
 fi
 echo "${TORCH_CMD[*]}" > "$OUT/torch.cmd"

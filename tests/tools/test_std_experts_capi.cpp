@@ -35,6 +35,10 @@ TEST(StdExpertsCapi, RejectsBadPresetsPathsAndTables) {
   EXPECT_NE(last().find("not a standard block"), std::string::npos) << last();
   EXPECT_EQ(lbse_create("qwen3-30b-a3b", "fastest", nullptr, &h), 2);
   EXPECT_NE(last().find("fastest"), std::string::npos) << last();
+  EXPECT_EQ(lbse_create("qwen3-30b-a3b", "wgmma:sideways", nullptr, &h), 2);
+  EXPECT_NE(last().find("'sideways'"), std::string::npos) << last();
+  EXPECT_EQ(lbse_create("qwen3-30b-a3b", "per-expert:unpaired", nullptr, &h), 2);
+  EXPECT_NE(last().find("wgmma path only"), std::string::npos) << last();
   EXPECT_EQ(lbse_create("qwen3-30b-a3b", "automatic", "no/such/table.tsv", &h), 2);
   EXPECT_NE(last().find("no/such/table.tsv"), std::string::npos) << last();
   EXPECT_EQ(lbse_create(nullptr, "wgmma", nullptr, &h), 2);
@@ -51,6 +55,12 @@ TEST(StdExpertsCapi, ShapeIsThePresets) {
   EXPECT_EQ(experts, 128);
   EXPECT_STREQ(lbse_path(g.h), "wgmma");
   EXPECT_EQ(lbse_shape(g.h, nullptr, &inter, &experts), 2);
+}
+
+TEST(StdExpertsCapi, WgmmaTakesLaunchModifiers) {
+  Handle g;
+  ASSERT_EQ(lbse_create("qwen3-30b-a3b", "wgmma:pair-order+in-place", nullptr, &g.h), 0) << last();
+  EXPECT_STREQ(lbse_path(g.h), "wgmma:pair-order+in-place");
 }
 
 TEST(StdExpertsCapi, RunRejectsAShapeThatIsNotTheHandlesBeforeTouchingTheDevice) {
@@ -142,6 +152,10 @@ TEST(StdExpertsCapi, PathsThroughTheAbiAgreeOnTheCallersStream) {
   const auto ref = run_path("per-expert", counts, rows, x, w13, wd, st, &t1);
   const auto wg = run_path("wgmma", counts, rows, x, w13, wd, st, &t2);
   const auto au = run_path("automatic", counts, rows, x, w13, wd, st, &t3);
+  std::string t4;
+  const auto wv = run_path("wgmma:unpaired+whole-tiles+in-place", counts, rows, x, w13, wd, st, &t4);
+  EXPECT_EQ(t4, "wgmma:unpaired+whole-tiles+in-place");
+  EXPECT_EQ(wv, wg);  // every launch variant computes the same bits
   EXPECT_EQ(t3, "per-expert");
   EXPECT_EQ(au, ref);  // no table: the per-expert path, bit for bit
   double err = 0, mx = 0;
