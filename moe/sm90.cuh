@@ -94,6 +94,18 @@ __device__ __forceinline__ std::uint64_t desc_sw128(std::uint32_t saddr) {
          (std::uint64_t{1024 >> 4} << 32) | (std::uint64_t{1} << 62);
 }
 
+// Register budgets per warpgroup (sm_90a setmaxnreg): the producer warpgroup gives registers
+// back, the consumer warpgroups take them (the kernel needs __launch_bounds__(threads, 1), and
+// every warp of a warpgroup executes the same call).
+template <int N>
+__device__ __forceinline__ void regs_release() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <int N>
+__device__ __forceinline__ void regs_take() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
 // mbarriers and TMA.
 __device__ __forceinline__ void mbar_init(std::uint32_t bar, int count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
@@ -218,6 +230,49 @@ __device__ __forceinline__ void consume_tile(float (&acc)[128], int& s, int kste
   fence_acc(acc);
 }
 
+// One K step of a consumer: wait for ring step s's stage, issue its BK / 16 MMAs, commit.
+template <int STAGES, int STAGE_BYTES, int A_STAGE, int BK>
+__device__ __forceinline__ void issue_step(float (&acc)[128], int s, bool first, std::uint32_t full,
+                                           std::uint32_t base, int wg) {
+  const int stage = s % STAGES;
+  mbar_wait(full + 8 * stage, (s / STAGES) & 1);
+  fence_acc(acc);
+  wgmma_fence();
+  const std::uint64_t da = desc_sw128(base + stage * STAGE_BYTES + wg * 64 * 128);
+  const std::uint64_t db = desc_sw128(base + stage * STAGE_BYTES + A_STAGE);
+#pragma unroll
+  for (int kk = 0; kk < BK / 16; ++kk)  // +32 bytes along K = +2 in the descriptor's address field
+    wgmma_m64n256k16(acc, da + 2 * kk, db + 2 * kk, !first || kk > 0);
+  wgmma_commit();
+}
+
+// consume_tile with a hook run while the tile's first MMAs are in flight: the first AHEAD + 1 K
+// steps are issued back to back (their stages held), then hook() runs (it must not touch acc: the
+// deferred epilogue of the previous tile, from registers of its own), then the loop goes on as
+// consume_tile's. The hook is outside the loop, so its registers are free during the loop.
+template <int STAGES, int STAGE_BYTES, int A_STAGE, int BK, int AHEAD, class Release, class Hook>
+__device__ __forceinline__ void consume_tile_hooked(float (&acc)[128], int& s, int ksteps, std::uint32_t full,
+                                                    std::uint32_t base, int wg, const Release& release,
+                                                    const Hook& hook) {
+  static_assert(AHEAD + 1 < STAGES, "the producer needs a free stage while the hook runs");
+  const int s0 = s, head = ksteps < AHEAD + 1 ? ksteps : AHEAD + 1;
+#pragma unroll
+  for (int ks = 0; ks < AHEAD + 1; ++ks)
+    if (ks < head) issue_step<STAGES, STAGE_BYTES, A_STAGE, BK>(acc, s0 + ks, ks == 0, full, base, wg);
+  s = s0 + head;
+  hook();
+  wgmma_wait<1>();
+  for (int r = s0; r < s - 1; ++r) release(r % STAGES);  // all but the last issued step are complete
+  for (int ks = head; ks < ksteps; ++ks, ++s) {
+    issue_step<STAGES, STAGE_BYTES, A_STAGE, BK>(acc, s, false, full, base, wg);
+    wgmma_wait<1>();
+    release((s - 1) % STAGES);
+  }
+  wgmma_wait<0>();
+  release((s - 1) % STAGES);
+  fence_acc(acc);
+}
+
 // A consumer with no rows in a tile hands its stages straight back (waiting on `full` keeps the
 // releases in phase).
 template <int STAGES, class Release>
@@ -239,8 +294,11 @@ __device__ __forceinline__ void consumer_pair_sync(int g) {
 
 // The staged epilogue's two moves: a bf16 pair into the staging buffer, and a 16-byte chunk of a
 // staged row back out.
+__device__ __forceinline__ void st_shared_b32(std::uint32_t addr, std::uint32_t v) {
+  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
 __device__ __forceinline__ void st_shared_bf16x2(std::uint32_t addr, __nv_bfloat162 v) {
-  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(*reinterpret_cast<const std::uint32_t*>(&v)) : "memory");
+  st_shared_b32(addr, *reinterpret_cast<const std::uint32_t*>(&v));
 }
 __device__ __forceinline__ uint4 ld_shared_v4(std::uint32_t addr) {
   uint4 v;

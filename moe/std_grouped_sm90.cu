@@ -3,8 +3,8 @@
 // One kernel, two epilogues. Persistent CTAs (one per SM, or 2-CTA clusters: see grouped_kernel) walk a device-built tile list with a
 // stride of the grid; a tile is 128 rows of one expert times one 256-wide block of the weight's
 // rows (N), accumulated in fp32 over ceil(K / 64) steps. Warpgroups 0 and 1 consume (rows 0-63
-// and 64-127, one wgmma m64n256k16 per 16 of K); a ninth warp produces: one thread issues the
-// TMA copies of each step's
+// and 64-127, one wgmma m64n256k16 per 16 of K); warpgroup 2 produces (it hands its registers to
+// the consumers with setmaxnreg): one thread issues the TMA copies of each step's
 //   A  (128, 64)   x or act rows of the tile (rows past the matrix and k >= K arrive as zeros)
 //   B  (256, 64)   two (128, 64) boxes of the expert's weight rows
 // into a 4-deep ring guarded by full / empty mbarriers, running ahead into the next tile while
@@ -19,12 +19,13 @@
 // Columns that run past I (or h) into the next rows of the weight are computed and not stored;
 // the last expert's run past the tensor arrives as zeros.
 //
-// The epilogue runs in place: each consumer rounds its tile to bf16 (for gate/up then applies
-// the GLU, moe/std_glu.cuh) and stores it through its staging buffer before the next tile.
-// Deferring the stores and half of the GLU into the next tile beside its first MMAs (the
-// registers for it moved from the producer by setmaxnreg) measured the same within 0.4% at
-// every preset, interleaved against torch (results/moe/2026-12-02-h200-n); handing the tile to
-// epilogue warps through shared memory (a 3-stage ring to make the room) measured slower (-m).
+// Deferred epilogue (the default variant): at a tile's end each consumer packs its results to
+// bf16 pairs in registers (for gate/up after half of the GLU) and stores them once the next
+// tile's first three K steps are issued, so that the tensor cores work through the stores and
+// the other half of the GLU (the whole GLU there needs more registers than the accumulators
+// leave: ptxas spills). Handing the packed tile through shared memory to epilogue warps instead,
+// with a 3-stage ring to make the room, measured 2-10% slower at every preset
+// (results/moe/2026-12-02-h200-m).
 #include "collectives/error.hpp"
 #include "common/usage.hpp"
 #include "moe/cuda_kernels.cuh"
@@ -43,7 +44,15 @@ namespace {
 
 using namespace sm90;
 
-constexpr int BM = 128, BN = 256, BK = 64, STAGES = 4, THREADS = 288, GU_COLS = 128;
+constexpr int BM = 128, BN = 256, BK = 64, STAGES = 4, THREADS = 384, GU_COLS = 128;
+// Registers per thread: the producer warpgroup (one working thread) and the consumers (fp32
+// accumulators of a 64 x 256 tile, the previous tile packed to bf16, addresses): 2 x 128 x 232
+// + 128 x 40 <= 65536.
+constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
+// Deferred epilogue of gate/up: the GLU of the last GLU_LATE of a consumer's 32 activation pairs
+// runs in the next tile, beside its MMAs (the rest before: all 32 need more registers than the
+// accumulators leave, and ptxas spills).
+constexpr int GLU_LATE = 16;
 constexpr int A_STAGE = BM * BK * 2, B_HALF = (BN / 2) * BK * 2, STAGE_BYTES = A_STAGE + 2 * B_HALF;
 // Staged epilogue: per consumer 64 rows x 64 bf16 at a 72-element pitch (144 B): the fragment
 // writes hit 32 distinct banks and each row reads back as 16-byte chunks.
@@ -55,22 +64,44 @@ constexpr int TILE_THREADS = 1024;
 enum Epi : int { kStore = 0, kSiluGlu = 1, kClampedGlu = 2 };
 
 #ifdef LB_WGMMA
-__device__ __forceinline__ float round_bf16(float v) { return __bfloat162float(__float2bfloat16_rn(v)); }
-
-// moe/std_glu.cuh's GLU on bf16-rounded inputs (the cuBLAS paths store gate/up in bf16).
+// One consumer's accumulators (rows 16 w + l/4 (+8) of its 64; per n8 group q the columns
+// 8q + 2(l%4) + {0,1}) rounded to bf16 pairs: kStore all 128 values; GLU the 64 gate values
+// (columns c < 128) then the 64 up values (c + 128). The epilogue reads only these registers, so
+// the accumulators are free for the next tile's MMAs while it runs.
 template <int EPI>
-__device__ __forceinline__ float glu(float g, float u, float alpha, float limit) {
-  return std_glu_value<EPI == kClampedGlu>(round_bf16(g), round_bf16(u), alpha, limit);
+__device__ __forceinline__ void pack_tile(const float (&acc)[128], std::uint32_t (&pk)[64]) {
+#pragma unroll
+  for (int j = 0; j < 64; ++j) {
+    const int i = EPI == kStore ? 2 * j : j < 32 ? 2 * j : 64 + 2 * (j - 32);
+    const __nv_bfloat162 v = __floats2bfloat162_rn(acc[i], acc[i + 1]);
+    pk[j] = *reinterpret_cast<const std::uint32_t*>(&v);
+  }
 }
 
-// One consumer's accumulators (rows 16 w + l/4 (+8) of its 64; per n8 group q the columns
-// 8q + 2(l%4) + {0,1}) into out, 64 output columns at a time through the consumer's staging
+__device__ __forceinline__ float2 unpack_bf16x2(std::uint32_t v) {
+  return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&v));
+}
+
+// GLU: the packed gate/up pairs j in [J0, J1) into packed activation pairs, in place (pk[j]).
+template <int EPI, int J0, int J1>
+__device__ __forceinline__ void glu_packed(std::uint32_t (&pk)[64], float alpha, float limit) {
+#pragma unroll
+  for (int j = J0; j < J1; ++j) {
+    const float2 g = unpack_bf16x2(pk[j]), u = unpack_bf16x2(pk[32 + j]);
+    const __nv_bfloat162 r = __floats2bfloat162_rn(std_glu_value<EPI == kClampedGlu>(g.x, u.x, alpha, limit),
+                                                   std_glu_value<EPI == kClampedGlu>(g.y, u.y, alpha, limit));
+    pk[j] = *reinterpret_cast<const std::uint32_t*>(&r);
+  }
+}
+
+// A packed tile (pack_tile) into out, 64 output columns at a time through the consumer's staging
 // buffer (c_base), stored as 16-byte chunks of whole 128-byte row segments. kStore: columns
-// 256 block + c of y (ld = n_cols). GLU: the pairs (c, c + 128), c < 128, into act column
-// 128 block + c (ld = n_cols = I). n_cols is a multiple of 8: a 16-byte chunk is in or out whole.
+// 256 block + c of y (ld = n_cols). GLU (glu_packed first): the pairs (c, c + 128), c < 128, into
+// act column 128 block + c (ld = n_cols = I). n_cols is a multiple of 8: a 16-byte chunk is in or
+// out whole.
 template <int EPI>
-__device__ __forceinline__ void store_tile(const float (&acc)[128], bf16* __restrict__ out, const StdTile& t, int n_cols,
-                                           int g, int tid, std::uint32_t c_base, float alpha, float limit) {
+__device__ __forceinline__ void store_tile(std::uint32_t (&pk)[64], bf16* __restrict__ out, const StdTile& t,
+                                           int n_cols, int g, int tid, std::uint32_t c_base, float alpha, float limit) {
   const int lane = tid & 31, w = tid >> 5;
   const int r0 = w * 16 + (lane >> 2), c0 = (lane & 3) * 2;
   const int col0 = t.block * (EPI == kStore ? BN : GU_COLS), valid = t.valid - g * 64;
@@ -82,12 +113,7 @@ __device__ __forceinline__ void store_tile(const float (&acc)[128], bf16* __rest
 #pragma unroll
     for (int i = 32 * q; i < 32 * q + 32; i += 2) {
       const int row = r0 + ((i >> 1) & 1) * 8, col = c0 + ((i >> 2) - 8 * q) * 8;
-      __nv_bfloat162 v;
-      if constexpr (EPI == kStore)
-        v = __floats2bfloat162_rn(acc[i], acc[i + 1]);
-      else
-        v = __floats2bfloat162_rn(glu<EPI>(acc[i], acc[i + 64], alpha, limit), glu<EPI>(acc[i + 1], acc[i + 65], alpha, limit));
-      st_shared_bf16x2(c_base + (row * C_PITCH + col) * 2, v);
+      st_shared_b32(c_base + (row * C_PITCH + col) * 2, pk[i / 2]);
     }
     consumer_pair_sync(g);
 #pragma unroll
@@ -108,7 +134,7 @@ __device__ __forceinline__ void store_tile(const float (&acc)[128], bf16* __rest
 // clusters take list entries 2p and 2p + 1; when both are live tiles of one (expert, block) each
 // CTA loads one half of the weight box and multicasts it into both (the box crosses L2 once),
 // else each loads its own. A stage is refilled once the consumer warps of both CTAs released it.
-template <int EPI, bool PAIR>
+template <int EPI, bool PAIR, bool DEFER>
 __global__ void __launch_bounds__(THREADS, 1)
     grouped_kernel(const __grid_constant__ CUtensorMap amap, const __grid_constant__ CUtensorMap amap64,
                    const __grid_constant__ CUtensorMap bmap, bf16* __restrict__ out, int n_cols,
@@ -138,8 +164,9 @@ __global__ void __launch_bounds__(THREADS, 1)
   grid_dependency_wait();  // the tile list (and, for down, act) are complete and visible
   const int n_tiles = min(max_tiles, *live);
   const int units = PAIR ? n_tiles / 2 : n_tiles;  // pairs (the list has an even length), or tiles
-  const int wg = threadIdx.x >> 7;  // 0, 1: consumers; 2: the producer warp
+  const int wg = threadIdx.x >> 7;  // 0, 1: consumers; 2: the producer warpgroup
   if (wg == 2) {
+    regs_release<PRODUCER_REGS>();
     if (threadIdx.x == 256) {
       int s = 0;
       for (int u = first; u < units; u += stride) {
@@ -170,6 +197,7 @@ __global__ void __launch_bounds__(THREADS, 1)
       }
     }
   } else {
+    regs_take<CONSUMER_REGS>();
     const int tid = threadIdx.x & 127, lane = tid & 31;
     auto release = [&](int stage) {
       if constexpr (PAIR) {
@@ -183,6 +211,12 @@ __global__ void __launch_bounds__(THREADS, 1)
       }
     };
     float acc[128];
+    std::uint32_t pk[64];        // the last tile's results, packed (pack_tile)
+    StdTile pending{0, 0, 0, 0};  // DEFER: that tile, while its epilogue waits (valid > 0)
+    auto epilogue = [&](const StdTile& t) {
+      if constexpr (DEFER && EPI != kStore) glu_packed<EPI, 32 - GLU_LATE, 32>(pk, alpha, limit);
+      store_tile<EPI>(pk, out, t, n_cols, wg, tid, c_base + wg * C_BYTES, alpha, limit);
+    };
     int s = 0;
     for (int u = first; u < units; u += stride) {
       const StdTile t = tiles[PAIR ? 2 * u + rank : u];
@@ -191,9 +225,19 @@ __global__ void __launch_bounds__(THREADS, 1)
         skip_tile<STAGES>(s, ksteps, full, release);  // no rows of this consumer
         continue;
       }
-      consume_tile<STAGES, STAGE_BYTES, A_STAGE, BK>(acc, s, ksteps, full, base, wg, release);
-      store_tile<EPI>(acc, out, t, n_cols, wg, tid, c_base + wg * C_BYTES, alpha, limit);
+      if constexpr (DEFER) {
+        consume_tile_hooked<STAGES, STAGE_BYTES, A_STAGE, BK, 2>(acc, s, ksteps, full, base, wg, release, [&] {
+          if (pending.valid > 0) epilogue(pending);
+        });
+        pending = t;
+      } else {
+        consume_tile<STAGES, STAGE_BYTES, A_STAGE, BK>(acc, s, ksteps, full, base, wg, release);
+      }
+      pack_tile<EPI>(acc, pk);
+      if constexpr (EPI != kStore) glu_packed<EPI, 0, DEFER ? 32 - GLU_LATE : 32>(pk, alpha, limit);
+      if constexpr (!DEFER) epilogue(t);
     }
+    if (DEFER && pending.valid > 0) epilogue(pending);  // the last tile's
   }
   if constexpr (PAIR) cluster_sync();  // no CTA leaves while its peer may still write into it
 #else
@@ -302,35 +346,46 @@ __global__ void __launch_bounds__(TILE_THREADS)
 
 StdGroupedVariant g_variant;  // the launches' variant (std_grouped_set_variant)
 
-template <int EPI>
-void launch(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMap& bmap, bf16* out, int n_cols,
-            const StdTile* tiles, std::int64_t max_tiles, const int* live, int ksteps, int b_rows, int up,
-            const ActivationSpec& a, cudaStream_t s) {
+template <int EPI, bool DEFER>
+void launch_as(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMap& bmap, bf16* out, int n_cols,
+               const StdTile* tiles, std::int64_t max_tiles, const int* live, int ksteps, int b_rows, int up,
+               const ActivationSpec& a, cudaStream_t s) {
   int dev = 0, sms = 0;
   LB_CUDA_CHECK(cudaGetDevice(&dev));
   LB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   const int mt = static_cast<int>(max_tiles), half = g_variant.half_tiles ? 1 : 0;
   const auto alpha = static_cast<float>(a.alpha), limit = static_cast<float>(a.limit);
   if (!g_variant.paired) {
-    ensure_max_dynamic_smem(reinterpret_cast<const void*>(grouped_kernel<EPI, false>), SMEM);
+    ensure_max_dynamic_smem(reinterpret_cast<const void*>(grouped_kernel<EPI, false, DEFER>), SMEM);
     sm90::Launch l(static_cast<unsigned>(std::max(1, std::min(mt, sms))), THREADS, SMEM, s);
     l.early_start();
-    LB_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, grouped_kernel<EPI, false>, amap, amap64, bmap, out, n_cols, tiles, mt,
-                                     live, ksteps, b_rows, up, half, alpha, limit));
+    LB_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, grouped_kernel<EPI, false, DEFER>, amap, amap64, bmap, out, n_cols, tiles,
+                                     mt, live, ksteps, b_rows, up, half, alpha, limit));
     LB_CUDA_CHECK_LAUNCH();
     return;
   }
-  ensure_max_dynamic_smem(reinterpret_cast<const void*>(grouped_kernel<EPI, true>), SMEM);
+  ensure_max_dynamic_smem(reinterpret_cast<const void*>(grouped_kernel<EPI, true, DEFER>), SMEM);
   sm90::PairLaunch pl(static_cast<unsigned>(sms / 2 * 2), THREADS, SMEM, s);
   pl.early_start();
-  static int resident[3][64] = {};  // co-resident 2-CTA clusters per device (SMs pair up inside a GPC)
-  int& clusters = resident[EPI][dev & 63];
-  if (clusters == 0) LB_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, grouped_kernel<EPI, true>, &pl.cfg));
+  static int resident[3][2][64] = {};  // co-resident 2-CTA clusters per device (SMs pair up inside a GPC)
+  int& clusters = resident[EPI][DEFER ? 1 : 0][dev & 63];
+  if (clusters == 0)
+    LB_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, grouped_kernel<EPI, true, DEFER>, &pl.cfg));
   const int grid_clusters = std::max(1, std::min(clusters, std::max(1, mt / 2)));
   pl.cfg.gridDim = dim3(static_cast<unsigned>(2 * grid_clusters));
-  LB_CUDA_CHECK(cudaLaunchKernelEx(&pl.cfg, grouped_kernel<EPI, true>, amap, amap64, bmap, out, n_cols, tiles, mt, live,
-                                   ksteps, b_rows, up, half, alpha, limit));
+  LB_CUDA_CHECK(cudaLaunchKernelEx(&pl.cfg, grouped_kernel<EPI, true, DEFER>, amap, amap64, bmap, out, n_cols, tiles,
+                                   mt, live, ksteps, b_rows, up, half, alpha, limit));
   LB_CUDA_CHECK_LAUNCH();
+}
+
+template <int EPI>
+void launch(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMap& bmap, bf16* out, int n_cols,
+            const StdTile* tiles, std::int64_t max_tiles, const int* live, int ksteps, int b_rows, int up,
+            const ActivationSpec& a, cudaStream_t s) {
+  if (g_variant.deferred_epilogue)
+    launch_as<EPI, true>(amap, amap64, bmap, out, n_cols, tiles, max_tiles, live, ksteps, b_rows, up, a, s);
+  else
+    launch_as<EPI, false>(amap, amap64, bmap, out, n_cols, tiles, max_tiles, live, ksteps, b_rows, up, a, s);
 }
 
 void check_sizes(std::int64_t rows_cap, std::int64_t experts, std::int64_t n_rows_per_expert, std::int64_t max_tiles) {
@@ -352,7 +407,8 @@ void std_grouped_set_variant(const StdGroupedVariant& v) { g_variant = v; }
 
 std::string describe(const StdGroupedVariant& v) {
   return std::string(v.paired ? "paired" : "unpaired") + (v.half_tiles ? ", half tiles" : ", whole tiles") +
-         (v.pack_leftovers ? ", pair order" : ", plain order");
+         (v.pack_leftovers ? ", pair order" : ", plain order") +
+         (v.deferred_epilogue ? ", deferred epilogue" : ", epilogue in place");
 }
 
 StdGroupedVariant parse_grouped_variant(std::string_view modifiers) {
@@ -363,10 +419,11 @@ StdGroupedVariant parse_grouped_variant(std::string_view modifiers) {
     if (w == "paired" || w == "unpaired") v.paired = w == "paired";
     else if (w == "half-tiles" || w == "whole-tiles") v.half_tiles = w == "half-tiles";
     else if (w == "plain-order" || w == "pair-order") v.pack_leftovers = w == "pair-order";
+    else if (w == "deferred" || w == "in-place") v.deferred_epilogue = w == "deferred";
     else
       throw UsageError("grouped wgmma variant '" + std::string(w) +
-                       "': expected paired, unpaired, half-tiles, whole-tiles, plain-order or pair-order, joined by "
-                       "'+'");
+                       "': expected paired, unpaired, half-tiles, whole-tiles, plain-order, pair-order, deferred or "
+                       "in-place, joined by '+'");
     modifiers = cut == std::string_view::npos ? std::string_view{} : modifiers.substr(cut + 1);
   }
   return v;

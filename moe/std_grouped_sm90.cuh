@@ -41,12 +41,15 @@ struct StdGroupedVariant {
   bool paired = true;
   bool half_tiles = true;
   bool pack_leftovers = false;
+  // deferred_epilogue = a tile's results are packed to bf16 in registers and stored while the
+  // next tile's first MMAs run (the epilogue off the tensor cores' critical path).
+  bool deferred_epilogue = true;
 };
 void std_grouped_set_variant(const StdGroupedVariant& v);
 StdGroupedVariant std_grouped_variant();
-// A variant as words ("paired, half tiles, plain order"), and from modifiers
+// A variant as words ("paired, half tiles, plain order, deferred epilogue"), and from modifiers
 // joined by '+' applied to the default variant: paired | unpaired, half-tiles | whole-tiles,
-// plain-order | pair-order (UsageError naming the unknown word).
+// plain-order | pair-order, deferred | in-place (UsageError naming the unknown word).
 std::string describe(const StdGroupedVariant& v);
 StdGroupedVariant parse_grouped_variant(std::string_view modifiers);
 

@@ -18,7 +18,7 @@
 # Everything is written under a scratch folder and packed into $OUT/moe-fast.tgz after every stage
 # (a run cut short still returns what it had); the two tables are also copied to $OUT.
 # usage: [TOKENS=8192] [ITERATIONS=20] [MODELS=deepseek-v3,...] [SANITIZE=1]
-#        [INTERLEAVED=1 [PAIRS=30] [OURS_PATHS=automatic,wgmma,wgmma:unpaired,...]] bench/scripts/gpu_moe_fast.sh
+#        [INTERLEAVED=1 [PAIRS=30] [OURS_PATHS=automatic,wgmma,wgmma:in-place,...]] bench/scripts/gpu_moe_fast.sh
 # (OURS_PATHS: our paths timed against torch, each in its own ABBA pairs; "wgmma:<modifiers>" is
 # a launch variant of the grouped kernels, tools/std_experts_capi.h)
 set -uo pipefail

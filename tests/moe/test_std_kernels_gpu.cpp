@@ -246,7 +246,8 @@ TEST(StdExpertMlpGpu, MultiStreamMatchesTheCpuProduct) {
 }
 
 // The grouped wgmma kernels (hidden and inter multiples of 8): every edge of their tiling, in
-// launch variants (2-CTA pairs or single CTAs, half tiles or not, list in pair order or not).
+// launch variants (2-CTA pairs or single CTAs, half tiles or not, list in pair order or not,
+// epilogue deferred into the next tile or in place).
 std::vector<MlpCase> wgmma_cases() {
   std::vector<std::int64_t> many(1100);
   for (std::size_t e = 0; e < many.size(); ++e) many[e] = e % 5 == 0 ? 0 : 1 + static_cast<std::int64_t>(e % 3);
@@ -259,16 +260,20 @@ std::vector<MlpCase> wgmma_cases() {
       {"h 520, I 392: several column blocks, partial last ones", {300, 0, 129}, 520, 392, Activation::swiglu_clamped},
       {"tails of 72, 64, 65 and 0 rows, one down column block", {200, 64, 65, 128}, 136, 200, Activation::silu_glu},
       {"1100 groups", many, 48, 24, Activation::silu_glu},
-      {"300 experts: several tiles per CTA, K 4 and 3 steps", spread, 256, 136,
+      {"300 experts: several tiles per CTA, each epilogue deferred into the next tile", spread, 256, 136,
        Activation::swiglu_clamped},
   };
 }
 TEST(StdExpertMlpGpu, WgmmaMatchesTheCpuProduct) {
   const auto chosen = cuda::std_grouped_variant();
-  const cuda::StdGroupedVariant variants[] = {
-      {true, true, true}, {true, true, false}, {true, false, true}, {false, true, true}, {false, false, false}};
+  const cuda::StdGroupedVariant variants[] = {{true, true, true, true},    {true, true, false, true},
+                                               {true, false, true, true},   {false, true, true, true},
+                                               {false, false, false, true}, {true, true, false, false},
+                                               {false, true, false, false}};
   for (const auto& v : variants) {
-    SCOPED_TRACE(cuda::describe(v));
+    SCOPED_TRACE(std::string(v.paired ? "paired" : "unpaired") + (v.half_tiles ? ", half tiles" : ", whole tiles") +
+                 (v.pack_leftovers ? ", pair order" : ", plain order") +
+                 (v.deferred_epilogue ? ", deferred epilogue" : ", epilogue in place"));
     cuda::std_grouped_set_variant(v);
     for (const auto& c : wgmma_cases()) check_mlp(c, StdExpertPath::wgmma);
   }

@@ -59,8 +59,8 @@ TEST(StdExpertsCapi, ShapeIsThePresets) {
 
 TEST(StdExpertsCapi, WgmmaTakesLaunchModifiers) {
   Handle g;
-  ASSERT_EQ(lbse_create("qwen3-30b-a3b", "wgmma:pair-order+whole-tiles", nullptr, &g.h), 0) << last();
-  EXPECT_STREQ(lbse_path(g.h), "wgmma:pair-order+whole-tiles");
+  ASSERT_EQ(lbse_create("qwen3-30b-a3b", "wgmma:pair-order+in-place", nullptr, &g.h), 0) << last();
+  EXPECT_STREQ(lbse_path(g.h), "wgmma:pair-order+in-place");
 }
 
 TEST(StdExpertsCapi, RunRejectsAShapeThatIsNotTheHandlesBeforeTouchingTheDevice) {
@@ -153,8 +153,8 @@ TEST(StdExpertsCapi, PathsThroughTheAbiAgreeOnTheCallersStream) {
   const auto wg = run_path("wgmma", counts, rows, x, w13, wd, st, &t2);
   const auto au = run_path("automatic", counts, rows, x, w13, wd, st, &t3);
   std::string t4;
-  const auto wv = run_path("wgmma:unpaired+whole-tiles+pair-order", counts, rows, x, w13, wd, st, &t4);
-  EXPECT_EQ(t4, "wgmma:unpaired+whole-tiles+pair-order");
+  const auto wv = run_path("wgmma:unpaired+whole-tiles+in-place", counts, rows, x, w13, wd, st, &t4);
+  EXPECT_EQ(t4, "wgmma:unpaired+whole-tiles+in-place");
   EXPECT_EQ(wv, wg);  // every launch variant computes the same bits
   EXPECT_EQ(t3, "per-expert");
   EXPECT_EQ(au, ref);  // no table: the per-expert path, bit for bit
