@@ -31,18 +31,15 @@ inline constexpr std::int64_t kStdGroupedMaxExperts = 4096;
 // Launch variants, process-wide (the kernel study times each): paired = 2-CTA clusters sharing
 // the weight box of two row tiles of one expert and column block by TMA multicast; half_tiles =
 // a tile of at most 64 live rows loads 64 A rows and runs one consumer warpgroup;
-// pack_leftovers = the lists in pair order (std_grouped_tiles). Defaults: measured on one H200
-// (results/moe/2026-12-02-h200-i): pairs won at every preset and half tiles in plain order; an
-// earlier pair order (every half tile paired across blocks) lost the weight multicast of experts
-// with two row tiles one of them half (DeepSeek-V3 gate/up 9.10 ms against 7.76 in plain order),
-// so plain order stays the default until the present pair order (which keeps that multicast) is
-// measured: layerbench-moe-kernels --models times it beside the default.
+// pack_leftovers = the lists in pair order (std_grouped_tiles); deferred_epilogue = see
+// moe/std_grouped_sm90.cu. Defaults: each variant timed interleaved against torch._grouped_mm
+// (results/moe/2026-12-02-h200-n, variants/): pairs, half tiles and plain order are the best or
+// inside the best's interval at every preset but Mixtral-8x7B (single CTAs 0.6% ahead); without
+// the multicast the kernels lose 4-35% elsewhere; deferred and in place read the same.
 struct StdGroupedVariant {
   bool paired = true;
   bool half_tiles = true;
   bool pack_leftovers = false;
-  // deferred_epilogue = a tile's results are packed to bf16 in registers and stored while the
-  // next tile's first MMAs run (the epilogue off the tensor cores' critical path).
   bool deferred_epilogue = true;
 };
 void std_grouped_set_variant(const StdGroupedVariant& v);
