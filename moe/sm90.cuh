@@ -205,31 +205,6 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], std::uint64_t 
       : "l"(da), "l"(db), "r"(scale_d));
 }
 
-// One consumer warpgroup's share of a tile (its 64 rows of A at wg * 64, the 256-wide B box after
-// A_STAGE): per K step wait for the stage, issue BK / 16 wgmma, release the previous step's stage
-// once its MMAs are complete; the tile's last stage after the final wait. `s` counts ring steps.
-template <int STAGES, int STAGE_BYTES, int A_STAGE, int BK, class Release>
-__device__ __forceinline__ void consume_tile(float (&acc)[128], int& s, int ksteps, std::uint32_t full,
-                                             std::uint32_t base, int wg, const Release& release) {
-  for (int ks = 0; ks < ksteps; ++ks, ++s) {
-    const int stage = s % STAGES;
-    mbar_wait(full + 8 * stage, (s / STAGES) & 1);
-    fence_acc(acc);
-    wgmma_fence();
-    const std::uint64_t da = desc_sw128(base + stage * STAGE_BYTES + wg * 64 * 128);
-    const std::uint64_t db = desc_sw128(base + stage * STAGE_BYTES + A_STAGE);
-#pragma unroll
-    for (int kk = 0; kk < BK / 16; ++kk)  // +32 bytes along K = +2 in the descriptor's address field
-      wgmma_m64n256k16(acc, da + 2 * kk, db + 2 * kk, ks > 0 || kk > 0);
-    wgmma_commit();
-    wgmma_wait<1>();
-    if (ks > 0) release((s - 1) % STAGES);  // step s - 1's MMAs are complete
-  }
-  wgmma_wait<0>();
-  release((s - 1) % STAGES);  // the tile's last step
-  fence_acc(acc);
-}
-
 // One K step of a consumer: wait for ring step s's stage, issue its BK / 16 MMAs, commit.
 template <int STAGES, int STAGE_BYTES, int A_STAGE, int BK>
 __device__ __forceinline__ void issue_step(float (&acc)[128], int s, bool first, std::uint32_t full,
@@ -244,6 +219,22 @@ __device__ __forceinline__ void issue_step(float (&acc)[128], int s, bool first,
   for (int kk = 0; kk < BK / 16; ++kk)  // +32 bytes along K = +2 in the descriptor's address field
     wgmma_m64n256k16(acc, da + 2 * kk, db + 2 * kk, !first || kk > 0);
   wgmma_commit();
+}
+
+// One consumer warpgroup's share of a tile (its 64 rows of A at wg * 64, the 256-wide B box after
+// A_STAGE): per K step wait for the stage, issue BK / 16 wgmma, release the previous step's stage
+// once its MMAs are complete; the tile's last stage after the final wait. `s` counts ring steps.
+template <int STAGES, int STAGE_BYTES, int A_STAGE, int BK, class Release>
+__device__ __forceinline__ void consume_tile(float (&acc)[128], int& s, int ksteps, std::uint32_t full,
+                                             std::uint32_t base, int wg, const Release& release) {
+  for (int ks = 0; ks < ksteps; ++ks, ++s) {
+    issue_step<STAGES, STAGE_BYTES, A_STAGE, BK>(acc, s, ks == 0, full, base, wg);
+    wgmma_wait<1>();
+    if (ks > 0) release((s - 1) % STAGES);  // step s - 1's MMAs are complete
+  }
+  wgmma_wait<0>();
+  release((s - 1) % STAGES);  // the tile's last step
+  fence_acc(acc);
 }
 
 // consume_tile with a hook run while the tile's first MMAs are in flight: the first AHEAD + 1 K
