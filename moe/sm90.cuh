@@ -8,6 +8,7 @@
 #include <cudaTypedefs.h>
 
 #include <cstdint>
+#include <stdexcept>
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define LB_WGMMA 1
@@ -42,16 +43,22 @@ struct Launch {
   Launch(const Launch&) = delete;
   Launch& operator=(const Launch&) = delete;
   void cluster_pairs() {
-    auto& a = attr[cfg.numAttrs++];
+    auto& a = next();
     a.id = cudaLaunchAttributeClusterDimension;
     a.val.clusterDim.x = 2;
     a.val.clusterDim.y = 1;
     a.val.clusterDim.z = 1;
   }
   void early_start() {
-    auto& a = attr[cfg.numAttrs++];
+    auto& a = next();
     a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
     a.val.programmaticStreamSerializationAllowed = 1;
+  }
+
+ private:
+  cudaLaunchAttribute& next() {
+    if (cfg.numAttrs >= sizeof(attr) / sizeof(attr[0])) throw std::logic_error("sm90::Launch: too many attributes");
+    return attr[cfg.numAttrs++];
   }
 };
 
