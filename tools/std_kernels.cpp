@@ -110,6 +110,61 @@ bool time_router(Device& dev, StdOps& ops, const Model& m, std::int64_t T, int w
   return true;
 }
 
+// What a half tile costs: the gate/up GEMM over E experts of 64 rows each (every tile a half
+// tile: one consumer warpgroup) against E experts of 128 rows (whole tiles), launches alternated
+// in each iteration so that both run at the same clocks. 1.0 would mean a warpgroup alone keeps
+// the tensor cores as busy as two; 0.5, that a half tile costs half. Needs 128 E rows of x.
+void half_tile_probe(Device& dev, const Model& m, const Buffer& x, const Buffer& w13, Buffer& act, int warmup,
+                     int iterations) {
+  const std::int64_t H = m.hidden, I = m.moe_intermediate, E = m.experts;
+  if (x.bytes() < static_cast<std::size_t>(E * 128 * H) * 2 || act.bytes() < static_cast<std::size_t>(E * 128 * I) * 2)
+    return;
+  const cudaStream_t st = detail::cuda_stream(dev.compute_stream());
+  struct Probe {
+    Buffer counts, work;
+    cuda::StdGroupedWork w;
+  };
+  auto make = [&](int rows) {
+    Probe p;
+    p.counts = dev.upload(std::vector<int>(static_cast<std::size_t>(E), rows));
+    p.work = dev.alloc(static_cast<std::size_t>(cuda::std_grouped_work_bytes(E * rows, E, H, I)));
+    p.w = cuda::std_grouped_work(p.work.data(), E * rows, E, H, I);
+    cuda::std_grouped_tiles(p.counts.as<int>(), E, cuda::std_gate_up_blocks(I), cuda::std_down_blocks(H), p.w.gu,
+                            p.w.gu_max, p.w.dn, p.w.dn_max, p.w.live, st);
+    return p;
+  };
+  Probe half = make(64), whole = make(128);
+  auto run = [&](const Probe& p, int rows) {
+    cuda::std_gate_up_sm90(x.as<__nv_bfloat16>(), E * rows, H, w13.as<__nv_bfloat16>(), E, I, act.as<__nv_bfloat16>(),
+                           p.w.gu, p.w.gu_max, p.w.live, m.activation, st);
+  };
+  const Stream cs = dev.compute_stream();
+  auto t_half = dev.make_timer(), t_whole = dev.make_timer();
+  for (int i = 0; i < warmup; ++i) {
+    run(half, 64);
+    run(whole, 128);
+  }
+  std::vector<double> a, b, ratio;
+  for (int i = 0; i < iterations; ++i) {
+    t_half->start(cs);
+    run(half, 64);
+    t_half->stop(cs);
+    t_whole->start(cs);
+    run(whole, 128);
+    t_whole->stop(cs);
+    a.push_back(t_half->elapsed_ms());
+    b.push_back(t_whole->elapsed_ms());
+    ratio.push_back(a.back() / b.back());
+  }
+  const auto sa = stats::summarize(a), sb = stats::summarize(b), sr = stats::summarize(ratio);
+  const double flop = 4.0 * double(E) * double(H) * double(I);
+  row(m.name, "wgmma gate/up alone, every expert 64 rows (half tiles)", {sa.median, sa.min}, 64 * flop);
+  row(m.name, "wgmma gate/up alone, every expert 128 rows (whole tiles)", {sb.median, sb.min}, 128 * flop);
+  fmt::print("half-tile probe: {} gate/up with 64 rows per expert takes {:.3f} of the time of 128 rows (median of "
+             "{} alternated pairs)\n",
+             m.name, sr.median, iterations);
+}
+
 // The grouped wgmma path (where the device and shape take it): checked against the per-expert
 // output `ref` first, then timed whole (through the ops, as the block runs it) and stage by stage
 // (tile lists, gate/up with the activation, down; each launch variant) on the same device-built lists.
@@ -169,6 +224,7 @@ bool time_wgmma(Device& dev, StdOps& ops, const Model& m, const std::vector<std:
         }), 2.0 * double(R) * double(H) * double(I));
   }
   cuda::std_grouped_set_variant(chosen);
+  half_tile_probe(dev, m, x, w13, act, warmup, iterations);
   return true;
 }
 
