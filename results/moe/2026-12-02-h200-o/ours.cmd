@@ -1,0 +1,1 @@
+$BUILD/tools/layerbench-moe-kernels --models glm-4.5-air,qwen3-30b-a3b,deepseek-v3 --std-tokens 8192 --iterations 20 --warmup 5 --expert-table $SCRATCH/std-expert-paths.tsv --counts-dir $SCRATCH/shapes
