@@ -164,17 +164,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     }
   } else {
     const int tid = threadIdx.x & 127, lane = tid & 31;
-    auto release = [&](int stage) {
-      if constexpr (PAIR) {
-        __syncwarp();
-        if (lane == 0) {
-          mbar_arrive(empty + 8 * stage);
-          mbar_arrive_peer(empty + 8 * stage, rank ^ 1);
-        }
-      } else {
-        mbar_arrive(empty + 8 * stage);
-      }
-    };
+    auto release = [&](int stage) { release_stage<PAIR>(empty, stage, lane, rank); };
     float acc[128];
     int s = 0;
     for (int u = first; u < units; u += stride) {

@@ -212,6 +212,21 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], std::uint64_t 
       : "l"(da), "l"(db), "r"(scale_d));
 }
 
+// A consumer warp hands a ring stage back: to its own CTA's empty barrier, and with PAIR (2-CTA
+// clusters whose weight box is multicast into both) to the peer's as well, once per warp.
+template <bool PAIR>
+__device__ __forceinline__ void release_stage(std::uint32_t empty, int stage, int lane, int rank) {
+  if constexpr (PAIR) {
+    __syncwarp();
+    if (lane == 0) {
+      mbar_arrive(empty + 8 * stage);
+      mbar_arrive_peer(empty + 8 * stage, rank ^ 1);
+    }
+  } else {
+    mbar_arrive(empty + 8 * stage);
+  }
+}
+
 // One K step of a consumer: wait for ring step s's stage, issue its BK / 16 MMAs, commit.
 template <int STAGES, int STAGE_BYTES, int A_STAGE, int BK>
 __device__ __forceinline__ void issue_step(float (&acc)[128], int s, bool first, std::uint32_t full,

@@ -201,17 +201,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   } else {
     regs_take<CONSUMER_REGS>();
     const int tid = threadIdx.x & 127, lane = tid & 31;
-    auto release = [&](int stage) {
-      if constexpr (PAIR) {
-        __syncwarp();
-        if (lane == 0) {
-          mbar_arrive(empty + 8 * stage);
-          mbar_arrive_peer(empty + 8 * stage, rank ^ 1);
-        }
-      } else {
-        mbar_arrive(empty + 8 * stage);
-      }
-    };
+    auto release = [&](int stage) { release_stage<PAIR>(empty, stage, lane, rank); };
     float acc[128];
     std::uint32_t pk[64];        // the last tile's results, packed (pack_tile)
     StdTile pending{0, 0, 0, 0};  // DEFER: that tile, while its epilogue waits (valid > 0)

@@ -88,6 +88,21 @@ void check_run(const lbse_handle* h, const void* x, const void* w13, const void*
   if (!w13 || !wd || (rows > 0 && (!x || !y))) throw UsageError("lbse_run: a null buffer");
 }
 
+// The handle's launch variant of the grouped kernels for one run; the previous one back after.
+class VariantScope {
+ public:
+  explicit VariantScope(const std::optional<layerbench::moe::cuda::StdGroupedVariant>& v)
+      : before_(layerbench::moe::cuda::std_grouped_variant()) {
+    if (v) layerbench::moe::cuda::std_grouped_set_variant(*v);
+  }
+  ~VariantScope() { layerbench::moe::cuda::std_grouped_set_variant(before_); }
+  VariantScope(const VariantScope&) = delete;
+  VariantScope& operator=(const VariantScope&) = delete;
+
+ private:
+  layerbench::moe::cuda::StdGroupedVariant before_;
+};
+
 // The device state on the current device, made on the first run (the table read into the ops).
 void ensure_device(lbse_handle& h) {
   int cur = 0;
@@ -165,17 +180,9 @@ int lbse_run(lbse_handle* h, const void* x, const void* w13, const void* wd, voi
     grow(*h, rows);
     h->counts.assign(counts, counts + experts);
     const auto& m = h->model;
-    namespace cu = layerbench::moe::cuda;
-    const cu::StdGroupedVariant before = cu::std_grouped_variant();
-    if (h->variant) cu::std_grouped_set_variant(*h->variant);  // the launches read it; restored below
-    try {
-      h->ops->expert_mlp(x, w13, wd, h->gu.data(), h->act.data(), y, h->counts, m.hidden, m.moe_intermediate,
-                         m.activation, layerbench::Stream{stream});
-    } catch (...) {
-      cu::std_grouped_set_variant(before);
-      throw;
-    }
-    cu::std_grouped_set_variant(before);
+    const VariantScope scope(h->variant);  // the launches read the process-wide variant
+    h->ops->expert_mlp(x, w13, wd, h->gu.data(), h->act.data(), y, h->counts, m.hidden, m.moe_intermediate,
+                       m.activation, layerbench::Stream{stream});
   });
 }
 
