@@ -117,17 +117,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   const std::uint32_t base = (raw + 1023u) & ~1023u;
   const std::uint32_t c_base = base + STAGES * STAGE_BYTES;
   const std::uint32_t full = c_base + (STAGED ? 2 * C_BYTES : 0), empty = full + 8 * STAGES;
-  if (threadIdx.x == 0) {
-    for (int i = 0; i < STAGES; ++i) {
-      mbar_init(full + 8 * i, 1);
-      mbar_init(empty + 8 * i, PAIR ? 2 * 8 : 2 * 128);  // paired: the consumer warps of both CTAs
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  }
-  if constexpr (PAIR)
-    cluster_sync();  // the peer's barriers exist before anything arrives on them
-  else
-    __syncthreads();
+  init_ring<STAGES, PAIR>(full, empty);
   const int wg = threadIdx.x >> 7;  // 0, 1: consumers; 2: the producer warp
   if (wg == 2) {
     if (threadIdx.x == 256) {

@@ -212,6 +212,24 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], std::uint64_t 
       : "l"(da), "l"(db), "r"(scale_d));
 }
 
+// The ring's mbarriers made by thread 0 (full: the producer's one arrival plus the bytes; empty:
+// the consumer threads, or with PAIR the consumer warps of both CTAs), then a barrier over the
+// CTA, or over the cluster so that the peer's barriers exist before anything arrives on them.
+template <int STAGES, bool PAIR>
+__device__ __forceinline__ void init_ring(std::uint32_t full, std::uint32_t empty) {
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < STAGES; ++i) {
+      mbar_init(full + 8 * i, 1);
+      mbar_init(empty + 8 * i, PAIR ? 2 * 8 : 2 * 128);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  if constexpr (PAIR)
+    cluster_sync();
+  else
+    __syncthreads();
+}
+
 // A consumer warp hands a ring stage back: to its own CTA's empty barrier, and with PAIR (2-CTA
 // clusters whose weight box is multicast into both) to the peer's as well, once per warp.
 template <bool PAIR>
