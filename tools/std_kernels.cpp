@@ -23,6 +23,7 @@
 #include "moe/router.hpp"
 #include "moe/std_grouped_sm90.cuh"
 #include "moe/std_ops.hpp"
+#include "stats/ratio.hpp"
 #include "stats/summary.hpp"
 
 #include <fmt/core.h>
@@ -156,13 +157,14 @@ void half_tile_probe(Device& dev, const Model& m, const Buffer& x, const Buffer&
     b.push_back(t_whole->elapsed_ms());
     ratio.push_back(a.back() / b.back());
   }
-  const auto sa = stats::summarize(a), sb = stats::summarize(b), sr = stats::summarize(ratio);
+  const auto sa = stats::summarize(a), sb = stats::summarize(b);
+  const auto sr = stats::median_interval(ratio, 0.95, 2000, 20261202);
   const double flop = 4.0 * double(E) * double(H) * double(I);
   row(m.name, "wgmma gate/up alone, every expert 64 rows (half tiles)", {sa.median, sa.min}, 64 * flop);
   row(m.name, "wgmma gate/up alone, every expert 128 rows (whole tiles)", {sb.median, sb.min}, 128 * flop);
-  fmt::print("half-tile probe: {} gate/up with 64 rows per expert takes {:.3f} of the time of 128 rows (median of "
-             "{} alternated pairs)\n",
-             m.name, sr.median, iterations);
+  fmt::print("half-tile probe: {} gate/up with 64 rows per expert takes {:.3f} [{:.3f}, {:.3f}] of the time of 128 "
+             "rows (median of {} alternated pairs, 95% bootstrap interval)\n",
+             m.name, sr.value, sr.ci.low, sr.ci.high, iterations);
 }
 
 // The grouped wgmma path (where the device and shape take it): checked against the per-expert
