@@ -96,36 +96,21 @@ __device__ __forceinline__ void glu_packed(std::uint32_t (&pk)[64], float alpha,
   }
 }
 
-// Where one consumer's packed results go: rows [row0, row0 + valid) of out from its 64 fragment
-// rows, columns col0 + [0, 64 chunks).
-struct OutPart {
-  int row0, valid, col0, chunks;
-};
-// A whole tile's part for consumer g (rows 64 g on); a split half tile's (both consumers on the
-// same 64 rows, consumer g on half the columns: kStore the 128 of box g, GLU 64 activation
-// columns from 64 gate and 64 up rows).
-template <int EPI>
-__device__ __forceinline__ OutPart out_part(const StdTile& t, int g, bool split) {
-  if (!split)
-    return {t.row0 + g * 64, t.valid - g * 64, t.block * (EPI == kStore ? BN : GU_COLS),
-            EPI == kStore ? BN / 64 : GU_COLS / 64};
-  return {t.row0, t.valid, EPI == kStore ? t.block * BN + g * (BN / 2) : t.block * GU_COLS + g * (GU_COLS / 2),
-          EPI == kStore ? BN / 128 : GU_COLS / 128};
-}
-
 // A packed tile (pack_tile) into out, 64 output columns at a time through the consumer's staging
-// buffer (c_base), stored as 16-byte chunks of whole 128-byte row segments. kStore: y (ld =
-// n_cols). GLU (glu_packed first): the pairs (c, c + 128) of the fragment into act (ld = n_cols =
-// I). n_cols is a multiple of 8: a 16-byte chunk is in or out whole.
+// buffer (c_base), stored as 16-byte chunks of whole 128-byte row segments. kStore: columns
+// 256 block + c of y (ld = n_cols). GLU (glu_packed first): the pairs (c, c + 128), c < 128, into
+// act column 128 block + c (ld = n_cols = I). n_cols is a multiple of 8: a 16-byte chunk is in or
+// out whole.
 template <int EPI>
-__device__ __forceinline__ void store_tile(std::uint32_t (&pk)[64], bf16* __restrict__ out, const OutPart& o,
-                                           int n_cols, int g, int tid, std::uint32_t c_base) {
+__device__ __forceinline__ void store_tile(std::uint32_t (&pk)[64], bf16* __restrict__ out, const StdTile& t,
+                                           int n_cols, int g, int tid, std::uint32_t c_base, float alpha, float limit) {
   const int lane = tid & 31, w = tid >> 5;
   const int r0 = w * 16 + (lane >> 2), c0 = (lane & 3) * 2;
+  const int col0 = t.block * (EPI == kStore ? BN : GU_COLS), valid = t.valid - g * 64;
   constexpr int CHUNKS = EPI == kStore ? BN / 64 : GU_COLS / 64;
 #pragma unroll
   for (int q = 0; q < CHUNKS; ++q) {
-    if (q >= o.chunks || o.col0 + q * 64 >= n_cols) break;  // uniform across the warpgroup
+    if (col0 + q * 64 >= n_cols) break;  // uniform across the warpgroup
     consumer_pair_sync(g);  // the previous chunk's reads are done
 #pragma unroll
     for (int i = 32 * q; i < 32 * q + 32; i += 2) {
@@ -136,56 +121,18 @@ __device__ __forceinline__ void store_tile(std::uint32_t (&pk)[64], bf16* __rest
 #pragma unroll
     for (int p = 0; p < 4; ++p) {  // 64 rows x 8 chunks of 16 B
       const int id = tid + 128 * p, row = id >> 3, ch = id & 7;
-      const int col = o.col0 + q * 64 + ch * 8;
-      if (row < o.valid && col < n_cols) {
+      const int col = col0 + q * 64 + ch * 8;
+      if (row < valid && col < n_cols) {
         const uint4 v = ld_shared_v4(c_base + (row * C_PITCH + ch * 8) * 2);
-        *reinterpret_cast<uint4*>(out + std::int64_t(o.row0 + row) * n_cols + col) = v;
+        *reinterpret_cast<uint4*>(out + std::int64_t(t.row0 + g * 64 + row) * n_cols + col) = v;
       }
     }
   }
-}
-
-// A split half tile (64 rows, both consumers): per K step consumer g multiplies the 64 A rows by
-// its half of the B box. kStore: one m64n128k16 per 16 of K on box g, into acc[0, 64). GLU: rows
-// [64 g, 64 g + 64) of the gate box into acc[0, 32) and of the up box into acc[64, 96) (two
-// m64n64k16; 64-row sub-boxes start 8 KB in, on the swizzle's 1024-byte period), so that a thread
-// holds gate and up of the same activation columns as in a whole tile's fragment.
-template <int EPI, class Release>
-__device__ __forceinline__ void consume_split(float (&acc)[128], int& s, int ksteps, std::uint32_t full,
-                                              std::uint32_t base, int wg, const Release& release) {
-  for (int ks = 0; ks < ksteps; ++ks, ++s) {
-    const int stage = s % STAGES;
-    mbar_wait(full + 8 * stage, (s / STAGES) & 1);
-    fence_acc(acc);
-    wgmma_fence();
-    const std::uint32_t st = base + stage * STAGE_BYTES;
-    const std::uint64_t da = desc_sw128(st);
-    if constexpr (EPI == kStore) {
-      const std::uint64_t db = desc_sw128(st + A_STAGE + wg * B_HALF);
-#pragma unroll
-      for (int kk = 0; kk < BK / 16; ++kk) wgmma_m64n128k16<0>(acc, da + 2 * kk, db + 2 * kk, ks > 0 || kk > 0);
-    } else {
-      const std::uint64_t dg = desc_sw128(st + A_STAGE + wg * (B_HALF / 2));
-      const std::uint64_t du = desc_sw128(st + A_STAGE + B_HALF + wg * (B_HALF / 2));
-#pragma unroll
-      for (int kk = 0; kk < BK / 16; ++kk) {
-        wgmma_m64n64k16<0>(acc, da + 2 * kk, dg + 2 * kk, ks > 0 || kk > 0);
-        wgmma_m64n64k16<64>(acc, da + 2 * kk, du + 2 * kk, ks > 0 || kk > 0);
-      }
-    }
-    wgmma_commit();
-    wgmma_wait<1>();
-    if (ks > 0) release((s - 1) % STAGES);
-  }
-  wgmma_wait<0>();
-  release((s - 1) % STAGES);
-  fence_acc(acc);
 }
 #endif  // LB_WGMMA
 
 // b_rows: weight rows per expert (2I or h); up: the up rows' offset from the gate rows (I; GLU).
-// halves: a tile of at most 64 live rows loads 64 A rows and runs consumer 0 alone (1), or both
-// consumers on half of the columns each (2, consume_split). PAIR: 2-CTA
+// halves: a tile of at most 64 live rows loads 64 A rows and runs consumer 0 alone. PAIR: 2-CTA
 // clusters take list entries 2p and 2p + 1; when both are live tiles of one (expert, block) each
 // CTA loads one half of the weight box and multicasts it into both (the box crosses L2 once),
 // else each loads its own. A stage is refilled once the consumer warps of both CTAs released it.
@@ -247,49 +194,32 @@ __global__ void __launch_bounds__(THREADS, 1)
     auto release = [&](int stage) { release_stage<PAIR>(empty, stage, lane, rank); };
     float acc[128];
     std::uint32_t pk[64];        // the last tile's results, packed (pack_tile)
-    OutPart pending{0, 0, 0, 0};  // DEFER: where the last tile goes, while its epilogue waits (valid > 0)
-    bool pending_split = false;
-    auto epilogue = [&](const OutPart& o, bool split) {
-      if constexpr (DEFER && EPI != kStore)
-        if (!split) glu_packed<EPI, 32 - GLU_LATE, 32>(pk, alpha, limit);  // a split tile's are all early
-      store_tile<EPI>(pk, out, o, n_cols, wg, tid, c_base + wg * C_BYTES);
+    StdTile pending{0, 0, 0, 0};  // DEFER: that tile, while its epilogue waits (valid > 0)
+    auto epilogue = [&](const StdTile& t) {
+      if constexpr (DEFER && EPI != kStore) glu_packed<EPI, 32 - GLU_LATE, 32>(pk, alpha, limit);
+      store_tile<EPI>(pk, out, t, n_cols, wg, tid, c_base + wg * C_BYTES, alpha, limit);
     };
     int s = 0;
     for (int u = first; u < units; u += stride) {
       const StdTile t = tiles[PAIR ? 2 * u + rank : u];
       if (!PAIR && t.valid <= 0) continue;
-      const bool small = halves && t.valid <= 64, split = small && halves == 2;
-      if ((wg == 1 && small && !split) || t.valid <= 0) {
+      if ((wg == 1 && halves && t.valid <= 64) || t.valid <= 0) {
         skip_tile<STAGES>(s, ksteps, full, release);  // no rows of this consumer
         continue;
       }
-      if (split) {
-        if (DEFER && pending.valid > 0) epilogue(pending, pending_split);  // not beside this tile's MMAs
-        pending.valid = 0;
-        consume_split<EPI>(acc, s, ksteps, full, base, wg, release);
-      } else if constexpr (DEFER) {
+      if constexpr (DEFER) {
         consume_tile_hooked<STAGES, STAGE_BYTES, A_STAGE, BK, 2>(acc, s, ksteps, full, base, wg, release, [&] {
-          if (pending.valid > 0) epilogue(pending, pending_split);
+          if (pending.valid > 0) epilogue(pending);
         });
+        pending = t;
       } else {
         consume_tile<STAGES, STAGE_BYTES, A_STAGE, BK>(acc, s, ksteps, full, base, wg, release);
       }
       pack_tile<EPI>(acc, pk);
-      if constexpr (EPI != kStore) {
-        if (split)
-          glu_packed<EPI, 0, 16>(pk, alpha, limit);  // the 64 activation columns of this consumer
-        else
-          glu_packed<EPI, 0, DEFER ? 32 - GLU_LATE : 32>(pk, alpha, limit);
-      }
-      const OutPart o = out_part<EPI>(t, wg, split);
-      if constexpr (DEFER) {
-        pending = o;
-        pending_split = split;
-      } else {
-        epilogue(o, split);
-      }
+      if constexpr (EPI != kStore) glu_packed<EPI, 0, DEFER ? 32 - GLU_LATE : 32>(pk, alpha, limit);
+      if constexpr (!DEFER) epilogue(t);
     }
-    if (DEFER && pending.valid > 0) epilogue(pending, pending_split);  // the last tile's
+    if (DEFER && pending.valid > 0) epilogue(pending);  // the last tile's
   }
   if constexpr (PAIR) cluster_sync();  // no CTA leaves while its peer may still write into it
 #else
@@ -405,7 +335,7 @@ void launch_as(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtenso
   int dev = 0, sms = 0;
   LB_CUDA_CHECK(cudaGetDevice(&dev));
   LB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  const int mt = static_cast<int>(max_tiles), half = !g_variant.half_tiles ? 0 : g_variant.split_halves ? 2 : 1;
+  const int mt = static_cast<int>(max_tiles), half = g_variant.half_tiles ? 1 : 0;
   const auto alpha = static_cast<float>(a.alpha), limit = static_cast<float>(a.limit);
   if (!g_variant.paired) {
     ensure_max_dynamic_smem(reinterpret_cast<const void*>(grouped_kernel<EPI, false, DEFER>), SMEM);
@@ -460,8 +390,7 @@ void std_grouped_set_variant(const StdGroupedVariant& v) { g_variant = v; }
 std::string describe(const StdGroupedVariant& v) {
   return std::string(v.paired ? "paired" : "unpaired") + (v.half_tiles ? ", half tiles" : ", whole tiles") +
          (v.pack_leftovers ? ", pair order" : ", plain order") +
-         (v.deferred_epilogue ? ", deferred epilogue" : ", epilogue in place") +
-         (v.split_halves ? ", split halves" : "");
+         (v.deferred_epilogue ? ", deferred epilogue" : ", epilogue in place");
 }
 
 StdGroupedVariant parse_grouped_variant(std::string_view modifiers) {
@@ -473,11 +402,10 @@ StdGroupedVariant parse_grouped_variant(std::string_view modifiers) {
     else if (w == "half-tiles" || w == "whole-tiles") v.half_tiles = w == "half-tiles";
     else if (w == "plain-order" || w == "pair-order") v.pack_leftovers = w == "pair-order";
     else if (w == "deferred" || w == "in-place") v.deferred_epilogue = w == "deferred";
-    else if (w == "split-halves" || w == "one-consumer-halves") v.split_halves = w == "split-halves";
     else
       throw UsageError("grouped wgmma variant '" + std::string(w) +
-                       "': expected paired, unpaired, half-tiles, whole-tiles, plain-order, pair-order, deferred, "
-                       "in-place, split-halves or one-consumer-halves, joined by '+'");
+                       "': expected paired, unpaired, half-tiles, whole-tiles, plain-order, pair-order, deferred or "
+                       "in-place, joined by '+'");
     modifiers = cut == std::string_view::npos ? std::string_view{} : modifiers.substr(cut + 1);
   }
   return v;

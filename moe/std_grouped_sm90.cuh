@@ -41,17 +41,12 @@ struct StdGroupedVariant {
   bool half_tiles = true;
   bool pack_leftovers = false;
   bool deferred_epilogue = true;
-  // split_halves = a half tile runs on both consumer warpgroups, each on half of the columns
-  // (one warpgroup alone takes 0.92 of a whole tile's time: results/moe/2026-12-02-h200-o).
-  // Not measured yet, so off.
-  bool split_halves = false;
 };
 void std_grouped_set_variant(const StdGroupedVariant& v);
 StdGroupedVariant std_grouped_variant();
 // A variant as words ("paired, half tiles, plain order, deferred epilogue"), and from modifiers
 // joined by '+' applied to the default variant: paired | unpaired, half-tiles | whole-tiles,
-// plain-order | pair-order, deferred | in-place, split-halves | one-consumer-halves (UsageError
-// naming the unknown word).
+// plain-order | pair-order, deferred | in-place (UsageError naming the unknown word).
 std::string describe(const StdGroupedVariant& v);
 StdGroupedVariant parse_grouped_variant(std::string_view modifiers);
 
