@@ -276,14 +276,18 @@ __device__ __forceinline__ StdTile region_tile(int e, int row0, int c, int nb, i
   return StdTile{e, row0 + m * BM, min(BM, c - m * BM), b};
 }
 
-// Both tile lists from the counts: per-thread chunks of experts, block scans of their rows and
-// of their tiles per list, then every tile written by a search of the tile offsets.
+// Both tile lists from the counts. Every CTA makes the offsets (per-thread chunks of experts,
+// block scans of their rows and of their tiles per list); the CTAs then write the tiles in a
+// grid stride, each found by a search of the tile offsets. Launched early (programmatic
+// dependent launch): it waits for the kernel before it (the counts; the last GEMMs' reads of the
+// lists) and lets the gate/up GEMM's CTAs set up beside it.
 __global__ void __launch_bounds__(TILE_THREADS)
     tiles_kernel(const int* __restrict__ counts, int experts, int nb0, int nb1, StdTile* __restrict__ t0, int max0,
                  StdTile* __restrict__ t1, int max1, int* __restrict__ live, int pack) {
   __shared__ int row_off[kStdGroupedMaxExperts + 1], tile_off[kStdGroupedMaxExperts + 1];
   __shared__ TileScan::TempStorage scratch;
-  grid_dependents_may_start();  // the GEMM's CTAs set up beside this one and wait for its lists
+  grid_dependency_wait();
+  grid_dependents_may_start();
   const int tid = threadIdx.x, chunk = (experts + TILE_THREADS - 1) / TILE_THREADS;
   const int lo = min(experts, tid * chunk), hi = min(experts, lo + chunk);
   int sum = 0, total = 0;
@@ -308,7 +312,7 @@ __global__ void __launch_bounds__(TILE_THREADS)
     if (tid == 0) tile_off[experts] = total;
     __syncthreads();
     int n = min(total, cap);
-    for (int t = tid; t < n; t += TILE_THREADS) {
+    for (int t = static_cast<int>(blockIdx.x) * TILE_THREADS + tid; t < n; t += static_cast<int>(gridDim.x) * TILE_THREADS) {
       int a = 0, b = experts - 1;
       while (a < b) {  // the last expert whose first tile is <= t (it has tiles: offsets rise past t)
         const int mid = (a + b + 1) / 2;
@@ -319,7 +323,7 @@ __global__ void __launch_bounds__(TILE_THREADS)
       }
       out[t] = region_tile(a, row_off[a], row_off[a + 1] - row_off[a], nb, t - tile_off[a], pack);
     }
-    if (tid == 0) {
+    if (blockIdx.x == 0 && tid == 0) {
       if ((n & 1) && n < cap) out[n++] = StdTile{0, 0, 0, 0};  // an even length: the paired kernel's partners
       live[list] = n;
     }
@@ -424,9 +428,18 @@ void std_grouped_tiles(const int* counts, std::int64_t experts, std::int64_t gu_
                        cudaStream_t s) {
   LB_CHECK(experts > 0 && experts <= kStdGroupedMaxExperts, "Hopper grouped expert GEMM: 1 to 4096 local experts");
   LB_CHECK(gu_max < (std::int64_t{1} << 31) && dn_max < (std::int64_t{1} << 31), "tile lists are 32-bit");
-  tiles_kernel<<<1, TILE_THREADS, 0, s>>>(counts, static_cast<int>(experts), static_cast<int>(gu_blocks),
-                                          static_cast<int>(dn_blocks), gu_tiles, static_cast<int>(gu_max), dn_tiles,
-                                          static_cast<int>(dn_max), live, g_variant.pack_leftovers ? 1 : 0);
+  // One CTA per TILE_THREADS tiles of the longer list (at most one per SM): a thread writes about
+  // one tile per list.
+  int dev = 0, sms = 0;
+  LB_CUDA_CHECK(cudaGetDevice(&dev));
+  LB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  const std::int64_t per_cta = TILE_THREADS, longest = std::max(gu_max, dn_max);
+  const auto grid = static_cast<unsigned>(std::clamp<std::int64_t>((longest + per_cta - 1) / per_cta, 1, sms));
+  sm90::Launch l(grid, TILE_THREADS, 0, s);
+  l.early_start();
+  LB_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, tiles_kernel, counts, static_cast<int>(experts), static_cast<int>(gu_blocks),
+                                   static_cast<int>(dn_blocks), gu_tiles, static_cast<int>(gu_max), dn_tiles,
+                                   static_cast<int>(dn_max), live, g_variant.pack_leftovers ? 1 : 0));
   LB_CUDA_CHECK_LAUNCH();
 }
 
