@@ -79,6 +79,10 @@ __device__ __forceinline__ void grid_dependency_wait() {
 #endif
 }
 
+// L2 eviction priorities of a TMA copy's lines (the cache-policy operand of .L2::cache_hint).
+constexpr std::uint64_t kL2EvictNormal = 0x1000000000000000ull, kL2EvictFirst = 0x12F0000000000000ull,
+                        kL2EvictLast = 0x14F0000000000000ull;
+
 #ifdef LB_WGMMA
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
@@ -144,6 +148,16 @@ __device__ __forceinline__ void tma_load_2d(std::uint32_t dst, const CUtensorMap
       : "memory");
 }
 
+// tma_load_2d with an L2 cache policy (kL2Evict*) for the lines it reads.
+__device__ __forceinline__ void tma_load_2d_hint(std::uint32_t dst, const CUtensorMap* map, int c0, int c1,
+                                                 std::uint32_t bar, std::uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar), "l"(policy)
+      : "memory");
+}
+
 // Asks L2 for a box of a tensor map (no shared memory, no completion): the copy that later
 // reads it finds it there.
 __device__ __forceinline__ void prefetch_l2(const CUtensorMap* map, int c0, int c1) {
@@ -178,6 +192,17 @@ __device__ __forceinline__ void tma_load_2d_multicast(std::uint32_t dst, const C
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
       " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
       "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+      : "memory");
+}
+
+// tma_load_2d_multicast with an L2 cache policy.
+__device__ __forceinline__ void tma_load_2d_multicast_hint(std::uint32_t dst, const CUtensorMap* map, int c0, int c1,
+                                                           std::uint32_t bar, std::uint16_t mask,
+                                                           std::uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint"
+      " [%0], [%1, {%2, %3}], [%4], %5, %6;\n" ::"r"(dst),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask), "l"(policy)
       : "memory");
 }
 

@@ -141,7 +141,8 @@ __global__ void __launch_bounds__(THREADS, 1)
     grouped_kernel(const __grid_constant__ CUtensorMap amap, const __grid_constant__ CUtensorMap amap64,
                    const __grid_constant__ CUtensorMap bmap, bf16* __restrict__ out, int n_cols,
                    const StdTile* __restrict__ tiles, int max_tiles, const int* __restrict__ live, int ksteps,
-                   int b_rows, int up, int halves, float alpha, float limit) {
+                   int b_rows, int up, int halves, float alpha, float limit, std::uint64_t a_l2,
+                   std::uint64_t b_l2) {
 #ifdef LB_WGMMA
   grid_dependents_may_start();  // the next GEMM's CTAs may take SMs as this grid's CTAs finish
   const int rank = PAIR ? cluster_rank() : 0;
@@ -178,12 +179,12 @@ __global__ void __launch_bounds__(THREADS, 1)
           const std::uint32_t dst = base + stage * STAGE_BYTES, bar = full + 8 * stage;
           mbar_arrive_expect_tx(bar, none ? 0 : half ? STAGE_BYTES - A_STAGE / 2 : STAGE_BYTES);
           if (none) continue;  // nothing to load: the arrival alone completes the phase
-          tma_load_2d(dst, half ? &amap64 : &amap, ks * BK, t.row0, bar);
+          tma_load_2d_hint(dst, half ? &amap64 : &amap, ks * BK, t.row0, bar, a_l2);
           if (shared) {
-            tma_load_2d_multicast(dst + A_STAGE + rank * B_HALF, &bmap, ks * BK, rank ? r1 : r0, bar, 0x3);
+            tma_load_2d_multicast_hint(dst + A_STAGE + rank * B_HALF, &bmap, ks * BK, rank ? r1 : r0, bar, 0x3, b_l2);
           } else {
-            tma_load_2d(dst + A_STAGE, &bmap, ks * BK, r0, bar);
-            tma_load_2d(dst + A_STAGE + B_HALF, &bmap, ks * BK, r1, bar);
+            tma_load_2d_hint(dst + A_STAGE, &bmap, ks * BK, r0, bar, b_l2);
+            tma_load_2d_hint(dst + A_STAGE + B_HALF, &bmap, ks * BK, r1, bar, b_l2);
           }
         }
       }
@@ -332,6 +333,13 @@ __global__ void __launch_bounds__(TILE_THREADS)
 
 StdGroupedVariant g_variant;  // the launches' variant (std_grouped_set_variant)
 
+std::uint64_t l2_policy(L2Priority p) {
+  return p == L2Priority::evict_first ? kL2EvictFirst : p == L2Priority::evict_last ? kL2EvictLast : kL2EvictNormal;
+}
+const char* l2_words(L2Priority p) {
+  return p == L2Priority::evict_first ? "evict first" : p == L2Priority::evict_last ? "evict last" : "normal";
+}
+
 template <int EPI, bool DEFER>
 void launch_as(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMap& bmap, bf16* out, int n_cols,
                const StdTile* tiles, std::int64_t max_tiles, const int* live, int ksteps, int b_rows, int up,
@@ -341,12 +349,13 @@ void launch_as(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtenso
   LB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   const int mt = static_cast<int>(max_tiles), half = g_variant.half_tiles ? 1 : 0;
   const auto alpha = static_cast<float>(a.alpha), limit = static_cast<float>(a.limit);
+  const std::uint64_t a_l2 = l2_policy(g_variant.a_l2), b_l2 = l2_policy(g_variant.b_l2);
   if (!g_variant.paired) {
     ensure_max_dynamic_smem(reinterpret_cast<const void*>(grouped_kernel<EPI, false, DEFER>), SMEM);
     sm90::Launch l(static_cast<unsigned>(std::max(1, std::min(mt, sms))), THREADS, SMEM, s);
     l.early_start();
     LB_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, grouped_kernel<EPI, false, DEFER>, amap, amap64, bmap, out, n_cols, tiles,
-                                     mt, live, ksteps, b_rows, up, half, alpha, limit));
+                                     mt, live, ksteps, b_rows, up, half, alpha, limit, a_l2, b_l2));
     LB_CUDA_CHECK_LAUNCH();
     return;
   }
@@ -360,7 +369,7 @@ void launch_as(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtenso
   const int grid_clusters = std::max(1, std::min(clusters, std::max(1, mt / 2)));
   pl.cfg.gridDim = dim3(static_cast<unsigned>(2 * grid_clusters));
   LB_CUDA_CHECK(cudaLaunchKernelEx(&pl.cfg, grouped_kernel<EPI, true, DEFER>, amap, amap64, bmap, out, n_cols, tiles,
-                                   mt, live, ksteps, b_rows, up, half, alpha, limit));
+                                   mt, live, ksteps, b_rows, up, half, alpha, limit, a_l2, b_l2));
   LB_CUDA_CHECK_LAUNCH();
 }
 
@@ -394,7 +403,9 @@ void std_grouped_set_variant(const StdGroupedVariant& v) { g_variant = v; }
 std::string describe(const StdGroupedVariant& v) {
   return std::string(v.paired ? "paired" : "unpaired") + (v.half_tiles ? ", half tiles" : ", whole tiles") +
          (v.pack_leftovers ? ", pair order" : ", plain order") +
-         (v.deferred_epilogue ? ", deferred epilogue" : ", epilogue in place");
+         (v.deferred_epilogue ? ", deferred epilogue" : ", epilogue in place") +
+         (v.a_l2 != L2Priority::normal ? std::string(", A lines ") + l2_words(v.a_l2) : std::string()) +
+         (v.b_l2 != L2Priority::normal ? std::string(", B lines ") + l2_words(v.b_l2) : std::string());
 }
 
 StdGroupedVariant parse_grouped_variant(std::string_view modifiers) {
@@ -406,10 +417,15 @@ StdGroupedVariant parse_grouped_variant(std::string_view modifiers) {
     else if (w == "half-tiles" || w == "whole-tiles") v.half_tiles = w == "half-tiles";
     else if (w == "plain-order" || w == "pair-order") v.pack_leftovers = w == "pair-order";
     else if (w == "deferred" || w == "in-place") v.deferred_epilogue = w == "deferred";
+    else if (w.size() > 2 && (w[0] == 'a' || w[0] == 'b') && w[1] == '-' &&
+             (w.substr(2) == "evict-first" || w.substr(2) == "evict-last" || w.substr(2) == "evict-normal"))
+      (w[0] == 'a' ? v.a_l2 : v.b_l2) = w.substr(2) == "evict-first"  ? L2Priority::evict_first
+                                        : w.substr(2) == "evict-last" ? L2Priority::evict_last
+                                                                      : L2Priority::normal;
     else
       throw UsageError("grouped wgmma variant '" + std::string(w) +
-                       "': expected paired, unpaired, half-tiles, whole-tiles, plain-order, pair-order, deferred or "
-                       "in-place, joined by '+'");
+                       "': expected paired, unpaired, half-tiles, whole-tiles, plain-order, pair-order, deferred, "
+                       "in-place, or a-/b- with evict-first, evict-last or evict-normal, joined by '+'");
     modifiers = cut == std::string_view::npos ? std::string_view{} : modifiers.substr(cut + 1);
   }
   return v;

@@ -36,17 +36,22 @@ inline constexpr std::int64_t kStdGroupedMaxExperts = 4096;
 // (results/moe/2026-12-02-h200-n, variants/): pairs, half tiles and plain order are the best or
 // inside the best's interval at every preset but Mixtral-8x7B (single CTAs 0.6% ahead); without
 // the multicast the kernels lose 4-35% elsewhere; deferred and in place read the same.
+// L2 eviction priority of the lines a GEMM's copies of A (rows) or B (weights) read.
+enum class L2Priority { normal, evict_first, evict_last };
 struct StdGroupedVariant {
   bool paired = true;
   bool half_tiles = true;
   bool pack_leftovers = false;
   bool deferred_epilogue = true;
+  L2Priority a_l2 = L2Priority::normal;
+  L2Priority b_l2 = L2Priority::normal;
 };
 void std_grouped_set_variant(const StdGroupedVariant& v);
 StdGroupedVariant std_grouped_variant();
 // A variant as words ("paired, half tiles, plain order, deferred epilogue"), and from modifiers
 // joined by '+' applied to the default variant: paired | unpaired, half-tiles | whole-tiles,
-// plain-order | pair-order, deferred | in-place (UsageError naming the unknown word).
+// plain-order | pair-order, deferred | in-place, a-evict-first | a-evict-last | a-evict-normal and
+// the same for b (UsageError naming the unknown word).
 std::string describe(const StdGroupedVariant& v);
 StdGroupedVariant parse_grouped_variant(std::string_view modifiers);
 

@@ -247,7 +247,7 @@ TEST(StdExpertMlpGpu, MultiStreamMatchesTheCpuProduct) {
 
 // The grouped wgmma kernels (hidden and inter multiples of 8): every edge of their tiling, in
 // launch variants (2-CTA pairs or single CTAs, half tiles or not, list in pair order or not,
-// epilogue deferred into the next tile or in place).
+// epilogue deferred into the next tile or in place, L2 eviction priorities of the copies).
 std::vector<MlpCase> wgmma_cases() {
   std::vector<std::int64_t> many(1100);
   for (std::size_t e = 0; e < many.size(); ++e) many[e] = e % 5 == 0 ? 0 : 1 + static_cast<std::int64_t>(e % 3);
@@ -269,11 +269,11 @@ TEST(StdExpertMlpGpu, WgmmaMatchesTheCpuProduct) {
   const cuda::StdGroupedVariant variants[] = {{true, true, true, true},    {true, true, false, true},
                                                {true, false, true, true},   {false, true, true, true},
                                                {false, false, false, true}, {true, true, false, false},
-                                               {false, true, false, false}};
+                                               {false, true, false, false},
+                                               cuda::parse_grouped_variant("a-evict-last+b-evict-first"),
+                                               cuda::parse_grouped_variant("unpaired+a-evict-first+b-evict-last")};
   for (const auto& v : variants) {
-    SCOPED_TRACE(std::string(v.paired ? "paired" : "unpaired") + (v.half_tiles ? ", half tiles" : ", whole tiles") +
-                 (v.pack_leftovers ? ", pair order" : ", plain order") +
-                 (v.deferred_epilogue ? ", deferred epilogue" : ", epilogue in place"));
+    SCOPED_TRACE(cuda::describe(v));
     cuda::std_grouped_set_variant(v);
     for (const auto& c : wgmma_cases()) check_mlp(c, StdExpertPath::wgmma);
   }
