@@ -185,37 +185,6 @@ __device__ __forceinline__ void mbar_arrive_peer(std::uint32_t bar, int peer) {
   // for this thread's outstanding global stores (the epilogue's) to become visible to the peer.
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
 }
-// A value handed to the peer CTA: stored at the same shared offset there, then an arrive on the
-// peer's mbarrier with cluster-scope release (the store is visible to whoever the arrive wakes,
-// if it waits with mbar_wait_cluster).
-__device__ __forceinline__ void st_peer_s32(std::uint32_t addr, int peer, int v) {
-  std::uint32_t remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(addr), "r"(peer));
-  asm volatile("st.shared::cluster.s32 [%0], %1;\n" ::"r"(remote), "r"(v) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive_peer_cluster(std::uint32_t bar, int peer) {
-  std::uint32_t remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(bar), "r"(peer));
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
-}
-// mbar_wait with cluster-scope acquire: what the arriving thread of another CTA stored before its
-// release is visible after it.
-__device__ __forceinline__ void mbar_wait_cluster(std::uint32_t bar, int parity) {
-  std::uint32_t done = 0;
-  do {
-    asm volatile(
-        "{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-        "selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (!done);
-}
-__device__ __forceinline__ int ld_shared_s32(std::uint32_t addr) {
-  int v;
-  asm volatile("ld.shared.s32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
-  return v;
-}
 // tma_load_2d into the same offset of every CTA in `mask`, completing on each one's `bar`.
 __device__ __forceinline__ void tma_load_2d_multicast(std::uint32_t dst, const CUtensorMap* map, int c0, int c1,
                                                       std::uint32_t bar, std::uint16_t mask) {

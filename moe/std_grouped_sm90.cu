@@ -53,18 +53,13 @@ constexpr int BM = 128, BN = 256, BK = 64, STAGES = 4, THREADS = 384, GU_COLS = 
 constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
 // Deferred epilogue of gate/up: the GLU of the last GLU_LATE of a consumer's 32 activation pairs
 // runs in the next tile, beside its MMAs (the rest before: all 32 need more registers than the
-// accumulators leave, and ptxas spills). Units claimed in turn keep a few more registers live: 12
-// (16 spills there).
-template <bool DYN>
-constexpr int GLU_LATE = DYN ? 12 : 16;
+// accumulators leave, and ptxas spills).
+constexpr int GLU_LATE = 16;
 constexpr int A_STAGE = BM * BK * 2, B_HALF = (BN / 2) * BK * 2, STAGE_BYTES = A_STAGE + 2 * B_HALF;
 // Staged epilogue: per consumer 64 rows x 64 bf16 at a 72-element pitch (144 B): the fragment
 // writes hit 32 distinct banks and each row reads back as 16-byte chunks.
 constexpr int C_PITCH = 72, C_BYTES = 64 * C_PITCH * 2;
-// Units claimed in turn (DYN): slots of the unit numbers the pair's fetching producer hands out.
-constexpr int UNIT_SLOTS = 4;
-// ring, staging, ring mbarriers, unit slots (two mbarriers and the number each), alignment slack
-constexpr int SMEM = STAGES * STAGE_BYTES + 2 * C_BYTES + 2 * STAGES * 8 + UNIT_SLOTS * 20 + 1024;
+constexpr int SMEM = STAGES * STAGE_BYTES + 2 * C_BYTES + 2 * STAGES * 8 + 1024;  // ring, staging, mbarriers, slack
 static_assert(SMEM <= 227 * 1024, "one CTA per SM");
 constexpr int TILE_THREADS = 1024;
 
@@ -141,20 +136,13 @@ __device__ __forceinline__ void store_tile(std::uint32_t (&pk)[64], bf16* __rest
 // clusters take list entries 2p and 2p + 1; when both are live tiles of one (expert, block) each
 // CTA loads one half of the weight box and multicasts it into both (the box crosses L2 once),
 // else each loads its own. A stage is refilled once the consumer warps of both CTAs released it.
-// Units (pairs, or tiles) go to the clusters (CTAs) by a stride of the grid, or with DYN in turn:
-// the producer of rank 0 claims the next unit of the list from a device counter (sched[0]) when it
-// starts the last one, and hands its number to the consumers and to the peer CTA through
-// UNIT_SLOTS shared slots (unit_full: the number is there; unit_empty on rank 0: every reader
-// took it). Claimed in turn, a cluster that drew cheap units (shared weight boxes) takes more of
-// them, so that all finish together. The last cluster to finish puts the counters back to 0
-// (sched[1] counts the finished ones), for the next launch over the same list.
-template <int EPI, bool PAIR, bool DEFER, bool DYN>
+template <int EPI, bool PAIR, bool DEFER>
 __global__ void __launch_bounds__(THREADS, 1)
     grouped_kernel(const __grid_constant__ CUtensorMap amap, const __grid_constant__ CUtensorMap amap64,
                    const __grid_constant__ CUtensorMap bmap, bf16* __restrict__ out, int n_cols,
-                   const StdTile* __restrict__ tiles, int max_tiles, const int* __restrict__ live,
-                   int* __restrict__ sched, int ksteps, int b_rows, int up, int halves, float alpha, float limit,
-                   std::uint64_t a_l2, std::uint64_t b_l2) {
+                   const StdTile* __restrict__ tiles, int max_tiles, const int* __restrict__ live, int ksteps,
+                   int b_rows, int up, int halves, float alpha, float limit, std::uint64_t a_l2,
+                   std::uint64_t b_l2) {
 #ifdef LB_WGMMA
   grid_dependents_may_start();  // the next GEMM's CTAs may take SMs as this grid's CTAs finish
   const int rank = PAIR ? cluster_rank() : 0;
@@ -165,61 +153,16 @@ __global__ void __launch_bounds__(THREADS, 1)
   const std::uint32_t base = (raw + 1023u) & ~1023u;
   const std::uint32_t c_base = base + STAGES * STAGE_BYTES;
   const std::uint32_t full = c_base + 2 * C_BYTES, empty = full + 8 * STAGES;
-  const std::uint32_t unit_full = empty + 8 * STAGES, unit_empty = unit_full + 8 * UNIT_SLOTS,
-                      unit_num = unit_empty + 8 * UNIT_SLOTS;
-  if (DYN && threadIdx.x == 0) {
-    for (int i = 0; i < UNIT_SLOTS; ++i) {  // readers: the consumer warps, and the peer's producer
-      mbar_init(unit_full + 8 * i, 1);
-      mbar_init(unit_empty + 8 * i, PAIR ? 2 * 8 + 1 : 8);
-    }
-  }
-  init_ring<STAGES, PAIR>(full, empty);  // (its fence and barrier cover the unit slots' mbarriers too)
+  init_ring<STAGES, PAIR>(full, empty);
   grid_dependency_wait();  // the tile list (and, for down, act) are complete and visible
   const int n_tiles = min(max_tiles, *live);
   const int units = PAIR ? n_tiles / 2 : n_tiles;  // pairs (the list has an even length), or tiles
-  // The k-th unit of this cluster (CTA) for a reader: by stride, or from its slot (then handed back
-  // to rank 0's unit_empty: once per warp, or by the one thread `alone`).
-  auto unit_at = [&](int k, bool alone) {
-    if constexpr (!DYN) {
-      return first + k * stride;
-    } else {
-      const int slot = k % UNIT_SLOTS;
-      mbar_wait_cluster(unit_full + 8 * slot, (k / UNIT_SLOTS) & 1);
-      const int u = ld_shared_s32(unit_num + 4 * slot);
-      if (!alone) __syncwarp();
-      if (alone || (threadIdx.x & 31) == 0) {
-        if (rank == 0)
-          mbar_arrive(unit_empty + 8 * slot);
-        else
-          mbar_arrive_peer(unit_empty + 8 * slot, 0);
-      }
-      return u;
-    }
-  };
   const int wg = threadIdx.x >> 7;  // 0, 1: consumers; 2: the producer warpgroup
   if (wg == 2) {
     regs_release<PRODUCER_REGS>();
     if (threadIdx.x == 256) {
       int s = 0;
-      const bool fetch = DYN && rank == 0;  // this thread claims the cluster's units
-      int next = fetch ? atomicAdd(sched, 1) : 0;
-      for (int k = 0;; ++k) {
-        int u = 0;
-        if (fetch) {
-          u = next;
-          const int slot = k % UNIT_SLOTS;
-          if (k >= UNIT_SLOTS) mbar_wait(unit_empty + 8 * slot, ((k / UNIT_SLOTS) - 1) & 1);
-          st_shared_b32(unit_num + 4 * slot, static_cast<std::uint32_t>(u));
-          mbar_arrive(unit_full + 8 * slot);
-          if constexpr (PAIR) {
-            st_peer_s32(unit_num + 4 * slot, 1, u);
-            mbar_arrive_peer_cluster(unit_full + 8 * slot, 1);
-          }
-          if (u < units) next = atomicAdd(sched, 1);  // in flight while this unit's copies are issued
-        } else {
-          u = unit_at(k, true);
-        }
-        if (u >= units) break;
+      for (int u = first; u < units; u += stride) {
         const StdTile t = tiles[PAIR ? 2 * u + rank : u];
         if (!PAIR && t.valid <= 0) continue;
         bool shared = false;
@@ -245,10 +188,6 @@ __global__ void __launch_bounds__(THREADS, 1)
           }
         }
       }
-      if (fetch && atomicAdd(sched + 1, 1) == stride - 1) {  // every cluster has claimed its last unit
-        atomicExch(sched, 0);
-        atomicExch(sched + 1, 0);
-      }
     }
   } else {
     regs_take<CONSUMER_REGS>();
@@ -258,13 +197,11 @@ __global__ void __launch_bounds__(THREADS, 1)
     std::uint32_t pk[64];        // the last tile's results, packed (pack_tile)
     StdTile pending{0, 0, 0, 0};  // DEFER: that tile, while its epilogue waits (valid > 0)
     auto epilogue = [&](const StdTile& t) {
-      if constexpr (DEFER && EPI != kStore) glu_packed<EPI, 32 - GLU_LATE<DYN>, 32>(pk, alpha, limit);
+      if constexpr (DEFER && EPI != kStore) glu_packed<EPI, 32 - GLU_LATE, 32>(pk, alpha, limit);
       store_tile<EPI>(pk, out, t, n_cols, wg, tid, c_base + wg * C_BYTES, alpha, limit);
     };
     int s = 0;
-    for (int k = 0;; ++k) {
-      const int u = unit_at(k, false);
-      if (u >= units) break;
+    for (int u = first; u < units; u += stride) {
       const StdTile t = tiles[PAIR ? 2 * u + rank : u];
       if (!PAIR && t.valid <= 0) continue;
       if ((wg == 1 && halves && t.valid <= 64) || t.valid <= 0) {
@@ -280,7 +217,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         consume_tile<STAGES, STAGE_BYTES, A_STAGE, BK>(acc, s, ksteps, full, base, wg, release);
       }
       pack_tile<EPI>(acc, pk);
-      if constexpr (EPI != kStore) glu_packed<EPI, 0, DEFER ? 32 - GLU_LATE<DYN> : 32>(pk, alpha, limit);
+      if constexpr (EPI != kStore) glu_packed<EPI, 0, DEFER ? 32 - GLU_LATE : 32>(pk, alpha, limit);
       if constexpr (!DEFER) epilogue(t);
     }
     if (DEFER && pending.valid > 0) epilogue(pending);  // the last tile's
@@ -390,8 +327,6 @@ __global__ void __launch_bounds__(TILE_THREADS)
     if (blockIdx.x == 0 && tid == 0) {
       if ((n & 1) && n < cap) out[n++] = StdTile{0, 0, 0, 0};  // an even length: the paired kernel's partners
       live[list] = n;
-      live[2 + 2 * list] = 0;  // the GEMM's schedule counters (launch)
-      live[3 + 2 * list] = 0;
     }
   }
 }
@@ -405,10 +340,10 @@ const char* l2_words(L2Priority p) {
   return p == L2Priority::evict_first ? "evict first" : p == L2Priority::evict_last ? "evict last" : "normal";
 }
 
-template <int EPI, bool DEFER, bool DYN>
+template <int EPI, bool DEFER>
 void launch_as(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMap& bmap, bf16* out, int n_cols,
-               const StdTile* tiles, std::int64_t max_tiles, const int* len, int* sched, int ksteps, int b_rows,
-               int up, const ActivationSpec& a, cudaStream_t s) {
+               const StdTile* tiles, std::int64_t max_tiles, const int* live, int ksteps, int b_rows, int up,
+               const ActivationSpec& a, cudaStream_t s) {
   int dev = 0, sms = 0;
   LB_CUDA_CHECK(cudaGetDevice(&dev));
   LB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
@@ -416,47 +351,36 @@ void launch_as(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtenso
   const auto alpha = static_cast<float>(a.alpha), limit = static_cast<float>(a.limit);
   const std::uint64_t a_l2 = l2_policy(g_variant.a_l2), b_l2 = l2_policy(g_variant.b_l2);
   if (!g_variant.paired) {
-    const auto kernel = grouped_kernel<EPI, false, DEFER, DYN>;
-    ensure_max_dynamic_smem(reinterpret_cast<const void*>(kernel), SMEM);
+    ensure_max_dynamic_smem(reinterpret_cast<const void*>(grouped_kernel<EPI, false, DEFER>), SMEM);
     sm90::Launch l(static_cast<unsigned>(std::max(1, std::min(mt, sms))), THREADS, SMEM, s);
     l.early_start();
-    LB_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, kernel, amap, amap64, bmap, out, n_cols, tiles, mt, len, sched, ksteps,
-                                     b_rows, up, half, alpha, limit, a_l2, b_l2));
+    LB_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, grouped_kernel<EPI, false, DEFER>, amap, amap64, bmap, out, n_cols, tiles,
+                                     mt, live, ksteps, b_rows, up, half, alpha, limit, a_l2, b_l2));
     LB_CUDA_CHECK_LAUNCH();
     return;
   }
-  const auto kernel = grouped_kernel<EPI, true, DEFER, DYN>;
-  ensure_max_dynamic_smem(reinterpret_cast<const void*>(kernel), SMEM);
+  ensure_max_dynamic_smem(reinterpret_cast<const void*>(grouped_kernel<EPI, true, DEFER>), SMEM);
   sm90::PairLaunch pl(static_cast<unsigned>(sms / 2 * 2), THREADS, SMEM, s);
   pl.early_start();
-  static int resident[3][2][2][64] = {};  // co-resident 2-CTA clusters per device (SMs pair up inside a GPC)
-  int& clusters = resident[EPI][DEFER ? 1 : 0][DYN ? 1 : 0][dev & 63];
-  if (clusters == 0) LB_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &pl.cfg));
+  static int resident[3][2][64] = {};  // co-resident 2-CTA clusters per device (SMs pair up inside a GPC)
+  int& clusters = resident[EPI][DEFER ? 1 : 0][dev & 63];
+  if (clusters == 0)
+    LB_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, grouped_kernel<EPI, true, DEFER>, &pl.cfg));
   const int grid_clusters = std::max(1, std::min(clusters, std::max(1, mt / 2)));
   pl.cfg.gridDim = dim3(static_cast<unsigned>(2 * grid_clusters));
-  LB_CUDA_CHECK(cudaLaunchKernelEx(&pl.cfg, kernel, amap, amap64, bmap, out, n_cols, tiles, mt, len, sched, ksteps,
-                                   b_rows, up, half, alpha, limit, a_l2, b_l2));
+  LB_CUDA_CHECK(cudaLaunchKernelEx(&pl.cfg, grouped_kernel<EPI, true, DEFER>, amap, amap64, bmap, out, n_cols, tiles,
+                                   mt, live, ksteps, b_rows, up, half, alpha, limit, a_l2, b_l2));
   LB_CUDA_CHECK_LAUNCH();
 }
 
-// list: 0 gate/up, 1 down. The work area's ints: [list] the list's length, [2 + 2 list] and
-// [3 + 2 list] its schedule counters (std_grouped_tiles zeroes them; a launch leaves them 0).
 template <int EPI>
 void launch(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMap& bmap, bf16* out, int n_cols,
-            const StdTile* tiles, std::int64_t max_tiles, int* live, int list, int ksteps, int b_rows, int up,
+            const StdTile* tiles, std::int64_t max_tiles, const int* live, int ksteps, int b_rows, int up,
             const ActivationSpec& a, cudaStream_t s) {
-  const int* len = live + list;
-  int* sched = live + 2 + 2 * list;
-  const bool defer = g_variant.deferred_epilogue, dyn = g_variant.dynamic_schedule;
-  if (defer && dyn)
-    launch_as<EPI, true, true>(amap, amap64, bmap, out, n_cols, tiles, max_tiles, len, sched, ksteps, b_rows, up, a, s);
-  else if (defer)
-    launch_as<EPI, true, false>(amap, amap64, bmap, out, n_cols, tiles, max_tiles, len, sched, ksteps, b_rows, up, a, s);
-  else if (dyn)
-    launch_as<EPI, false, true>(amap, amap64, bmap, out, n_cols, tiles, max_tiles, len, sched, ksteps, b_rows, up, a, s);
+  if (g_variant.deferred_epilogue)
+    launch_as<EPI, true>(amap, amap64, bmap, out, n_cols, tiles, max_tiles, live, ksteps, b_rows, up, a, s);
   else
-    launch_as<EPI, false, false>(amap, amap64, bmap, out, n_cols, tiles, max_tiles, len, sched, ksteps, b_rows, up, a,
-                                 s);
+    launch_as<EPI, false>(amap, amap64, bmap, out, n_cols, tiles, max_tiles, live, ksteps, b_rows, up, a, s);
 }
 
 void check_sizes(std::int64_t rows_cap, std::int64_t experts, std::int64_t n_rows_per_expert, std::int64_t max_tiles) {
@@ -480,7 +404,6 @@ std::string describe(const StdGroupedVariant& v) {
   return std::string(v.paired ? "paired" : "unpaired") + (v.half_tiles ? ", half tiles" : ", whole tiles") +
          (v.pack_leftovers ? ", pair order" : ", plain order") +
          (v.deferred_epilogue ? ", deferred epilogue" : ", epilogue in place") +
-         (v.dynamic_schedule ? ", units claimed" : ", units by stride") +
          (v.a_l2 != L2Priority::normal ? std::string(", A lines ") + l2_words(v.a_l2) : std::string()) +
          (v.b_l2 != L2Priority::normal ? std::string(", B lines ") + l2_words(v.b_l2) : std::string());
 }
@@ -494,7 +417,6 @@ StdGroupedVariant parse_grouped_variant(std::string_view modifiers) {
     else if (w == "half-tiles" || w == "whole-tiles") v.half_tiles = w == "half-tiles";
     else if (w == "plain-order" || w == "pair-order") v.pack_leftovers = w == "pair-order";
     else if (w == "deferred" || w == "in-place") v.deferred_epilogue = w == "deferred";
-    else if (w == "claimed" || w == "strided") v.dynamic_schedule = w == "claimed";
     else if (w.size() > 2 && (w[0] == 'a' || w[0] == 'b') && w[1] == '-' &&
              (w.substr(2) == "evict-first" || w.substr(2) == "evict-last" || w.substr(2) == "evict-normal"))
       (w[0] == 'a' ? v.a_l2 : v.b_l2) = w.substr(2) == "evict-first"  ? L2Priority::evict_first
@@ -503,7 +425,7 @@ StdGroupedVariant parse_grouped_variant(std::string_view modifiers) {
     else
       throw UsageError("grouped wgmma variant '" + std::string(w) +
                        "': expected paired, unpaired, half-tiles, whole-tiles, plain-order, pair-order, deferred, "
-                       "in-place, claimed, strided, or a-/b- with evict-first, evict-last or evict-normal, joined by '+'");
+                       "in-place, or a-/b- with evict-first, evict-last or evict-normal, joined by '+'");
     modifiers = cut == std::string_view::npos ? std::string_view{} : modifiers.substr(cut + 1);
   }
   return v;
@@ -538,7 +460,7 @@ void std_grouped_tiles(const int* counts, std::int64_t experts, std::int64_t gu_
 }
 
 void std_gate_up_sm90(const bf16* x, std::int64_t rows_cap, std::int64_t h, const bf16* w13, std::int64_t experts,
-                      std::int64_t inter, bf16* act, const StdTile* tiles, std::int64_t max_tiles, int* live,
+                      std::int64_t inter, bf16* act, const StdTile* tiles, std::int64_t max_tiles, const int* live,
                       const ActivationSpec& a, cudaStream_t s) {
   if (rows_cap == 0 || max_tiles == 0) return;
   LB_CHECK(std_grouped_sm90_supported(h, inter, experts),
@@ -551,13 +473,13 @@ void std_gate_up_sm90(const bf16* x, std::int64_t rows_cap, std::int64_t h, cons
       sm90::encode_tma_2d(w13, static_cast<std::uint64_t>(h), static_cast<std::uint64_t>(experts * 2 * inter), BK, BN / 2);
   const int ks = static_cast<int>((h + BK - 1) / BK), I = static_cast<int>(inter);
   if (a.kind == Activation::swiglu_clamped)
-    launch<kClampedGlu>(amap, amap64, bmap, act, I, tiles, max_tiles, live, 0, ks, 2 * I, I, a, s);
+    launch<kClampedGlu>(amap, amap64, bmap, act, I, tiles, max_tiles, live, ks, 2 * I, I, a, s);
   else
-    launch<kSiluGlu>(amap, amap64, bmap, act, I, tiles, max_tiles, live, 0, ks, 2 * I, I, a, s);
+    launch<kSiluGlu>(amap, amap64, bmap, act, I, tiles, max_tiles, live, ks, 2 * I, I, a, s);
 }
 
 void std_down_sm90(const bf16* act, std::int64_t rows_cap, std::int64_t inter, const bf16* wd, std::int64_t experts,
-                   std::int64_t h, bf16* y, const StdTile* tiles, std::int64_t max_tiles, int* live,
+                   std::int64_t h, bf16* y, const StdTile* tiles, std::int64_t max_tiles, const int* live,
                    cudaStream_t s) {
   if (rows_cap == 0 || max_tiles == 0) return;
   LB_CHECK(std_grouped_sm90_supported(h, inter, experts),
@@ -570,7 +492,7 @@ void std_down_sm90(const bf16* act, std::int64_t rows_cap, std::int64_t inter, c
   const CUtensorMap bmap =
       sm90::encode_tma_2d(wd, static_cast<std::uint64_t>(inter), static_cast<std::uint64_t>(experts * h), BK, BN / 2);
   const int ks = static_cast<int>((inter + BK - 1) / BK), H = static_cast<int>(h);
-  launch<kStore>(amap, amap64, bmap, y, H, tiles, max_tiles, live, 1, ks, H, 0, ActivationSpec{}, s);
+  launch<kStore>(amap, amap64, bmap, y, H, tiles, max_tiles, live, ks, H, 0, ActivationSpec{}, s);
 }
 
 std::int64_t std_grouped_work_bytes(std::int64_t rows_cap, std::int64_t experts, std::int64_t h, std::int64_t inter) {
@@ -600,7 +522,7 @@ void std_expert_mlp_sm90(const bf16* x, const bf16* w13, const bf16* wd, bf16* a
   std_grouped_tiles(counts, experts, std_gate_up_blocks(inter), std_down_blocks(h), w.gu, w.gu_max, w.dn, w.dn_max,
                     w.live, s);
   std_gate_up_sm90(x, rows_cap, h, w13, experts, inter, act, w.gu, w.gu_max, w.live, a, s);
-  std_down_sm90(act, rows_cap, inter, wd, experts, h, y, w.dn, w.dn_max, w.live, s);
+  std_down_sm90(act, rows_cap, inter, wd, experts, h, y, w.dn, w.dn_max, w.live + 1, s);
 }
 
 }  // namespace layerbench::moe::cuda

@@ -36,8 +36,6 @@ inline constexpr std::int64_t kStdGroupedMaxExperts = 4096;
 // (results/moe/2026-12-02-h200-n, variants/): pairs, half tiles and plain order are the best or
 // inside the best's interval at every preset but Mixtral-8x7B (single CTAs 0.6% ahead); without
 // the multicast the kernels lose 4-35% elsewhere; deferred and in place read the same.
-// dynamic_schedule: units claimed in turn from a device counter instead of by a stride of the grid
-// (see grouped_kernel).
 // L2 eviction priority of the lines a GEMM's copies of A (rows) or B (weights) read.
 enum class L2Priority { normal, evict_first, evict_last };
 struct StdGroupedVariant {
@@ -47,13 +45,12 @@ struct StdGroupedVariant {
   bool deferred_epilogue = true;
   L2Priority a_l2 = L2Priority::normal;
   L2Priority b_l2 = L2Priority::normal;
-  bool dynamic_schedule = true;
 };
 void std_grouped_set_variant(const StdGroupedVariant& v);
 StdGroupedVariant std_grouped_variant();
 // A variant as words ("paired, half tiles, plain order, deferred epilogue"), and from modifiers
 // joined by '+' applied to the default variant: paired | unpaired, half-tiles | whole-tiles,
-// plain-order | pair-order, deferred | in-place, claimed | strided, a-evict-first | a-evict-last | a-evict-normal and
+// plain-order | pair-order, deferred | in-place, a-evict-first | a-evict-last | a-evict-normal and
 // the same for b (UsageError naming the unknown word).
 std::string describe(const StdGroupedVariant& v);
 StdGroupedVariant parse_grouped_variant(std::string_view modifiers);
@@ -79,20 +76,19 @@ void std_grouped_tiles(const int* counts, std::int64_t experts, std::int64_t gu_
                        StdTile* gu_tiles, std::int64_t gu_max, StdTile* dn_tiles, std::int64_t dn_max, int* live,
                        cudaStream_t s);
 
-// The two GEMMs over a built list. live: the work area's ints (StdGroupedWork::live, filled by
-// std_grouped_tiles): the lengths, and each GEMM's schedule counters. x / act have rows_cap rows.
+// The two GEMMs over a built list (live: its device length). x / act have rows_cap rows.
 void std_gate_up_sm90(const __nv_bfloat16* x, std::int64_t rows_cap, std::int64_t h, const __nv_bfloat16* w13,
                       std::int64_t experts, std::int64_t inter, __nv_bfloat16* act, const StdTile* tiles,
-                      std::int64_t max_tiles, int* live, const ActivationSpec& a, cudaStream_t s);
+                      std::int64_t max_tiles, const int* live, const ActivationSpec& a, cudaStream_t s);
 void std_down_sm90(const __nv_bfloat16* act, std::int64_t rows_cap, std::int64_t inter, const __nv_bfloat16* wd,
                    std::int64_t experts, std::int64_t h, __nv_bfloat16* y, const StdTile* tiles, std::int64_t max_tiles,
-                   int* live, cudaStream_t s);
+                   const int* live, cudaStream_t s);
 
 // Workspace of std_expert_mlp_sm90: both tile lists and their lengths.
 struct StdGroupedWork {
   StdTile* gu = nullptr;
   StdTile* dn = nullptr;
-  int* live = nullptr;  // [0] / [1] the list lengths, [2, 6) the two GEMMs' schedule counters
+  int* live = nullptr;  // 2 ints
   std::int64_t gu_max = 0, dn_max = 0;
 };
 std::int64_t std_grouped_work_bytes(std::int64_t rows_cap, std::int64_t experts, std::int64_t h, std::int64_t inter);

@@ -247,8 +247,7 @@ TEST(StdExpertMlpGpu, MultiStreamMatchesTheCpuProduct) {
 
 // The grouped wgmma kernels (hidden and inter multiples of 8): every edge of their tiling, in
 // launch variants (2-CTA pairs or single CTAs, half tiles or not, list in pair order or not,
-// epilogue deferred into the next tile or in place, units claimed in turn or by stride, L2
-// eviction priorities of the copies).
+// epilogue deferred into the next tile or in place, L2 eviction priorities of the copies).
 std::vector<MlpCase> wgmma_cases() {
   std::vector<std::int64_t> many(1100);
   for (std::size_t e = 0; e < many.size(); ++e) many[e] = e % 5 == 0 ? 0 : 1 + static_cast<std::int64_t>(e % 3);
@@ -271,8 +270,6 @@ TEST(StdExpertMlpGpu, WgmmaMatchesTheCpuProduct) {
                                                {true, false, true, true},   {false, true, true, true},
                                                {false, false, false, true}, {true, true, false, false},
                                                {false, true, false, false},
-                                               cuda::parse_grouped_variant("strided"),
-                                               cuda::parse_grouped_variant("unpaired+strided+in-place"),
                                                cuda::parse_grouped_variant("a-evict-last+b-evict-first"),
                                                cuda::parse_grouped_variant("unpaired+a-evict-first+b-evict-last")};
   for (const auto& v : variants) {
@@ -324,48 +321,6 @@ TEST(StdExpertMlpGpu, WgmmaGraphFollowsDeviceCounts) {
   }
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
-}
-
-// Units claimed in turn: the two GEMMs launched again and again over one built list (as the
-// kernel study times them) each time compute every tile once (the last cluster of a launch puts
-// the schedule counters back), for pairs and single CTAs.
-TEST(StdExpertMlpGpu, WgmmaRelaunchesOverOneList) {
-  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  auto dev = make_cuda_device(0);
-  std::vector<std::int64_t> rows(300);
-  for (std::size_t e = 0; e < rows.size(); ++e) rows[e] = static_cast<std::int64_t>((e * 37) % 41);
-  const std::int64_t H = 256, I = 136, E = static_cast<std::int64_t>(rows.size());
-  std::int64_t R = 0;
-  for (auto r : rows) R += r;
-  if (!cuda::std_grouped_sm90_supported(H, I, E)) GTEST_SKIP() << "not a compute capability 9.0 device";
-  const auto x = seeded_bits(static_cast<std::size_t>(R * H), 21, 1.5f);
-  const auto w13 = seeded_bits(static_cast<std::size_t>(E * 2 * I * H), 22, std::sqrt(3.0f / float(H)));
-  const auto wd = seeded_bits(static_cast<std::size_t>(E * H * I), 23, std::sqrt(3.0f / float(I)));
-  Buffer dx = dev->upload(x), d13 = dev->upload(w13), dd = dev->upload(wd);
-  Buffer act = dev->alloc(static_cast<std::size_t>(R * I) * 2), y = dev->alloc(static_cast<std::size_t>(R * H) * 2);
-  Buffer counts = dev->upload(std::vector<int>(rows.begin(), rows.end()));
-  Buffer work = dev->alloc(static_cast<std::size_t>(cuda::std_grouped_work_bytes(R, E, H, I)));
-  const auto w = cuda::std_grouped_work(work.data(), R, E, H, I);
-  ActivationSpec as;
-  const cudaStream_t st = detail::cuda_stream(dev->compute_stream());
-  const auto chosen = cuda::std_grouped_variant();
-  for (const char* words : {"claimed", "unpaired+claimed"}) {
-    SCOPED_TRACE(words);
-    cuda::std_grouped_set_variant(cuda::parse_grouped_variant(words));
-    cuda::std_grouped_tiles(counts.as<int>(), E, cuda::std_gate_up_blocks(I), cuda::std_down_blocks(H), w.gu, w.gu_max,
-                            w.dn, w.dn_max, w.live, st);
-    for (int launch = 0; launch < 3; ++launch) {
-      ASSERT_EQ(cudaMemsetAsync(y.data(), 0, static_cast<std::size_t>(R * H) * 2, st), cudaSuccess);
-      cuda::std_gate_up_sm90(dx.as<__nv_bfloat16>(), R, H, d13.as<__nv_bfloat16>(), E, I, act.as<__nv_bfloat16>(), w.gu,
-                             w.gu_max, w.live, as, st);
-      cuda::std_down_sm90(act.as<__nv_bfloat16>(), R, I, dd.as<__nv_bfloat16>(), E, H, y.as<__nv_bfloat16>(), w.dn,
-                          w.dn_max, w.live, st);
-      const auto out = dev->download<std::uint16_t>(y.data(), static_cast<std::size_t>(R * H));
-      const auto [max_err, max_ref] = mlp_error(x, w13, wd, out, rows, H, I, as);
-      EXPECT_LE(max_err, 2e-2 * max_ref + 1e-3) << "launch " << launch;
-    }
-  }
-  cuda::std_grouped_set_variant(chosen);
 }
 
 }  // namespace
