@@ -26,8 +26,8 @@ ours=("$NCU" --clock-control none --kernel-name-base demangled --kernel-name 're
 echo "${ours[*]}" > "$P/ours.cmd"
 timeout 240 "${ours[@]}" > "$P/ours-ncu.txt" 2>&1
 echo "ours: rc=$?"
-torch=("$NCU" --clock-control none --kernel-name-base demangled --kernel-name 'regex:GroupProblemShape|[Gg]rouped'
-       --launch-count 3 "${SECTIONS[@]}" python3 bench/moe/torch_std.py --dir "$P/shapes" --models "$MODEL"
+torch=("$NCU" --clock-control none --kernel-name-base demangled --kernel-name 'regex:GroupProblemShape'
+       --launch-count 2 "${SECTIONS[@]}" python3 bench/moe/torch_std.py --dir "$P/shapes" --models "$MODEL"
        --tokens "$TOKENS" --iterations 1 --warmup 0 --json "$P/torch-std.json")
 echo "${torch[*]}" > "$P/torch.cmd"
 timeout 240 "${torch[@]}" > "$P/torch-ncu.txt" 2>&1
