@@ -8,6 +8,7 @@
 #include <cudaTypedefs.h>
 
 #include <cstdint>
+#include <utility>
 #include <stdexcept>
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -320,6 +321,46 @@ __device__ __forceinline__ void consume_tile_hooked(float (&acc)[128], int& s, i
   wgmma_wait<1>();
   for (int r = s0; r < s - 1; ++r) release(r % STAGES);  // all but the last issued step are complete
   for (int ks = head; ks < ksteps; ++ks, ++s) {
+    issue_step<STAGES, STAGE_BYTES, A_STAGE, BK>(acc, s, false, full, base, wg);
+    wgmma_wait<1>();
+    release((s - 1) % STAGES);
+  }
+  wgmma_wait<0>();
+  release((s - 1) % STAGES);
+  fence_acc(acc);
+}
+
+// consume_tile_hooked with the hook in PIECES parts: hook.template operator()<0>() once the first
+// AHEAD + 1 K steps are issued, then part q after one more step is issued (q = 1 .. PIECES - 1),
+// so that every part of the deferred epilogue has MMAs queued behind it (a long hook at once
+// outlasts the three steps before it).
+template <int STAGES, int STAGE_BYTES, int A_STAGE, int BK, int AHEAD, int PIECES, class Release, class Hook>
+__device__ __forceinline__ void consume_tile_spread(float (&acc)[128], int& s, int ksteps, std::uint32_t full,
+                                                    std::uint32_t base, int wg, const Release& release,
+                                                    const Hook& hook) {
+  static_assert(AHEAD + 1 < STAGES, "the producer needs a free stage while the hook runs");
+  const int s0 = s, head = ksteps < AHEAD + 1 ? ksteps : AHEAD + 1;
+#pragma unroll
+  for (int ks = 0; ks < AHEAD + 1; ++ks)
+    if (ks < head) issue_step<STAGES, STAGE_BYTES, A_STAGE, BK>(acc, s0 + ks, ks == 0, full, base, wg);
+  s = s0 + head;
+  hook.template operator()<0>();
+  wgmma_wait<1>();
+  for (int r = s0; r < s - 1; ++r) release(r % STAGES);  // all but the last issued step are complete
+  [&]<int... Q>(std::integer_sequence<int, Q...>) {
+    (
+        [&] {
+          if (s - s0 < ksteps) {
+            issue_step<STAGES, STAGE_BYTES, A_STAGE, BK>(acc, s, false, full, base, wg);
+            ++s;
+            wgmma_wait<1>();
+            release((s - 2) % STAGES);
+          }
+          hook.template operator()<Q + 1>();
+        }(),
+        ...);
+  }(std::make_integer_sequence<int, PIECES - 1>{});
+  for (int ks = s - s0; ks < ksteps; ++ks, ++s) {
     issue_step<STAGES, STAGE_BYTES, A_STAGE, BK>(acc, s, false, full, base, wg);
     wgmma_wait<1>();
     release((s - 1) % STAGES);

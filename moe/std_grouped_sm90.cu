@@ -100,16 +100,15 @@ __device__ __forceinline__ void glu_packed(std::uint32_t (&pk)[64], float alpha,
 // buffer (c_base), stored as 16-byte chunks of whole 128-byte row segments. kStore: columns
 // 256 block + c of y (ld = n_cols). GLU (glu_packed first): the pairs (c, c + 128), c < 128, into
 // act column 128 block + c (ld = n_cols = I). n_cols is a multiple of 8: a 16-byte chunk is in or
-// out whole.
-template <int EPI>
+// out whole. Chunks [Q0, Q1) of the tile's (kStore 4, GLU 2).
+template <int EPI, int Q0 = 0, int Q1 = (EPI == kStore ? BN / 64 : GU_COLS / 64)>
 __device__ __forceinline__ void store_tile(std::uint32_t (&pk)[64], bf16* __restrict__ out, const StdTile& t,
-                                           int n_cols, int g, int tid, std::uint32_t c_base, float alpha, float limit) {
+                                           int n_cols, int g, int tid, std::uint32_t c_base) {
   const int lane = tid & 31, w = tid >> 5;
   const int r0 = w * 16 + (lane >> 2), c0 = (lane & 3) * 2;
   const int col0 = t.block * (EPI == kStore ? BN : GU_COLS), valid = t.valid - g * 64;
-  constexpr int CHUNKS = EPI == kStore ? BN / 64 : GU_COLS / 64;
 #pragma unroll
-  for (int q = 0; q < CHUNKS; ++q) {
+  for (int q = Q0; q < Q1; ++q) {
     if (col0 + q * 64 >= n_cols) break;  // uniform across the warpgroup
     consumer_pair_sync(g);  // the previous chunk's reads are done
 #pragma unroll
@@ -136,7 +135,9 @@ __device__ __forceinline__ void store_tile(std::uint32_t (&pk)[64], bf16* __rest
 // clusters take list entries 2p and 2p + 1; when both are live tiles of one (expert, block) each
 // CTA loads one half of the weight box and multicasts it into both (the box crosses L2 once),
 // else each loads its own. A stage is refilled once the consumer warps of both CTAs released it.
-template <int EPI, bool PAIR, bool DEFER>
+// DEFER: 0 the epilogue in place; 1 deferred, beside the next tile's first three K steps; 2
+// deferred and spread, one 64-column chunk after each further K step issued (consume_tile_spread).
+template <int EPI, bool PAIR, int DEFER>
 __global__ void __launch_bounds__(THREADS, 1)
     grouped_kernel(const __grid_constant__ CUtensorMap amap, const __grid_constant__ CUtensorMap amap64,
                    const __grid_constant__ CUtensorMap bmap, bf16* __restrict__ out, int n_cols,
@@ -198,7 +199,17 @@ __global__ void __launch_bounds__(THREADS, 1)
     StdTile pending{0, 0, 0, 0};  // DEFER: that tile, while its epilogue waits (valid > 0)
     auto epilogue = [&](const StdTile& t) {
       if constexpr (DEFER && EPI != kStore) glu_packed<EPI, 32 - GLU_LATE, 32>(pk, alpha, limit);
-      store_tile<EPI>(pk, out, t, n_cols, wg, tid, c_base + wg * C_BYTES, alpha, limit);
+      store_tile<EPI>(pk, out, t, n_cols, wg, tid, c_base + wg * C_BYTES);
+    };
+    // DEFER 2: chunk Q of the pending tile (chunk Q of a GLU tile holds activation pairs
+    // [16 Q, 16 Q + 16); the late ones get their GLU just before).
+    auto piece = [&]<int Q>() {
+      if (pending.valid <= 0) return;
+      if constexpr (EPI != kStore) {
+        constexpr int j0 = 16 * Q > 32 - GLU_LATE ? 16 * Q : 32 - GLU_LATE, j1 = 16 * Q + 16;
+        if constexpr (j0 < j1) glu_packed<EPI, j0, j1>(pk, alpha, limit);
+      }
+      store_tile<EPI, Q, Q + 1>(pk, out, pending, n_cols, wg, tid, c_base + wg * C_BYTES);
     };
     int s = 0;
     for (int u = first; u < units; u += stride) {
@@ -208,7 +219,11 @@ __global__ void __launch_bounds__(THREADS, 1)
         skip_tile<STAGES>(s, ksteps, full, release);  // no rows of this consumer
         continue;
       }
-      if constexpr (DEFER) {
+      if constexpr (DEFER == 2) {
+        consume_tile_spread<STAGES, STAGE_BYTES, A_STAGE, BK, 2, EPI == kStore ? BN / 64 : GU_COLS / 64>(
+            acc, s, ksteps, full, base, wg, release, piece);
+        pending = t;
+      } else if constexpr (DEFER) {
         consume_tile_hooked<STAGES, STAGE_BYTES, A_STAGE, BK, 2>(acc, s, ksteps, full, base, wg, release, [&] {
           if (pending.valid > 0) epilogue(pending);
         });
@@ -340,7 +355,7 @@ const char* l2_words(L2Priority p) {
   return p == L2Priority::evict_first ? "evict first" : p == L2Priority::evict_last ? "evict last" : "normal";
 }
 
-template <int EPI, bool DEFER>
+template <int EPI, int DEFER>
 void launch_as(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMap& bmap, bf16* out, int n_cols,
                const StdTile* tiles, std::int64_t max_tiles, const int* live, int ksteps, int b_rows, int up,
                const ActivationSpec& a, cudaStream_t s) {
@@ -362,8 +377,8 @@ void launch_as(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtenso
   ensure_max_dynamic_smem(reinterpret_cast<const void*>(grouped_kernel<EPI, true, DEFER>), SMEM);
   sm90::PairLaunch pl(static_cast<unsigned>(sms / 2 * 2), THREADS, SMEM, s);
   pl.early_start();
-  static int resident[3][2][64] = {};  // co-resident 2-CTA clusters per device (SMs pair up inside a GPC)
-  int& clusters = resident[EPI][DEFER ? 1 : 0][dev & 63];
+  static int resident[3][3][64] = {};  // co-resident 2-CTA clusters per device (SMs pair up inside a GPC)
+  int& clusters = resident[EPI][DEFER][dev & 63];
   if (clusters == 0)
     LB_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, grouped_kernel<EPI, true, DEFER>, &pl.cfg));
   const int grid_clusters = std::max(1, std::min(clusters, std::max(1, mt / 2)));
@@ -377,10 +392,12 @@ template <int EPI>
 void launch(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMap& bmap, bf16* out, int n_cols,
             const StdTile* tiles, std::int64_t max_tiles, const int* live, int ksteps, int b_rows, int up,
             const ActivationSpec& a, cudaStream_t s) {
-  if (g_variant.deferred_epilogue)
-    launch_as<EPI, true>(amap, amap64, bmap, out, n_cols, tiles, max_tiles, live, ksteps, b_rows, up, a, s);
+  if (g_variant.deferred_epilogue && g_variant.spread_epilogue)
+    launch_as<EPI, 2>(amap, amap64, bmap, out, n_cols, tiles, max_tiles, live, ksteps, b_rows, up, a, s);
+  else if (g_variant.deferred_epilogue)
+    launch_as<EPI, 1>(amap, amap64, bmap, out, n_cols, tiles, max_tiles, live, ksteps, b_rows, up, a, s);
   else
-    launch_as<EPI, false>(amap, amap64, bmap, out, n_cols, tiles, max_tiles, live, ksteps, b_rows, up, a, s);
+    launch_as<EPI, 0>(amap, amap64, bmap, out, n_cols, tiles, max_tiles, live, ksteps, b_rows, up, a, s);
 }
 
 void check_sizes(std::int64_t rows_cap, std::int64_t experts, std::int64_t n_rows_per_expert, std::int64_t max_tiles) {
@@ -403,7 +420,9 @@ void std_grouped_set_variant(const StdGroupedVariant& v) { g_variant = v; }
 std::string describe(const StdGroupedVariant& v) {
   return std::string(v.paired ? "paired" : "unpaired") + (v.half_tiles ? ", half tiles" : ", whole tiles") +
          (v.pack_leftovers ? ", pair order" : ", plain order") +
-         (v.deferred_epilogue ? ", deferred epilogue" : ", epilogue in place") +
+         (!v.deferred_epilogue ? ", epilogue in place"
+          : v.spread_epilogue  ? ", deferred epilogue spread over K steps"
+                               : ", deferred epilogue") +
          (v.a_l2 != L2Priority::normal ? std::string(", A lines ") + l2_words(v.a_l2) : std::string()) +
          (v.b_l2 != L2Priority::normal ? std::string(", B lines ") + l2_words(v.b_l2) : std::string());
 }
@@ -417,6 +436,7 @@ StdGroupedVariant parse_grouped_variant(std::string_view modifiers) {
     else if (w == "half-tiles" || w == "whole-tiles") v.half_tiles = w == "half-tiles";
     else if (w == "plain-order" || w == "pair-order") v.pack_leftovers = w == "pair-order";
     else if (w == "deferred" || w == "in-place") v.deferred_epilogue = w == "deferred";
+    else if (w == "spread" || w == "at-once") v.spread_epilogue = w == "spread";
     else if (w.size() > 2 && (w[0] == 'a' || w[0] == 'b') && w[1] == '-' &&
              (w.substr(2) == "evict-first" || w.substr(2) == "evict-last" || w.substr(2) == "evict-normal"))
       (w[0] == 'a' ? v.a_l2 : v.b_l2) = w.substr(2) == "evict-first"  ? L2Priority::evict_first
@@ -425,7 +445,7 @@ StdGroupedVariant parse_grouped_variant(std::string_view modifiers) {
     else
       throw UsageError("grouped wgmma variant '" + std::string(w) +
                        "': expected paired, unpaired, half-tiles, whole-tiles, plain-order, pair-order, deferred, "
-                       "in-place, or a-/b- with evict-first, evict-last or evict-normal, joined by '+'");
+                       "in-place, spread, at-once, or a-/b- with evict-first, evict-last or evict-normal, joined by '+'");
     modifiers = cut == std::string_view::npos ? std::string_view{} : modifiers.substr(cut + 1);
   }
   return v;

@@ -36,6 +36,8 @@ inline constexpr std::int64_t kStdGroupedMaxExperts = 4096;
 // (results/moe/2026-12-02-h200-n, variants/): pairs, half tiles and plain order are the best or
 // inside the best's interval at every preset but Mixtral-8x7B (single CTAs 0.6% ahead); without
 // the multicast the kernels lose 4-35% elsewhere; deferred and in place read the same.
+// spread_epilogue: the deferred epilogue one 64-column chunk at a time between the next tile's
+// K steps instead of all after its third (see grouped_kernel).
 // L2 eviction priority of the lines a GEMM's copies of A (rows) or B (weights) read.
 enum class L2Priority { normal, evict_first, evict_last };
 struct StdGroupedVariant {
@@ -45,12 +47,13 @@ struct StdGroupedVariant {
   bool deferred_epilogue = true;
   L2Priority a_l2 = L2Priority::normal;
   L2Priority b_l2 = L2Priority::normal;
+  bool spread_epilogue = true;
 };
 void std_grouped_set_variant(const StdGroupedVariant& v);
 StdGroupedVariant std_grouped_variant();
 // A variant as words ("paired, half tiles, plain order, deferred epilogue"), and from modifiers
 // joined by '+' applied to the default variant: paired | unpaired, half-tiles | whole-tiles,
-// plain-order | pair-order, deferred | in-place, a-evict-first | a-evict-last | a-evict-normal and
+// plain-order | pair-order, deferred | in-place, spread | at-once, a-evict-first | a-evict-last | a-evict-normal and
 // the same for b (UsageError naming the unknown word).
 std::string describe(const StdGroupedVariant& v);
 StdGroupedVariant parse_grouped_variant(std::string_view modifiers);

@@ -210,7 +210,8 @@ bool time_wgmma(Device& dev, StdOps& ops, const Model& m, const std::vector<std:
   row(m.name, "wgmma tile lists alone", time_it(dev, warmup, iterations, tiles), 0);
   const cuda::StdGroupedVariant chosen = cuda::std_grouped_variant();
   const cuda::StdGroupedVariant variants[] = {chosen, {true, true, false, false}, {true, true, true, true},
-                                               {true, false, false, true}, {false, false, false, true}};
+                                               {true, false, false, true}, {false, false, false, true},
+                                               cuda::parse_grouped_variant("at-once")};
   for (const auto& v : variants) {
     cuda::std_grouped_set_variant(v);
     tiles();  // the list order depends on the variant

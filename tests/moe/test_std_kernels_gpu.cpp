@@ -247,7 +247,8 @@ TEST(StdExpertMlpGpu, MultiStreamMatchesTheCpuProduct) {
 
 // The grouped wgmma kernels (hidden and inter multiples of 8): every edge of their tiling, in
 // launch variants (2-CTA pairs or single CTAs, half tiles or not, list in pair order or not,
-// epilogue deferred into the next tile or in place, L2 eviction priorities of the copies).
+// epilogue deferred into the next tile (spread over its K steps or at once) or in place, L2
+// eviction priorities of the copies).
 std::vector<MlpCase> wgmma_cases() {
   std::vector<std::int64_t> many(1100);
   for (std::size_t e = 0; e < many.size(); ++e) many[e] = e % 5 == 0 ? 0 : 1 + static_cast<std::int64_t>(e % 3);
@@ -270,6 +271,8 @@ TEST(StdExpertMlpGpu, WgmmaMatchesTheCpuProduct) {
                                                {true, false, true, true},   {false, true, true, true},
                                                {false, false, false, true}, {true, true, false, false},
                                                {false, true, false, false},
+                                               cuda::parse_grouped_variant("at-once"),
+                                               cuda::parse_grouped_variant("unpaired+pair-order+at-once"),
                                                cuda::parse_grouped_variant("a-evict-last+b-evict-first"),
                                                cuda::parse_grouped_variant("unpaired+a-evict-first+b-evict-last")};
   for (const auto& v : variants) {

@@ -62,11 +62,11 @@ TEST(StdExpertsCapi, WgmmaTakesLaunchModifiers) {
   ASSERT_EQ(lbse_create("qwen3-30b-a3b", "wgmma:pair-order+in-place", nullptr, &g.h), 0) << last();
   EXPECT_STREQ(lbse_path(g.h), "wgmma:pair-order+in-place");
   Handle l2;
-  ASSERT_EQ(lbse_create("qwen3-30b-a3b", "wgmma:a-evict-last+b-evict-first", nullptr, &l2.h), 0) << last();
-  EXPECT_STREQ(lbse_path(l2.h), "wgmma:a-evict-last+b-evict-first");
+  ASSERT_EQ(lbse_create("qwen3-30b-a3b", "wgmma:a-evict-last+b-evict-first+at-once", nullptr, &l2.h), 0) << last();
+  EXPECT_STREQ(lbse_path(l2.h), "wgmma:a-evict-last+b-evict-first+at-once");
   Handle bad;
   EXPECT_EQ(lbse_create("qwen3-30b-a3b", "wgmma:c-evict-last", nullptr, &bad.h), 2);
-  EXPECT_NE(last().find("a-/b- with evict-first"), std::string::npos) << last();
+  EXPECT_NE(last().find("spread, at-once, or a-/b- with evict-first"), std::string::npos) << last();
 }
 
 TEST(StdExpertsCapi, RunRejectsAShapeThatIsNotTheHandlesBeforeTouchingTheDevice) {
