@@ -1,0 +1,1 @@
+$BUILD/tools/layerbench-moe-kernels --models deepseek-v3,qwen3-30b-a3b,mixtral-8x7b,gpt-oss-120b,glm-4.5-air --std-tokens 8192 --iterations 20 --warmup 5 --expert-table $SCRATCH/std-expert-paths.tsv --counts-dir $SCRATCH/shapes

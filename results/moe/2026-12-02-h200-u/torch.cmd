@@ -1,0 +1,1 @@
+python3 bench/moe/torch_std.py --dir $SCRATCH/shapes --models deepseek-v3,qwen3-30b-a3b,mixtral-8x7b,gpt-oss-120b,glm-4.5-air --tokens 8192 --iterations 20 --warmup 5 --json $SCRATCH/torch-std.json --ours $SCRATCH/ours.md --ours-lib $BUILD/tools/liblayerbench_std_experts.so --ours-table $SCRATCH/std-expert-paths.tsv --ours-paths automatic,wgmma:at-once --pairs 40
