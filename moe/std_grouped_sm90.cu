@@ -21,11 +21,15 @@
 //
 // Epilogue: at a tile's end each consumer packs its results to bf16 pairs in registers (for
 // gate/up after the GLU, or half of it) and stores them through its staging buffer, either at
-// once (in place) or once the next tile's first three K steps are issued (deferred, the default:
-// the tensor cores work through the stores and the other half of the GLU; the whole GLU there
-// needs more registers than the accumulators leave, and ptxas spills). Interleaved against
-// torch the two measured the same within 0.6%, and 0.8-2.4% faster than storing straight from
-// the accumulators with 288 threads and no register move (results/moe/2026-12-02-h200-n).
+// once (in place) or beside the next tile's MMAs (deferred: the tensor cores work through the
+// stores and the other half of the GLU; the whole GLU there needs more registers than the
+// accumulators leave, and ptxas spills). Deferred, the epilogue runs either all once the next
+// tile's first three K steps are issued, or spread (the default): one 64-column chunk after
+// each further step issued, so that MMAs stay queued behind every part. Interleaved against
+// torch, spread is 0.9-3.0% faster than at once (results/moe/2026-12-02-h200-u; at 22 K steps
+// per tile the whole epilogue outlasted the three steps before it), and at once read the same
+// as in place and 0.8-2.4% faster than storing straight from the accumulators with 288
+// threads and no register move (results/moe/2026-12-02-h200-n).
 // Handing the packed tile through shared memory to epilogue warps, with a 3-stage ring to make
 // the room, measured 4-10% slower than in place (results/moe/2026-12-02-h200-m).
 #include "collectives/error.hpp"
