@@ -29,8 +29,10 @@ typedef struct lbse_handle lbse_handle;
  * fastest path of `table` for the shape, per-expert where the table has no row; table may be
  * NULL), "per-expert", "grouped", "multi-stream", "padded" or "wgmma"; "wgmma:<modifiers>" runs
  * the grouped kernels in another launch variant (modifiers joined by '+': paired | unpaired,
- * half-tiles | whole-tiles, plain-order | pair-order, deferred | in-place; the rest stay the
- * defaults), e.g. "wgmma:unpaired+in-place". Nothing touches the device before the first lbse_run. */
+ * half-tiles | whole-tiles, plain-order | pair-order, deferred | in-place, spread | at-once (the
+ * deferred epilogue), a-evict-first | a-evict-last | a-evict-normal and the same for b- (L2
+ * priority of the rows' and the weights' copies); the rest stay the defaults), e.g.
+ * "wgmma:unpaired+in-place". Nothing touches the device before the first lbse_run. */
 int lbse_create(const char* preset, const char* path, const char* table, lbse_handle** out);
 void lbse_destroy(lbse_handle* h);
 /* The handle's shape. */
