@@ -303,39 +303,15 @@ __device__ __forceinline__ void consume_tile(float (&acc)[128], int& s, int kste
   fence_acc(acc);
 }
 
-// consume_tile with a hook run while the tile's first MMAs are in flight: the first AHEAD + 1 K
-// steps are issued back to back (their stages held), then hook() runs (it must not touch acc: the
-// deferred epilogue of the previous tile, from registers of its own), then the loop goes on as
-// consume_tile's. The hook is outside the loop, so its registers are free during the loop.
-template <int STAGES, int STAGE_BYTES, int A_STAGE, int BK, int AHEAD, class Release, class Hook>
-__device__ __forceinline__ void consume_tile_hooked(float (&acc)[128], int& s, int ksteps, std::uint32_t full,
-                                                    std::uint32_t base, int wg, const Release& release,
-                                                    const Hook& hook) {
-  static_assert(AHEAD + 1 < STAGES, "the producer needs a free stage while the hook runs");
-  const int s0 = s, head = ksteps < AHEAD + 1 ? ksteps : AHEAD + 1;
-#pragma unroll
-  for (int ks = 0; ks < AHEAD + 1; ++ks)
-    if (ks < head) issue_step<STAGES, STAGE_BYTES, A_STAGE, BK>(acc, s0 + ks, ks == 0, full, base, wg);
-  s = s0 + head;
-  hook();
-  wgmma_wait<1>();
-  for (int r = s0; r < s - 1; ++r) release(r % STAGES);  // all but the last issued step are complete
-  for (int ks = head; ks < ksteps; ++ks, ++s) {
-    issue_step<STAGES, STAGE_BYTES, A_STAGE, BK>(acc, s, false, full, base, wg);
-    wgmma_wait<1>();
-    release((s - 1) % STAGES);
-  }
-  wgmma_wait<0>();
-  release((s - 1) % STAGES);
-  fence_acc(acc);
-}
-
-// consume_tile_hooked with the hook in PIECES parts: hook.template operator()<0>() once the first
-// AHEAD + 1 K steps are issued, then part q after one more step is issued (q = 1 .. PIECES - 1),
-// so that every part of the deferred epilogue has MMAs queued behind it (a long hook at once
-// outlasts the three steps before it).
+// consume_tile with a hook run while the tile's MMAs are in flight, in PIECES parts: the first
+// AHEAD + 1 K steps are issued back to back (their stages held), then hook.template
+// operator()<0>() runs, then part q after one more step is issued (q = 1 .. PIECES - 1), then the
+// loop goes on as consume_tile's. The hook must not touch acc (the deferred epilogue of the
+// previous tile, from registers of its own); it is outside the loop, so its registers are free
+// during the loop. In parts, every part has MMAs queued behind it (one long part can outlast the
+// three steps before it).
 template <int STAGES, int STAGE_BYTES, int A_STAGE, int BK, int AHEAD, int PIECES, class Release, class Hook>
-__device__ __forceinline__ void consume_tile_spread(float (&acc)[128], int& s, int ksteps, std::uint32_t full,
+__device__ __forceinline__ void consume_tile_hooked(float (&acc)[128], int& s, int ksteps, std::uint32_t full,
                                                     std::uint32_t base, int wg, const Release& release,
                                                     const Hook& hook) {
   static_assert(AHEAD + 1 < STAGES, "the producer needs a free stage while the hook runs");

@@ -140,7 +140,7 @@ __device__ __forceinline__ void store_tile(std::uint32_t (&pk)[64], bf16* __rest
 // CTA loads one half of the weight box and multicasts it into both (the box crosses L2 once),
 // else each loads its own. A stage is refilled once the consumer warps of both CTAs released it.
 // DEFER: 0 the epilogue in place; 1 deferred, beside the next tile's first three K steps; 2
-// deferred and spread, one 64-column chunk after each further K step issued (consume_tile_spread).
+// deferred and spread, one 64-column chunk after each further K step issued (consume_tile_hooked in parts).
 template <int EPI, bool PAIR, int DEFER>
 __global__ void __launch_bounds__(THREADS, 1)
     grouped_kernel(const __grid_constant__ CUtensorMap amap, const __grid_constant__ CUtensorMap amap64,
@@ -224,13 +224,14 @@ __global__ void __launch_bounds__(THREADS, 1)
         continue;
       }
       if constexpr (DEFER == 2) {
-        consume_tile_spread<STAGES, STAGE_BYTES, A_STAGE, BK, 2, EPI == kStore ? BN / 64 : GU_COLS / 64>(
+        consume_tile_hooked<STAGES, STAGE_BYTES, A_STAGE, BK, 2, EPI == kStore ? BN / 64 : GU_COLS / 64>(
             acc, s, ksteps, full, base, wg, release, piece);
         pending = t;
       } else if constexpr (DEFER) {
-        consume_tile_hooked<STAGES, STAGE_BYTES, A_STAGE, BK, 2>(acc, s, ksteps, full, base, wg, release, [&] {
-          if (pending.valid > 0) epilogue(pending);
-        });
+        consume_tile_hooked<STAGES, STAGE_BYTES, A_STAGE, BK, 2, 1>(acc, s, ksteps, full, base, wg, release,
+                                                                    [&]<int>() {
+                                                                      if (pending.valid > 0) epilogue(pending);
+                                                                    });
         pending = t;
       } else {
         consume_tile<STAGES, STAGE_BYTES, A_STAGE, BK>(acc, s, ksteps, full, base, wg, release);
