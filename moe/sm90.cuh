@@ -139,24 +139,19 @@ __device__ __forceinline__ void mbar_wait(std::uint32_t bar, int parity) {
         : "memory");
   } while (!done);
 }
-// 2-D tile (box) of a tensor map into shared memory; completion is signalled on `bar`.
+// 2-D tile (box) of a tensor map into shared memory; completion is signalled on `bar`. HINT: with
+// an L2 cache policy for the lines it reads (kL2Evict*).
+template <bool HINT = false>
 __device__ __forceinline__ void tma_load_2d(std::uint32_t dst, const CUtensorMap* map, int c0, int c1,
-                                            std::uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
-          dst),
-      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
-      : "memory");
-}
-
-// tma_load_2d with an L2 cache policy (kL2Evict*) for the lines it reads.
-__device__ __forceinline__ void tma_load_2d_hint(std::uint32_t dst, const CUtensorMap* map, int c0, int c1,
-                                                 std::uint32_t bar, std::uint64_t policy) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
-      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
-      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar), "l"(policy)
-      : "memory");
+                                            std::uint32_t bar, std::uint64_t policy = 0) {
+  const auto m = reinterpret_cast<std::uint64_t>(map);
+  if constexpr (!HINT)
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
+                 ::"r"(dst), "l"(m), "r"(c0), "r"(c1), "r"(bar) : "memory");
+  else
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+                 " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst), "l"(m), "r"(c0), "r"(c1), "r"(bar), "l"(policy)
+                 : "memory");
 }
 
 // Asks L2 for a box of a tensor map (no shared memory, no completion): the copy that later
@@ -187,24 +182,19 @@ __device__ __forceinline__ void mbar_arrive_peer(std::uint32_t bar, int peer) {
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
 }
 // tma_load_2d into the same offset of every CTA in `mask`, completing on each one's `bar`.
+template <bool HINT = false>
 __device__ __forceinline__ void tma_load_2d_multicast(std::uint32_t dst, const CUtensorMap* map, int c0, int c1,
-                                                      std::uint32_t bar, std::uint16_t mask) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
-      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
-      : "memory");
-}
-
-// tma_load_2d_multicast with an L2 cache policy.
-__device__ __forceinline__ void tma_load_2d_multicast_hint(std::uint32_t dst, const CUtensorMap* map, int c0, int c1,
-                                                           std::uint32_t bar, std::uint16_t mask,
-                                                           std::uint64_t policy) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint"
-      " [%0], [%1, {%2, %3}], [%4], %5, %6;\n" ::"r"(dst),
-      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask), "l"(policy)
-      : "memory");
+                                                      std::uint32_t bar, std::uint16_t mask, std::uint64_t policy = 0) {
+  const auto m = reinterpret_cast<std::uint64_t>(map);
+  if constexpr (!HINT)
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+                 " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst), "l"(m), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+                 : "memory");
+  else
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+                 ".L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5, %6;\n" ::"r"(dst), "l"(m), "r"(c0), "r"(c1),
+                 "r"(bar), "h"(mask), "l"(policy)
+                 : "memory");
 }
 
 // D (64 x 256, fp32) (+)= A (64 x 16, smem) * B (256 x 16, smem)^T; scale_d = 0 overwrites D.

@@ -184,12 +184,12 @@ __global__ void __launch_bounds__(THREADS, 1)
           const std::uint32_t dst = base + stage * STAGE_BYTES, bar = full + 8 * stage;
           mbar_arrive_expect_tx(bar, none ? 0 : half ? STAGE_BYTES - A_STAGE / 2 : STAGE_BYTES);
           if (none) continue;  // nothing to load: the arrival alone completes the phase
-          tma_load_2d_hint(dst, half ? &amap64 : &amap, ks * BK, t.row0, bar, a_l2);
+          tma_load_2d<true>(dst, half ? &amap64 : &amap, ks * BK, t.row0, bar, a_l2);
           if (shared) {
-            tma_load_2d_multicast_hint(dst + A_STAGE + rank * B_HALF, &bmap, ks * BK, rank ? r1 : r0, bar, 0x3, b_l2);
+            tma_load_2d_multicast<true>(dst + A_STAGE + rank * B_HALF, &bmap, ks * BK, rank ? r1 : r0, bar, 0x3, b_l2);
           } else {
-            tma_load_2d_hint(dst + A_STAGE, &bmap, ks * BK, r0, bar, b_l2);
-            tma_load_2d_hint(dst + A_STAGE + B_HALF, &bmap, ks * BK, r1, bar, b_l2);
+            tma_load_2d<true>(dst + A_STAGE, &bmap, ks * BK, r0, bar, b_l2);
+            tma_load_2d<true>(dst + A_STAGE + B_HALF, &bmap, ks * BK, r1, bar, b_l2);
           }
         }
       }
