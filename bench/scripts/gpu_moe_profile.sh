@@ -5,7 +5,8 @@
 # L2 and DRAM throughput, warp stalls). Clocks are left alone (--clock-control none): the GPU runs
 # at its power cap as in the timed runs, but each kernel is replayed alone.
 #   ours:  layerbench-moe-kernels --models MODEL, its check run (first launches of each kernel);
-#   torch: bench/moe/torch_std.py on the row counts ours wrote, its first grouped GEMMs.
+#   torch: bench/moe/torch_std.py on the row counts ours wrote, its first three grouped GEMMs
+#          (gate/up as its layout probe, then gate/up and down of its first timed launch).
 # Reports (text) and the row counts go to $OUT/profile, packed into $OUT/moe-profile.tgz.
 # usage: [MODEL=glm-4.5-air] [TOKENS=8192] bench/scripts/gpu_moe_profile.sh
 set -uo pipefail
@@ -27,7 +28,7 @@ echo "${ours[*]}" > "$P/ours.cmd"
 timeout 240 "${ours[@]}" > "$P/ours-ncu.txt" 2>&1
 echo "ours: rc=$?"
 torch=("$NCU" --clock-control none --kernel-name-base demangled --kernel-name 'regex:GroupProblemShape'
-       --launch-count 2 "${SECTIONS[@]}" python3 bench/moe/torch_std.py --dir "$P/shapes" --models "$MODEL"
+       --launch-count 3 "${SECTIONS[@]}" python3 bench/moe/torch_std.py --dir "$P/shapes" --models "$MODEL"
        --tokens "$TOKENS" --iterations 1 --warmup 0 --json "$P/torch-std.json")
 echo "${torch[*]}" > "$P/torch.cmd"
 timeout 240 "${torch[@]}" > "$P/torch-ncu.txt" 2>&1
