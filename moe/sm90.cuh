@@ -146,8 +146,11 @@ __device__ __forceinline__ void tma_load_2d(std::uint32_t dst, const CUtensorMap
                                             std::uint32_t bar, std::uint64_t policy = 0) {
   const auto m = reinterpret_cast<std::uint64_t>(map);
   if constexpr (!HINT)
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
-                 ::"r"(dst), "l"(m), "r"(c0), "r"(c1), "r"(bar) : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+            dst),
+        "l"(m), "r"(c0), "r"(c1), "r"(bar)
+        : "memory");
   else
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
                  " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst), "l"(m), "r"(c0), "r"(c1), "r"(bar), "l"(policy)

@@ -140,7 +140,8 @@ __device__ __forceinline__ void store_tile(std::uint32_t (&pk)[64], bf16* __rest
 // CTA loads one half of the weight box and multicasts it into both (the box crosses L2 once),
 // else each loads its own. A stage is refilled once the consumer warps of both CTAs released it.
 // DEFER: 0 the epilogue in place; 1 deferred, beside the next tile's first three K steps; 2
-// deferred and spread, one 64-column chunk after each further K step issued (consume_tile_hooked in parts).
+// deferred and spread, one 64-column chunk after each further K step issued (consume_tile_hooked
+// in parts).
 template <int EPI, bool PAIR, int DEFER>
 __global__ void __launch_bounds__(THREADS, 1)
     grouped_kernel(const __grid_constant__ CUtensorMap amap, const __grid_constant__ CUtensorMap amap64,
@@ -333,7 +334,8 @@ __global__ void __launch_bounds__(TILE_THREADS)
     if (tid == 0) tile_off[experts] = total;
     __syncthreads();
     int n = min(total, cap);
-    for (int t = static_cast<int>(blockIdx.x) * TILE_THREADS + tid; t < n; t += static_cast<int>(gridDim.x) * TILE_THREADS) {
+    const int grid_threads = static_cast<int>(gridDim.x) * TILE_THREADS;
+    for (int t = static_cast<int>(blockIdx.x) * TILE_THREADS + tid; t < n; t += grid_threads) {
       int a = 0, b = experts - 1;
       while (a < b) {  // the last expert whose first tile is <= t (it has tiles: offsets rise past t)
         const int mid = (a + b + 1) / 2;
@@ -450,7 +452,8 @@ StdGroupedVariant parse_grouped_variant(std::string_view modifiers) {
     else
       throw UsageError("grouped wgmma variant '" + std::string(w) +
                        "': expected paired, unpaired, half-tiles, whole-tiles, plain-order, pair-order, deferred, "
-                       "in-place, spread, at-once, or a-/b- with evict-first, evict-last or evict-normal, joined by '+'");
+                       "in-place, spread, at-once, or a-/b- with evict-first, evict-last or evict-normal, joined "
+                       "by '+'");
     modifiers = cut == std::string_view::npos ? std::string_view{} : modifiers.substr(cut + 1);
   }
   return v;
