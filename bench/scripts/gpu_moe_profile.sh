@@ -1,40 +1,34 @@
 #!/usr/bin/env bash
-# One GPU, one call: Nsight Compute's sections for our grouped expert kernels (the tile lists, the
-# gate/up and the down GEMM of the default launch variant) and for torch._grouped_mm's gate/up and
-# down, at one preset's shape and row counts, to see where each kernel's time goes (tensor pipe,
-# L2 and DRAM throughput, warp stalls). Clocks are left alone (--clock-control none): the GPU runs
-# at its power cap as in the timed runs, but each kernel is replayed alone.
-#   ours:  layerbench-moe-kernels --models MODEL, its check run (first launches of each kernel);
-#   torch: bench/moe/torch_std.py on the row counts ours wrote, its first three grouped GEMMs
-#          (gate/up as its layout probe, then gate/up and down of its first timed launch).
-# Reports (text) and the row counts go to $OUT/profile, packed into $OUT/moe-profile.tgz.
-# usage: [MODEL=glm-4.5-air] [TOKENS=8192] bench/scripts/gpu_moe_profile.sh
-set -uo pipefail
-source "$(dirname "$0")/gpu_env.sh"
-MODEL=${MODEL:-glm-4.5-air}
-TOKENS=${TOKENS:-8192}
-P=$OUT/profile
-mkdir -p "$P/shapes"
-trap 'tar -czf "$OUT/moe-profile.tgz" -C "$OUT" profile' EXIT
-NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-SECTIONS=(--section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis
-          --section WarpStateStats --section LaunchStats --section Occupancy)
-lb_build layerbench-moe-kernels || exit 1
-K=$(find "$B" -name layerbench-moe-kernels -type f | head -1)
-ours=("$NCU" --clock-control none --kernel-name-base demangled --kernel-name 'regex:tiles_kernel|grouped_kernel'
-      --launch-count 3 "${SECTIONS[@]}" "$K" --models "$MODEL" --std-tokens "$TOKENS" --iterations 1 --warmup 0
-      --counts-dir "$P/shapes")
-echo "${ours[*]}" > "$P/ours.cmd"
-timeout 240 "${ours[@]}" > "$P/ours-ncu.txt" 2>&1
-echo "ours: rc=$?"
-torch=("$NCU" --clock-control none --kernel-name-base demangled --kernel-name 'regex:GroupProblemShape'
-       --launch-count 3 "${SECTIONS[@]}" python3 bench/moe/torch_std.py --dir "$P/shapes" --models "$MODEL"
-       --tokens "$TOKENS" --iterations 1 --warmup 0 --json "$P/torch-std.json")
-echo "${torch[*]}" > "$P/torch.cmd"
-timeout 240 "${torch[@]}" > "$P/torch-ncu.txt" 2>&1
-echo "torch: rc=$?"
-for f in ours torch; do
-  echo "== $f"
-  grep -E '^\s+[a-zA-Z_:<>]*(tiles_kernel|grouped_kernel|cutlass|device_kernel)|Duration|Compute \(SM\) Throughput|Memory Throughput|L2 Cache Throughput|DRAM Throughput|Executed Ipc Active|SM Busy|Registers Per|Grid Size|No Eligible|Issued Warp' "$P/$f-ncu.txt" \
-    | cut -c1-160 | head -80
-done
+# Builds layerbench-moe and its tests on the GPU machine, runs the GPU correctness tests, then
+# the profiles. Usage: [EXPERT_GEMM=auto] [COMPARE="bucketed ..."] bench/scripts/gpu_moe_profile.sh OUT_DIR [quick|final]
+# (EXPERT_GEMM and COMPARE name layerbench-moe expert paths: auto, bucketed)
+set -u
+source "$(dirname "$0")/require_gpu.sh"
+OUT=${1:?out dir}; MODE=${2:-quick}
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+B=${BUILD_DIR:-/tmp/lb-build}
+LOG=$OUT/log.txt
+cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DLAYERBENCH_ENABLE_TESTING=ON -DLAYERBENCH_CUDA=ON > $OUT/build.txt 2>&1 || { tail -30 $OUT/build.txt; exit 1; }
+cmake --build $B -j32 --target layerbench-moe test_moe_mpi >> $OUT/build.txt 2>&1 || { grep -E "error" $OUT/build.txt | head -30; exit 1; }
+MPI="mpirun -np 2 --bind-to none -x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MULTICAST -x NVSHMEM_DISABLE_NVLS"
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv >> $LOG 2>&1
+echo "== gpu tests" >> $LOG
+timeout 120 $MPI $B/tests/moe/test_moe_mpi --gpu >> $LOG 2>&1; echo "tests rc=$?" >> $LOG
+if [ "$MODE" = quick ]; then
+  echo "== sp2" >> $LOG
+  timeout 100 $MPI $B/bench/moe/layerbench-moe --layout sp --iterations 10 --warmup 3 --json $OUT/sp2.json >> $LOG 2>&1; echo "rc=$?" >> $LOG
+  echo "== tp2" >> $LOG
+  timeout 80 $MPI $B/bench/moe/layerbench-moe --layout tp --iterations 10 --warmup 3 --json $OUT/tp2.json >> $LOG 2>&1; echo "rc=$?" >> $LOG
+else
+  G=${EXPERT_GEMM:-auto}
+  echo "== sp2 final" >> $LOG
+  timeout 150 $MPI $B/bench/moe/layerbench-moe --layout sp --expert-gemm $G --iterations 30 --warmup 5 --ab metadata --pairs 31 --layers 36 --json $OUT/sp2.json --markdown $OUT/sp2.md >> $LOG 2>&1; echo "rc=$?" >> $LOG
+  echo "== tp2 final" >> $LOG
+  timeout 100 $MPI $B/bench/moe/layerbench-moe --layout tp --expert-gemm $G --iterations 30 --warmup 5 --json $OUT/tp2.json --markdown $OUT/tp2.md >> $LOG 2>&1; echo "rc=$?" >> $LOG
+  for m in ${COMPARE:-}; do  # other expert paths in the same session, for comparison
+    echo "== sp2 $m" >> $LOG
+    timeout 100 $MPI $B/bench/moe/layerbench-moe --layout sp --expert-gemm $m --iterations 20 --warmup 5 --json $OUT/sp2_$m.json >> $LOG 2>&1; echo "rc=$?" >> $LOG
+  done
+fi
+tail -c 9000 $LOG
