@@ -8,8 +8,8 @@
 #include <cudaTypedefs.h>
 
 #include <cstdint>
-#include <utility>
 #include <stdexcept>
+#include <utility>
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define LB_WGMMA 1
@@ -280,6 +280,21 @@ __device__ __forceinline__ void issue_step(float (&acc)[128], int s, bool first,
   wgmma_commit();
 }
 
+// The rest of a tile from K step `from` on (the steps before it issued, all but the last one
+// released): per step wait, issue, release the previous step's stage; then the tile's last.
+template <int STAGES, int STAGE_BYTES, int A_STAGE, int BK, class Release>
+__device__ __forceinline__ void finish_tile(float (&acc)[128], int& s, int from, int ksteps, std::uint32_t full,
+                                            std::uint32_t base, int wg, const Release& release) {
+  for (int ks = from; ks < ksteps; ++ks, ++s) {
+    issue_step<STAGES, STAGE_BYTES, A_STAGE, BK>(acc, s, false, full, base, wg);
+    wgmma_wait<1>();
+    release((s - 1) % STAGES);  // step s - 1's MMAs are complete
+  }
+  wgmma_wait<0>();
+  release((s - 1) % STAGES);  // the tile's last step
+  fence_acc(acc);
+}
+
 // One consumer warpgroup's share of a tile (its 64 rows of A at wg * 64, the 256-wide B box after
 // A_STAGE): per K step wait for the stage, issue BK / 16 wgmma, release the previous step's stage
 // once its MMAs are complete; the tile's last stage after the final wait. `s` counts ring steps.
@@ -329,14 +344,7 @@ __device__ __forceinline__ void consume_tile_hooked(float (&acc)[128], int& s, i
         }(),
         ...);
   }(std::make_integer_sequence<int, PIECES - 1>{});
-  for (int ks = s - s0; ks < ksteps; ++ks, ++s) {
-    issue_step<STAGES, STAGE_BYTES, A_STAGE, BK>(acc, s, false, full, base, wg);
-    wgmma_wait<1>();
-    release((s - 1) % STAGES);
-  }
-  wgmma_wait<0>();
-  release((s - 1) % STAGES);
-  fence_acc(acc);
+  finish_tile<STAGES, STAGE_BYTES, A_STAGE, BK>(acc, s, s - s0, ksteps, full, base, wg, release);
 }
 
 // A consumer with no rows in a tile hands its stages straight back (waiting on `full` keeps the
