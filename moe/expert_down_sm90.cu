@@ -190,9 +190,8 @@ __global__ void prepare_wdown_kmajor_kernel(const bf16* __restrict__ wd, bf16* _
 template <bool STAGED>
 void launch(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMap& wmap, bf16* yd, const ExpertTile* tiles,
             int n_tiles, const int* n_live, int d, int ksteps, bool paired, const Sm90Variant& v, cudaStream_t s) {
-  int dev = 0, sms = 0;
-  LB_CUDA_CHECK(cudaGetDevice(&dev));
-  LB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  int dev = 0;
+  const int sms = sm90::current_device_sms(dev);
   constexpr int smem = smem_bytes<STAGED>();
   const int half = v.half_tiles ? 1 : 0, pf = v.down_prefetch, pfb = v.down_prefetch_b ? 1 : 0;
   if (!paired) {

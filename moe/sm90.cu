@@ -38,4 +38,11 @@ bool device_is_sm90() {
   return major == 9 && minor == 0;
 }
 
+int current_device_sms(int& dev) {
+  int sms = 0;
+  LB_CUDA_CHECK(cudaGetDevice(&dev));
+  LB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  return sms;
+}
+
 }  // namespace layerbench::moe::cuda::sm90

@@ -24,6 +24,8 @@ CUtensorMap encode_tma_2d(const void* base, std::uint64_t inner, std::uint64_t o
                           std::uint32_t box_outer);
 // Compute capability 9.0 (the sm_90a kernels' only target).
 bool device_is_sm90();
+// The current device (dev) and its multiprocessor count.
+int current_device_sms(int& dev);
 
 // A kernel's launch configuration for cudaLaunchKernelEx (used in place: cfg points at attr),
 // with optional attributes: 2-CTA clusters, and an early start (programmatic dependent launch:

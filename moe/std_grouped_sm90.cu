@@ -366,9 +366,8 @@ template <int EPI, int DEFER>
 void launch_as(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMap& bmap, bf16* out, int n_cols,
                const StdTile* tiles, std::int64_t max_tiles, const int* live, int ksteps, int b_rows, int up,
                const ActivationSpec& a, cudaStream_t s) {
-  int dev = 0, sms = 0;
-  LB_CUDA_CHECK(cudaGetDevice(&dev));
-  LB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  int dev = 0;
+  const int sms = sm90::current_device_sms(dev);
   const int mt = static_cast<int>(max_tiles), half = g_variant.half_tiles ? 1 : 0;
   const auto alpha = static_cast<float>(a.alpha), limit = static_cast<float>(a.limit);
   const std::uint64_t a_l2 = l2_policy(g_variant.a_l2), b_l2 = l2_policy(g_variant.b_l2);
@@ -474,9 +473,8 @@ void std_grouped_tiles(const int* counts, std::int64_t experts, std::int64_t gu_
   LB_CHECK(gu_max < (std::int64_t{1} << 31) && dn_max < (std::int64_t{1} << 31), "tile lists are 32-bit");
   // One CTA per TILE_THREADS tiles of the longer list (at most one per SM): a thread writes about
   // one tile per list.
-  int dev = 0, sms = 0;
-  LB_CUDA_CHECK(cudaGetDevice(&dev));
-  LB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  int dev = 0;
+  const int sms = sm90::current_device_sms(dev);
   const std::int64_t per_cta = TILE_THREADS, longest = std::max(gu_max, dn_max);
   const auto grid = static_cast<unsigned>(std::clamp<std::int64_t>((longest + per_cta - 1) / per_cta, 1, sms));
   sm90::Launch l(grid, TILE_THREADS, 0, s);
