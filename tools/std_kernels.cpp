@@ -209,8 +209,11 @@ bool time_wgmma(Device& dev, StdOps& ops, const Model& m, const std::vector<std:
   tiles();
   row(m.name, "wgmma tile lists alone", time_it(dev, warmup, iterations, tiles), 0);
   const cuda::StdGroupedVariant chosen = cuda::std_grouped_variant();
-  const cuda::StdGroupedVariant variants[] = {chosen, {true, true, false, false}, {true, true, true, true},
-                                               {true, false, false, true}, {false, false, false, true},
+  const cuda::StdGroupedVariant variants[] = {chosen,
+                                               cuda::parse_grouped_variant("in-place"),
+                                               cuda::parse_grouped_variant("pair-order"),
+                                               cuda::parse_grouped_variant("whole-tiles"),
+                                               cuda::parse_grouped_variant("unpaired+whole-tiles"),
                                                cuda::parse_grouped_variant("at-once")};
   for (const auto& v : variants) {
     cuda::std_grouped_set_variant(v);

@@ -267,15 +267,20 @@ std::vector<MlpCase> wgmma_cases() {
 }
 TEST(StdExpertMlpGpu, WgmmaMatchesTheCpuProduct) {
   const auto chosen = cuda::std_grouped_variant();
-  const cuda::StdGroupedVariant variants[] = {{true, true, true, true},    {true, true, false, true},
-                                               {true, false, true, true},   {false, true, true, true},
-                                               {false, false, false, true}, {true, true, false, false},
-                                               {false, true, false, false},
-                                               cuda::parse_grouped_variant("at-once"),
-                                               cuda::parse_grouped_variant("unpaired+pair-order+at-once"),
-                                               cuda::parse_grouped_variant("a-evict-last+b-evict-first"),
-                                               cuda::parse_grouped_variant("unpaired+a-evict-first+b-evict-last")};
-  for (const auto& v : variants) {
+  // Each as the modifiers of the default variant ("" is the default itself).
+  const char* const variants[] = {"pair-order",
+                                  "",
+                                  "whole-tiles+pair-order",
+                                  "unpaired+pair-order",
+                                  "unpaired+whole-tiles",
+                                  "in-place",
+                                  "unpaired+in-place",
+                                  "at-once",
+                                  "unpaired+pair-order+at-once",
+                                  "a-evict-last+b-evict-first",
+                                  "unpaired+a-evict-first+b-evict-last"};
+  for (const char* words : variants) {
+    const auto v = cuda::parse_grouped_variant(words);
     SCOPED_TRACE(cuda::describe(v));
     cuda::std_grouped_set_variant(v);
     for (const auto& c : wgmma_cases()) check_mlp(c, StdExpertPath::wgmma);
