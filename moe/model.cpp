@@ -12,7 +12,14 @@
 namespace layerbench::moe {
 
 std::string_view to_string(Score s) { return s == Score::softmax ? "softmax" : "sigmoid"; }
-std::string_view to_string(Activation a) { return a == Activation::silu_glu ? "silu_glu" : "swiglu_clamped"; }
+std::string_view to_string(Activation a) {
+  switch (a) {
+    case Activation::silu_glu: return "silu_glu";
+    case Activation::swiglu_clamped: return "swiglu_clamped";
+    case Activation::gelu_tanh_glu: return "gelu_tanh_glu";
+  }
+  return "?";
+}
 std::string_view to_string(GroupScore g) { return g == GroupScore::max ? "max" : "top2_sum"; }
 std::string_view to_string(Block b) { return b == Block::standard ? "standard" : "magi2_multi_head"; }
 
@@ -25,7 +32,8 @@ Score parse_score(std::string_view s, std::string_view what) {
 Activation parse_activation(std::string_view s, std::string_view what) {
   if (s == "silu_glu" || s == "silu-glu" || s == "silu" || s == "swiglu") return Activation::silu_glu;
   if (s == "swiglu_clamped" || s == "swiglu-clamped" || s == "swiglu7") return Activation::swiglu_clamped;
-  throw UsageError(fmt::format("{}: unknown activation '{}' (known: silu-glu, swiglu-clamped)", what, s));
+  if (s == "gelu_tanh_glu" || s == "gelu-tanh-glu") return Activation::gelu_tanh_glu;
+  throw UsageError(fmt::format("{}: unknown activation '{}' (known: silu-glu, swiglu-clamped, gelu-tanh-glu)", what, s));
 }
 
 namespace {
@@ -321,13 +329,14 @@ nlohmann::json to_json(const Model& m) {
                  {"group_score", to_string(m.router.group_score)},
                  {"topk_before_score", m.router.topk_before_score}, {"normalize", m.router.normalize},
                  {"scale", m.router.scale}};
-  j["activation"] = m.activation.kind == Activation::silu_glu
-                        ? nlohmann::json{{"kind", "silu_glu"}}
-                        : nlohmann::json{{"kind", "swiglu_clamped"}, {"alpha", m.activation.alpha}, {"limit", m.activation.limit}};
+  j["activation"] = m.activation.kind == Activation::swiglu_clamped
+                        ? nlohmann::json{{"kind", "swiglu_clamped"}, {"alpha", m.activation.alpha}, {"limit", m.activation.limit}}
+                        : nlohmann::json{{"kind", to_string(m.activation.kind)}};
   j["layers"] = m.layers;
   j["moe_layers"] = m.moe_layers;
   j["sources"] = m.sources;
   j["notes"] = m.notes;
+  if (!m.inference.empty()) j["inference"] = m.inference;
   return j;
 }
 

@@ -15,7 +15,9 @@
 namespace layerbench::moe {
 
 enum class Score { softmax, sigmoid };
-enum class Activation { silu_glu, swiglu_clamped };
+// gelu_tanh_glu: gelu(g, tanh approximation) * u (Gemma-4's experts); the host backend runs it,
+// the CUDA kernels do not (a UsageError on that backend).
+enum class Activation { silu_glu, swiglu_clamped, gelu_tanh_glu };
 // How a group is scored for group-limited top-k: its best expert (DeepSeek-V2's
 // group_limited_greedy) or the sum of its two best (DeepSeek-V3's noaux_tc).
 enum class GroupScore { max, top2_sum };
@@ -60,6 +62,9 @@ struct Model {
   std::int64_t layers = 0, moe_layers = 0;
   std::map<std::string, std::string> sources;  // field -> where it came from
   std::vector<std::string> notes;              // semantics not modelled, stated once
+  // A config read by its fields (model_type not a known family): "family inferred from fields:
+  // ..." with the key family it resembles and the keys that decided it; "" otherwise.
+  std::string inference;
 };
 
 std::string_view to_string(Score s);
@@ -82,14 +87,19 @@ Model preset(std::string_view name);
 std::string list_models_text();
 
 // ---- Hugging Face config.json -------------------------------------------------------------
-// Reads a config.json (or a directory holding one). Families are chosen by model_type
-// (descending into text_config when present); UsageError naming the key on anything it
-// cannot resolve, an unknown family, an unknown scoring function or a per-layer list whose
-// length is not the layer count.
-Model read_hf_config(const std::string& path);
-Model model_from_hf_json(const nlohmann::json& doc, const std::string& origin);
+// Reads a config.json (or a directory holding one), descending into a nested text_config /
+// language_config / llm_config. A known model_type (or architecture) is read by its family's
+// key table; any other by its fields (moe/hf_config.cpp: the alias lists and the rules, each
+// recorded in `sources` and `inference`). `family` (--family) forces one family's semantics:
+// a family name or a known model_type. UsageError naming the key on anything it cannot
+// resolve: a missing required key, keys that disagree (naming --family), a dense config, an
+// unknown scoring function or activation, a per-layer list whose length is not the layer count.
+Model read_hf_config(const std::string& path, std::string_view family = {});
+Model model_from_hf_json(const nlohmann::json& doc, const std::string& origin, std::string_view family = {});
 // The model_type values the reader knows, for messages and --list-models.
 std::vector<std::string> known_hf_families();
+// The family names --family accepts.
+std::vector<std::string> hf_family_names();
 
 // ---- overrides and output -----------------------------------------------------------------
 // Field overrides from flags (each given flag replaces its field; source "flag --x").

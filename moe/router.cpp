@@ -9,6 +9,10 @@ namespace layerbench::moe {
 
 float glu(float g, float u, const ActivationSpec& a) {
   if (a.kind == Activation::silu_glu) return g / (1.0f + std::exp(-g)) * u;
+  if (a.kind == Activation::gelu_tanh_glu) {  // gelu_pytorch_tanh(g) * u
+    constexpr float k = 0.7978845608028654f;  // sqrt(2 / pi)
+    return 0.5f * g * (1.0f + std::tanh(k * (g + 0.044715f * g * g * g))) * u;
+  }
   const float lim = static_cast<float>(a.limit);
   const float gc = std::min(g, lim);
   const float uc = std::clamp(u, -lim, lim);

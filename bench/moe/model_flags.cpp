@@ -35,7 +35,9 @@ std::optional<bool> on_off(CLI::App& app, const char* name, const std::string& v
 void resolve(CLI::App& app, RunConfig& c, const ModelFlagValues& f) {
   if (given(app, "--hf-config") && given(app, "--model"))
     throw UsageError("--model and --hf-config both name the model: give one");
-  Model m = c.hf_config.empty() ? preset(c.model_name) : read_hf_config(c.hf_config);
+  if (given(app, "--family") && c.hf_config.empty())
+    throw UsageError("--family applies to --hf-config (how its keys are read); a preset has its family");
+  Model m = c.hf_config.empty() ? preset(c.model_name) : read_hf_config(c.hf_config, c.hf_family);
   ModelOverrides o;
   if (given(app, "--hidden")) o.hidden = c.geo.hidden;
   if (given(app, "--experts")) o.experts = c.geo.experts;
@@ -100,6 +102,9 @@ void add_model_flags(CLI::App& app, RunConfig& c) {
   auto f = std::make_shared<ModelFlagValues>();
   app.add_option("--model", c.model_name, "model preset (any case; see --list-models); default magi-2");
   app.add_option("--hf-config", c.hf_config, "a Hugging Face config.json (or its directory) to read the model from");
+  app.add_option("--family", c.hf_family,
+                 "with --hf-config: read the config with one family's semantics (deepseek, qwen, olmoe, mixtral, "
+                 "gpt_oss, llama4, or a known model_type; fields = by its keys) instead of its model_type's");
   app.add_flag("--list-models", c.list_models, "print the presets and the config families read, then exit");
   app.add_flag("--describe", c.describe, "print the resolved model as JSON (layerbench-model/1) on stdout and exit 0");
   cli::add_int(app, "--ep", c.ep, "standard MoE block: expert-parallel ranks (experts sharded contiguously, tokens "

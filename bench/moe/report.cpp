@@ -169,6 +169,7 @@ reports::Section profile_section(const ProfileInputs& in, const harness::Runner&
       "of it; every part is timed on its own. Rates from declared work (dense GEMM reference {}^3).",
       runner.options().warmup, runner.options().iterations, in.dense.size);
   s.notes = {"model: " + summary(c.model), "model source: " + c.model.origin};
+  if (!c.model.inference.empty()) s.notes.push_back(c.model.inference);
   for (const auto& r : in.comps)
     if (r.m.params.contains("kernel_path")) {
       kernel_paths[r.m.name] = r.m.params["kernel_path"];

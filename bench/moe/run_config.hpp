@@ -20,6 +20,7 @@ struct RunConfig {
   Model model = preset("magi-2");
   std::string model_name = "magi-2";  // --model
   std::string hf_config;              // --hf-config FILE (replaces --model)
+  std::string hf_family;              // --family NAME: read --hf-config with one family's semantics
   bool describe = false;              // print the resolved model (layerbench-model/1) and exit
   bool list_models = false;           // print the presets and exit
   int ep = 0;                         // standard block: expert-parallel ranks (0 = the world)

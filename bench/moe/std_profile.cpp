@@ -93,6 +93,10 @@ int run_standard(harness::Context& ctx, const RunConfig& c) {
     throw UsageError(fmt::format("--split-sizes has {} entries but the world has {} ranks", c.split_sizes.size(), P));
   const auto splits = c.split_sizes.empty() ? std::vector<std::int64_t>(static_cast<std::size_t>(P), c.tokens) : c.split_sizes;
   const StdPlan plan = make_std_plan(c.model, world.rank(), P, splits);
+  if (world.backend() == Backend::cuda && c.model.activation.kind == Activation::gelu_tanh_glu)
+    throw UsageError(fmt::format("activation gelu_tanh_glu (from {}): the CUDA expert kernels run silu-glu and "
+                                 "swiglu-clamped only; use --backend host, or --activation silu-glu to time the "
+                                 "same GEMM shapes", c.model.sources.count("activation") ? c.model.sources.at("activation") : "the model"));
   auto ops = world.backend() == Backend::cuda ? make_cuda_std_ops(dev) : make_host_std_ops();
   if (!c.expert_table.empty()) load_expert_table(*ops, c.expert_table);
   StdBlock block(c.model, plan, world, std::move(ops), c.common.seed);
@@ -127,6 +131,7 @@ int run_standard(harness::Context& ctx, const RunConfig& c) {
                                  "(global {}), {} local experts\n\n",
                                  md.name, P, plan.tokens, plan.global_tokens, plan.experts_local);
   text += fmt::format("- model: {}\n- model source: {}\n", summary(md), md.origin);
+  if (!md.inference.empty()) text += "- " + md.inference + "\n";
   for (const auto& n : md.notes) text += "- note: " + n + "\n";
   text += "- kernel path per component:\n";
   for (auto it = paths.begin(); it != paths.end(); ++it) text += fmt::format("  - {}: {}\n", it.key(), it.value().get<std::string>());

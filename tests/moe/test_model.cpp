@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <set>
 #include <string>
 
 using namespace layerbench;
@@ -130,8 +134,10 @@ TEST(MoeModel, BadConfigsNameTheKey) {
   EXPECT_NE(err([](json& j) { j["scoring_func"] = "sparsemax"; }).find("unknown scoring function 'sparsemax'"),
             std::string::npos);
   EXPECT_NE(err([](json& j) { j["scoring_func"] = "sparsemax"; }).find("scoring_func"), std::string::npos);
-  EXPECT_NE(err([](json& j) { j["model_type"] = "bert"; }).find("model_type 'bert' is not a known MoE family"),
-            std::string::npos);
+  // An unknown model_type with every field the layer needs is read by its fields.
+  json other = base;
+  other["model_type"] = "bert";
+  EXPECT_NE(model_from_hf_json(other, "t").inference.find("model_type 'bert' is not a known family"), std::string::npos);
   EXPECT_NE(err([](json& j) { j["moe_layer_freq"] = json::array({0, 1, 1}); }).find("moe_layer_freq is a per-layer list of 3 entries, but the model has 4 layers"),
             std::string::npos);
   EXPECT_NE(err([](json& j) { j["moe_intermediate_size"] = json::array({32, 32}); }).find("moe_intermediate_size"),
@@ -166,4 +172,118 @@ TEST(MoeModel, OverridesReplaceFieldsAndRecordTheFlag) {
   ModelOverrides bad;
   bad.score = "relu";
   EXPECT_NE(usage_error([&] { apply_overrides(m, bad); }).find("unknown scoring function 'relu'"), std::string::npos);
+}
+
+// The corpus of real configs (tests/moe/data/hf/MANIFEST.json): every entry resolves to the
+// fields its manifest states (from the config and the model's card), or is refused naming the
+// key it lacks; presets equal their files.
+TEST(MoeHfCorpus, EveryConfigResolvesToItsManifest) {
+  const auto text = [] {
+    std::ifstream in(std::string(LB_MOE_HF_DATA) + "/MANIFEST.json");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  const auto manifest = nlohmann::json::parse(text);
+  ASSERT_EQ(manifest["schema"], "layerbench-hf-corpus/1");
+  std::set<std::string> types;
+  int moe = 0;
+  for (const auto& e : manifest["entries"]) {
+    const std::string file = e["file"];
+    SCOPED_TRACE(file + " (" + e["model"].get<std::string>() + ")");
+    ASSERT_TRUE(e.contains("source"));
+    const std::string path = std::string(LB_MOE_HF_DATA) + "/" + file;
+    if (e.contains("refuse")) {
+      const std::string msg = usage_error([&] { read_hf_config(path); });
+      EXPECT_NE(msg.find(e["refuse"].get<std::string>()), std::string::npos) << msg;
+      continue;
+    }
+    Model m;
+    ASSERT_NO_THROW(m = read_hf_config(path)) << usage_error([&] { read_hf_config(path); });
+    const auto& x = e["expect"];
+    EXPECT_EQ(m.hidden, x["hidden"]);
+    EXPECT_EQ(m.experts, x["experts"]);
+    EXPECT_EQ(m.topk, x["topk"]);
+    EXPECT_EQ(m.moe_intermediate, x["moe_intermediate"]);
+    EXPECT_EQ(m.shared.count, x["shared"][0]);
+    EXPECT_EQ(m.shared.size, x["shared"][1]);
+    EXPECT_EQ(m.shared.gate, x["shared"][2]);
+    const auto& r = x["router"];
+    EXPECT_EQ(to_string(m.router.score), r["score"].get<std::string>());
+    EXPECT_EQ(m.router.selection_bias, r["selection_bias"]);
+    EXPECT_EQ(m.router.groups, r["groups"]);
+    EXPECT_EQ(m.router.topk_groups, r["topk_groups"]);
+    EXPECT_EQ(m.router.topk_before_score, r["topk_before_score"]);
+    EXPECT_EQ(m.router.normalize, r["normalize"]);
+    EXPECT_DOUBLE_EQ(m.router.scale, r["scale"].get<double>());
+    EXPECT_EQ(to_string(m.activation.kind), x["activation"].get<std::string>());
+    EXPECT_EQ(m.layers, x["layers"]);
+    EXPECT_EQ(m.moe_layers, x["moe_layers"]);
+    EXPECT_EQ(!m.inference.empty(), x["inferred"].get<bool>()) << m.inference;
+    for (const char* f : {"hidden", "experts", "topk", "moe_intermediate", "router.score", "router.normalize",
+                          "router.scale", "shared_experts", "activation", "moe_layers"})
+      EXPECT_TRUE(m.sources.count(f) && !m.sources.at(f).empty()) << f;
+    if (e.contains("preset")) {
+      const auto jp = to_json(preset(e["preset"].get<std::string>())), jf = to_json(m);
+      for (const char* k : {"hidden", "experts", "topk", "moe_intermediate", "shared_experts", "shared_intermediate",
+                            "shared_gate", "router", "activation", "layers", "moe_layers"})
+        EXPECT_EQ(jp[k], jf[k]) << "preset " << e["preset"] << " field " << k;
+    }
+    types.insert(e["model_type"].get<std::string>().substr(0, e["model_type"].get<std::string>().find(' ')));
+    ++moe;
+  }
+  EXPECT_GE(moe, 30);
+  EXPECT_GE(types.size(), 12u);
+}
+
+// The field reader on its own: an unknown model_type with complete fields resolves, with each
+// rule recorded; ambiguity names the keys and --family; a missing key is named; --family forces.
+TEST(MoeHfCorpus, FieldReaderRulesAndErrors) {
+  using nlohmann::json;
+  const json base = json::parse(R"({"model_type": "acme_moe", "hidden_size": 64, "num_hidden_layers": 4,
+    "num_local_experts": 8, "num_experts_per_tok": 2, "intermediate_size": 32, "scoring_func": "sigmoid",
+    "use_routing_bias": true, "first_k_dense_replace": 1})");
+  const Model m = model_from_hf_json(base, "t");
+  EXPECT_EQ(m.experts, 8);
+  EXPECT_EQ(m.moe_intermediate, 32);
+  EXPECT_EQ(m.moe_layers, 3);
+  EXPECT_EQ(m.router.score, Score::sigmoid);
+  EXPECT_TRUE(m.router.selection_bias);
+  EXPECT_TRUE(m.router.normalize);
+  EXPECT_NE(m.inference.find("family inferred from fields: model_type 'acme_moe'"), std::string::npos) << m.inference;
+  EXPECT_NE(m.sources.at("moe_intermediate").find("no expert-size key"), std::string::npos);
+  EXPECT_EQ(m.sources.at("router.selection_bias"), "use_routing_bias");
+  EXPECT_EQ(to_json(m)["inference"], m.inference);
+  auto err = [&](const std::function<void(json&)>& edit, std::string_view family = {}) {
+    json j = base;
+    edit(j);
+    return usage_error([&] { model_from_hf_json(j, "t", family); });
+  };
+  const std::string conflict = err([](json& j) { j["num_experts"] = 16; });
+  EXPECT_NE(conflict.find("config keys num_experts = 16 and num_local_experts = 8 disagree on experts"), std::string::npos)
+      << conflict;
+  EXPECT_NE(conflict.find("--family"), std::string::npos);
+  EXPECT_NE(err([](json& j) { j.erase("num_experts_per_tok"); }).find("num_experts_per_tok or experts_per_token"),
+            std::string::npos);
+  EXPECT_NE(err([](json& j) { j.erase("num_local_experts"); }).find("not a MoE model"), std::string::npos);
+  EXPECT_NE(err([](json& j) { j["num_local_experts"] = 1; }).find("not a MoE model"), std::string::npos);
+  EXPECT_NE(err([](json& j) { j["hidden_act"] = "relu2"; }).find("hidden_act: activation 'relu2'"), std::string::npos);
+  // DeepSeek-style keys: the scoring and the expert size are never guessed.
+  const std::string ds = err([](json& j) {
+    j.erase("num_local_experts");
+    j.erase("scoring_func");
+    j["n_routed_experts"] = 8;
+    j["moe_intermediate_size"] = 32;
+  });
+  EXPECT_NE(ds.find("scoring_func or score_func"), std::string::npos) << ds;
+  EXPECT_NE(err([](json& j) {
+              j.erase("num_local_experts");
+              j["n_routed_experts"] = 8;
+            }).find("moe_intermediate_size or expert_intermediate_size"),
+            std::string::npos);
+  // --family forces one family's reader; an unknown name is listed.
+  EXPECT_NE(err([](json&) {}, "bogus").find("--family bogus: unknown family"), std::string::npos);
+  const Model forced = model_from_hf_json(base, "t", "mixtral");
+  EXPECT_EQ(forced.family, "mixtral");
+  EXPECT_EQ(forced.router.score, Score::softmax);  // Mixtral's semantics, not the config's scoring_func
+  EXPECT_NE(forced.origin.find("family forced by --family mixtral"), std::string::npos);
+  EXPECT_TRUE(forced.inference.empty());
 }
