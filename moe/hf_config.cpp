@@ -5,6 +5,7 @@
 // text_config / language_config / llm_config, per-layer lists and the MoE-layer count apply to
 // both. Every field records the key it came from, "default" (the family's documented default),
 // "fixed by model_type X" (semantics the family fixes in code) or the rule that decided it.
+#include "common/numeric.hpp"
 #include "common/text.hpp"
 #include "collectives/error.hpp"
 #include "moe/model.hpp"
@@ -35,6 +36,9 @@ constexpr FamilyEntry kFamilies[] = {
     {"deepseek_v32", "DeepseekV32ForCausalLM", Family::deepseek},
     {"kimi_k2", "", Family::deepseek},
     {"glm4_moe", "Glm4MoeForCausalLM", Family::deepseek},
+    {"glm4_moe_lite", "", Family::deepseek},
+    {"glm4v_moe", "", Family::deepseek},
+    {"glm4v_moe_text", "", Family::deepseek},
     {"glm_moe_dsa", "", Family::deepseek},
     {"qwen2_moe", "Qwen2MoeForCausalLM", Family::qwen},
     {"qwen3_moe", "Qwen3MoeForCausalLM", Family::qwen},
@@ -289,7 +293,7 @@ void read_moe_layers(Reader& r, Family fam, std::string_view type) {
 }
 
 void read_deepseek_router(Reader& r, Model& m, std::string_view type) {
-  const bool glm = type == "glm4_moe";
+  const bool glm = type.starts_with("glm4");  // GLM-4.5 and its variants name neither key
   std::string scoring = "sigmoid", method = "noaux_tc";
   if (auto s = r.text("scoring_func")) {
     scoring = *s;
@@ -397,11 +401,12 @@ const Keys kExpertKeys = {"num_experts", "num_local_experts", "n_routed_experts"
                           "num_routed_experts", "n_experts", "ffn_config.moe_num_experts"};
 const Keys kTopkKeys = {"num_experts_per_tok", "experts_per_token", "num_experts_per_token", "moe_topk", "moe_k",
                         "top_k_experts", "moe_top_k", "ffn_config.moe_top_k", "num_selected_experts"};
-const Keys kExpertSizeKeys = {"moe_intermediate_size", "expert_intermediate_size", "moe_ffn_hidden_size",
-                              "ffn_config.ffn_hidden_size"};
-const Keys kScoreKeys = {"scoring_func", "score_func", "moe_router_activation_func", "router_score_function",
-                         "moe_router_score_function"};
-const Keys kBiasKeys = {"use_routing_bias", "use_moe_router_bias", "moe_use_aux_free", "use_expert_bias"};
+const Keys kExpertSizeKeys = {"moe_intermediate_size", "expert_intermediate_size", "expert_ffn_hidden_size",
+                              "moe_ffn_hidden_size", "ffn_config.ffn_hidden_size"};
+const Keys kScoreKeys = {"scoring_func", "score_func", "score_function", "moe_router_activation_func",
+                         "router_score_function", "moe_router_score_function"};
+const Keys kBiasKeys = {"use_routing_bias", "use_moe_router_bias", "moe_use_aux_free", "use_expert_bias",
+                        "moe_router_enable_expert_bias"};
 const Keys kNormKeys = {"norm_topk_prob", "moe_renormalize", "renormalize", "route_norm", "norm_expert_weight"};
 const Keys kScaleKeys = {"routed_scaling_factor", "moe_routed_scaling_factor", "moe_router_scaling_factor",
                          "router_scaling_factor", "route_scale"};
@@ -460,6 +465,19 @@ void field_pattern(Reader& r, std::vector<std::string>& decided) {
   } else if (has("interleave_moe_layer_step") || has("moe_layers")) {
     llama4_pattern(r, L);
     decided.push_back(r.key_name(has("moe_layers") ? "moe_layers" : "interleave_moe_layer_step"));
+  } else if (auto list = r.text("moe_layers_enum")) {  // Step-3: "4,5,6,..."
+    std::set<std::int64_t> moe;
+    std::string_view rest = *list;
+    while (!rest.empty()) {
+      const auto comma = rest.find(',');
+      std::string_view f = rest.substr(0, comma);
+      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+      while (!f.empty() && f.front() == ' ') f.remove_prefix(1);
+      while (!f.empty() && f.back() == ' ') f.remove_suffix(1);
+      moe.insert(num::parse_int<std::int64_t>(f, r.what("moe_layers_enum") + " entry", 0, L - 1));
+    }
+    r.set_moe_layers(L, [&](std::int64_t i) { return moe.count(i) > 0; }, r.key_name("moe_layers_enum"));
+    decided.push_back(r.key_name("moe_layers_enum"));
   } else if (has("moe_layer_start_index") || has("moe_layer_interval")) {  // ERNIE-4.5
     const std::int64_t start = r.integer("moe_layer_start_index", {"moe_layer_start_index"}, 0);
     std::int64_t end = r.integer("moe_layer_end_index", {"moe_layer_end_index"}, L - 1);
@@ -559,9 +577,12 @@ void read_fields_router(Reader& r, Model& m, std::string_view expert_key, bool g
     const auto tg = r.agreed_integer("router.topk_groups", kTopkGroupKeys);
     if (!tg) r.fail(fmt::format("config key {} not found (needed for router.topk_groups with {} groups)",
                                 r.names(kTopkGroupKeys), m.router.groups));
-    if (method.empty())
-      r.fail(fmt::format("config key {} not found (needed for how group-limited routing scores a group)",
-                         r.key_name("topk_method")));
+    if (method.empty()) {  // no top-k method: DeepSeek-V3's group score with a correction bias, V2's without
+      m.router.group_score = m.router.selection_bias ? GroupScore::top2_sum : GroupScore::max;
+      m.sources["router.groups"] += m.router.selection_bias
+                                        ? " (no topk_method; with a correction bias: a group scores its best two, as noaux_tc)"
+                                        : " (no topk_method; no correction bias: a group scores its best, as group_limited_greedy)";
+    }
     m.router.topk_groups = *tg;
   } else {
     m.router.topk_groups = 1;
@@ -582,17 +603,18 @@ void read_fields_router(Reader& r, Model& m, std::string_view expert_key, bool g
     m.sources["router.normalize"] = r.key_name("ffn_config.moe_normalize_expert_weights") + " 1 (sum to 1)";
   } else if (auto n = r.agreed_boolean("router.normalize", kNormKeys)) {
     m.router.normalize = *n;
-  } else if (m.router.score == Score::sigmoid) {
+  } else if (m.router.score == Score::sigmoid || m.router.selection_bias) {
     m.router.normalize = true;
-    m.sources["router.normalize"] = fmt::format("no normalisation key ({}): sigmoid scores are renormalised over the "
-                                                "top-k (DeepSeek-V3, GLM-4.5, MiniMax-M2)", join(kNormKeys, ", "));
+    m.sources["router.normalize"] = fmt::format("no normalisation key ({}): sigmoid or bias-corrected scores are "
+                                                "renormalised over the top-k (DeepSeek-V3, GLM-4.5, MiniMax-M2, "
+                                                "ERNIE-4.5)", join(kNormKeys, ", "));
   } else if (gemma_layout) {
     m.router.normalize = true;
     m.sources["router.normalize"] = r.key_name("enable_moe_block") + " (Gemma-4 router: top-k renormalised)";
-  } else if (expert_key == "num_local_experts") {
+  } else if (expert_key == "num_local_experts" || expert_key == "moe_num_experts") {
     m.router.normalize = true;
-    m.sources["router.normalize"] = fmt::format("no normalisation key: configs keyed by {} (Mixtral, Granite, PhiMoE) "
-                                                "renormalise the top-k", r.key_name(expert_key));
+    m.sources["router.normalize"] = fmt::format("no normalisation key: configs keyed by {} (Mixtral, Granite, PhiMoE; "
+                                                "ERNIE) renormalise the top-k", r.key_name(expert_key));
   } else {
     m.router.normalize = false;
     m.sources["router.normalize"] = fmt::format("no normalisation key ({}): transformers' default norm_topk_prob false",
@@ -673,6 +695,9 @@ void read_by_fields(Reader& r, Model& m, std::string_view type) {
   if (const json* lat = r.find("moe_latent_size"))
     r.fail(fmt::format("config key {} = {}: the routed experts run at a latent width (latent MoE), which the standard "
                        "block does not model", r.key_name("moe_latent_size"), lat->dump()));
+  if (const json* z = r.find("zero_expert_num"); z && *z != json(0))
+    r.fail(fmt::format("config key {} = {}: zero-computation experts (LongCat) are not modelled by the standard block",
+                       r.key_name("zero_expert_num"), z->dump()));
   if (const json* w = r.find("routed_expert_hidden_size"); w && *w != json(m.hidden))
     r.fail(fmt::format("config key {} = {} (hidden_size {}): the routed experts run at another width (latent MoE), "
                        "which the standard block does not model", r.key_name("routed_expert_hidden_size"), w->dump(), m.hidden));

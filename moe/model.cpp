@@ -220,7 +220,7 @@ std::string list_models_text() {
   }
   out += "Hugging Face configs (--hf-config FILE): model_type";
   for (const auto& f : known_hf_families()) out += " " + f;
-  out += "\n";
+  out += "; any other model_type is read by its fields (--family NAME forces one family's semantics)\n";
   return out;
 }
 

@@ -287,3 +287,47 @@ TEST(MoeHfCorpus, FieldReaderRulesAndErrors) {
   EXPECT_NE(forced.origin.find("family forced by --family mixtral"), std::string::npos);
   EXPECT_TRUE(forced.inference.empty());
 }
+
+// Synthetic configs (not checkpoints) for the field reader's key families that no stored real
+// config covers: DBRX's nested ffn_config, Jamba's expert period, ERNIE's layer range, Step-3's
+// layer list, Hunyuan's per-layer lists, a latent MoE and Python's Infinity literal.
+TEST(MoeHfCorpus, FieldReaderKeyFamiliesSynthetic) {
+  using nlohmann::json;
+  const Model dbrx = model_from_hf_json(json::parse(R"({"model_type": "dbrx", "d_model": 64, "n_layers": 4,
+    "ffn_config": {"moe_num_experts": 16, "moe_top_k": 4, "ffn_hidden_size": 32, "ffn_act_fn": {"name": "silu"},
+                   "moe_normalize_expert_weights": 1}})"), "t");
+  EXPECT_EQ(dbrx.experts, 16);
+  EXPECT_EQ(dbrx.topk, 4);
+  EXPECT_EQ(dbrx.moe_intermediate, 32);
+  EXPECT_TRUE(dbrx.router.normalize);
+  EXPECT_EQ(dbrx.sources.at("experts"), "ffn_config.moe_num_experts");
+  const Model jamba = model_from_hf_json(json::parse(R"({"model_type": "jamba", "hidden_size": 64,
+    "num_hidden_layers": 8, "num_experts": 4, "num_experts_per_tok": 2, "intermediate_size": 32,
+    "expert_layer_period": 2, "expert_layer_offset": 1})"), "t");
+  EXPECT_EQ(jamba.moe_layers, 4);
+  EXPECT_FALSE(jamba.router.normalize);
+  const Model ernie = model_from_hf_json(json::parse(R"({"model_type": "ernie4_5_moe", "hidden_size": 64,
+    "num_hidden_layers": 6, "moe_num_experts": 8, "moe_k": 2, "moe_intermediate_size": 16, "moe_num_shared_experts": 2,
+    "moe_layer_start_index": 1, "moe_layer_end_index": 4, "moe_layer_interval": 1, "moe_use_aux_free": true})"), "t");
+  EXPECT_EQ(ernie.moe_layers, 4);
+  EXPECT_EQ(ernie.shared.count, 2);
+  EXPECT_EQ(ernie.shared.size, 16);
+  EXPECT_TRUE(ernie.router.selection_bias);
+  EXPECT_TRUE(ernie.router.normalize);
+  const Model step = model_from_hf_json(json::parse(R"({"model_type": "step3_text", "hidden_size": 64,
+    "num_hidden_layers": 5, "moe_num_experts": 8, "moe_top_k": 2, "moe_intermediate_size": 16,
+    "moe_layers_enum": "2,3, 4"})"), "t");
+  EXPECT_EQ(step.moe_layers, 3);
+  const Model hunyuan = model_from_hf_json(json::parse(R"({"model_type": "hunyuan_v1_moe", "hidden_size": 64,
+    "num_hidden_layers": 2, "num_experts": 8, "moe_topk": [2, 2], "moe_intermediate_size": [16, 16],
+    "num_shared_expert": [1, 1]})"), "t");
+  EXPECT_EQ(hunyuan.topk, 2);
+  EXPECT_EQ(hunyuan.shared.count, 1);
+  EXPECT_EQ(hunyuan.shared.size, 16);
+  EXPECT_NE(usage_error([] {
+              model_from_hf_json(json::parse(R"({"model_type": "x", "hidden_size": 64, "num_hidden_layers": 2,
+                "n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 16, "scoring_func": "sigmoid",
+                "moe_latent_size": 32})"), "t");
+            }).find("moe_latent_size = 32"),
+            std::string::npos);
+}
