@@ -2,6 +2,7 @@
 // fixtures (tests/moe/data/hf), overrides, and the errors that name the key.
 #include "collectives/error.hpp"
 #include "moe/model.hpp"
+#include "moe/router.hpp"
 
 #include <gtest/gtest.h>
 
@@ -330,4 +331,12 @@ TEST(MoeHfCorpus, FieldReaderKeyFamiliesSynthetic) {
                 "moe_latent_size": 32})"), "t");
             }).find("moe_latent_size = 32"),
             std::string::npos);
+}
+
+// gelu_tanh_glu = gelu_pytorch_tanh(g) * u (values from the tanh formula in double precision).
+TEST(MoeHfCorpus, GeluTanhGlu) {
+  const ActivationSpec a{Activation::gelu_tanh_glu};
+  EXPECT_NEAR(glu(1.0f, 2.0f, a), 2.0 * 0.8411919906, 1e-5);
+  EXPECT_NEAR(glu(-2.0f, 1.0f, a), -0.0454023059, 1e-6);
+  EXPECT_EQ(parse_activation("gelu-tanh-glu", "t"), Activation::gelu_tanh_glu);
 }
