@@ -110,7 +110,9 @@ Section trace_section(const Trace& t, const std::string& path) {
       meta.value("binary", std::string("?")), meta.value("backend", std::string("?")), t.ranks, t.ranks == 1 ? "" : "s",
       meta.value("traced_iterations", 0), align_us);
 
-  // Per component (a series is one Runner measurement): the slices of all ranks and iterations.
+  // Per component (a series is one Runner measurement, numbered from 1 in the run's order, so
+  // components of the same name in several groups stay apart): the slices of all ranks and
+  // iterations.
   struct Row {
     std::string name;
     std::vector<double> slice_ms, rank_max_ms;
@@ -144,13 +146,13 @@ Section trace_section(const Trace& t, const std::string& path) {
   }
   Table tab;
   tab.title = "Traced components";
-  tab.headers = {"component", "iterations", "slice median", "rank-max median", "collectives / iter",
+  tab.headers = {"measurement", "component", "iterations", "slice median", "rank-max median", "collectives / iter",
                  "bytes sent / iter", "barrier wait median"};
-  tab.align = {Align::left};
+  tab.align = {Align::right, Align::left};
   const auto med = [](const std::vector<double>& v) { return v.empty() ? std::nan("") : stats::quantile(v, 0.5); };
   for (const auto& [key, r] : rows) {
     const double per = static_cast<double>(r.slice_ms.size());  // slices = iterations x ranks
-    tab.add_row({r.name, std::to_string(r.iterations.size()), fmt_time(med(r.slice_ms)), fmt_time(med(r.rank_max_ms)),
+    tab.add_row({std::to_string(key.first + 1), r.name, std::to_string(r.iterations.size()), fmt_time(med(r.slice_ms)), fmt_time(med(r.rank_max_ms)),
                  fmt_sig(r.collectives / per), fmt_quantity(r.bytes / per, Unit::bytes),
                  r.waits_ms.empty() ? "—" : fmt_time(med(r.waits_ms))});
   }

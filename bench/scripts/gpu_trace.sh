@@ -8,7 +8,8 @@
 # usage: [PAIRS=8] [PRESET=qwen3-30b-a3b] bench/scripts/gpu_trace.sh   (from a snapshot, with OUT=$OUT)
 set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
-PAIRS=${PAIRS:-8}
+PAIRS=${PAIRS:-6}
+DEADLINE=${DEADLINE:-480}  # seconds after the start by which the interleaved study stops (its pairs so far are analysed)
 PRESET=${PRESET:-qwen3-30b-a3b}
 T_START=$(date +%s)
 pack() { tar -czf "$OUT/../trace.tgz" -C "$OUT" --exclude='*.nsys-rep' --exclude='*.sqlite' . && mv "$OUT/../trace.tgz" "$OUT/"; }
@@ -24,7 +25,7 @@ since() { echo "+$(( $(date +%s) - T_START )) s"; }
 # 1. Traces: the MAGI-2 layer (one rank's expert work at 15000 tokens, as gpu_profiles_1gpu.sh)
 #    and the standard block of the preset.
 MAGI=("$MOE" --backend cuda --tokens 15000 --iterations 30 --warmup 5 --layers 4 --graph)
-STD=("$MOE" --backend cuda --model "$PRESET" --tokens 8192 --iterations 30 --warmup 5)
+STD=("$MOE" --backend cuda --model "$PRESET" --tokens 8192 --warmup 5)
 run_traced() {  # tag, command...
   local tag=$1; shift
   local cmd=("$@" --trace "$OUT/$tag-trace.json" --json "$OUT/$tag.json" --markdown "$OUT/$tag.md")
@@ -39,7 +40,7 @@ run_traced() {  # tag, command...
   echo "$tag trace check rc=$? (tolerance $tol us)"; tail -1 "$OUT/$tag-trace-check.txt"
 }
 run_traced magi2 "${MAGI[@]}"
-run_traced "$PRESET" "${STD[@]}"
+run_traced "$PRESET" "${STD[@]}" --iterations 30
 "$B/bench/report/layerbench-report" "$OUT/$PRESET.json" "$OUT/$PRESET-trace.json" "$OUT/magi2-trace.json" \
   -o "$OUT/report" > "$OUT/report.log" 2>&1
 echo "report rc=$?"
@@ -51,7 +52,7 @@ if [ -n "${NSYS:-}" ]; then
   mkdir -p "$OUT/nsys"
   "$NSYS" --version > "$OUT/nsys/version.txt" 2>&1
   timeout 200 "$NSYS" profile --trace=cuda,nvtx --sample=none --cpuctxsw=none --force-overwrite=true \
-    -o "$OUT/nsys/$PRESET" "${STD[@]}" --iterations 10 > "$OUT/nsys/profile.log" 2>&1
+    -o "$OUT/nsys/$PRESET" "${STD[@]}" --iterations 10 --json "$OUT/nsys/$PRESET.json" > "$OUT/nsys/profile.log" 2>&1
   echo "nsys profile rc=$? at $(since)"
   for report in nvtx_sum nvtxsum; do
     "$NSYS" stats --report "$report" --format csv --output "$OUT/nsys/$PRESET" "$OUT/nsys/$PRESET.nsys-rep" \
@@ -63,18 +64,26 @@ else
 fi
 
 # 3. What NVTX and tracing cost: interleaved runs (layerbench-ab), the metric each run's
-#    whole_layer median (host clock around the whole block, so host-side costs show).
-IDX=$(python3 -c "import json,sys; print([r['name'] for r in json.load(open(sys.argv[1]))['results']].index('whole_layer'))" "$OUT/$PRESET.json")
-OV=("${STD[@]}" --json "$OUT/overhead-run.json")
+#    whole_layer median (host clock around the whole block, so host-side costs show), beside it
+#    expert_compute's (CUDA events).
+idx() { python3 -c "import json,sys; print([r['name'] for r in json.load(open(sys.argv[1]))['results']].index(sys.argv[2]))" "$OUT/$PRESET.json" "$1"; }
+IDX=$(idx whole_layer); IDX2=$(idx expert_compute)
+OV=("${STD[@]}" --iterations 30 --json "$OUT/overhead-run.json")
 echo "${OV[*]}" > "$OUT/overhead.cmd"
-timeout $(( 560 - ($(date +%s) - T_START) )) "$B/bench/ab/layerbench-ab" run --pairs "$PAIRS" -N \
+LEFT=$(( DEADLINE - ($(date +%s) - T_START) )); [ "$LEFT" -lt 60 ] && LEFT=60
+timeout "$LEFT" "$B/bench/ab/layerbench-ab" run --pairs "$PAIRS" -N \
   --base "${OV[*]} --nvtx off" \
   --candidate "${OV[*]} --nvtx on" \
   --candidate "${OV[*]} --nvtx on --trace $OUT/overhead-trace.json --trace-iterations 30" \
   --name nvtx-off --name nvtx-on --name nvtx-on+trace-all \
   --metric "whole_layer(ms)=file:$OUT/overhead-run.json:json:results.$IDX.median_ms" \
+  --metric "expert_compute(ms)=file:$OUT/overhead-run.json:json:results.$IDX2.median_ms" \
   --study "$OUT/overhead.jsonl" --json "$OUT/overhead-ab.json" --markdown "$OUT/overhead-ab.md" \
   > "$OUT/overhead-ab.txt" 2>&1
 echo "overhead study rc=$? at $(since)"
-cat "$OUT/overhead-ab.md" 2>/dev/null | head -60
+# The pairs completed (all of them, or those before the deadline), analysed once more on their own.
+"$B/bench/ab/layerbench-ab" analyze "$OUT/overhead.jsonl" --json "$OUT/overhead-analysis.json" \
+  --markdown "$OUT/overhead-analysis.md" > "$OUT/overhead-analysis.txt" 2>&1
+echo "overhead analysis rc=$?"
+head -60 "$OUT/overhead-analysis.md" 2>/dev/null
 echo "total $(since)"
