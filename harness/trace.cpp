@@ -18,6 +18,7 @@ constexpr std::size_t kPoolStart = 64;
 TraceRecorder::TraceRecorder(Communicator& world, int iterations)
     : world_(world), dev_(world.device()), iterations_(iterations) {
   origin_ = dev_.make_timer();
+  spare_ = dev_.make_timer();
   for (std::size_t i = 0; i < kPoolStart; ++i) pool_.push_back(dev_.make_timer());
   offsets_begin_ = measure_clock_offsets(world_);
   created_ns_ = steady_ns();
@@ -43,15 +44,28 @@ int TraceRecorder::track_of(Stream s, bool comm) const {
 
 void TraceRecorder::begin_series(Stream s) {
   ++series_;
-  // The origin mark with the host clock read on both sides of it (the stream is idle).
-  const std::int64_t h0 = steady_ns();
-  origin_->start(s);
-  origin_->stop(s);
-  (void)origin_->elapsed_ms();
-  const std::int64_t h1 = steady_ns();
-  const std::int64_t host = origin_->start_steady_ns();
-  origin_ns_ = host >= 0 ? host : h0 + (h1 - h0) / 2;
-  origin_error_ns_ = host >= 0 ? 0 : (h1 - h0 + 1) / 2;
+  // The origin mark with the host clock read on both sides of it (the stream is idle): the
+  // tightest of a few brackets, so the host's own latency between the readings counts once.
+  std::int64_t best = -1;
+  for (int k = 0; k < 5; ++k) {
+    const std::int64_t h0 = steady_ns();
+    spare_->start(s);
+    spare_->stop(s);
+    (void)spare_->elapsed_ms();
+    const std::int64_t h1 = steady_ns();
+    if (best < 0 || h1 - h0 < best) {
+      best = h1 - h0;
+      origin_ns_ = h0 + (h1 - h0) / 2;
+      origin_error_ns_ = (h1 - h0 + 1) / 2;
+      std::swap(origin_, spare_);  // the tightest attempt's marks are the origin
+    }
+    if (origin_->start_steady_ns() >= 0) break;
+  }
+  // A timer whose marks are host readings needs no bracket (host backend).
+  if (const std::int64_t host = origin_->start_steady_ns(); host >= 0) {
+    origin_ns_ = host;
+    origin_error_ns_ = 0;
+  }
   max_origin_error_ns_ = std::max(max_origin_error_ns_, origin_error_ns_);
 }
 

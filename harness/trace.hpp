@@ -74,7 +74,7 @@ class TraceRecorder final : public CollectiveObserver {
   std::vector<ClockOffset> offsets_begin_;
   std::int64_t created_ns_ = 0;
   // The series' origin: a device mark and its host time (midpoint of a bracket, +- half).
-  std::unique_ptr<Timer> origin_;
+  std::unique_ptr<Timer> origin_, spare_;
   std::int64_t origin_ns_ = 0, origin_error_ns_ = 0, max_origin_error_ns_ = 0;
   int series_ = -1;
   std::uint64_t next_id_ = 1, open_id_ = 0;

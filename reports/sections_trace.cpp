@@ -67,30 +67,64 @@ Rows track_rows(const Trace& t) {
   return rows;
 }
 
+int int_arg(const TraceSlice& s, const char* key, int fallback = -1) {
+  const auto it = s.args.find(key);
+  return it != s.args.end() && it->is_number_integer() ? it->get<int>() : fallback;
+}
+
+// Where a slice lands on a time axis: either the trace's own time, or with the time between
+// series (set-up, warm-up, checks: nothing traced) cut out, each series' traced span placed after
+// the one before it with a small fixed gap.
+struct TimeMap {
+  std::map<int, std::pair<std::int64_t, std::int64_t>> shift;  // series -> (its start, where it lands)
+  std::int64_t operator()(const TraceSlice& s, std::int64_t ns) const {
+    const auto it = shift.find(int_arg(s, "series"));
+    return it == shift.end() ? ns : ns - it->second.first + it->second.second;
+  }
+};
+
+TimeMap compress(const Trace& t) {
+  std::map<int, std::pair<std::int64_t, std::int64_t>> span;
+  for (const auto& s : t.slices) {
+    auto [it, fresh] = span.try_emplace(int_arg(s, "series"), s.ts_ns, s.ts_ns + s.dur_ns);
+    if (!fresh) {
+      it->second.first = std::min(it->second.first, s.ts_ns);
+      it->second.second = std::max(it->second.second, s.ts_ns + s.dur_ns);
+    }
+  }
+  std::int64_t total = 0;
+  for (const auto& [series, sp] : span) total += sp.second - sp.first;
+  const std::int64_t gap = std::max<std::int64_t>(total / 200, 1);
+  TimeMap m;
+  std::int64_t at = 0;
+  for (const auto& [series, sp] : span) {
+    m.shift[series] = {sp.first, at};
+    at += sp.second - sp.first + gap;
+  }
+  return m;
+}
+
 std::string timeline(const Trace& t, const std::vector<int>& depth, const std::string& title, std::int64_t from,
-                     std::int64_t to, double unit_ns, const std::string& unit) {
+                     std::int64_t to, double unit_ns, const std::string& unit, const std::string& axis = "time",
+                     const TimeMap& map = {}) {
   svg::Timeline tl;
   tl.title = title;
-  tl.time = {"time", unit};
+  tl.time = {axis, unit};
   const Rows rows = track_rows(t);
   tl.rows = rows.names;
   tl.kinds.assign(std::begin(kKinds), std::end(kKinds));
   tl.kind_colours.assign(std::begin(kKindColours), std::end(kKindColours));
   for (std::size_t i = 0; i < t.slices.size(); ++i) {
     const auto& s = t.slices[i];
-    if (s.ts_ns + s.dur_ns < from || s.ts_ns > to) continue;
-    const double a = static_cast<double>(std::max(s.ts_ns, from) - from) / unit_ns;
-    const double b = static_cast<double>(std::min(s.ts_ns + s.dur_ns, to) - from) / unit_ns;
+    const std::int64_t b0 = map(s, s.ts_ns), e0 = map(s, s.ts_ns + s.dur_ns);
+    if (e0 < from || b0 > to) continue;
+    const double a = static_cast<double>(std::max(b0, from) - from) / unit_ns;
+    const double b = static_cast<double>(std::min(e0, to) - from) / unit_ns;
     std::string label = s.name;
     if (s.args.contains("bytes")) label += " " + fmt_bytes(s.args["bytes"].get<double>());
     tl.bars.push_back({rows.index.at({s.pid, s.tid}), a, b, depth[i], kind_of(s), label});
   }
   return svg::render(tl);
-}
-
-int int_arg(const TraceSlice& s, const char* key, int fallback = -1) {
-  const auto it = s.args.find(key);
-  return it != s.args.end() && it->is_number_integer() ? it->get<int>() : fallback;
 }
 
 }  // namespace
@@ -106,9 +140,10 @@ Section trace_section(const Trace& t, const std::string& path) {
       "Trace of `{}` ({} backend, {} rank{}): the first {} timed iterations of every measurement, one track per rank "
       "and stream. A component's slice is the sample the results table takes its rank-max from; collectives carry "
       "the bytes this rank sends and their peers; `barrier` slices are each rank's wait before an aligned iteration. "
-      "Ranks' clocks are aligned to rank 0's within {:.3g} µs (ping-pong, smallest round trip).",
+      "Ranks' clocks are aligned to rank 0's within {:.3g} µs (ping-pong, smallest round trip); device marks are "
+      "placed on the host clock within {:.3g} µs.",
       meta.value("binary", std::string("?")), meta.value("backend", std::string("?")), t.ranks, t.ranks == 1 ? "" : "s",
-      meta.value("traced_iterations", 0), align_us);
+      meta.value("traced_iterations", 0), align_us, meta.value("device_origin_error_us", 0.0));
 
   // Per component (a series is one Runner measurement, numbered from 1 in the run's order, so
   // components of the same name in several groups stay apart): the slices of all ranks and
@@ -163,22 +198,33 @@ Section trace_section(const Trace& t, const std::string& path) {
   }
 
   const auto depth = depths(t.slices);
-  std::int64_t t0 = t.slices.front().ts_ns, t1 = t0;
+  // The whole run is mostly untraced time (set-up, warm-up, checks): the overview cuts it out.
+  const TimeMap map = compress(t);
+  std::int64_t t0 = INT64_MAX, t1 = INT64_MIN;
   for (const auto& s : t.slices) {
-    t0 = std::min(t0, s.ts_ns);
-    t1 = std::max(t1, s.ts_ns + s.dur_ns);
+    t0 = std::min(t0, map(s, s.ts_ns));
+    t1 = std::max(t1, map(s, s.ts_ns + s.dur_ns));
   }
-  sec.figures.push_back(timeline(t, depth, "Whole trace", t0, t1, 1e6, "ms"));
+  sec.figures.push_back(timeline(t, depth, "Every traced iteration (untraced time between measurements cut out)", t0,
+                                 t1, 1e6, "ms", "traced time", map));
 
-  // One iteration up close: of the component with the most collectives per slice (the layer, as
-  // a rule), its first traced iteration on every rank, with the barrier wait before it.
+  // One iteration up close: of the whole layer where there is one (its first measurement),
+  // else of the component with the most collectives per slice; its first traced iteration on
+  // every rank, with the barrier wait before it.
   std::pair<int, std::string> best = rows.begin()->first;
   double most = -1;
-  for (const auto& [key, r] : rows)
-    if (r.collectives / static_cast<double>(r.slice_ms.size()) > most) {
-      most = r.collectives / static_cast<double>(r.slice_ms.size());
+  bool layer = false;
+  for (const auto& [key, r] : rows) {
+    const double per = r.collectives / static_cast<double>(r.slice_ms.size());
+    if (layer) break;
+    if (key.second == "whole_layer") {
+      best = key;
+      layer = true;
+    } else if (per > most) {
+      most = per;
       best = key;
     }
+  }
   const int first_iter = *rows[best].iterations.begin();
   std::int64_t z0 = INT64_MAX, z1 = INT64_MIN;
   for (const auto& s : t.slices) {

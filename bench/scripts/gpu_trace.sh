@@ -8,11 +8,13 @@
 # usage: [PAIRS=8] [PRESET=qwen3-30b-a3b] bench/scripts/gpu_trace.sh   (from a snapshot, with OUT=$OUT)
 set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
-PAIRS=${PAIRS:-6}
+PAIRS=${PAIRS:-20}
 DEADLINE=${DEADLINE:-480}  # seconds after the start by which the interleaved study stops (its pairs so far are analysed)
 PRESET=${PRESET:-qwen3-30b-a3b}
 T_START=$(date +%s)
-pack() { tar -czf "$OUT/../trace.tgz" -C "$OUT" --exclude='*.nsys-rep' --exclude='*.sqlite' . && mv "$OUT/../trace.tgz" "$OUT/"; }
+# One tarball comes back (the device tool returns a few files): everything else leaves $OUT.
+pack() { tar -czf "$OUT/../trace.tgz" -C "$OUT" --exclude='*.nsys-rep' --exclude='*.sqlite' . && rm -rf "${OUT:?}"/* \
+           && mv "$OUT/../trace.tgz" "$OUT/"; }
 trap pack EXIT
 { date -u; echo "commit $(cat .git-sha 2>/dev/null || git rev-parse HEAD 2>/dev/null)";
   nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv; } > "$OUT/machine.txt" 2>&1
@@ -46,8 +48,10 @@ run_traced "$PRESET" "${STD[@]}" --iterations 30
 echo "report rc=$?"
 
 # 2. Nsight Systems over the preset's run: the NVTX ranges are the component names.
+# nsys: on PATH, in the toolkit's bundled Nsight Systems, or a standalone install.
 if command -v nsys > /dev/null; then NSYS=$(command -v nsys)
-else NSYS=$(ls -d /usr/local/cuda*/bin/nsys /opt/nvidia/nsight-systems*/bin/nsys 2>/dev/null | head -1); fi
+else NSYS=$(ls -d /usr/local/cuda*/bin/nsys /usr/local/cuda*/nsight-systems*/bin/nsys /opt/nvidia/nsight-systems*/bin/nsys \
+              /opt/nvidia/nsight-systems/*/bin/nsys /usr/lib/nsight-systems/bin/nsys 2>/dev/null | head -1); fi
 if [ -n "${NSYS:-}" ]; then
   mkdir -p "$OUT/nsys"
   "$NSYS" --version > "$OUT/nsys/version.txt" 2>&1
@@ -60,24 +64,29 @@ if [ -n "${NSYS:-}" ]; then
   done
   ls "$OUT/nsys"; cat "$OUT/nsys/"*nvtx*.csv 2>/dev/null | head -30
 else
-  echo "nsys: not found on this machine" | tee "$OUT/nsys-missing.txt"
+  { echo "nsys: not found on this machine (PATH, /usr/local/cuda*, /opt/nvidia)"; ls -d /usr/local/cuda* /opt/nvidia* 2>&1;
+    find / -xdev -maxdepth 6 -name 'nsys*' -not -path '/proc/*' 2>/dev/null | head; } | tee "$OUT/nsys-missing.txt"
 fi
 
-# 3. What NVTX and tracing cost: interleaved runs (layerbench-ab), the metric each run's
-#    whole_layer median (host clock around the whole block, so host-side costs show), beside it
-#    expert_compute's (CUDA events).
-idx() { python3 -c "import json,sys; print([r['name'] for r in json.load(open(sys.argv[1]))['results']].index(sys.argv[2]))" "$OUT/$PRESET.json" "$1"; }
-IDX=$(idx whole_layer); IDX2=$(idx expert_compute)
-OV=("${STD[@]}" --iterations 30 --json "$OUT/overhead-run.json")
-echo "${OV[*]}" > "$OUT/overhead.cmd"
+# 3. What NVTX and tracing cost: interleaved runs (layerbench-ab, order alternating between pairs)
+#    of the MAGI-2 layer at one layer, telemetry off (short runs); metrics each run's whole_layer
+#    median (CUDA events) and moe_per_layer_exchange's (host clock: host-side costs show there).
+#    Arms: --nvtx off, --nvtx on, --nvtx on with every timed iteration traced.
+OVB=("$MOE" --backend cuda --tokens 15000 --iterations 30 --warmup 5 --layers 1 --telemetry off --skip-check
+     --json "$OUT/overhead-run.json")
+"${OVB[@]}" --nvtx off > "$OUT/overhead-pilot.txt" 2>&1
+idx() { python3 -c "import json,sys; print([r['name'] for r in json.load(open(sys.argv[1]))['results']].index(sys.argv[2]))" "$OUT/overhead-run.json" "$1"; }
+IDX=$(idx whole_layer); IDX2=$(idx moe_per_layer_exchange)
+echo "${OVB[*]}" > "$OUT/overhead.cmd"
 LEFT=$(( DEADLINE - ($(date +%s) - T_START) )); [ "$LEFT" -lt 60 ] && LEFT=60
+echo "overhead study: up to $PAIRS pairs, stops after $LEFT s"
 timeout "$LEFT" "$B/bench/ab/layerbench-ab" run --pairs "$PAIRS" -N \
-  --base "${OV[*]} --nvtx off" \
-  --candidate "${OV[*]} --nvtx on" \
-  --candidate "${OV[*]} --nvtx on --trace $OUT/overhead-trace.json --trace-iterations 30" \
+  --base "${OVB[*]} --nvtx off" \
+  --candidate "${OVB[*]} --nvtx on" \
+  --candidate "${OVB[*]} --nvtx on --trace $OUT/overhead-trace.json --trace-iterations 30" \
   --name nvtx-off --name nvtx-on --name nvtx-on+trace-all \
   --metric "whole_layer(ms)=file:$OUT/overhead-run.json:json:results.$IDX.median_ms" \
-  --metric "expert_compute(ms)=file:$OUT/overhead-run.json:json:results.$IDX2.median_ms" \
+  --metric "moe_per_layer_exchange(ms)=file:$OUT/overhead-run.json:json:results.$IDX2.median_ms" \
   --study "$OUT/overhead.jsonl" --json "$OUT/overhead-ab.json" --markdown "$OUT/overhead-ab.md" \
   > "$OUT/overhead-ab.txt" 2>&1
 echo "overhead study rc=$? at $(since)"
