@@ -38,6 +38,7 @@ run_traced() {  # tag, command...
   local tol
   tol=$(python3 -c "import json,sys; m=json.load(open(sys.argv[1]))['otherData']; print(m['device_origin_error_us'] + 1.0)" "$OUT/$tag-trace.json" 2>/dev/null || echo 1)
   python3 tests/harness/trace_check.py "$OUT/$tag-trace.json" --ranks 1 --expect-collectives --tolerance-us "$tol" \
+    --results "$OUT/$tag.json" \
     > "$OUT/$tag-trace-check.txt" 2>&1
   echo "$tag trace check rc=$? (tolerance $tol us)"; tail -1 "$OUT/$tag-trace-check.txt"
 }

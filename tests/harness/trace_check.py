@@ -2,6 +2,7 @@
 """Schema check of a layerbench --trace file (Chrome trace-event JSON, layerbench-trace/1).
 
 usage: trace_check.py TRACE [--ranks N] [--expect-collectives] [--expect-waits] [--tolerance-us T]
+                      [--results RESULTS.json]
 
 Asserts, exactly (times compared in integer nanoseconds; --tolerance-us for traces that mix
 device and host clocks, 0 by default):
@@ -16,6 +17,9 @@ device and host clocks, 0 by default):
     the slice's duration is its sample
   - collectives carry bytes and peers (world ranks in range); waits name the component after them
   - the clock alignment per rank in otherData (rank 0: 0 +- 0)
+  - with --results (the same run's --json): every component slice's rank_max_ms is the sample of
+    its iteration in a result of that name (or in the reference samples of one); names the file
+    has no result of (round-robin forwards behind a ratio) are not compared
 Exit 0 pass, 1 fail (each failure printed).
 """
 import argparse
@@ -35,6 +39,7 @@ def main():
     ap.add_argument("--expect-collectives", action="store_true")
     ap.add_argument("--expect-waits", action="store_true")
     ap.add_argument("--tolerance-us", type=float, default=0.0)
+    ap.add_argument("--results")
     a = ap.parse_args()
     tol = ns(a.tolerance_us)
     fails = []
@@ -176,6 +181,23 @@ def main():
         fail("no collective slices")
     if a.expect_waits and waits == 0:
         fail("no barrier waits")
+
+    if a.results:
+        with open(a.results) as f:
+            res = json.load(f)["results"]
+        samples = defaultdict(list)  # name -> every sample list of a measurement of that name
+        for r in res:
+            samples[r["name"]].append(r.get("samples_ms", []))
+            ref = r.get("reference")
+            if isinstance(ref, dict):
+                samples[ref["name"]].append(ref.get("samples_ms", []))
+        for (series, name, it), per_rank in comps.items():
+            v = next(iter(per_rank.values()))["args"].get("rank_max_ms")
+            if name not in samples:  # timed for a derived figure only (attention's round-robin ratios)
+                continue
+            if not any(it < len(x) and x[it] == v for x in samples.get(name, [])):
+                fail(f"component {name} (measurement {series}) iteration {it}: rank_max_ms {v} is no sample of "
+                     f"{name} in {a.results}")
 
     align = meta.get("alignment", [])
     if len(align) != (ranks or 0):

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """--trace end to end on the host backend: layerbench-moe, -attn and -coll at NP ranks each write a
 trace that trace_check.py accepts (every slice nested in its parent, per-track times monotone,
-one track per rank and stream, slices = the table's samples); an unwritable --trace path is exit 2
+one track per rank and stream, slices = the samples of the run's --json); an unwritable --trace path is exit 2
 on every rank before any timing.
 
 usage: trace_run.py MPIEXEC NP MOE ATTN COLL WORK_DIR
@@ -43,7 +43,8 @@ def main():
         if os.path.exists(trace):
             os.remove(trace)
         run(mpi + cmd + common + ["--trace", trace, "--json", p(name + "-results")])
-        check = [sys.executable, os.path.join(HERE, "trace_check.py"), trace, "--ranks", np, "--expect-collectives"]
+        check = [sys.executable, os.path.join(HERE, "trace_check.py"), trace, "--ranks", np, "--expect-collectives",
+                 "--results", p(name + "-results")]
         if name != "coll":  # layerbench-coll runs free (--align none): no barrier before an iteration
             check.append("--expect-waits")
         print("+", " ".join(check), flush=True)
