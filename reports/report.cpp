@@ -22,6 +22,7 @@ th { background: #eef2f7; } td.r { text-align: right; font-variant-numeric: tabu
 figure { margin: 12px 0 24px; } svg.plot { border: 1px solid #ddd; max-width: 100%; height: auto; }
 p.intro { max-width: 900px; line-height: 1.4; }
 div.beside { display: flex; flex-wrap: wrap; gap: 16px; align-items: flex-start; }
+body:has(div.beside) { max-width: 1900px; }
 )";
 
 void write_file(const std::filesystem::path& p, const std::string& text) { write_file_atomic(p.string(), text); }

@@ -127,35 +127,20 @@ std::string timeline(const Trace& t, const std::vector<int>& depth, const std::s
   return svg::render(tl);
 }
 
-}  // namespace
+// Per component (a series is one Runner measurement, numbered from 1 in the run's order, so
+// components of the same name in several groups stay apart): the slices of all ranks and
+// iterations, the collectives inside them and the waits before them.
+struct Row {
+  std::string name;
+  std::vector<double> slice_ms, rank_max_ms;
+  std::set<int> iterations;
+  double collectives = 0, bytes = 0;
+  std::vector<double> waits_ms;
+};
+using ComponentRows = std::map<std::pair<int, std::string>, Row>;
 
-Section trace_section(const Trace& t, const std::string& path) {
-  Section sec;
-  sec.title = "Timeline: " + file_stem(path);
-  sec.source = file_stem(path);
-  sec.figures_beside_tables = true;
-  const auto& meta = t.metadata;
-  const double align_us = meta.value("alignment_error_us", 0.0);
-  sec.intro = fmt::format(
-      "Trace of `{}` ({} backend, {} rank{}): the first {} timed iterations of every measurement, one track per rank "
-      "and stream. A component's slice is the sample the results table takes its rank-max from; collectives carry "
-      "the bytes this rank sends and their peers; `barrier` slices are each rank's wait before an aligned iteration. "
-      "Ranks' clocks are aligned to rank 0's within {:.3g} µs (ping-pong, smallest round trip); device marks are "
-      "placed on the host clock within {:.3g} µs.",
-      meta.value("binary", std::string("?")), meta.value("backend", std::string("?")), t.ranks, t.ranks == 1 ? "" : "s",
-      meta.value("traced_iterations", 0), align_us, meta.value("device_origin_error_us", 0.0));
-
-  // Per component (a series is one Runner measurement, numbered from 1 in the run's order, so
-  // components of the same name in several groups stay apart): the slices of all ranks and
-  // iterations.
-  struct Row {
-    std::string name;
-    std::vector<double> slice_ms, rank_max_ms;
-    std::set<int> iterations;
-    double collectives = 0, bytes = 0;
-    std::vector<double> waits_ms;
-  };
-  std::map<std::pair<int, std::string>, Row> rows;
+ComponentRows component_rows(const Trace& t) {
+  ComponentRows rows;
   std::map<std::pair<int, long long>, std::pair<int, std::string>> component_of;  // (pid, id) -> row key
   for (const auto& s : t.slices) {
     if (s.cat != "component") continue;
@@ -179,6 +164,10 @@ Section trace_section(const Trace& t, const std::string& path) {
       if (it != rows.end()) it->second.waits_ms.push_back(static_cast<double>(s.dur_ns) / 1e6);
     }
   }
+  return rows;
+}
+
+Table component_table(const ComponentRows& rows) {
   Table tab;
   tab.title = "Traced components";
   tab.headers = {"measurement", "component", "iterations", "slice median", "rank-max median", "collectives / iter",
@@ -187,11 +176,34 @@ Section trace_section(const Trace& t, const std::string& path) {
   const auto med = [](const std::vector<double>& v) { return v.empty() ? std::nan("") : stats::quantile(v, 0.5); };
   for (const auto& [key, r] : rows) {
     const double per = static_cast<double>(r.slice_ms.size());  // slices = iterations x ranks
-    tab.add_row({std::to_string(key.first + 1), r.name, std::to_string(r.iterations.size()), fmt_time(med(r.slice_ms)), fmt_time(med(r.rank_max_ms)),
+    tab.add_row({std::to_string(key.first + 1), r.name, std::to_string(r.iterations.size()), fmt_time(med(r.slice_ms)),
+                 fmt_time(med(r.rank_max_ms)),
                  fmt_sig(r.collectives / per), fmt_quantity(r.bytes / per, Unit::bytes),
                  r.waits_ms.empty() ? "—" : fmt_time(med(r.waits_ms))});
   }
-  sec.tables.push_back(std::move(tab));
+  return tab;
+}
+
+}  // namespace
+
+Section trace_section(const Trace& t, const std::string& path) {
+  Section sec;
+  sec.title = "Timeline: " + file_stem(path);
+  sec.source = file_stem(path);
+  sec.figures_beside_tables = true;
+  const auto& meta = t.metadata;
+  const double align_us = meta.value("alignment_error_us", 0.0);
+  sec.intro = fmt::format(
+      "Trace of `{}` ({} backend, {} rank{}): the first {} timed iterations of every measurement, one track per rank "
+      "and stream. A component's slice is the sample the results table takes its rank-max from; collectives carry "
+      "the bytes this rank sends and their peers; `barrier` slices are each rank's wait before an aligned iteration. "
+      "Ranks' clocks are aligned to rank 0's within {:.3g} µs (ping-pong, smallest round trip); device marks are "
+      "placed on the host clock within {:.3g} µs.",
+      meta.value("binary", std::string("?")), meta.value("backend", std::string("?")), t.ranks, t.ranks == 1 ? "" : "s",
+      meta.value("traced_iterations", 0), align_us, meta.value("device_origin_error_us", 0.0));
+
+  const ComponentRows rows = component_rows(t);
+  sec.tables.push_back(component_table(rows));
   if (t.slices.empty()) {
     sec.notes.push_back("the trace holds no slices (nothing was timed)");
     return sec;
@@ -225,7 +237,7 @@ Section trace_section(const Trace& t, const std::string& path) {
       best = key;
     }
   }
-  const int first_iter = *rows[best].iterations.begin();
+  const int first_iter = *rows.at(best).iterations.begin();
   std::int64_t z0 = INT64_MAX, z1 = INT64_MIN;
   for (const auto& s : t.slices) {
     const bool mine = int_arg(s, "series") == best.first && int_arg(s, "iteration") == first_iter &&
