@@ -10,6 +10,17 @@ Communicator::Communicator(MPI_Comm control, std::shared_ptr<Device> device)
     : control_(control), device_(std::move(device)) {
   LB_MPI_CHECK(MPI_Comm_rank(control_, &rank_));
   LB_MPI_CHECK(MPI_Comm_size(control_, &size_));
+  {
+    MPI_Group mine, world;
+    LB_MPI_CHECK(MPI_Comm_group(control_, &mine));
+    LB_MPI_CHECK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+    std::vector<int> local(static_cast<std::size_t>(size_));
+    for (int i = 0; i < size_; ++i) local[static_cast<std::size_t>(i)] = i;
+    world_ranks_.resize(local.size());
+    LB_MPI_CHECK(MPI_Group_translate_ranks(mine, size_, local.data(), world, world_ranks_.data()));
+    MPI_Group_free(&mine);
+    MPI_Group_free(&world);
+  }
   scalar_in_ = device_->alloc(sizeof(std::int64_t));
   scalar_out_ = device_->alloc(sizeof(std::int64_t) * static_cast<std::size_t>(size_));
 }

@@ -37,6 +37,12 @@ class Communicator {
   MPI_Comm control() const { return control_; }
   Device& device() const { return *device_; }
   Backend backend() const { return device_->backend(); }
+  // MPI_COMM_WORLD rank of each rank of this communicator (a trace names peers by them).
+  const std::vector<int>& world_ranks() const { return world_ranks_; }
+  // {world rank of dst, world rank of src}: the peers of a ring step.
+  std::vector<int> peers_of(int dst, int src) const {
+    return {world_ranks_.at(static_cast<std::size_t>(dst)), world_ranks_.at(static_cast<std::size_t>(src))};
+  }
 
   // ---- data plane ----------------------------------------------------------------------
   virtual void barrier(Stream s) = 0;
@@ -104,6 +110,7 @@ class Communicator {
   MPI_Comm control_;
   std::shared_ptr<Device> device_;
   int rank_ = 0, size_ = 1;
+  std::vector<int> world_ranks_;
   std::uint64_t scalar_exchanges_ = 0;
 };
 

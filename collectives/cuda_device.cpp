@@ -7,8 +7,10 @@
 
 #include <fmt/format.h>
 #include <nccl.h>
+#include <nvtx3/nvToolsExt.h>
 
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -39,6 +41,12 @@ class CudaTimer final : public Timer {
     float ms = 0;
     LB_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
     return ms;
+  }
+  std::int64_t elapsed_ns() override { return std::llround(static_cast<double>(elapsed_ms()) * 1e6); }
+  std::int64_t start_since_ns(Timer& origin) override {
+    float ms = 0;
+    LB_CUDA_CHECK(cudaEventElapsedTime(&ms, dynamic_cast<CudaTimer&>(origin).start_, start_));
+    return std::llround(static_cast<double>(ms) * 1e6);
   }
 
  private:
@@ -134,6 +142,12 @@ class CudaDevice final : public Device, public detail::WatchedDevice {
   }
   std::unique_ptr<Timer> make_timer() override { return std::make_unique<CudaTimer>(*this); }
   std::unique_ptr<Event> make_event() override { return std::make_unique<CudaEvent>(*this); }
+  void range_begin(const char* name) override {
+    if (ranges()) nvtxRangePushA(name);
+  }
+  void range_end() override {
+    if (ranges()) nvtxRangePop();
+  }
   std::unique_ptr<Graph> capture(Stream s, const std::function<void(Stream)>& body) override {
     synchronize(s);
     LB_CUDA_CHECK(cudaStreamBeginCapture(cuda_stream(s), cudaStreamCaptureModeThreadLocal));

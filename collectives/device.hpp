@@ -5,6 +5,7 @@
 #include "collectives/types.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -63,6 +64,14 @@ class Timer {
   virtual void stop(Stream s) = 0;
   // Waits for the stop mark if needed; milliseconds between start and stop.
   virtual double elapsed_ms() = 0;
+  // The same in nanoseconds (exact on the host backend, the events' resolution on CUDA).
+  virtual std::int64_t elapsed_ns() = 0;
+  // Nanoseconds from `origin`'s start mark to this timer's start mark: both made by the same
+  // device, both stopped and elapsed_ms() read (the trace places marks on one time line).
+  virtual std::int64_t start_since_ns(Timer& origin) = 0;
+  // The start mark on the host's steady clock (collectives/trace.hpp steady_ns) where the mark is
+  // a host reading (host backend); -1 where it is a device mark (CUDA events).
+  virtual std::int64_t start_steady_ns() const { return -1; }
 };
 
 // An event that one stream records and another waits on (the async-handle building block).
@@ -81,6 +90,8 @@ class Graph {
   virtual ~Graph() = default;
   virtual void launch(Stream s) = 0;
 };
+
+class CollectiveObserver;  // collectives/trace.hpp
 
 class Device {
  public:
@@ -115,6 +126,18 @@ class Device {
   // Captures what `body` enqueues on `s` (collectives included) into a replayable graph.
   virtual std::unique_ptr<Graph> capture(Stream s, const std::function<void(Stream)>& body) = 0;
 
+  // Named ranges for external profilers (NVTX on the CUDA backend, so Nsight Systems shows the
+  // harness's component names; nothing on the host backend). Off until set_ranges(true).
+  virtual void range_begin(const char* /*name*/) {}
+  virtual void range_end() {}
+  void set_ranges(bool on) { ranges_ = on; }
+  bool ranges() const { return ranges_; }
+
+  // Every communicator on this device reports its collectives here while set (the trace
+  // recorder); nullptr: none observed.
+  void set_collective_observer(CollectiveObserver* o) { observer_ = o; }
+  CollectiveObserver* collective_observer() const { return observer_; }
+
   // Convenience: typed host <-> backend copies that synchronise the compute stream.
   template <class T>
   std::vector<T> download(const void* src, std::size_t count) {
@@ -130,6 +153,10 @@ class Device {
     synchronize(compute_stream());
     return b;
   }
+
+ private:
+  CollectiveObserver* observer_ = nullptr;
+  bool ranges_ = false;
 };
 
 // Host backend device: aligned host memory, synchronous work.

@@ -17,6 +17,13 @@ class HostTimer final : public Timer {
   void start(Stream) override { t0_ = clock::now(); }
   void stop(Stream) override { t1_ = clock::now(); }
   double elapsed_ms() override { return std::chrono::duration<double, std::milli>(t1_ - t0_).count(); }
+  std::int64_t elapsed_ns() override { return std::chrono::duration_cast<std::chrono::nanoseconds>(t1_ - t0_).count(); }
+  std::int64_t start_steady_ns() const override {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(t0_.time_since_epoch()).count();
+  }
+  std::int64_t start_since_ns(Timer& origin) override {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(t0_ - dynamic_cast<HostTimer&>(origin).t0_).count();
+  }
 
  private:
   using clock = std::chrono::steady_clock;

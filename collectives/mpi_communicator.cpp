@@ -2,6 +2,7 @@
 // NOTES: counts are converted to MPI ints in elements of a contiguous per-dtype datatype, so a
 // single call can move up to 2^31-1 elements; larger calls are rejected, not truncated.
 #include "collectives/communicator.hpp"
+#include "collectives/trace.hpp"
 #include "collectives/error.hpp"
 
 #include <fmt/format.h>
@@ -40,9 +41,12 @@ class MpiHandle final : public Handle {
   MPI_Request* req2() { return &req2_; }  // a second request (send + receive of a ring step)
   // Keeps the int count arrays alive until completion (MPI reads them asynchronously).
   std::vector<int> keep[4];
+  // The trace's end of this collective: it completes in wait().
+  ObservedCollective::Pending observed;
   void wait(Stream) override {
     if (req_ != MPI_REQUEST_NULL) LB_MPI_CHECK(MPI_Wait(&req_, MPI_STATUS_IGNORE));
     if (req2_ != MPI_REQUEST_NULL) LB_MPI_CHECK(MPI_Wait(&req2_, MPI_STATUS_IGNORE));
+    observed();
   }
   ~MpiHandle() override {
     // Unwinding from an error on this rank alone: waiting could block forever; the job aborts.
@@ -72,11 +76,15 @@ class MpiCommunicator final : public Communicator {
     MPI_Comm_free(&control_comm_);
   }
 
-  void barrier(Stream) override { LB_MPI_CHECK(MPI_Barrier(comm_)); }
+  void barrier(Stream s) override {
+    ObservedCollective obs(*this, "barrier", 0, s);
+    LB_MPI_CHECK(MPI_Barrier(comm_));
+  }
 
   // Synchronous forms call the blocking MPI collectives: Open MPI often serves MPI_I* through a
   // different component (libnbc) whose cost is not what the blocking call pays.
-  void all_gather(const void* send, void* recv, std::size_t count, DType t, Stream) override {
+  void all_gather(const void* send, void* recv, std::size_t count, DType t, Stream s) override {
+    ObservedCollective obs(*this, "all_gather", count * dtype_size(t), s);
     const int n = to_int(count, "all_gather");
     const auto* at = static_cast<const char*>(recv) + static_cast<std::size_t>(rank()) * count * dtype_size(t);
     if (send == at) {
@@ -86,8 +94,9 @@ class MpiCommunicator final : public Communicator {
     }
   }
   std::unique_ptr<Handle> all_gather_async(const void* send, void* recv, std::size_t count, DType t,
-                                           Stream) override {
+                                           Stream s) override {
     auto h = std::make_unique<MpiHandle>();
+    ObservedCollective obs(*this, "all_gather", count * dtype_size(t), s, true);
     const int n = to_int(count, "all_gather");
     // In place (NCCL convention): send == recv + rank * count, the part already in position.
     const auto* at = static_cast<const char*>(recv) + static_cast<std::size_t>(rank()) * count * dtype_size(t);
@@ -96,13 +105,15 @@ class MpiCommunicator final : public Communicator {
     } else {
       LB_MPI_CHECK(MPI_Iallgather(send, n, type(t), recv, n, type(t), comm_, h->req()));
     }
+    h->observed = obs.release();
     return h;
   }
 
   void all_to_allv(const void* send, std::span<const std::size_t> sc, std::span<const std::size_t> sd,
                    void* recv, std::span<const std::size_t> rc, std::span<const std::size_t> rd, DType t,
-                   Stream) override {
+                   Stream s) override {
     check_sizes(sc.size(), sd.size(), rc.size(), rd.size());
+    ObservedCollective obs(*this, "all_to_allv", total(sc) * dtype_size(t), s);
     const auto a = to_ints(sc, "all_to_allv"), b = to_ints(sd, "all_to_allv"), c = to_ints(rc, "all_to_allv"),
                d = to_ints(rd, "all_to_allv");
     LB_MPI_CHECK(MPI_Alltoallv(send, a.data(), b.data(), type(t), recv, c.data(), d.data(), type(t), comm_));
@@ -110,31 +121,37 @@ class MpiCommunicator final : public Communicator {
   std::unique_ptr<Handle> all_to_allv_async(const void* send, std::span<const std::size_t> sc,
                                             std::span<const std::size_t> sd, void* recv,
                                             std::span<const std::size_t> rc,
-                                            std::span<const std::size_t> rd, DType t, Stream) override {
+                                            std::span<const std::size_t> rd, DType t, Stream s) override {
     check_sizes(sc.size(), sd.size(), rc.size(), rd.size());
     auto h = std::make_unique<MpiHandle>();
+    ObservedCollective obs(*this, "all_to_allv", total(sc) * dtype_size(t), s, true);
     h->keep[0] = to_ints(sc, "all_to_allv");
     h->keep[1] = to_ints(sd, "all_to_allv");
     h->keep[2] = to_ints(rc, "all_to_allv");
     h->keep[3] = to_ints(rd, "all_to_allv");
     LB_MPI_CHECK(MPI_Ialltoallv(send, h->keep[0].data(), h->keep[1].data(), type(t), recv,
                                 h->keep[2].data(), h->keep[3].data(), type(t), comm_, h->req()));
+    h->observed = obs.release();
     return h;
   }
 
-  void all_reduce(const void* send, void* recv, std::size_t count, DType t, Stream) override {
+  void all_reduce(const void* send, void* recv, std::size_t count, DType t, Stream s) override {
+    ObservedCollective obs(*this, "all_reduce", count * dtype_size(t), s);
     const void* src = send == recv ? MPI_IN_PLACE : send;
     LB_MPI_CHECK(MPI_Allreduce(src, recv, to_int(count, "all_reduce"), type(t), sum_op(t), comm_));
   }
   std::unique_ptr<Handle> all_reduce_async(const void* send, void* recv, std::size_t count, DType t,
-                                           Stream) override {
+                                           Stream s) override {
     auto h = std::make_unique<MpiHandle>();
+    ObservedCollective obs(*this, "all_reduce", count * dtype_size(t), s, true);
     const void* src = send == recv ? MPI_IN_PLACE : send;
     LB_MPI_CHECK(MPI_Iallreduce(src, recv, to_int(count, "all_reduce"), type(t), sum_op(t), comm_, h->req()));
+    h->observed = obs.release();
     return h;
   }
 
-  void reduce_scatter(const void* send, void* recv, std::size_t recv_count, DType t, Stream) override {
+  void reduce_scatter(const void* send, void* recv, std::size_t recv_count, DType t, Stream s) override {
+    ObservedCollective obs(*this, "reduce_scatter", recv_count * dtype_size(t) * static_cast<std::size_t>(size()), s);
     const int n = to_int(recv_count, "reduce_scatter");
     // In place (NCCL convention): recv == send + rank * recv_count. MPI leaves an in-place
     // result at the start of the buffer, so move it to this rank's block afterwards.
@@ -148,21 +165,25 @@ class MpiCommunicator final : public Communicator {
     }
   }
 
-  void broadcast(void* buf, std::size_t count, DType t, int root, Stream) override {
+  void broadcast(void* buf, std::size_t count, DType t, int root, Stream s) override {
+    ObservedCollective obs(*this, "broadcast", count * dtype_size(t), s);
     LB_MPI_CHECK(MPI_Bcast(buf, to_int(count, "broadcast"), type(t), root, comm_));
   }
 
-  void sendrecv(const void* send, int dst, void* recv, int src, std::size_t count, DType t, Stream) override {
+  void sendrecv(const void* send, int dst, void* recv, int src, std::size_t count, DType t, Stream s) override {
+    ObservedCollective obs(*this, "sendrecv", count * dtype_size(t), s, false, peers_of(dst, src));
     const int n = to_int(count, "sendrecv");
     LB_MPI_CHECK(MPI_Sendrecv(send, n, type(t), dst, 7, recv, n, type(t), src, 7, comm_, MPI_STATUS_IGNORE));
   }
 
   std::unique_ptr<Handle> sendrecv_async(const void* send, int dst, void* recv, int src, std::size_t count,
-                                         DType t, Stream) override {
+                                         DType t, Stream s) override {
     auto h = std::make_unique<MpiHandle>();
+    ObservedCollective obs(*this, "sendrecv", count * dtype_size(t), s, true, peers_of(dst, src));
     const int n = to_int(count, "sendrecv");
     LB_MPI_CHECK(MPI_Irecv(recv, n, type(t), src, 8, comm_, h->req2()));
     LB_MPI_CHECK(MPI_Isend(send, n, type(t), dst, 8, comm_, h->req()));
+    h->observed = obs.release();
     return h;
   }
 
@@ -182,6 +203,11 @@ class MpiCommunicator final : public Communicator {
     return MPI_BYTE;
   }
   MPI_Op sum_op(DType t) const { return t == DType::bf16 ? bf16_sum_op_ : MPI_SUM; }
+  static std::size_t total(std::span<const std::size_t> v) {
+    std::size_t n = 0;
+    for (auto x : v) n += x;
+    return n;
+  }
   void check_sizes(std::size_t a, std::size_t b, std::size_t c, std::size_t d) const {
     const auto p = static_cast<std::size_t>(size());
     LB_CHECK(a == p && b == p && c == p && d == p, "all_to_allv needs one count and displacement per rank");

@@ -5,6 +5,7 @@
 #include "collectives/communicator.hpp"
 #include "collectives/cuda_internal.hpp"
 #include "collectives/error.hpp"
+#include "collectives/trace.hpp"
 
 #include <nccl.h>
 
@@ -57,11 +58,13 @@ class NcclCommunicator final : public Communicator {
   }
 
   void barrier(Stream s) override {
+    ObservedCollective obs(*this, "barrier", 0, s);
     device().synchronize(s);
     LB_MPI_CHECK(MPI_Barrier(mpi_));
   }
 
   void all_gather(const void* send, void* recv, std::size_t count, DType t, Stream s) override {
+    ObservedCollective obs(*this, "all_gather", count * dtype_size(t), s, is_comm(s));
     LB_NCCL_CHECK(ncclAllGather(send, recv, count, nccl_type(t), comm_, cuda_stream(s)));
   }
 
@@ -72,6 +75,9 @@ class NcclCommunicator final : public Communicator {
                  sd.size() == sc.size() && rd.size() == sc.size(),
              "all_to_allv needs one count and displacement per rank");
     const std::size_t es = dtype_size(t);
+    std::size_t sent = 0;
+    for (auto x : sc) sent += x;
+    ObservedCollective obs(*this, "all_to_allv", sent * es, s, is_comm(s));
     const auto* in = static_cast<const char*>(send);
     auto* out = static_cast<char*>(recv);
     LB_NCCL_CHECK(ncclGroupStart());
@@ -84,15 +90,20 @@ class NcclCommunicator final : public Communicator {
   }
 
   void all_reduce(const void* send, void* recv, std::size_t count, DType t, Stream s) override {
+    ObservedCollective obs(*this, "all_reduce", count * dtype_size(t), s, is_comm(s));
     LB_NCCL_CHECK(ncclAllReduce(send, recv, count, nccl_type(t), ncclSum, comm_, cuda_stream(s)));
   }
   void reduce_scatter(const void* send, void* recv, std::size_t recv_count, DType t, Stream s) override {
+    ObservedCollective obs(*this, "reduce_scatter", recv_count * dtype_size(t) * static_cast<std::size_t>(size()), s,
+                           is_comm(s));
     LB_NCCL_CHECK(ncclReduceScatter(send, recv, recv_count, nccl_type(t), ncclSum, comm_, cuda_stream(s)));
   }
   void broadcast(void* buf, std::size_t count, DType t, int root, Stream s) override {
+    ObservedCollective obs(*this, "broadcast", count * dtype_size(t), s, is_comm(s));
     LB_NCCL_CHECK(ncclBroadcast(buf, buf, count, nccl_type(t), root, comm_, cuda_stream(s)));
   }
   void sendrecv(const void* send, int dst, void* recv, int src, std::size_t count, DType t, Stream s) override {
+    ObservedCollective obs(*this, "sendrecv", count * dtype_size(t), s, is_comm(s), peers_of(dst, src));
     LB_NCCL_CHECK(ncclGroupStart());
     LB_NCCL_CHECK(ncclSend(send, count, nccl_type(t), dst, comm_, cuda_stream(s)));
     LB_NCCL_CHECK(ncclRecv(recv, count, nccl_type(t), src, comm_, cuda_stream(s)));
@@ -127,6 +138,8 @@ class NcclCommunicator final : public Communicator {
   }
 
  private:
+  // The async forms run the synchronous ones on the comm stream (observed there).
+  bool is_comm(Stream s) { return s.handle == device().comm_stream().handle; }
   template <class F>
   std::unique_ptr<Handle> on_comm_stream(Stream s, F&& enqueue) {
     auto& dev = device();

@@ -5,6 +5,7 @@
 #include "common/cli/output_file.hpp"
 #include "common/cli/progress.hpp"
 #include "harness/gbench.hpp"
+#include "harness/trace.hpp"
 #include "collectives/error.hpp"
 
 #include <fmt/format.h>
@@ -177,9 +178,15 @@ int mpi_main_impl(int argc, char** argv, const BinaryInfo& info,
     if (root) warn_oversubscribed(env);
     world = make_world(backend, env, NcclSettings{common().nvlink_centric_sched});
     set_wait_timeout(world->device(), common().timeout_s);
+    world->device().set_ranges(common().nvtx == "on");
+    std::unique_ptr<TraceRecorder> trace;
+    if (!common().trace.empty()) trace = std::make_unique<TraceRecorder>(*world, common().trace_iterations);
     Context ctx{env, *world, info.name, all_args};
     const int rc = run(ctx);
     world->device().synchronize_all();
+    if (trace)
+      trace->write(common().trace, {{"binary", info.name}, {"argv", all_args},
+                                    {"backend", std::string(to_string(world->backend()))}, {"nvtx", common().nvtx}});
     // Every rank leaves with the same code.
     return static_cast<int>(world->control_max(static_cast<std::int64_t>(rc)));
   } catch (const UsageError& e) {

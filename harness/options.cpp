@@ -20,6 +20,15 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
   cli::add_output_option(app, "--json", o.json, "layerbench JSON (config, context, every sample)");
   cli::add_output_option(app, "--csv", o.csv, "one CSV row per measurement");
   cli::add_output_option(app, "--markdown", o.markdown, "PR-ready markdown tables");
+  cli::add_output_option(app, "--trace", o.trace,
+                         "Chrome/Perfetto trace-event JSON of the first --trace-iterations timed iterations of every "
+                         "measurement: a track per rank and stream, components, collectives (bytes, peers), barrier "
+                         "waits, clocks aligned to rank 0 (open in ui.perfetto.dev or chrome://tracing)");
+  cli::add_int(app, "--trace-iterations", o.trace_iterations, "timed iterations of each measurement in --trace", 1,
+               kMaxIterations);
+  app.add_option("--nvtx", o.nvtx, "on: an NVTX range around every component (CUDA backend; Nsight Systems shows "
+                                   "the names); off: none")
+      ->capture_default_str();
   app.add_option("--align", o.align, "barrier: align ranks before each iteration; none: free-running")
       ->capture_default_str();
   cli::add_real(app, "--timeout", o.timeout_s, "seconds a host wait may take before the job is aborted",
@@ -52,8 +61,12 @@ void validate_common(const CommonOptions& o) {
     throw UsageError(fmt::format("--backend: unknown backend '{}' (expected auto, cuda or host)", o.backend));
   if (o.align != "barrier" && o.align != "none")
     throw UsageError(fmt::format("--align: expected barrier or none (got '{}')", o.align));
+  if (o.nvtx != "on" && o.nvtx != "off")
+    throw UsageError(fmt::format("--nvtx: expected on or off (got '{}')", o.nvtx));
+  if (o.trace == "-")
+    throw UsageError("--trace -: the trace is one JSON file read by Perfetto, not a stream; give a file name");
   // Fail at start-up, not after the whole run, when an output cannot be written.
-  check_output_paths({{"--json", &o.json}, {"--csv", &o.csv}, {"--markdown", &o.markdown},
+  check_output_paths({{"--json", &o.json}, {"--csv", &o.csv}, {"--markdown", &o.markdown}, {"--trace", &o.trace},
                       {"--benchmark_out", &o.gbench.out}});
   if (o.gbench.active())
     for (const auto& [flag, path] : {std::pair{"--json", &o.json}, {"--csv", &o.csv}, {"--markdown", &o.markdown}})

@@ -22,6 +22,9 @@ struct CommonOptions {
   std::string json;      // layerbench JSON (every sample)
   std::string csv;       // one row per measurement
   std::string markdown;  // PR-ready tables
+  std::string trace;     // Chrome trace-event JSON of the first traced iterations (harness/trace.hpp)
+  int trace_iterations = 3;
+  std::string nvtx = "on";  // on | off: NVTX ranges around every component (CUDA backend)
   std::string align = "barrier";  // barrier: host barrier before every timed iteration; none
   double timeout_s = 300;         // a host wait longer than this aborts the job
   std::uint64_t seed = 20261129;  // inputs and weights are drawn from it

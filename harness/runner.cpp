@@ -1,4 +1,5 @@
 #include "harness/runner.hpp"
+#include "harness/trace.hpp"
 #include "harness/whatif.hpp"
 
 #include <chrono>
@@ -26,20 +27,34 @@ Runner::Runner(Communicator& world, TimingOptions opts) : world_(world), opts_(o
   opts_.warmup = static_cast<int>(counts[0]);
   opts_.iterations = static_cast<int>(counts[1]);
   opts_.barrier_align = counts[2] != 0;
+  trace_ = TraceRecorder::of(world_.device());
+}
+
+void Runner::run_body(const std::string& name, const std::function<void(Stream)>& body, Stream s) const {
+  auto& dev = world_.device();
+  dev.range_begin(name.c_str());
+  body(s);
+  dev.range_end();
+}
+
+int Runner::begin_trace() const {
+  if (!trace_) return 0;
+  trace_->begin_series(world_.device().compute_stream());
+  return std::min(trace_->iterations(), opts_.iterations);
 }
 
 reports::Measurement Runner::time(const std::string& name, const std::function<void(Stream)>& body,
                                   Clock clock) const {
   auto& dev = world_.device();
   const Stream s = dev.compute_stream();
-  for (int i = 0; i < opts_.warmup; ++i) body(s);
+  for (int i = 0; i < opts_.warmup; ++i) run_body(name, body, s);
   dev.synchronize_all();
 
   reports::Measurement m;
   m.name = name;
   const auto iters = static_cast<std::size_t>(opts_.iterations);
   m.samples_ms.resize(iters);
-  using steady = std::chrono::steady_clock;
+  const int traced = begin_trace();
   if (!opts_.barrier_align && clock == Clock::device) {
     world_.control_barrier();  // start together: leftover skew would land in iteration 0
     // Free-running (nccl-tests style): iterations are enqueued back to back with a pair of
@@ -47,57 +62,61 @@ reports::Measurement Runner::time(const std::string& name, const std::function<v
     // the previous iteration as in a real pipeline. Ranks stay in step through the collectives.
     std::vector<std::unique_ptr<Timer>> timers;
     for (std::size_t i = 0; i < iters; ++i) timers.push_back(dev.make_timer());
+    std::vector<std::uint64_t> ids(iters, 0);
     for (std::size_t i = 0; i < iters; ++i) {
+      const bool traced_i = static_cast<int>(i) < traced;
+      if (traced_i) ids[i] = trace_->open(name, static_cast<int>(i), false);
       timers[i]->start(s);
-      body(s);
+      run_body(name, body, s);
       timers[i]->stop(s);
+      if (traced_i) trace_->end_body();
     }
-    for (std::size_t i = 0; i < iters; ++i) m.samples_ms[i] = timers[i]->elapsed_ms();
+    for (std::size_t i = 0; i < iters; ++i) {
+      m.samples_ms[i] = timers[i]->elapsed_ms();
+      if (ids[i] != 0) trace_->close(ids[i], *timers[i], m.samples_ms[i]);
+    }
   } else {
     auto timer = dev.make_timer();
-    for (std::size_t i = 0; i < iters; ++i) {
-      if (opts_.barrier_align) {
-        dev.synchronize(s);
-        world_.control_barrier();
-      }
-      double ms = 0;
-      if (clock == Clock::device) {
-        timer->start(s);
-        body(s);
-        timer->stop(s);
-        ms = timer->elapsed_ms();
-      } else {
-        const auto t0 = steady::now();
-        body(s);
-        dev.synchronize(s);
-        ms = std::chrono::duration<double, std::milli>(steady::now() - t0).count();
-      }
-      m.samples_ms[i] = ms;
-    }
+    for (std::size_t i = 0; i < iters; ++i) m.samples_ms[i] = one_ms(name, body, clock, *timer, static_cast<int>(i), traced);
   }
   dev.synchronize_all();
   world_.control_max(m.samples_ms);
+  if (traced > 0) trace_->end_series(name, m.samples_ms);
   if (energy_) m.energy = energy_window(body, stats_median(m.samples_ms));
   return m;
 }
 
-double Runner::one_ms(const std::function<void(Stream)>& body, Clock clock, Timer& timer) const {
+double Runner::one_ms(const std::string& name, const std::function<void(Stream)>& body, Clock clock, Timer& timer,
+                      int iteration, int traced) const {
   auto& dev = world_.device();
   const Stream s = dev.compute_stream();
+  const bool traced_i = iteration < traced;
   if (opts_.barrier_align) {
     dev.synchronize(s);
+    const std::int64_t w0 = traced_i ? steady_ns() : 0;
     world_.control_barrier();
+    if (traced_i) trace_->wait("barrier", name, iteration, w0, steady_ns());
   }
+  const std::uint64_t id = traced_i ? trace_->open(name, iteration, clock == Clock::host) : 0;
   if (clock == Clock::device) {
     timer.start(s);
-    body(s);
+    run_body(name, body, s);
     timer.stop(s);
-    return timer.elapsed_ms();
+    if (id != 0) trace_->end_body();
+    const double ms = timer.elapsed_ms();
+    if (id != 0) trace_->close(id, timer, ms);
+    return ms;
   }
-  const auto t0 = std::chrono::steady_clock::now();
-  body(s);
+  const std::int64_t t0 = steady_ns();
+  run_body(name, body, s);
   dev.synchronize(s);
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const std::int64_t t1 = steady_ns();
+  const double ms = static_cast<double>(t1 - t0) / 1e6;
+  if (id != 0) {
+    trace_->end_body();
+    trace_->close(id, t0, t1, ms);
+  }
+  return ms;
 }
 
 reports::Energy Runner::energy_window(const std::function<void(Stream)>& body, double median_ms) const {
@@ -162,10 +181,11 @@ reports::Measurement Runner::time_interleaved(const std::string& name, const std
   auto& dev = world_.device();
   const Stream s = dev.compute_stream();
   for (int i = 0; i < opts_.warmup; ++i) {
-    body(s);
-    reference(s);
+    run_body(name, body, s);
+    run_body(reference_name, reference, s);
   }
   dev.synchronize_all();
+  const int traced = begin_trace();
   reports::Measurement m;
   m.name = name;
   m.reference = reference_name;
@@ -176,37 +196,48 @@ reports::Measurement Runner::time_interleaved(const std::string& name, const std
   for (std::size_t i = 0; i < iters; ++i) {
     // ABBA: the body first in iterations 0, 3, 4, 7, 8, ...; the reference first in the others.
     const bool body_first = (i % 4 == 0) || (i % 4 == 3);
+    const int it = static_cast<int>(i);
     if (body_first) {
-      m.samples_ms[i] = one_ms(body, clock, *timer);
-      m.reference_samples_ms[i] = one_ms(reference, clock, *timer);
+      m.samples_ms[i] = one_ms(name, body, clock, *timer, it, traced);
+      m.reference_samples_ms[i] = one_ms(reference_name, reference, clock, *timer, it, traced);
     } else {
-      m.reference_samples_ms[i] = one_ms(reference, clock, *timer);
-      m.samples_ms[i] = one_ms(body, clock, *timer);
+      m.reference_samples_ms[i] = one_ms(reference_name, reference, clock, *timer, it, traced);
+      m.samples_ms[i] = one_ms(name, body, clock, *timer, it, traced);
     }
   }
   dev.synchronize_all();
   world_.control_max(m.samples_ms);
   world_.control_max(m.reference_samples_ms);
+  if (traced > 0) {
+    trace_->end_series(name, m.samples_ms);
+    trace_->end_series(reference_name, m.reference_samples_ms);
+  }
   // The energy is the body's alone (its own window after the pairs).
   if (energy_) m.energy = energy_window(body, stats_median(m.samples_ms));
   return m;
 }
 
 std::vector<std::vector<double>> Runner::time_round_robin(const std::vector<std::function<void(Stream)>>& bodies,
-                                                          Clock clock) const {
+                                                          Clock clock, const std::vector<std::string>& names) const {
   if (bodies.empty()) return {};
   auto& dev = world_.device();
   const Stream s = dev.compute_stream();
+  std::vector<std::string> name(bodies.size());
+  for (std::size_t b = 0; b < bodies.size(); ++b) name[b] = b < names.size() ? names[b] : "body " + std::to_string(b);
   for (int i = 0; i < opts_.warmup; ++i)
-    for (const auto& b : bodies) b(s);
+    for (std::size_t b = 0; b < bodies.size(); ++b) run_body(name[b], bodies[b], s);
   dev.synchronize_all();
+  const int traced = begin_trace();
   const auto iters = static_cast<std::size_t>(opts_.iterations);
   std::vector<std::vector<double>> samples(bodies.size(), std::vector<double>(iters));
   auto timer = dev.make_timer();
   for (std::size_t i = 0; i < iters; ++i)
-    for (const std::size_t b : round_order(bodies.size(), i)) samples[b][i] = one_ms(bodies[b], clock, *timer);
+    for (const std::size_t b : round_order(bodies.size(), i))
+      samples[b][i] = one_ms(name[b], bodies[b], clock, *timer, static_cast<int>(i), traced);
   dev.synchronize_all();
   for (auto& v : samples) world_.control_max(v);
+  if (traced > 0)
+    for (std::size_t b = 0; b < bodies.size(); ++b) trace_->end_series(name[b], samples[b]);
   return samples;
 }
 

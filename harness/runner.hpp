@@ -6,6 +6,8 @@
 #include "collectives/communicator.hpp"
 #include "reports/result.hpp"
 
+#include <cstdint>
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -25,6 +27,11 @@ struct TimingOptions {
   bool barrier_align = true;
 };
 
+class TraceRecorder;  // harness/trace.hpp
+
+// With --trace (a TraceRecorder observing the device) the first iterations of every measurement
+// are also recorded as slices of the trace, from the same timer readings as the samples; with
+// ranges on (Device::set_ranges) every body is an NVTX range named after the component.
 class Runner {
  public:
   // Collective: broadcasts rank 0's counts.
@@ -50,8 +57,10 @@ class Runner {
   // alone as time() does: samples[b][i] is body b's rank-max time in iteration i, so a ratio of
   // two bodies is taken per iteration between samples of the same minutes and clocks. Warm-up
   // runs each body. Collective.
+  // `names` (one per body) name them in the trace and the NVTX ranges ("body B" without).
   std::vector<std::vector<double>> time_round_robin(const std::vector<std::function<void(Stream)>>& bodies,
-                                                    Clock clock = Clock::device) const;
+                                                    Clock clock = Clock::device,
+                                                    const std::vector<std::string>& names = {}) const;
 
   // This rank's device energy counter (J, cumulative; NaN without one): when set, every
   // measurement records its energy (Measurement::energy) from an energy window after the timed
@@ -74,9 +83,16 @@ class Runner {
   nlohmann::json describe() const;
 
  private:
-  double one_ms(const std::function<void(Stream)>& body, Clock clock, Timer& timer) const;
+  // One iteration as time() takes it under barrier alignment (or host clock): sync + barrier when
+  // aligned, then the body between the clock's two readings; traced when `iteration` < `traced`.
+  double one_ms(const std::string& name, const std::function<void(Stream)>& body, Clock clock, Timer& timer,
+                int iteration, int traced) const;
+  void run_body(const std::string& name, const std::function<void(Stream)>& body, Stream s) const;
+  // How many iterations of the next measurement are traced (0 without --trace); opens its series.
+  int begin_trace() const;
 
   Communicator& world_;
+  TraceRecorder* trace_ = nullptr;
   TimingOptions opts_;
   std::function<double()> energy_;
   double energy_window_s_ = 0.3;

@@ -23,6 +23,7 @@ struct Section {
   std::vector<std::string> figures;  // complete <svg> documents (HTML only)
   std::vector<std::string> notes;    // bullet points (reading guidance, warnings)
   std::vector<CsvData> csvs;         // when set, the section's CSVs (else each table's cells)
+  bool figures_beside_tables = false;  // HTML: the figures to the right of the tables (a timeline)
 };
 
 // Console text: the title on its first line, then the intro, each table (reports::to_text) and the

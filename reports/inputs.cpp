@@ -2,6 +2,7 @@
 
 #include "reports/inputs_detail.hpp"
 #include "reports/legacy.hpp"
+#include "reports/trace.hpp"
 
 
 #include "common/text.hpp"
@@ -260,6 +261,7 @@ InputKind sniff_text(std::string_view text, const std::string& path) {
     if (is_layerbench_json(doc)) return InputKind::layerbench_json;
     if (is_gbench_json(doc)) return InputKind::gbench_json;
     if (is_hyperfine_json(doc)) return InputKind::hyperfine_json;
+    if (is_trace_json(doc)) return InputKind::trace_json;
     if (doc.is_object() && doc.value("schema", std::string{}).rfind("layerbench-ab-analys", 0) == 0)
       return InputKind::analysis_json;
     if (doc.is_object() && doc.contains("pair") && doc.contains("arm")) return InputKind::study_jsonl;

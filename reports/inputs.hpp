@@ -64,6 +64,7 @@ std::string unit_of_metric(const std::string& metric);
 // layerbench_json, gbench_json, hyperfine_json (hyperfine --export-json), results_csv.
 enum class InputKind {
   layerbench_json, gbench_json, hyperfine_json, study_jsonl, study_csv, runs_csv, analysis_json, results_csv,
+  trace_json,  // a --trace file (reports/trace.hpp)
   other_json, unknown
 };
 // The header layerbench-ab's --csv starts with (study/study_report.cpp runs_csv).

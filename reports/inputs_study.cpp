@@ -187,6 +187,9 @@ std::string not_paired_reason(const std::string& path, InputKind kind) {
     case InputKind::results_csv:
       return path + ": a layerbench results CSV (one row per measurement): summaries, not pairs; show it with "
                     "layerbench-report";
+    case InputKind::trace_json:
+      return path + ": a layerbench trace (--trace): slices on a time line, not pairs; show it with layerbench-report "
+                    "or open it in Perfetto's UI";
     case InputKind::other_json:
       return path + ": a JSON document of another tool: neither a paired study, layerbench JSON, Google Benchmark "
                     "nor hyperfine JSON";

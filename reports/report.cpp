@@ -1,6 +1,7 @@
 #include "reports/report.hpp"
 
 #include "common/output_file.hpp"
+#include "reports/trace.hpp"
 
 #include <fmt/format.h>
 
@@ -20,6 +21,8 @@ th, td { border: 1px solid #bbb; padding: 3px 8px; }
 th { background: #eef2f7; } td.r { text-align: right; font-variant-numeric: tabular-nums; } td.l { text-align: left; }
 figure { margin: 12px 0 24px; } svg.plot { border: 1px solid #ddd; max-width: 100%; height: auto; }
 p.intro { max-width: 900px; line-height: 1.4; }
+div.beside { display: flex; flex-wrap: wrap; gap: 16px; align-items: flex-start; }
+body:has(div.beside) { max-width: 1900px; }
 )";
 
 void write_file(const std::filesystem::path& p, const std::string& text) { write_file_atomic(p.string(), text); }
@@ -60,6 +63,7 @@ Report build_report(const std::vector<std::string>& paths, const stats::PairedOp
         for (const auto& study : load_studies(path)) r.sections.push_back(paired_study(study, options));
         break;
       case InputKind::gbench_json: r.sections.push_back(gbench_section(read_json_file(path), path)); break;
+      case InputKind::trace_json: r.sections.push_back(trace_section(parse_trace(read_json_file(path), path), path)); break;
       case InputKind::hyperfine_json: r.sections.push_back(hyperfine_section(read_json_file(path), path)); break;
       case InputKind::runs_csv:
       case InputKind::analysis_json: r.sections.push_back(paired_study(load_study(path), options)); break;
@@ -107,13 +111,19 @@ std::string render_html(const Report& report) {
   for (const auto& s : report.sections) {
     out += "<section>\n<h2>" + html_escape(s.title) + "</h2>\n";
     if (!s.intro.empty()) out += "<p class=\"intro\">" + intro_html(s.intro) + "</p>\n";
-    for (const auto& t : s.tables) out += to_html(t);
+    std::string tables, figures, notes;
+    for (const auto& t : s.tables) tables += to_html(t);
+    for (const auto& f : s.figures) figures += "<figure>\n" + f + "</figure>\n";
     if (!s.notes.empty()) {
-      out += "<ul class=\"notes\">\n";
-      for (const auto& n : s.notes) out += "<li>" + intro_html(n) + "</li>\n";
-      out += "</ul>\n";
+      notes += "<ul class=\"notes\">\n";
+      for (const auto& n : s.notes) notes += "<li>" + intro_html(n) + "</li>\n";
+      notes += "</ul>\n";
     }
-    for (const auto& f : s.figures) out += "<figure>\n" + f + "</figure>\n";
+    if (s.figures_beside_tables)
+      out += "<div class=\"beside\">\n<div class=\"tables\">\n" + tables + "</div>\n<div class=\"figures\">\n" +
+             figures + "</div>\n</div>\n" + notes;
+    else
+      out += tables + notes + figures;
     out += "</section>\n";
   }
   return out + "</body>\n</html>\n";

@@ -405,4 +405,57 @@ std::string render(const BarChart& chart) {
   return out;
 }
 
+std::string render(const Timeline& tl) {
+  std::vector<LegendEntry> entries;
+  std::vector<std::string> colours;
+  for (std::size_t i = 0; i < tl.kinds.size(); ++i) {
+    const bool given = i < tl.kind_colours.size() && !tl.kind_colours[i].empty();
+    colours.push_back(given ? tl.kind_colours[i] : colour(kPalette, std::size(kPalette), i));
+    entries.push_back({tl.kinds[i], colours.back(), LegendEntry::solid_box});
+  }
+  std::size_t label_chars = 8;
+  for (const auto& r : tl.rows) label_chars = std::max(label_chars, r.size());
+  const double left = 16 + kCharPx * static_cast<double>(label_chars), right = 24, bottom = 64;
+  const double plot_w = kWidth - left - right;
+  const double top = 40 + legend_height(entries, plot_w) + 8;
+  constexpr double kRowH = 26;
+  const double h = top + kRowH * static_cast<double>(std::max<std::size_t>(tl.rows.size(), 1)) + bottom;
+  Range xr;
+  for (const auto& b : tl.bars) {
+    xr.add(b.from);
+    xr.add(b.to);
+  }
+  Axis axis = tl.time;
+  axis.scale = Scale::linear;
+  const Mapper x = make_mapper(axis, xr, left, left + plot_w);
+  std::string out = open_svg(tl.title, kWidth, h);
+  legend(out, entries, left, 40, plot_w);
+  const double bottom_y = top + kRowH * static_cast<double>(tl.rows.size());
+  numeric_axis(out, x, true, bottom_y, top);
+  out += "<g class=\"rows\">\n";
+  for (std::size_t r = 0; r < tl.rows.size(); ++r) {
+    const double y = top + kRowH * static_cast<double>(r);
+    if (r % 2 == 1)
+      out += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"#f4f4f4\"/>\n", left, y,
+                         plot_w, kRowH);
+    out += text(left - 6, y + kRowH / 2 + 4, tl.rows[r], "row-label", "end");
+  }
+  out += "</g>\n<g class=\"slices\">\n";
+  for (const auto& b : tl.bars) {
+    if (b.row >= tl.rows.size()) continue;
+    const double x0 = x(b.from), x1 = std::max(x(b.to), x0 + 0.6);  // the shortest slice stays visible
+    // Depth 0 fills the row; each level inside is drawn lower and thinner.
+    const double inset = 3 + 5 * std::min(b.depth, 3);
+    const double y = top + kRowH * static_cast<double>(b.row) + inset, bh = std::max(kRowH - 3 - inset, 4.0);
+    const std::string& c = b.kind < colours.size() ? colours[b.kind] : colours.front();
+    out += fmt::format("<rect class=\"slice\" x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.1f}\" fill=\"{}\" "
+                       "stroke=\"#ffffff\" stroke-width=\"0.4\"><title>{}</title></rect>\n",
+                       x0, y, x1 - x0, bh, c, html_escape(b.label));
+    if (b.depth == 0 && x1 - x0 > kCharPx * static_cast<double>(b.label.size()) + 6)
+      out += text(x0 + 3, y + bh / 2 + 4, b.label, "slice-label", "start", " fill=\"#ffffff\" font-size=\"10\"");
+  }
+  out += "</g>\n</svg>\n";
+  return out;
+}
+
 }  // namespace layerbench::reports::svg

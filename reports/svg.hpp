@@ -61,8 +61,28 @@ struct BarChart {
   bool horizontal = false;                  // long category names read better on a horizontal chart
 };
 
+// A timeline (a trace): one row per track, one bar per slice over its time span; a slice inside
+// another on the same row is drawn as a thinner bar below it (depth).
+struct TimelineBar {
+  std::size_t row = 0;
+  double from = 0, to = 0;  // x axis units
+  int depth = 0;            // 0 for a top-level slice
+  std::size_t kind = 0;     // index into Timeline::kinds (its colour and legend entry)
+  std::string label;        // shown inside the bar when it fits, and as its tooltip
+};
+
+struct Timeline {
+  std::string title;
+  Axis time;                       // linear
+  std::vector<std::string> rows;   // e.g. "rank 0 compute stream"
+  std::vector<std::string> kinds;  // legend entries (component, collective, wait)
+  std::vector<std::string> kind_colours;  // empty entries: the palette's
+  std::vector<TimelineBar> bars;
+};
+
 std::string render(const XYPlot& plot);
 std::string render(const BarChart& chart);
+std::string render(const Timeline& timeline);
 
 // "Nice" linear ticks (1, 2, 5 x 10^k steps) covering [lo, hi]; at least two ticks.
 std::vector<double> nice_ticks(double lo, double hi, int target_count);

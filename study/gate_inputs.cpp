@@ -136,6 +136,9 @@ SampleFile load_samples(const std::string& path, const std::string& metric) {
     case reports::InputKind::results_csv:
       throw std::runtime_error(path + ": a layerbench results CSV (one row per measurement): summaries, no samples "
                                       "to test; gate the --json file of the same run, or show it with layerbench-report");
+    case reports::InputKind::trace_json:
+      throw std::runtime_error(path + ": a layerbench trace (--trace): a few iterations on a time line, not the "
+                                      "run's samples; gate the --json file of the same run");
     case reports::InputKind::unknown:
       throw std::runtime_error(path + ": neither JSON nor CSV: not a layerbench result file, Google Benchmark JSON "
                                       "nor hyperfine JSON");

@@ -355,8 +355,11 @@ int run(harness::Context& ctx, const BenchConfig& c) {
     // Ratios between topologies come from forwards timed in the same iterations (round-robin).
     std::vector<std::function<void(Stream)>> forwards;
     for (auto& sp : alive) forwards.push_back([p = sp.get()](Stream q) { p->forward(q); });
+    std::vector<std::string> names;
+    for (const auto& tc : timed[seq]) names.push_back(tc.group + " forward (round-robin)");
     if (forwards.size() > 1)
-      for (int r = 0; r < c.repeat; ++r) round_robin[seq].push_back(runner.time_round_robin(forwards));
+      for (int r = 0; r < c.repeat; ++r)
+        round_robin[seq].push_back(runner.time_round_robin(forwards, harness::Clock::device, names));
   }
 
   if (st.selected_cases == 0)

@@ -2,7 +2,7 @@
 """CTest fixture: real outputs of the binaries (host backend, small geometries) for the report,
 gate and Google Benchmark tests. usage: make_outputs.py OUT_DIR MPIEXEC MOE ATTN COLL AB
 
-Writes into OUT_DIR: moe.json moe.csv moe.md moe_gb.json, attn.json attn.csv attn.md,
+Writes into OUT_DIR: moe.json moe.csv moe.md moe_gb.json moe-trace.json (--trace), attn.json attn.csv attn.md,
 coll.json coll.csv coll_gb.json and coll_b*.* (a second sweep), study.jsonl with ab.json, ab-runs.csv and
 ab.md (layerbench-ab run of
 two commands whose metric is drawn at random, the candidate ~0.6% lower).
@@ -28,7 +28,7 @@ def main():
     p = lambda name: os.path.join(out, name)
     run(mpi + [moe, "--backend", "host", "--hidden", "64", "--moe-heads", "4", "--experts", "4", "--topk", "2",
                "--intermediate", "16", "--tokens", "16", "--iterations", "5", "--warmup", "1", "--layers", "3",
-               "--ab", "metadata", "--pairs", "8", "--json", p("moe.json"), "--csv", p("moe.csv"),
+               "--ab", "metadata", "--pairs", "8", "--json", p("moe.json"), "--csv", p("moe.csv"), "--trace", p("moe-trace.json"),
                "--markdown", p("moe.md"), "--benchmark_format=json", "--benchmark_out=" + p("moe_gb.json")])
     run(mpi + [attn, "--backend", "host", "--dtype", "fp32", "--head-dim", "16", "--warmup", "1", "--iterations", "3",
                "--heads", "7", "--seqs", "64,66", "--text-tokens", "3", "--topologies", "usp2+uaa,cp2",
