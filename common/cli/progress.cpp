@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -29,9 +30,15 @@ ProgressMode progress_mode(std::FILE* stream) {
 }
 
 Progress::Progress(std::string phase, std::size_t total, std::vector<double> weights, Lines lines, std::FILE* stream,
-                   std::size_t already_done)
+                   std::size_t already_done, Clock clock)
     : phase_(std::move(phase)), total_(total), weights_(std::move(weights)), stream_(stream),
-      done_(std::min(already_done, total)), start_(std::chrono::steady_clock::now()) {
+      done_(std::min(already_done, total)), clock_(std::move(clock)) {
+  if (!clock_) {
+    clock_ = [] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    };
+  }
+  start_ = clock_();
   if (weights_.size() != total_) weights_.assign(total_, 1.0);
   total_weight_ = std::accumulate(weights_.begin(), weights_.end(), 0.0);
   done_weight_ = std::accumulate(weights_.begin(), weights_.begin() + static_cast<std::ptrdiff_t>(done_), 0.0);
@@ -47,8 +54,7 @@ Progress::~Progress() { finish(); }
 
 double Progress::eta_seconds() const {
   if (timed_weight_ <= 0) return -1;
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  return elapsed / timed_weight_ * std::max(0.0, total_weight_ - done_weight_);
+  return since_start() / timed_weight_ * std::max(0.0, total_weight_ - done_weight_);
 }
 
 std::string Progress::status_line() const {
@@ -56,9 +62,8 @@ std::string Progress::status_line() const {
   const int filled = total_ ? static_cast<int>(width * static_cast<double>(std::min(done_, total_)) /
                                                static_cast<double>(total_))
                             : 0;
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   return fmt::format("[{}] [{:#<{}}{:.<{}}] {}/{}{}{}  elapsed {}  ETA {}{}{}", phase_, "", filled, "", width - filled,
-                     done_, total_, last_what_.empty() ? "" : " ", last_what_, format_duration(elapsed),
+                     done_, total_, last_what_.empty() ? "" : " ", last_what_, format_duration(since_start()),
                      done_ >= total_ ? "0s" : format_duration(eta_seconds()), last_status_.empty() ? "" : "  ",
                      last_status_);
 }
@@ -82,9 +87,8 @@ void Progress::step(const std::string& what, const std::string& status) {
   if (tty_) {
     draw("");
   } else if (lines_) {
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     fmt::print(stream_, "[{}] {}/{} {} (elapsed {}, ETA {}){}{}\n", phase_, done_, total_, what,
-               format_duration(elapsed), done_ >= total_ ? "0s" : format_duration(eta_seconds()),
+               format_duration(since_start()), done_ >= total_ ? "0s" : format_duration(eta_seconds()),
                status.empty() ? "" : ": ", status);
     std::fflush(stream_);
   }

@@ -5,9 +5,9 @@
 // A/B's running paired delta). Elsewhere (logs, CI): one plain line per finished step, or nothing
 // when the caller already prints a line per step (Lines::when_tty_only).
 // LAYERBENCH_PROGRESS=tty|lines|off overrides the terminal detection.
-#include <chrono>
 #include <cstddef>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,9 +25,11 @@ class Progress {
   enum class Lines { per_step, when_tty_only };
   // `weights` (optional, one per step) make the ETA proportional to expected cost, e.g. bytes.
   // `already_done` steps finished before this process (a resumed study): counted as done, and
-  // the ETA's rate is taken from the steps timed here only.
+  // the ETA's rate is taken from the steps timed here only. `clock`: seconds on a monotonic
+  // clock (empty: std::chrono::steady_clock; tests pass their own, so their lines are exact).
+  using Clock = std::function<double()>;
   Progress(std::string phase, std::size_t total, std::vector<double> weights = {}, Lines lines = Lines::per_step,
-           std::FILE* stream = stderr, std::size_t already_done = 0);
+           std::FILE* stream = stderr, std::size_t already_done = 0, Clock clock = {});
   ~Progress();
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
@@ -48,6 +50,7 @@ class Progress {
 
  private:
   std::string status_line() const;  // the terminal line without the in-flight part
+  double since_start() const { return clock_() - start_; }
   void draw(const std::string& tail);
   std::string phase_;
   std::size_t total_;
@@ -59,7 +62,8 @@ class Progress {
   std::string last_what_, last_status_;
   std::string run_label_;
   long long run_shown_ = -1;  // last whole second (terminal) or report step (lines) shown for the run
-  std::chrono::steady_clock::time_point start_;
+  Clock clock_;
+  double start_ = 0;
 };
 
 }  // namespace layerbench::cli

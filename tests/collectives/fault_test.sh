@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A fault on one rank must end every rank with a non-zero exit, within seconds, never a hang.
+# A fault on one rank must end every rank with a non-zero exit, never a hang. Real time only as a
+# watchdog: the job ends in about a second; 120 s holds on a loaded machine, a hang never ends.
 # usage: fault_test.sh MPIEXEC COLL_BINARY KIND   (KIND: wrong | throw | usage | cudaflag)
 set -u
 mpiexec=$1 bin=$2 kind=$3
@@ -11,14 +12,14 @@ case $kind in
   *) echo "unknown kind $kind"; exit 2 ;;
 esac
 start=$(date +%s)
-out=$(timeout 60 "$mpiexec" -np 4 --oversubscribe "$bin" "${args[@]}" 2>&1)
+out=$(timeout 180 "$mpiexec" -np 4 --oversubscribe "$bin" "${args[@]}" 2>&1)
 rc=$?
 elapsed=$(( $(date +%s) - start ))
 echo "$out" | tail -5
 echo "exit code $rc after ${elapsed}s"
 [ "$rc" -ne 0 ] || { echo "FAIL: expected a non-zero exit"; exit 1; }
 [ "$rc" -ne 124 ] || { echo "FAIL: the job hung"; exit 1; }
-[ "$elapsed" -le 30 ] || { echo "FAIL: took ${elapsed}s"; exit 1; }
+[ "$elapsed" -le 120 ] || { echo "FAIL: took ${elapsed}s"; exit 1; }
 case $kind in
   wrong) echo "$out" | grep -q "wrong" || { echo "FAIL: no data-check message"; exit 1; } ;;
   throw) echo "$out" | grep -q "injected fault" || { echo "FAIL: no fault message"; exit 1; } ;;

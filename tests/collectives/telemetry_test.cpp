@@ -104,8 +104,11 @@ class CountingSource final : public Source {
 
 TEST(TelemetrySampler, SamplesEveryDeviceInWindows) {
   Sampler sampler(std::make_unique<CountingSource>(), std::chrono::milliseconds(1));
+  // Two samples in the window whatever the scheduler does: one past t0 + 20 ms, then one past the
+  // moment that one was seen (the waits are watchdogs of 60 s, not measurements).
   const double t0 = Sampler::now();
-  ASSERT_TRUE(sampler.wait_past(t0 + 0.02, std::chrono::seconds(10)));
+  ASSERT_TRUE(sampler.wait_past(t0 + 0.02, std::chrono::seconds(60)));
+  ASSERT_TRUE(sampler.wait_past(Sampler::now(), std::chrono::seconds(60)));
   const double t1 = Sampler::now();
   const auto window = sampler.between(t0, t1);
   ASSERT_GE(window.size(), 2u);
@@ -122,7 +125,7 @@ TEST(TelemetrySampler, SamplesEveryDeviceInWindows) {
   }
   // Later windows see later reads: the scripted clock only grows.
   const double t2 = Sampler::now();
-  ASSERT_TRUE(sampler.wait_past(t2 + 0.005, std::chrono::seconds(10)));
+  ASSERT_TRUE(sampler.wait_past(t2 + 0.005, std::chrono::seconds(60)));
   const auto later = sampler.summaries(t2, Sampler::now());
   EXPECT_GT(later[0].sm_clock_min_mhz, sums[0].sm_clock_max_mhz - 1);
   const auto d = sampler.describe();

@@ -1,5 +1,7 @@
 // The one progress display (common/cli/progress): its three modes as LAYERBENCH_PROGRESS picks
 // them, the lines a log gets, the terminal line, a resumed phase's ETA, and the one duration text.
+// Elapsed times and ETAs are read from a scripted clock (the seconds set by the test), so every
+// line is exact on any machine.
 #include "common/cli/progress.hpp"
 
 #include <gtest/gtest.h>
@@ -55,17 +57,20 @@ TEST(Progress, TheEnvironmentPicksTheMode) {
 
 TEST(Progress, WritesALinePerStepWithAnEtaWhenNotATerminal) {
   const auto text = written("", [](std::FILE* f) {
-    lc::Progress p("sweep", 3, {1, 1, 2}, lc::Progress::Lines::per_step, f);
+    double now = 100;  // the scripted clock, seconds
+    lc::Progress p("sweep", 3, {1, 1, 2}, lc::Progress::Lines::per_step, f, 0, [&] { return now; });
+    now = 104;
     p.step("a");
-    EXPECT_GE(p.eta_seconds(), 0.0);
+    EXPECT_DOUBLE_EQ(p.eta_seconds(), 12.0);  // 4 s for a weight of 1, 3 to go
+    now = 108;
     p.step("b", "mean delta +0.5 over 2 pairs");
+    now = 120;
     p.step("c");
   });
-  EXPECT_NE(text.find("[sweep] 1/3 a (elapsed"), std::string::npos) << text;
-  EXPECT_NE(text.find("[sweep] 2/3 b (elapsed 0s, ETA "), std::string::npos) << text;
+  EXPECT_NE(text.find("[sweep] 1/3 a (elapsed 4s, ETA 12s)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("[sweep] 2/3 b (elapsed 8s, ETA 8s): "), std::string::npos) << text;
   EXPECT_NE(text.find("): mean delta +0.5 over 2 pairs\n"), std::string::npos) << text;  // the caller's status
-  EXPECT_NE(text.find("[sweep] 3/3 c (elapsed"), std::string::npos) << text;
-  EXPECT_NE(text.find("ETA 0s)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("[sweep] 3/3 c (elapsed 20s, ETA 0s)\n"), std::string::npos) << text;
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 3);
   EXPECT_EQ(text.find('\r'), std::string::npos);
 }
@@ -110,14 +115,17 @@ TEST(Progress, ALogGetsTheRunInFlightAfterThirtySecondsThenEveryMinute) {
 
 TEST(Progress, ATerminalGetsOneRedrawnLineWithABarTheStatusAndTheRunInFlight) {
   const auto text = written("tty", [](std::FILE* f) {
-    lc::Progress p("ab", 4, {}, lc::Progress::Lines::per_step, f);
+    double now = 0;  // the scripted clock, seconds
+    lc::Progress p("ab", 4, {}, lc::Progress::Lines::per_step, f, 0, [&] { return now; });
+    now = 2;
     p.step("pair 0 done", "mean delta +0.25 over 1 pairs");
     p.running("pair 1 candidate", 3.2);
     p.running("pair 1 candidate", 3.7);  // the same second: not redrawn
     p.message("a warning");
   });
   EXPECT_EQ(text.find('\n'), text.size() - 1) << text;  // only the message ends a line
-  EXPECT_NE(text.find("\r[ab] [#####...............] 1/4 pair 0 done  elapsed 0s  ETA "), std::string::npos) << text;
+  EXPECT_NE(text.find("\r[ab] [#####...............] 1/4 pair 0 done  elapsed 2s  ETA 6s  mean delta"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("  mean delta +0.25 over 1 pairs\x1b[K"), std::string::npos) << text;
   EXPECT_NE(text.find("  mean delta +0.25 over 1 pairs  | pair 1 candidate: 3s\x1b[K"), std::string::npos) << text;
   EXPECT_EQ(std::count(text.begin(), text.end(), '\r'), 3) << text;  // step, one redraw, the clear

@@ -15,12 +15,14 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -214,6 +216,132 @@ TEST_F(MoeDistributed, ComponentCopiesAreIdempotent) {
   EXPECT_FALSE(MoeLayer::skippable("seq_size_exchange"));
   EXPECT_TRUE(MoeLayer::skippable("tp_reduction"));
   EXPECT_FALSE(MoeLayer::skippable("no_such_component"));
+}
+
+namespace {
+
+// The layer's primitives with every call counted (then forwarded to the real ones): what a step
+// ran is counted, not timed.
+class CountingOps final : public Ops {
+ public:
+  explicit CountingOps(std::unique_ptr<Ops> base) : base_(std::move(base)) {}
+  enum Call { rms_norm_call, linear_call, swiglu_call, transpose_call, add_call, route_call, experts_call, kCalls };
+  std::array<std::int64_t, kCalls> calls{};
+
+  DType act() const override { return base_->act(); }
+  std::string describe() const override { return base_->describe(); }
+  std::string route_path(std::int64_t e, std::int64_t d, std::int64_t k) const override { return base_->route_path(e, d, k); }
+  void fill(void* dst, DType t, const SeededSlice& f, Stream s) override { base_->fill(dst, t, f, s); }
+  void rms_norm(const void* x, const float* w, void* y, std::span<const Segment> segs, std::int64_t h, Stream s) override {
+    ++calls[rms_norm_call];
+    base_->rms_norm(x, w, y, segs, h, s);
+  }
+  void linear(const void* a, const void* w, void* c, const GemmShape& g, bool acc, Stream s) override {
+    ++calls[linear_call];
+    base_->linear(a, w, c, g, acc, s);
+  }
+  void swiglu_packed(const void* in, void* out, std::int64_t m, std::int64_t n, Stream s) override {
+    ++calls[swiglu_call];
+    base_->swiglu_packed(in, out, m, n, s);
+  }
+  void transpose_blocks(const void* in, void* out, std::int64_t a, std::int64_t b, std::int64_t w, Stream s) override {
+    ++calls[transpose_call];
+    base_->transpose_blocks(in, out, a, b, w, s);
+  }
+  void add(const void* x, const void* y, void* out, std::int64_t n, Stream s) override {
+    ++calls[add_call];
+    base_->add(x, y, out, n, s);
+  }
+  void route(const RoutedArgs& r, Stream s) override {
+    ++calls[route_call];
+    base_->route(r, s);
+  }
+  void experts(const RoutedArgs& r, Stream s) override {
+    ++calls[experts_call];
+    base_->experts(r, s);
+  }
+  void weights_changed() override { base_->weights_changed(); }
+  std::vector<std::int64_t> expert_counts(const RoutedArgs& r) override { return base_->expert_counts(r); }
+  std::int64_t host_syncs() const override { return base_->host_syncs(); }
+
+ private:
+  std::unique_ptr<Ops> base_;
+};
+
+// The components a forward runs (their begin edges seen), e.g. no dispatch in the TP layout.
+class EdgeCount final : public DelayHook {
+ public:
+  void at(std::string_view component, Edge edge, Stream) override {
+    if (edge == Edge::begin) ++seen[std::string(component)];
+  }
+  std::map<std::string, int> seen;
+};
+
+}  // namespace
+
+// The replication what-if's unit, counted: with copy count k a component's step runs its body
+// exactly k times per call (k = 0 where it can be left out), and nothing else runs more or less.
+// Over one forward the primitives' calls are n(k) = n(1) + (k - 1) c with c >= 1 calls per copy;
+// the router and the experts make exactly one call per copy on a rank with real heads.
+TEST_F(MoeDistributed, ComponentCopiesRunTheStepExactlyKTimes) {
+  Communicator& w = *g_env->world;
+  for (const char* layout : {"sp", "tp"}) {
+    RunConfig c = small_config(layout);
+    const auto shape = make_layer(c, w, 91);
+    auto counting = std::make_unique<CountingOps>(w.backend() == Backend::cuda ? make_cuda_ops(w.device(), c.expert_gemm)
+                                                                                 : make_host_ops());
+    CountingOps& ops = *counting;
+    MoeLayer layer(shape->plan(), w, std::move(counting), 91);
+    const Stream s = w.device().compute_stream();
+    Buffer x = layer.make_activation(), y = layer.make_activation();
+    layer.fill_input(x.data(), 91, s);
+    const auto splits = std::span<const std::int64_t>(layer.plan().splits);
+    EdgeCount edges;
+    layer.set_delay_hook(&edges);
+    layer.forward(x.data(), y.data(), splits, s);
+    layer.set_delay_hook(nullptr);
+    auto forward_calls = [&](const std::string& comp, int k) {
+      layer.set_copies(comp, k);
+      const auto before = ops.calls;
+      layer.forward(x.data(), y.data(), splits, s);
+      layer.set_copies("", 1);
+      std::array<std::int64_t, CountingOps::kCalls> d{};
+      for (std::size_t i = 0; i < d.size(); ++i) d[i] = ops.calls[i] - before[i];
+      return d;
+    };
+    auto sum = [](const std::array<std::int64_t, CountingOps::kCalls>& d) {
+      return std::accumulate(d.begin(), d.end(), std::int64_t{0});
+    };
+    const bool real_heads = layer.plan().heads_valid > 0;
+    int checked = 0;
+    for (const auto& comp : MoeLayer::hook_points()) {
+      if (!MoeLayer::replicable(comp)) continue;
+      const auto one = forward_calls(comp, 1), two = forward_calls(comp, 2), three = forward_calls(comp, 3);
+      const std::int64_t per_copy = sum(two) - sum(one);
+      if (!edges.seen.count(comp)) {  // not in this layout: nothing may run for it
+        EXPECT_EQ(sum(one), sum(three)) << layout << ": " << comp;
+        continue;
+      }
+      if (comp != "routing" && comp != "local_expert_compute") {
+        EXPECT_GE(per_copy, 1) << layout << ": " << comp << " ran no primitive per extra copy";
+      }
+      for (std::size_t i = 0; i < one.size(); ++i)
+        EXPECT_EQ(three[i] - one[i], 2 * (two[i] - one[i])) << layout << ": " << comp << ", primitive " << i;
+      if (MoeLayer::skippable(comp)) {
+        const auto none = forward_calls(comp, 0);
+        for (std::size_t i = 0; i < one.size(); ++i)
+          EXPECT_EQ(one[i] - none[i], two[i] - one[i]) << layout << ": " << comp << " x0, primitive " << i;
+      }
+      if (comp == "routing" || comp == "local_expert_compute") {
+        const auto call = comp == "routing" ? CountingOps::route_call : CountingOps::experts_call;
+        EXPECT_EQ(two[call] - one[call], real_heads ? 1 : 0) << layout << ": " << comp;
+        EXPECT_EQ(per_copy, real_heads ? 1 : 0) << layout << ": " << comp << " ran other primitives per copy";
+        EXPECT_EQ(one[call], real_heads ? 1 : 0) << layout << ": " << comp << " at one copy";
+      }
+      ++checked;
+    }
+    EXPECT_GE(checked, std::string(layout) == "sp" ? 8 : 6) << layout;
+  }
 }
 
 // `--ab drop:` and the what-if's zero copies act on the same unit as a copy: in a same-input stack

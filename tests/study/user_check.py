@@ -75,12 +75,11 @@ def check_metric_by_name():
 
 def check_fail_fast():
     """3. A broken command stops the study at its first failure."""
-    start = time.monotonic()
+    # Counted, not timed: at most the one pair of the failure ran (50 pairs would run 100 arms).
     rc, _, err = run(AB, "run", "--base", "sleeep 0.01", "--candidate", "sleep 0.2", "--pairs", "50", "--study",
                      path("broken.jsonl"))
-    took = time.monotonic() - start
     expect(rc == 2 and "stopped at the first failure" in err and "exit 127" in err, f"3: rc {rc}: {err}")
-    expect(len(records("broken.jsonl")) <= 2 and took < 10, f"3: ran {len(records('broken.jsonl'))} runs, {took:.1f} s")
+    expect(len(records("broken.jsonl")) <= 2, f"3: ran {len(records('broken.jsonl'))} runs")
     rc, _, err = run(AB, "run", "--base", "sleeep 0.01", "--candidate", "true", "--pairs", "3", "--study",
                      path("ignored.jsonl"), "--ignore-failure")
     expect(rc == 2 and "fewer than 2 completed pairs" in err and len(records("ignored.jsonl", "pair_excluded")) == 3,
@@ -304,7 +303,8 @@ def check_long_host_run():
                        stderr=subprocess.PIPE, timeout=120, cwd=WORK,
                        env=dict(ENV, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1"))
     err = p.stderr.decode()
-    expect(p.returncode == 2 and "--yes" in err and time.monotonic() - start < 60,
+    # A watchdog, not a measurement: refused at start-up (about a second), where the run would take hours.
+    expect(p.returncode == 2 and "--yes" in err and time.monotonic() - start < 100,
            f"9: mpirun -np 2 layerbench-moe --backend host: rc {p.returncode} {err[-600:]}")
 
 

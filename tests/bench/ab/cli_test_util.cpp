@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <fmt/format.h>
 #include <fcntl.h>
 #include <thread>
 #include <fstream>
@@ -103,7 +104,7 @@ pid_t spawn_ab(const std::vector<std::string>& args, const std::filesystem::path
 }
 
 void wait_for_lines(const std::filesystem::path& path, std::size_t lines) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(300);  // a watchdog: a loaded machine may be slow, never this slow
   while (std::chrono::steady_clock::now() < deadline) {
     if (std::filesystem::exists(path) && read_lines(path).size() >= lines) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -125,15 +126,22 @@ int interrupt_after_lines(const std::vector<std::string>& args, const std::files
   return wait_exit(pid);
 }
 
-CliResult run_ab_until(const std::vector<std::string>& args, const std::filesystem::path& study, int attempts,
-                       const std::function<bool(const CliResult&)>& resolved) {
-  CliResult r;
-  for (int attempt = 0; attempt < attempts; ++attempt) {
-    std::filesystem::remove(study);
-    r = run_ab(args);
-    if (r.exit_code != 0 || resolved(r)) break;  // an error is not retried
+std::string pair_value_command(const std::filesystem::path& values) {
+  return fmt::format("printf 'value=%s\\n' \"$(sed -n \"$((LAYERBENCH_AB_PAIR+1))p\" '{}')\"", values.string());
+}
+
+std::string noisy_values(double mean, double spread, int n, std::uint64_t seed) {
+  std::string text;
+  std::uint64_t x = seed;
+  for (int i = 0; i < n; ++i) {
+    double s = 0;
+    for (int k = 0; k < 4; ++k) {  // a sum of uniforms: bell-shaped, deterministic
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+      s += static_cast<double>(x >> 11) / 9007199254740992.0 - 0.5;
+    }
+    text += fmt::format("{:.4f}\n", mean + spread * s);
   }
-  return r;
+  return text;
 }
 
 }  // namespace layerbench::ab::testing

@@ -1,10 +1,10 @@
 #pragma once
 // Running the layerbench-ab binary from tests: exit status, stdout and stderr, studies in the
-// background interrupted at a given point, timing studies repeated until they resolve. The CLI
+// background interrupted at a given point, and arms whose metric is fixed per pair. The CLI
 // tests use the whole namespace (using namespace layerbench::ab::testing).
 #include <csignal>
 #include <filesystem>
-#include <functional>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <sys/types.h>
@@ -43,7 +43,7 @@ std::vector<nlohmann::json> records(const std::filesystem::path& path, const cha
 
 // Starts layerbench-ab in the background in `dir` with stdout/stderr to bg.out / bg.err; returns its pid.
 pid_t spawn_ab(const std::vector<std::string>& args, const std::filesystem::path& dir);
-// Waits until the file has at least `lines` lines (or 60 s pass; then a test failure is recorded).
+// Waits until the file has at least `lines` lines (or 300 s pass; then a test failure is recorded).
 void wait_for_lines(const std::filesystem::path& path, std::size_t lines);
 // Exit status of a child, 128 + signal when killed.
 int wait_exit(pid_t pid);
@@ -52,11 +52,11 @@ int wait_exit(pid_t pid);
 int interrupt_after_lines(const std::vector<std::string>& args, const std::filesystem::path& dir,
                           const std::filesystem::path& study, std::size_t lines, int sig = SIGKILL);
 
-// Runs a timing study up to `attempts` times (removing `study` before each) until `resolved`
-// holds for its result, and returns the last result. On a loaded 2-core machine process start-up
-// noise can swamp a short study's real difference now and then; a wrong sign or a broken rule
-// fails every attempt.
-CliResult run_ab_until(const std::vector<std::string>& args, const std::filesystem::path& study, int attempts,
-                       const std::function<bool(const CliResult&)>& resolved);
+// A command whose metric is line PAIR+1 of `values` (printed as value=X): each pair's values are
+// fixed, so a study's verdict is the estimator's on known data, never the machine's timing, and a
+// resumed study sees the same data as an uninterrupted one.
+std::string pair_value_command(const std::filesystem::path& values);
+// `n` lines of mean + spread x (a sum of four uniforms - 2), from a fixed generator.
+std::string noisy_values(double mean, double spread, int n, std::uint64_t seed);
 
 }  // namespace layerbench::ab::testing

@@ -1,6 +1,8 @@
-// layerbench-ab run --sequential end to end: an early stop with the right sign on a real timing
+// layerbench-ab run --sequential end to end: an early stop with the right sign on a real
 // difference, an A/A study that stops on equivalence, and a killed study that resumes and stops at
-// the same pair as an uninterrupted one.
+// the same pair as an uninterrupted one. The arms print a metric fixed per pair (known data with
+// noise from a fixed generator), so each verdict is the sequential rule's on that data: no
+// machine load can move it.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,24 +17,16 @@
 using namespace layerbench::ab::testing;
 using nlohmann::json;
 
-namespace {
-
-// A command whose metric is line PAIR+1 of `values`: each pair's values are fixed, so a resumed
-// study sees the same data as an uninterrupted one.
-std::string pair_value_command(const std::filesystem::path& dir, const std::string& values) {
-  return fmt::format("printf 'value=%s\\n' \"$(sed -n \"$((LAYERBENCH_AB_PAIR+1))p\" '{}')\"",
-                     (dir / values).string());
-}
-
-}  // namespace
-
 TEST(SequentialCli, RealDifferenceStopsEarlyWithTheRightSign) {
   TempDir dir;
   const auto out = dir.path() / "seq.jsonl";
-  // Repeated (up to 5 times) until it stops on an effect: start-up noise can hide 10 ms now and then.
-  const auto r = run_ab_until({"run", "--base", "sleep 0.03", "--candidate", "sleep 0.02", "--sequential",
-                               "--max-pairs", "60", "--out", out.string(), "--json", "-", "--resamples", "2000"},
-                              out, 5, [](const CliResult& c) { return json::parse(c.out)["sequential"]["stop"] == "effect"; });
+  // 30 against 20 (as sleep 0.03 against 0.02 in ms), each with noise of sd ~2.3.
+  dir.file("base.txt", noisy_values(30, 4, 60, 101));
+  dir.file("candidate.txt", noisy_values(20, 4, 60, 202));
+  const auto r = run_ab({"run", "--base", pair_value_command(dir.path() / "base.txt"), "--candidate",
+                         pair_value_command(dir.path() / "candidate.txt"), "--metric", "ms=regex:value=([0-9.]+)",
+                         "--sequential", "--max-pairs", "60", "--out", out.string(), "--json", "-", "--resamples",
+                         "2000"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);
   const auto& s = j["sequential"];
@@ -57,12 +51,13 @@ TEST(SequentialCli, RealDifferenceStopsEarlyWithTheRightSign) {
 TEST(SequentialCli, AAStudyStopsOnEquivalence) {
   TempDir dir;
   const auto out = dir.path() / "aa.jsonl";
-  // An A/A study errs (stops on "effect") <= 5% of the time: up to 3 attempts.
-  const auto r = run_ab_until({"run", "--base", "sleep 0.1", "--candidate", "sleep 0.1", "--sequential",
-                               "--equivalence", "5%", "--max-pairs", "150", "--out", out.string(), "--json", "-",
-                               "--resamples", "2000"},
-                              out, 3,
-                              [](const CliResult& c) { return json::parse(c.out)["sequential"]["stop"] == "equivalence"; });
+  // Both arms about 100 (as sleep 0.1 in ms), with noise of sd ~2.3 drawn apart for each.
+  dir.file("base.txt", noisy_values(100, 4, 150, 303));
+  dir.file("candidate.txt", noisy_values(100, 4, 150, 404));
+  const auto r = run_ab({"run", "--base", pair_value_command(dir.path() / "base.txt"), "--candidate",
+                         pair_value_command(dir.path() / "candidate.txt"), "--metric", "ms=regex:value=([0-9.]+)",
+                         "--sequential", "--equivalence", "5%", "--max-pairs", "150", "--out", out.string(), "--json",
+                         "-", "--resamples", "2000"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);
   const auto& s = j["sequential"];
@@ -78,26 +73,12 @@ TEST(SequentialCli, KilledAndResumedStudyStopsWhereAnUninterruptedOneDoes) {
   TempDir dir;
   // Base about 100, candidate about 97, noise from a fixed generator: a stop after a dozen or more
   // pairs. Every pair's values are fixed (see pair_value_command).
-  std::string base_values, candidate_values;
-  std::uint64_t x = 12345;
-  auto noise = [&] {
-    double s = 0;
-    for (int i = 0; i < 4; ++i) {  // a sum of uniforms: bell-shaped, deterministic
-      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-      s += static_cast<double>(x >> 11) / 9007199254740992.0 - 0.5;
-    }
-    return 7 * s;
-  };
-  for (int i = 0; i < 200; ++i) {
-    base_values += fmt::format("{:.4f}\n", 100 + noise());
-    candidate_values += fmt::format("{:.4f}\n", 97 + noise());
-  }
-  dir.file("base.txt", base_values);
-  dir.file("candidate.txt", candidate_values);
+  dir.file("base.txt", noisy_values(100, 7, 200, 12345));
+  dir.file("candidate.txt", noisy_values(97, 7, 200, 54321));
   auto args_for = [&](const std::string& study) {
     return std::vector<std::string>{
-        "run", "--base", pair_value_command(dir.path(), "base.txt"), "--candidate",
-        pair_value_command(dir.path(), "candidate.txt"), "--metric", "regex:value=([0-9.]+)",
+        "run", "--base", pair_value_command(dir.path() / "base.txt"), "--candidate",
+        pair_value_command(dir.path() / "candidate.txt"), "--metric", "regex:value=([0-9.]+)",
         "--sequential", "--equivalence", "1%", "--max-pairs", "150", "--order", "random", "--seed", "5", "--out",
         (dir.path() / study).string(), "--json", "-", "--resamples", "2000"};
   };

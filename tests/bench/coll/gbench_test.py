@@ -92,8 +92,10 @@ for line in lines[header + 2:]:
         continue
     if cells[0].endswith(("_stddev", "_cv", "_pvalue")):
         continue  # a spread may round to 0; cv is a fraction; the U test has no times
+    # compare.py prints whole units (us here): a fast sample of a loaded run can print 0, so the
+    # check is that each row carries both times, not how large they came out.
     time_old, time_new = float(cells[3]), float(cells[4])
-    assert time_old > 0 and time_new > 0, line
+    assert time_old >= 0 and time_new >= 0, line
     rows += 1
 assert rows == 12 * (9 + 2), (rows, c.stdout[-3000:])  # 12 benchmarks x (9 samples + mean + median)
 print("PASS")

@@ -1,12 +1,18 @@
 #!/usr/bin/env python3
-"""The replication what-if and the removal A/B of layerbench-moe on the host backend.
+"""The replication what-if and the removal A/B of layerbench-moe on the host backend, end to end.
 
-One rank, a layer sized so that local_expert_compute is serial, compute-bound host work of a few
-milliseconds with its weights in cache (2 small experts per head, 512 tokens): its replication
-slope (the median of the per-round slopes, robust to a round disturbed by a loaded machine) must
-be within 15% of its isolated cost (the median of the profile's samples). The same run's
-`--ab drop:local_expert_compute` must run and report: pairs, a prediction from the replication
-what-if with its verdict, outputs marked unchecked, energy null (the host has no counter).
+One rank, a layer whose local_expert_compute is serial host work (2 small experts per head, 512
+tokens). The run must carry: one replicate what-if of it at copies 0..3 per instance, primed rounds,
+null energy on the host, the predicted removal equal to its basis (the removal step or the slope)
+x instances per forward; and `--ab drop:local_expert_compute` with 6 pairs and 7 primed stacks, a
+prediction from the replication what-if with its verdict and the sign of a removal, outputs marked
+unchecked, energy null, and the markdown of both.
+
+Nothing here compares timings: the figures are a loaded machine's as much as the method's. The
+estimators are tested on a virtual clock (tests/harness/whatif_test.cpp: the slope is the cost per
+copy, the removal step, the stopping rules) and the unit they measure is counted (tests/moe,
+ComponentCopiesRunTheStepExactlyKTimes: k copies run the step k times; ComponentCopiesAreIdempotent:
+outputs bit for bit).
 
 usage: replicate_test.py MPIEXEC LAYERBENCH_MOE WORKDIR
 """
@@ -17,24 +23,14 @@ import sys
 
 
 def main() -> int:
-    # The slope and the isolated cost are timed seconds apart; on a loaded 2-core machine the load
-    # can change in between. The property must hold in one of three runs (each run checks all).
-    for attempt in range(1, 4):
-        rc = run_once(attempt)
-        if rc == 0:
-            return 0
-    return 1
-
-
-def run_once(attempt: int) -> int:
-    print(f"attempt {attempt}")
     mpiexec, moe, work = sys.argv[1], sys.argv[2], sys.argv[3]
     os.makedirs(work, exist_ok=True)
     out = os.path.join(work, "replicate.json")
+    # The fewest rounds and seconds that still run every level: the run's figures are not checked.
     cmd = [mpiexec, "-n", "1", "--oversubscribe", moe, "--backend", "host",
            "--hidden", "64", "--moe-heads", "2", "--experts", "2", "--topk", "2", "--intermediate", "64",
            "--tokens", "512", "--iterations", "15", "--warmup", "2", "--layers", "2",
-           "--what-if", "local_expert_compute", "--what-if-rounds", "15", "--what-if-seconds", "30",
+           "--what-if", "local_expert_compute", "--what-if-rounds", "2", "--what-if-seconds", "1",
            "--ab", "drop:local_expert_compute", "--pairs", "6", "--json", out, "--markdown", "-"]
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
@@ -45,18 +41,17 @@ def run_once(attempt: int) -> int:
     doc = json.load(open(out))
     fails = []
 
+    removal_per_stack = None  # the what-if's predicted removal, ms per stack
     wi = [w for w in doc["what_if"] if w["component"] == "local_expert_compute"]
     if len(wi) != 1 or wi[0]["method"] != "replicate":
         fails.append(f"expected one replicate what-if of local_expert_compute, got {doc['what_if']!r:.300}")
     else:
         w = wi[0]
-        slope, cost = w["slope_median_of_rounds"], w["isolated_cost_ms"]
-        print(f"replication slope (median of {w['rounds']} rounds) {slope:.4f} ms/copy, least squares "
-              f"{w['slope']:.4f} {w['slope_ci']}, isolated cost {cost:.4f} ms, stop: {w['stop']}, {w['seconds']:.1f} s")
-        if not (cost > 0.5):
-            fails.append(f"the component is too small to test the method: {cost} ms")
-        if abs(slope / cost - 1) > 0.15:
-            fails.append(f"replication slope {slope:.4f} ms not within 15% of the isolated cost {cost:.4f} ms")
+        print(f"replication slope {w['slope']:.4f} ms/copy {w['slope_ci']}, isolated cost {w['isolated_cost_ms']:.4f} ms, "
+              f"stop: {w['stop']}, {w['rounds']} rounds, {w['seconds']:.1f} s (printed, not checked)")
+        if not (w["rounds"] >= 2 and len(w["observations"]["energy_j"]) == 4 * w["rounds"]):
+            fails.append(f"expected at least 2 rounds of 4 levels, got {w['rounds']} rounds, "
+                         f"{len(w['observations']['energy_j'])} observations")
         levels = [l["copies_per_instance"] for l in w["levels"]]
         if levels != [0, 1, 2, 3]:
             fails.append(f"copies per instance {levels}, expected [0, 1, 2, 3]")
@@ -73,6 +68,7 @@ def run_once(attempt: int) -> int:
         expected = per_instance * w["instances_per_forward"]
         if abs(w["predicted_removal_ms_per_forward"] - expected) > 1e-9 * abs(expected):
             fails.append(f"predicted removal is not {basis} x instances per forward")
+        removal_per_stack = per_instance * w["instances_per_stack"]
 
     drops = doc.get("ab_drop", [])
     if len(drops) != 1:
@@ -84,10 +80,11 @@ def run_once(attempt: int) -> int:
         preds = d.get("predictions", [])
         if not preds or not preds[0]["source"].startswith("replicate") or "verdict" not in preds[0]:
             fails.append(f"drop A/B has no replication prediction with a verdict: {preds!r:.300}")
-        elif not (preds[0]["predicted_ms"] < 0 and d.get("delta") == "candidate - base"):
-            # One sign: the delta is candidate - base, so removing a component predicts a negative one.
-            fails.append(f"the removal's delta (candidate - base) must be predicted negative, got "
-                         f"{preds[0]['predicted_ms']} (delta {d.get('delta')!r})")
+        elif d.get("delta") != "candidate - base" or removal_per_stack is None or \
+                abs(preds[0]["predicted_ms"] + removal_per_stack) > 1e-9 * abs(removal_per_stack):
+            # One sign: the delta is candidate - base, so removing a component predicts minus its removal.
+            fails.append(f"the removal's delta (candidate - base) must be predicted as minus the what-if's removal "
+                         f"{removal_per_stack} ms per stack, got {preds[0]['predicted_ms']} (delta {d.get('delta')!r})")
         if d["energy"] is not None:
             fails.append("host backend: A/B energy must be null")
         # Every timed stack follows one of its own arm: one untimed stack where the arm changed

@@ -13,10 +13,12 @@ for script in "$src"/bench/scripts/gpu_*.sh "$src"/bench/attn/run_h200x2.sh; do
   [ "$(basename "$script")" = gpu_env.sh ] && continue
   work=$(mktemp -d)
   start=$(date +%s)
-  out=$(cd "$work" && PATH="$fake:$PATH" OUT="$work/out" BUILD_DIR="$work/build" timeout 60 bash "$script" "$work/out" 2>&1)
+  # "At once" is read from what the script did (no build folder made, the message), not from a
+  # clock; the timeout is only a watchdog for a hang (rc 124).
+  out=$(cd "$work" && PATH="$fake:$PATH" OUT="$work/out" BUILD_DIR="$work/build" timeout 120 bash "$script" "$work/out" 2>&1)
   rc=$?
   took=$(( $(date +%s) - start ))
-  if [ "$rc" -eq 0 ] || ! grep -q "no NVIDIA GPU is visible" <<< "$out" || [ -e "$work/build" ] || [ "$took" -gt 10 ]; then
+  if [ "$rc" -eq 0 ] || ! grep -q "no NVIDIA GPU is visible" <<< "$out" || [ -e "$work/build" ]; then
     echo "FAIL: $(basename "$script") without a GPU: rc $rc after ${took}s: ${out: -300}"
     fail=1
   fi
