@@ -1,6 +1,6 @@
 #include "bench/attn/advise.hpp"
 
-#include "bench/attn/advise_model.hpp"
+#include "attention/advise_model.hpp"
 #include "harness/main.hpp"
 
 #include "attention/kernels.hpp"
