@@ -53,7 +53,7 @@ float uniform_scale(std::int64_t fan_in) { return std::sqrt(3.0f / static_cast<f
 
 // FLOP/s of this backend's dense GEMM at a small size: the estimate of every calibration's time.
 double gemm_rate(StdOps& ops, Device& dev, bool gpu) {
-  const std::int64_t g = gpu ? 4096 : 192;
+  const std::int64_t g = gpu ? 8192 : 128;  // the profile's dense reference sizes
   const auto bytes = static_cast<std::size_t>(g * g) * (gpu ? 2 : 4);
   Buffer A = dev.alloc(bytes), B = dev.alloc(bytes), C = dev.alloc(bytes);
   Ops& o = ops.base();
@@ -431,7 +431,8 @@ int run_advise(harness::Context& ctx, const RunConfig& c) {
                                  {"coll", c.coll_files}, {"coll_inter", c.coll_inter_files},
                                  {"inter_gbps", c.inter_gbps}, {"inter_latency_us", c.inter_latency_us},
                                  {"margin", c.margin}, {"advise_budget_s", budget}, {"calibration", c.calibration},
-                                 {"imbalance", imb_json}, {"routing_sample_tokens", sample}};
+                                 {"imbalance", imb_json}, {"routing_sample_tokens", sample},
+                                 {"dense_gemm_rate_flops", rate}};
   if (ctx.is_root()) std::fputs(md.c_str(), harness::text_stream(c.common));
   const auto doc = harness::make_document(ctx, runner, config, results, {{"advice", advice}});
   harness::write_outputs(ctx, c.common, doc, results, md);
