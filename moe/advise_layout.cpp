@@ -147,6 +147,22 @@ Imbalance imbalance_from_routing(const std::vector<std::int32_t>& ids, std::int6
   return r;
 }
 
+void read_calibration(const reports::ResultFile& f, std::map<std::string, Calibration>& cals,
+                      std::map<std::string, Imbalance>& imbs) {
+  for (const auto& m : f.results) {
+    if (m.group.rfind("calibration/", 0) != 0 || m.samples_ms.empty()) continue;
+    const std::string shrink = m.params.value("shrink", std::string());
+    cals[m.group][m.name] = {reports::interval_of(m),
+                             {m.params.value("work_flops", 0.0), m.params.value("work_bytes", 0.0)},
+                             fmt::format("{} ({}){}", f.path, m.params.value("shape", std::string()),
+                                         shrink.empty() ? "" : "; " + shrink)};
+  }
+  if (f.config.contains("imbalance"))
+    for (const auto& [label, v] : f.config["imbalance"].items())
+      imbs[label] = {{v.at("median").get<double>(), v.at("lo").get<double>(), v.at("hi").get<double>()},
+                     v.at("source").get<std::string>() + " (from " + f.path + ")"};
+}
+
 namespace {
 
 // A local component at the layout: the calibrated time scaled by the ratio of declared work.

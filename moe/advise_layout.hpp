@@ -18,6 +18,7 @@
 #include "collectives/cost_model.hpp"
 #include "moe/config.hpp"
 #include "moe/model.hpp"
+#include "reports/inputs.hpp"
 #include "reports/prediction.hpp"
 
 #include <cstdint>
@@ -82,6 +83,11 @@ struct Imbalance {
 // last, else bootstrap resamples of whole tokens (seeded; deterministic). draws >= 1.
 Imbalance imbalance_from_routing(const std::vector<std::int32_t>& ids, std::int64_t topk, std::int64_t experts, int ep,
                                  std::int64_t tokens_per_rank, int draws, std::uint64_t seed);
+
+// The calibration (measurements of group "calibration/<key>" with params work_flops, work_bytes,
+// shape, shrink) and the imbalances (config "imbalance") of a layerbench-moe --advise result.
+void read_calibration(const reports::ResultFile& f, std::map<std::string, Calibration>& cals,
+                      std::map<std::string, Imbalance>& imbs);
 
 struct AdviceInputs {
   const Model* model = nullptr;

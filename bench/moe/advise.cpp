@@ -272,7 +272,8 @@ std::vector<std::int32_t> route_sample(harness::Context& ctx, const Model& m, st
 }
 
 // A previous --advise JSON: its calibration (by group) and imbalances, checked against this run.
-void load_calibration(const RunConfig& c, std::map<std::string, Calibration>& cals, std::map<std::string, Imbalance>& imbs) {
+// Returns the activation bytes the calibration was made with (its message sizes follow them).
+double load_calibration(const RunConfig& c, std::map<std::string, Calibration>& cals, std::map<std::string, Imbalance>& imbs) {
   const auto f = reports::load_result_file(c.calibration);
   if (!f.config.value("advise", false))
     throw UsageError(fmt::format("--calibration {}: not a layerbench-moe --advise result", c.calibration));
@@ -280,18 +281,8 @@ void load_calibration(const RunConfig& c, std::map<std::string, Calibration>& ca
     throw UsageError(fmt::format("--calibration {}: calibrated for {} at {} tokens per GPU, not {} at {}", c.calibration,
                                  f.config.value("model_name", std::string("?")), f.config.value("tokens", std::int64_t{0}),
                                  c.model.name, c.tokens));
-  for (const auto& m : f.results) {
-    if (m.group.rfind("calibration/", 0) != 0 || m.samples_ms.empty()) continue;
-    const std::string shrink = m.params.value("shrink", std::string());
-    cals[m.group][m.name] = {reports::interval_of(m),
-                             {m.params.value("work_flops", 0.0), m.params.value("work_bytes", 0.0)},
-                             fmt::format("{} ({}){}", c.calibration, m.params.value("shape", std::string()),
-                                         shrink.empty() ? "" : "; " + shrink)};
-  }
-  if (f.config.contains("imbalance"))
-    for (const auto& [label, v] : f.config["imbalance"].items())
-      imbs[label] = {{v.at("median").get<double>(), v.at("lo").get<double>(), v.at("hi").get<double>()},
-                     v.at("source").get<std::string>() + " (from " + c.calibration + ")"};
+  read_calibration(f, cals, imbs);
+  return f.config.value("act_bytes", 2.0);
 }
 
 }  // namespace
@@ -314,7 +305,9 @@ int run_advise(harness::Context& ctx, const RunConfig& c) {
     throw UsageError(fmt::format("--coll {}: no all_to_all rows (the dispatch and combine are costed from them); sweep "
                                  "with layerbench-coll --ops all_to_all,...", fmt::join(c.coll_files, ", ")));
   const bool gpu = world.backend() == Backend::cuda;
-  const double act_b = gpu ? 2 : 4;
+  std::map<std::string, Calibration> cals;
+  std::map<std::string, Imbalance> imbs;
+  const double act_b = c.calibration.empty() ? (gpu ? 2 : 4) : load_calibration(c, cals, imbs);
   AdviceInputs in{&m, c.tokens, act_b, c.margin, &coll};
 
   // Check every collective the layouts need before any timing (a group no sweep can serve: exit 2).
@@ -331,10 +324,6 @@ int run_advise(harness::Context& ctx, const RunConfig& c) {
   const double budget = c.advise_budget_s > 0 ? c.advise_budget_s : (gpu ? 20.0 : 3.0);
   const double timed_calls = runner.options().warmup + runner.options().iterations + 1.0;
   std::vector<reports::Measurement> results;
-  std::map<std::string, Calibration> cals;
-  std::map<std::string, Imbalance> imbs;
-  std::vector<std::string> method;
-  if (!c.calibration.empty()) load_calibration(c, cals, imbs);
 
   auto sops = gpu ? make_cuda_std_ops(world.device()) : make_host_std_ops();
   const double rate = gemm_rate(*sops, world.device(), gpu);
@@ -432,7 +421,7 @@ int run_advise(harness::Context& ctx, const RunConfig& c) {
                                  {"inter_gbps", c.inter_gbps}, {"inter_latency_us", c.inter_latency_us},
                                  {"margin", c.margin}, {"advise_budget_s", budget}, {"calibration", c.calibration},
                                  {"imbalance", imb_json}, {"routing_sample_tokens", sample},
-                                 {"dense_gemm_rate_flops", rate}};
+                                 {"dense_gemm_rate_flops", rate}, {"act_bytes", act_b}};
   if (ctx.is_root()) std::fputs(md.c_str(), harness::text_stream(c.common));
   const auto doc = harness::make_document(ctx, runner, config, results, {{"advice", advice}});
   harness::write_outputs(ctx, c.common, doc, results, md);
