@@ -97,7 +97,7 @@ TEST(AdviseLayout, MessageSizesAndPlacementFollowTheLayout) {
 // The committed host validation: the calibration of each advice JSON with the committed sweep
 // gives the committed prediction again (the model is a pure function of its inputs).
 TEST(AdviseLayout, ReplaysTheCommittedHostValidation) {
-  const std::string dir = results_dir() + "/moe/2026-12-03-host-advise/";
+  const std::string dir = results_dir() + "/moe/2026-12-03-host-a/";
   ModelOverrides std_o, magi_o;
   std_o.hidden = 256, std_o.experts = 16, std_o.topk = 4, std_o.moe_intermediate = 128;
   magi_o.hidden = 256, magi_o.moe_heads = 4, magi_o.experts = 8, magi_o.topk = 2, magi_o.moe_intermediate = 64;
