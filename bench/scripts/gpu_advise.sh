@@ -33,20 +33,20 @@ run() {  # run TAG SECONDS CMD...: the command's text, output and exit code in $
 }
 T=(--backend cuda --iterations "$ITERATIONS" --warmup 5)
 
+# (b) MAGI-2: sp2 at 7500 tokens per GPU; tp2 at 7500 replicated = 3750 per GPU of global work.
+run b-advise-t7500 120 "$MOE" "${T[@]}" --model magi-2 --tokens 7500 --advise --gpus 2 --coll "$COLL" --json "$OUT/b-advise-t7500.json"
+run b-advise-t3750 120 "$MOE" "${T[@]}" --model magi-2 --tokens 3750 --advise --gpus 2 --coll "$COLL" --json "$OUT/b-advise-t3750.json"
+
 # (c) EP1, Qwen3-30B-A3B (128 experts, fits one GPU), measured and predicted.
 for tok in ${TOKENS_C:-1024 4096 16384}; do
   run c-ep1-t$tok 120 "$MOE" "${T[@]}" --model qwen3-30b-a3b --tokens "$tok" --json "$OUT/c-ep1-t$tok.json"
   run c-advise-t$tok 120 "$MOE" "${T[@]}" --model qwen3-30b-a3b --tokens "$tok" --advise --gpus 1 --json "$OUT/c-advise-t$tok.json"
 done
 
-# (b) MAGI-2: sp2 at 7500 tokens per GPU; tp2 at 7500 replicated = 3750 per GPU of global work.
-run b-advise-t7500 120 "$MOE" "${T[@]}" --model magi-2 --tokens 7500 --advise --gpus 2 --coll "$COLL" --json "$OUT/b-advise-t7500.json"
-run b-advise-t3750 120 "$MOE" "${T[@]}" --model magi-2 --tokens 3750 --advise --gpus 2 --coll "$COLL" --json "$OUT/b-advise-t3750.json"
-
 # (d) the scale table (10 timed iterations per calibration component).
 for model in deepseek-v3 qwen3-30b-a3b; do
   for g in ${GPUS_D:-8 16 64 256}; do
-    run d-$model-g$g 150 "$MOE" --backend cuda --iterations 10 --warmup 2 --model "$model" --tokens 8192 --advise --gpus "$g" \
+    run d-$model-g$g 60 "$MOE" --backend cuda --iterations 10 --warmup 2 --model "$model" --tokens 8192 --advise --gpus "$g" \
       --gpus-per-node 8 --coll "$COLL" --inter-gbps "$INTER_GBPS" --inter-latency-us "$INTER_LAT_US" --json "$OUT/d-$model-g$g.json"
   done
 done
