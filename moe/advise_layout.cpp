@@ -203,7 +203,9 @@ reports::Prediction predict_layout(const AdviceLayout& l, const AdviceInputs& in
     const StdShape s = std_shape(m, l, in.tokens_per_gpu, in.act_bytes);
     const auto w = std_local_work(s);
     const double rows = double(s.tokens * s.topk), row_bytes = double(s.hidden) * in.act_bytes;
-    a.add("router", a.local("router", w.at("router")));
+    // The router at the model's own expert count when it was timed so (the one-rank block of a
+    // high-EP layout scores only its few local experts: fixed costs would be scaled with FLOPs).
+    a.add("router", cal.count("router_full") ? a.local("router_full", w.at("router")) : a.local("router", w.at("router")));
     if (l.tp > 1) comm("tp_gather", "all_gather", double(s.tokens) * row_bytes, l.tp, 1);
     if (l.ep > 1) {
       // The per-expert counts to every destination, then the host read that sizes the dispatch.

@@ -246,7 +246,10 @@ Calibration time_cal(harness::Context& ctx, const RunConfig& c, const CalRun& ru
 }
 
 // Real routing of `tokens` random tokens through the model's router on this backend: expert ids.
-std::vector<std::int32_t> route_sample(harness::Context& ctx, const Model& m, std::int64_t tokens, std::uint64_t seed) {
+// With `router`, also times the router itself at the model's shape (one chunk) into it and `results`.
+std::vector<std::int32_t> route_sample(harness::Context& ctx, const Model& m, std::int64_t tokens, std::uint64_t seed,
+                                       const harness::Runner* runner = nullptr, Calibrated* router = nullptr,
+                                       std::vector<reports::Measurement>* results = nullptr) {
   auto& dev = ctx.world.device();
   const Stream s = dev.compute_stream();
   auto ops = ctx.world.backend() == Backend::cuda ? make_cuda_std_ops(dev) : make_host_std_ops();
@@ -260,6 +263,20 @@ std::vector<std::int32_t> route_sample(harness::Context& ctx, const Model& m, st
   Buffer x = dev.alloc(static_cast<std::size_t>(chunk * H) * a), logits = dev.alloc(static_cast<std::size_t>(chunk * E) * 4);
   Buffer idx = dev.alloc(static_cast<std::size_t>(chunk * k) * 4), wt = dev.alloc(static_cast<std::size_t>(chunk * k) * 4);
   std::vector<std::int32_t> ids;
+  if (router) {  // the router at the model's shape, one chunk of tokens (logits and top-k)
+    o.fill(x.data(), act, {.seed = seed, .tensor = kInput, .scale = std::sqrt(3.0f), .rows = chunk, .cols = H, .full_cols = H, .ld = H}, s);
+    reports::Measurement meas = runner->time("router_full", [&](Stream st) {
+      ops->logits(x.data(), w.data(), logits.as<float>(), chunk, H, E, st);
+      ops->route(logits.as<float>(), bias.as<float>(), m.router, chunk, E, k, idx.as<std::int32_t>(), wt.as<float>(), st);
+    });
+    const double flops = 2.0 * double(chunk) * double(E) * double(H);
+    meas.group = "calibration/router";
+    meas.role = reports::Role::probe;
+    const std::string shape = fmt::format("the model's router: {} experts x hidden {}, {} tokens", E, H, chunk);
+    meas.params = {{"work_flops", flops}, {"work_bytes", 0.0}, {"shape", shape}, {"shrink", ""}};
+    *router = {reports::interval_of(meas), {.flops = flops}, fmt::format("timed on {} ({})", dev.name(), shape)};
+    results->push_back(std::move(meas));
+  }
   for (std::int64_t t0 = 0; t0 < tokens; t0 += chunk) {
     const std::int64_t n = std::min(chunk, tokens - t0);
     o.fill(x.data(), act, {.seed = seed, .tensor = kInput, .scale = std::sqrt(3.0f), .rows = n, .cols = H, .full_cols = H, .row0 = t0, .ld = H}, s);
@@ -361,7 +378,10 @@ int run_advise(harness::Context& ctx, const RunConfig& c) {
   cli::Progress progress("advise calibration", weights.size(), weights);
   std::vector<std::int32_t> ids;
   if (sample > 0) {
-    ids = route_sample(ctx, m, sample, c.common.seed);
+    Calibrated router;
+    const bool need_router = !cals.count("calibration/router");
+    ids = route_sample(ctx, m, sample, c.common.seed, need_router ? &runner : nullptr, &router, &results);
+    if (need_router) cals["calibration/router"]["router_full"] = router;
     progress.step(fmt::format("routed {} tokens", sample));
   }
   for (const auto& l : layouts)
@@ -379,9 +399,11 @@ int run_advise(harness::Context& ctx, const RunConfig& c) {
   for (const auto& l : layouts) {
     const std::string key = m.block == Block::standard ? "calibration/" + l.label : "calibration/magi2";
     const Imbalance imb = imbs.count(l.label) ? imbs.at(l.label) : Imbalance{};
+    Calibration cal = cals.at(key);
+    if (cals.count("calibration/router")) cal["router_full"] = cals.at("calibration/router").begin()->second;
     if (m.block == Block::standard)
       imb_json[l.label] = {{"median", imb.factor.median}, {"lo", imb.factor.lo}, {"hi", imb.factor.hi}, {"source", imb.source}};
-    reports::Prediction p = predict_layout(l, in, cals.at(key), imb);
+    reports::Prediction p = predict_layout(l, in, cal, imb);
     nlohmann::json parts = nlohmann::json::object();
     for (const auto& [n, x] : p.parts) parts[n] = {{"median_ms", x.median}, {"lo_ms", x.lo}, {"hi_ms", x.hi}};
     advice.push_back({{"layout", l.label}, {"ep", l.ep}, {"tp", l.tp}, {"predicted_ms", p.total.median},
