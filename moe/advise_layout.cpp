@@ -87,6 +87,8 @@ std::map<std::string, LocalWork> std_local_work(const StdShape& s) {
   w["dispatch_permute"] = {.bytes = 2 * R * H * a};
   w["expert_compute"] = {.flops = 6 * R * H * I};
   w["weighted_sum"] = {.bytes = (R * H + N * H) * a};
+  w["ep_dispatch"] = {.bytes = R * H * a};  // one rank: the all-to-allv is a copy to itself
+  w["ep_combine"] = {.bytes = R * H * a};
   if (Is > 0) w["shared_experts"] = {.flops = 6 * N * H * Is + (s.shared_gate ? 2 * N * H : 0)};
   return w;
 }
@@ -213,9 +215,17 @@ reports::Prediction predict_layout(const AdviceLayout& l, const AdviceInputs& in
       a.pr.parts.back().second += a.local("ep_counts_exchange", {});
       a.add("dispatch_permute", a.local("dispatch_permute", w.at("dispatch_permute")));
     }
+    if (l.ep == 1) {  // one EP rank: the block still permutes, reads its counts back and copies to itself
+      a.add("dispatch_permute", a.local("dispatch_permute", w.at("dispatch_permute")));
+      if (cal.count("ep_counts_exchange")) a.add("ep_counts_exchange", a.local("ep_counts_exchange", {}));
+    }
     // The all-to-allv is bound by the busiest receiver: mean rows x the imbalance at this EP.
     const auto a2a = [&](const std::string& name) {
-      if (l.ep <= 1) return;
+      if (l.ep <= 1) {
+        if (cal.count(name)) a.add(name, a.local(name, w.at(name)));
+        else a.note(name + ": a copy to itself at EP 1, not in this calibration (left out)");
+        return;
+      }
       const Interval base = coll.time("all_to_all", rows * row_bytes * imb.factor.median, l.ep, l.tp, &how);
       const Interval lo = coll.time("all_to_all", rows * row_bytes * imb.factor.lo, l.ep, l.tp, nullptr);
       const Interval hi = coll.time("all_to_all", rows * row_bytes * imb.factor.hi, l.ep, l.tp, nullptr);
