@@ -93,8 +93,7 @@ std::map<std::string, LocalTimes> local_times_from(const reports::ResultFile& f)
 std::string advice_markdown(const std::string& title, std::vector<Prediction> preds, double margin) {
   preds = reports::ranked(std::move(preds));
   std::string md = reports::to_markdown(advice_section(title, preds), 3);
-  md += "How the communication was obtained:\n";
-  for (const auto& n : reports::collected_notes(preds)) md += "- " + n + "\n";
+  md += reports::notes_markdown("How the communication was obtained", preds);
   md += fmt::format(
       "\nInterval: sum of the parts' p10 .. p90, widened by ±{:.0f}% of the median (clock drift under the power cap "
       "between the parts' timings and a forward's, launch gaps).\n"

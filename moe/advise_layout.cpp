@@ -12,8 +12,6 @@ namespace layerbench::moe {
 
 using reports::Interval;
 
-namespace {
-
 Geometry magi2_geometry(const Model& m) {
   Geometry g;
   g.hidden = m.hidden;
@@ -24,8 +22,6 @@ Geometry magi2_geometry(const Model& m) {
   g.scale = m.router.scale;
   return g;
 }
-
-}  // namespace
 
 std::vector<AdviceLayout> advice_layouts(const Model& m, int gpus, std::vector<std::string>* rejected) {
   if (gpus < 1) throw UsageError("--advise needs --gpus N >= 1 (the machine the advice is for)");

@@ -60,7 +60,8 @@ StdShape std_shape(const Model& m, const AdviceLayout& l, std::int64_t tokens_pe
 // The local components of the standard block at a shape (mean expert rows = tokens x topk).
 std::map<std::string, LocalWork> std_local_work(const StdShape& s);
 
-// MAGI-2: the plan of rank 0 (moe/config.hpp) and its local components.
+// MAGI-2: the layer's geometry of a model, the plan of rank 0 (moe/config.hpp) and its local components.
+Geometry magi2_geometry(const Model& m);
 Plan magi2_plan(const Model& m, const AdviceLayout& l, std::int64_t tokens_per_gpu);
 std::map<std::string, LocalWork> magi2_local_work(const Plan& p, double act_bytes);
 

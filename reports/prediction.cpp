@@ -68,4 +68,10 @@ std::vector<std::string> collected_notes(const std::vector<Prediction>& preds) {
   return notes;
 }
 
+std::string notes_markdown(const std::string& heading, const std::vector<Prediction>& preds) {
+  std::string md = heading + ":\n";
+  for (const auto& n : collected_notes(preds)) md += "- " + n + "\n";
+  return md;
+}
+
 }  // namespace layerbench::reports

@@ -42,5 +42,7 @@ Section advice_section(const std::string& title, std::vector<Prediction> preds,
                        const std::string& candidate = "topology", const std::string& total = "predicted forward ms");
 // Every prediction's notes, each once, in order of appearance.
 std::vector<std::string> collected_notes(const std::vector<Prediction>& preds);
+// "heading:" then those notes as a markdown list.
+std::string notes_markdown(const std::string& heading, const std::vector<Prediction>& preds);
 
 }  // namespace layerbench::reports

@@ -153,13 +153,7 @@ CalRun std_cal(const Model& m, const AdviceLayout& l, std::int64_t tokens, doubl
 }
 
 CalRun magi2_cal(const Model& m, std::int64_t tokens, double act_b, double rate, double budget, double timed_calls) {
-  Geometry g;
-  g.hidden = m.hidden;
-  g.heads = m.moe_heads;
-  g.experts = m.experts;
-  g.topk = m.topk;
-  g.intermediate = m.moe_intermediate;
-  g.scale = m.router.scale;
+  Geometry g = magi2_geometry(m);
   std::int64_t n = tokens;
   auto work = [&] { return magi2_local_work(make_plan(g, Layout::sp, 0, 1, {n}), act_b); };
   auto text = [&] {
@@ -424,8 +418,7 @@ int run_advise(harness::Context& ctx, const RunConfig& c) {
                       p.total.lo * L, p.total.hi * L, 100 * a2a / p.total.median);
   }
   md += "\nBest: " + deciding_component(preds.front(), preds.size() > 1 ? &preds[1] : nullptr) + ".\n";
-  md += "\nWhere every figure comes from:\n";
-  for (const auto& n : reports::collected_notes(preds)) md += "- " + n + "\n";
+  md += "\n" + reports::notes_markdown("Where every figure comes from", preds);
   md += fmt::format(
       "\nInterval: sum of the parts' p10 .. p90 (expert compute and the all-to-allv also over the imbalance's p10 .. "
       "p90), widened by ±{:.0f}% of the median. Local parts are one-rank layers timed on this device at the layout's "
