@@ -1,12 +1,13 @@
 #include "bench/attn/advise.hpp"
 
-#include "bench/attn/advise_model.hpp"
+#include "attention/advise_model.hpp"
 #include "harness/main.hpp"
 
 #include "attention/kernels.hpp"
 #include "attention/plan.hpp"
 #include "attention/reference.hpp"
 #include "collectives/error.hpp"
+#include "common/cli/progress.hpp"
 
 #include <fmt/format.h>
 
@@ -156,6 +157,51 @@ nlohmann::json plan_json(const Topology& t, const Problem& p) {
           {"slots", plan.slots}, {"calls", calls}};
 }
 
+// Multiply-adds of rank 0's local attention calls (all steps, or one step) of topology t: the
+// declared work by which a calibration at a shorter sequence is scaled.
+double attention_work(const Topology& t, const Problem& p, int step = -1) {
+  const LocalPlan plan = plan_local_attention(p, rank_layout(t, p, 0, 0));
+  double w = 0;
+  for (const auto& c : plan.calls)
+    if (step < 0 || c.step == step) w += double(c.nq) * double(c.nk);
+  const int hpad = t.padded_heads(p.heads);
+  return w * double(p.batch) * double(hpad / t.ulysses) * double(p.head_dim) * 4.0;  // QK^T and PV, 2 FLOP each
+}
+
+// The calibration of (t, p) at a sequence the backend handles within `budget_s` (at an assumed
+// rate): p itself, or p with a shorter sequence (halved until it fits and still serves t) when
+// its lengths are plain (no packed requests, masks or cached keys).
+Problem calibration_problem(const Topology& t, const Problem& p, int gpus, double rate, double budget_s, double calls) {
+  Problem c = p;
+  if (!p.cu_seqlens.empty() || !p.joint_valid.empty() || !p.image_valid.empty() || p.cached_kv > 0) return c;
+  const long long unit = 8LL * gpus;
+  while (calls * attention_work(t, c) / rate > budget_s && c.seq / 2 >= 4 * unit) {
+    Problem half = c;
+    half.seq = c.seq / 2 / unit * unit;
+    try {
+      check_workload(t, half, gpus);
+    } catch (const UsageError&) {
+      break;
+    }
+    c = half;
+  }
+  return c;
+}
+
+LocalTimes scaled_local(LocalTimes lt, const Topology& t, const Problem& full, const Problem& cal) {
+  if (cal.seq == full.seq) return lt;
+  const double rows = double(full.seq) / double(cal.seq);
+  lt.attention = reports::scaled(lt.attention, attention_work(t, full) / attention_work(t, cal));
+  for (std::size_t s = 0; s < lt.step.size(); ++s)
+    lt.step[s] = reports::scaled(lt.step[s], attention_work(t, full, int(s)) / attention_work(t, cal, int(s)));
+  lt.merge = reports::scaled(lt.merge, rows);
+  lt.pad_pack = reports::scaled(lt.pad_pack, rows);
+  lt.source += fmt::format(" at S = {} instead of {}, scaled by declared work (attention x{:.3g} by its calls' "
+                           "multiply-adds, merge and pad_pack x{:.3g} by rows; --advise-budget-s to change)",
+                           cal.seq, full.seq, attention_work(t, full) / attention_work(t, cal), rows);
+  return lt;
+}
+
 }  // namespace
 
 int run_advise(harness::Context& ctx, const BenchConfig& c) {
@@ -179,6 +225,43 @@ int run_advise(harness::Context& ctx, const BenchConfig& c) {
       c.topologies.empty() || c.topologies == "all" ? all_topologies(c.gpus, c.heads) : parse_topologies(c.topologies);
   std::string md;
   nlohmann::json advice = nlohmann::json::array();
+  // What will be timed, at which sequence, and how long it should take, before any of it runs.
+  const double rate = gpu ? 3e14 : 2e9;  // assumed FLOP/s of the local attention (for the estimate only)
+  const double budget = c.advise_budget_s > 0 ? c.advise_budget_s : (gpu ? 60.0 : 3.0);
+  const double calls = runner.options().warmup + runner.options().iterations + 1.0;
+  std::map<std::string, std::pair<Problem, double>> plan_of;  // group -> calibration problem, estimate (s)
+  std::vector<double> weights;
+  for (long long seq : c.seqs)
+    for (const auto& t : candidates) {
+      const std::string group = fmt::format("{}/S={}", t.label, seq);
+      try {
+        check_case(c, t, c.gpus);
+      } catch (const UsageError&) {
+        continue;
+      }
+      if (table.count(group)) continue;
+      const Problem full = problem_of(c, seq);
+      const Problem cal = calibration_problem(t, full, c.gpus, rate, budget, calls * (t.ring > 1 ? 2 : 1));
+      const double est = calls * (t.ring > 1 ? 2 : 1) * attention_work(t, cal) / rate;
+      plan_of[group] = {cal, est};
+      weights.push_back(std::max(est, 1e-3));
+    }
+  if (ctx.is_root() && !plan_of.empty()) {
+    double total = 0;
+    int shrunk = 0;
+    for (const auto& [g, pe] : plan_of) {
+      total += pe.second;
+      shrunk += std::to_string(pe.first.seq) != g.substr(g.rfind("=") + 1);
+    }
+    std::fprintf(stderr,
+                 "layerbench-attn --advise: %zu topologies to time on %s, estimated %s at an assumed %.3g FLOP/s; "
+                 "%d timed at a shorter sequence and scaled by declared work (--advise-budget-s %g per topology: "
+                 "lower it to shrink; --local-table FILE skips the timing)\n",
+                 plan_of.size(), world.device().name().c_str(), cli::format_duration(total).c_str(), rate, shrunk,
+                 budget);
+    std::fflush(stderr);
+  }
+  cli::Progress progress("advise calibration", weights.size(), weights);
   for (long long seq : c.seqs) {
     const Problem p = problem_of(c, seq);
     std::vector<Prediction> preds;
@@ -192,7 +275,14 @@ int run_advise(harness::Context& ctx, const BenchConfig& c) {
       }
       const std::string group = fmt::format("{}/S={}", t.label, seq);
       const auto it = table.find(group);
-      const LocalTimes local = it != table.end() ? it->second : bench.run(t, p);
+      LocalTimes local;
+      if (it != table.end()) {
+        local = it->second;
+      } else {
+        const Problem& cal = plan_of.at(group).first;
+        local = scaled_local(bench.run(t, cal), t, p, cal);
+        progress.step(group);
+      }
       Prediction pr = predict(t, p, local, coll, c.margin);
       pr.notes.push_back("local work: " + local.source);
       advice.push_back({{"seq", seq}, {"topology", t.label}, {"predicted_ms", pr.total.median},
@@ -208,8 +298,9 @@ int run_advise(harness::Context& ctx, const BenchConfig& c) {
     if (!c.seq_formula.empty()) md += "\nsequence: " + c.seq_formula + "\n";
     md += fmt::format("\nLocal work timed on: {} ({}).\n\n", world.device().name(), kernels->describe());
   }
+  progress.finish();
   if (ctx.is_root()) std::fputs(md.c_str(), harness::text_stream(c.common));
-  const nlohmann::json config = {{"advise", true}, {"gpus", c.gpus}, {"model", c.model}, {"seqs", c.seqs},
+  const nlohmann::json config = {{"advise", true}, {"advise_budget_s", budget}, {"gpus", c.gpus}, {"model", c.model}, {"seqs", c.seqs},
                                  {"heads", c.heads}, {"kv_heads", c.kv_heads}, {"head_dim", c.head_dim},
                                  {"text_tokens", c.text_tokens}, {"coll", c.coll_files},
                                  {"local_table", c.local_table}, {"margin", c.margin},

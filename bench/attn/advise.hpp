@@ -1,7 +1,7 @@
 #pragma once
 // layerbench-attn --advise: every valid topology of --gpus N for one problem, its forward time
 // predicted from local work timed on this device (or read from a layerbench-attn result file)
-// and collectives from layerbench-coll result files (bench/attn/advise_model.hpp).
+// and collectives from layerbench-coll result files (attention/advise_model.hpp).
 #include "bench/attn/bench.hpp"
 
 namespace layerbench::attention {

@@ -41,6 +41,7 @@ struct BenchConfig {
   std::vector<std::string> coll_files;  // layerbench-coll result JSON of that machine
   std::string local_table;          // layerbench-attn result JSON with the local components (else timed here)
   double margin = 0.05;             // interval widening, fraction of the predicted median
+  double advise_budget_s = 0;       // seconds one topology's calibration may take (0: 3 host, 60 cuda)
   double verify_budget = 1e9;       // multiply-adds of host reference per rank and case
   std::string sdpa = "auto";        // cuDNN graph form: auto | unified | composite
   std::string what_if;              // components to delay ("a,b@begin"), "" = no what-if

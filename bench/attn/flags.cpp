@@ -68,6 +68,10 @@ void add_flags(CLI::App& app, BenchConfig& c) {
                  "--advise: layerbench-attn result JSON whose attention / pad_pack are used instead of timing here");
   cli::add_real(app, "--margin", c.margin, "--advise: interval widening, fraction of the predicted median",
                 num::RealRange::positive(1.0));
+  cli::add_real(app, "--advise-budget-s", c.advise_budget_s,
+                "--advise: seconds one topology's local timing may take; a longer sequence is timed shorter and scaled "
+                "by declared work (0: 3 on host, 60 on cuda)",
+                num::RealRange::non_negative(86400));
   app.add_option("--dtype", c.dtype, "bf16 | fp32 (fp32: host backend only)");
   app.add_option("--topologies", c.topologies,
                  "comma list of uspU, ringR, cpA joined by '+' (U*R*A = ranks), +uaa pads heads: usp2+ring2, usp4+uaa, cp4");

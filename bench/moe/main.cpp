@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
       [](CLI::App& app, RunConfig& c) { layerbench::moe::add_flags(app, c); },
       [](const RunConfig& c) { layerbench::moe::validate(c); },
       [](layerbench::harness::Context& ctx, const RunConfig& c) {
-        if (!c.describe && !c.list_models)
+        if (!c.describe && !c.list_models && !c.advise)
           layerbench::harness::warn_if_gpu_sized(
             ctx, c.common, flops_per_iteration(c),
             "--tokens 64 --hidden 256 --moe-heads 4 --experts 8 --topk 2 --intermediate 64 (see "

@@ -8,6 +8,7 @@
 #include "common/cli.hpp"
 #include "moe/expert_check.hpp"
 #include "moe/init.hpp"
+#include "bench/moe/advise.hpp"
 #include "bench/moe/model_flags.hpp"
 #include "bench/moe/report.hpp"
 #include "bench/moe/std_profile.hpp"
@@ -53,6 +54,7 @@ void add_expert_path_flags(CLI::App& app, RunConfig& c) {
 void add_flags(CLI::App& app, RunConfig& c) {
   constexpr std::int64_t big = std::int64_t{1} << 40;  // the real bounds are in validate()
   add_model_flags(app, c);
+  add_advise_flags(app, c);
   cli::add_int(app, "--hidden", c.geo.hidden, "override: hidden size", std::int64_t{1}, big);
   cli::add_int(app, "--moe-heads", c.geo.heads, "override (MAGI-2): MoE heads (d_head = hidden / heads)", std::int64_t{1}, big);
   cli::add_int(app, "--experts", c.geo.experts, "override: routed experts (MAGI-2: per head)", std::int64_t{1}, big);
@@ -238,6 +240,7 @@ int run(harness::Context& ctx, const RunConfig& c) {
     }
     return 0;
   }
+  if (c.advise) return run_advise(ctx, c);
   if (c.model.block == Block::standard) return run_standard(ctx, c);
   Communicator& world = ctx.world;
   const auto targets = what_if_targets(c, parse_layout(c.layout));  // bad --what-if: before any work

@@ -56,6 +56,14 @@ struct RunConfig {
   std::string telemetry = "auto";     // auto (gpu on the cuda backend) | gpu | off
   double telemetry_period_ms = 10;
   double framework_exchange_ms = 0;   // a framework's exchange, measured elsewhere (0: not given)
+  // --advise (bench/moe/advise.hpp): the machine the advice is for and its inputs.
+  bool advise = false;
+  int gpus = 0, gpus_per_node = 8;
+  std::vector<std::string> coll_files, coll_inter_files;
+  double inter_gbps = 0, inter_latency_us = 0;  // an assumed network link per GPU
+  double margin = 0.05;                         // interval widening, x median
+  double advise_budget_s = 0;                   // per calibration run (0: 3 s host, 20 s cuda)
+  std::string calibration;                      // a previous --advise JSON: its calibration, untimed
 };
 
 // Checks that do not need the world size (UsageError).

@@ -1,6 +1,7 @@
 #pragma once
 // The topology advisor's model: a forward's predicted time from what one GPU and a collective
-// sweep can measure. Pure host logic (tested on the host with committed results).
+// sweep can measure (collectives/cost_model.hpp; the ranked section is reports/prediction.hpp).
+// Pure host logic (tested on the host with committed results).
 //   local work   attention (every Ring step's kernel calls and LSE merges) and pad_pack, from a
 //                table timed on this GPU at the topology's local shapes (or read from a
 //                layerbench-attn result file);
@@ -15,8 +16,10 @@
 //                timings and the forward's, launch gaps between them).
 #include "attention/topology.hpp"
 #include "attention/workload.hpp"
+#include "collectives/cost_model.hpp"
 #include "reports/document.hpp"
 #include "reports/inputs.hpp"
+#include "reports/prediction.hpp"
 
 #include <map>
 #include <optional>
@@ -25,36 +28,9 @@
 
 namespace layerbench::attention {
 
-struct Interval {
-  double median = 0, lo = 0, hi = 0;  // ms
-  Interval& operator+=(const Interval& o) {
-    median += o.median;
-    lo += o.lo;
-    hi += o.hi;
-    return *this;
-  }
-};
-Interval interval_of(const reports::Measurement& m);  // median, p10, p90 of the samples
-
-class CollModel {
- public:
-  // A layerbench-coll result file: out-of-place points of each op; the group size from its config.
-  void add(const reports::ResultFile& f);
-  bool empty() const { return sweeps_.empty(); }
-  // nccl-tests sizes: all_gather = output bytes, all_to_all = one rank's buffer. `how` says
-  // which sweep answered (and whether through bus bandwidth).
-  Interval time(const std::string& op, double bytes, int n, std::string* how = nullptr) const;
-  // A Ring step moving `bytes` each way to a neighbour.
-  Interval p2p(double bytes, std::string* how = nullptr) const;
-
- private:
-  struct Point {
-    double bytes;
-    Interval t;
-  };
-  std::map<std::pair<std::string, int>, std::vector<Point>> sweeps_;
-  std::vector<std::string> files_;
-};
+using reports::Interval;
+using reports::interval_of;
+using reports::Prediction;
 
 // Local components of (topology, sequence) cases for one problem: attention and pad_pack.
 struct LocalTimes {
@@ -66,13 +42,6 @@ struct LocalTimes {
   std::string source;
 };
 
-struct Prediction {
-  Topology topology;
-  Interval total;                       // with the margin
-  std::vector<std::pair<std::string, Interval>> parts;  // name -> time
-  std::vector<std::string> notes;       // how each collective was obtained
-};
-
 // The forward of `t` on problem `p` (U*R*A ranks). Communication bytes as SpAttention moves them.
 Prediction predict(const Topology& t, const Problem& p, const LocalTimes& local, const CollModel& coll, double margin);
 
@@ -80,9 +49,8 @@ Prediction predict(const Topology& t, const Problem& p, const LocalTimes& local,
 // pad_pack and length_exchange measurements.
 std::map<std::string, LocalTimes> local_times_from(const reports::ResultFile& f);
 
-// The ranked table (fastest median first) and which differences are resolved (intervals apart), as
-// a section headed by `title` and marked as a prediction.
-reports::Section advice_section(const std::string& title, std::vector<Prediction> preds);
+// The ranked advice section.
+using reports::advice_section;
 // Its markdown (reports::to_markdown, level-3 heading), then how the communication was obtained and
 // what the model cannot see.
 std::string advice_markdown(const std::string& title, std::vector<Prediction> preds, double margin);

@@ -2,7 +2,7 @@
 // the Ring overlap, and the calibration against committed 2xH200 results: with the local work of
 // the committed attention runs (their attention and pad_pack components) and the communication
 // of the committed collective sweep, each measured forward lies inside its predicted interval.
-#include "bench/attn/advise_model.hpp"
+#include "attention/advise_model.hpp"
 #include "collectives/error.hpp"
 
 #include <fmt/format.h>
@@ -110,8 +110,8 @@ TEST(AdviseModel, CoversTheCommittedTwoGpuRuns) {
 // The advice is a document section: ranked fastest first, a row per topology, and the markdown the
 // markdown printer makes of it, followed by how the communication was obtained.
 TEST(AdviseModel, AdviceIsARankedSection) {
-  Prediction slow{parse_topology("cp2"), {2.0, 1.9, 2.1}, {{"attention", {2.0, 1.9, 2.1}}}, {"note b"}};
-  Prediction fast{parse_topology("ring2"), {1.0, 0.9, 1.1}, {{"attention", {1.0, 0.9, 1.1}}}, {"note a"}};
+  Prediction slow{"cp2", {2.0, 1.9, 2.1}, {{"attention", {2.0, 1.9, 2.1}}}, {"note b"}};
+  Prediction fast{"ring2", {1.0, 0.9, 1.1}, {{"attention", {1.0, 0.9, 1.1}}}, {"note a"}};
   const auto s = advice_section("Advice", {slow, fast});
   EXPECT_EQ(s.title, "Advice (PREDICTION, not a measurement)");
   ASSERT_EQ(s.tables.size(), 1u);

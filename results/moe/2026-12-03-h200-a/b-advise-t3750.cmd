@@ -1,0 +1,1 @@
+/tmp/lb-build-39/bench/moe/layerbench-moe --backend cuda --iterations 20 --warmup 5 --model magi-2 --tokens 3750 --advise --gpus 2 --coll results/coll/2026-11-30-h200x2-c/coll.json --json /root/out/b-advise-t3750.json

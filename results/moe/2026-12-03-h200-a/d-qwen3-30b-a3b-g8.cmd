@@ -1,0 +1,1 @@
+/tmp/lb-build-39/bench/moe/layerbench-moe --backend cuda --iterations 10 --warmup 2 --model qwen3-30b-a3b --tokens 8192 --advise --gpus 8 --gpus-per-node 8 --coll results/coll/2026-11-30-h200x2-c/coll.json --inter-gbps 50 --inter-latency-us 10 --json /root/out/d-qwen3-30b-a3b-g8.json
