@@ -67,6 +67,12 @@ if [ -n "${NSYS:-}" ]; then
 else
   { echo "nsys: not found on this machine (PATH, /usr/local/cuda*, /opt/nvidia)"; ls -d /usr/local/cuda* /opt/nvidia* 2>&1;
     find / -xdev -maxdepth 6 -name 'nsys*' -not -path '/proc/*' 2>/dev/null | head; } | tee "$OUT/nsys-missing.txt"
+  # The NVTX names without nsys: the injection library counts each name's pushes and pops.
+  if lb_build layerbench_nvtx_names; then
+    NVTX_INJECTION64_PATH="$B/tools/liblayerbench_nvtx_names.so" LAYERBENCH_NVTX_NAMES="$OUT/nvtx-names-$PRESET.md" \
+      timeout 200 "${STD[@]}" --iterations 10 --nvtx on --json "$OUT/nvtx-names-$PRESET.json" > "$OUT/nvtx-names.log" 2>&1
+    echo "nvtx names rc=$?"; cat "$OUT/nvtx-names-$PRESET.md"
+  fi
 fi
 
 # 3. What NVTX and tracing cost: interleaved runs (layerbench-ab, order alternating between pairs)
