@@ -355,8 +355,9 @@ int run(harness::Context& ctx, const BenchConfig& c) {
     // Ratios between topologies come from forwards timed in the same iterations (round-robin).
     std::vector<std::function<void(Stream)>> forwards;
     for (auto& sp : alive) forwards.push_back([p = sp.get()](Stream q) { p->forward(q); });
+    if (alive.empty()) continue;  // the filter left no case of this length (no empty entry in `timed`)
     std::vector<std::string> names;
-    for (const auto& tc : timed[seq]) names.push_back(tc.group + " forward (round-robin)");
+    for (const auto& tc : timed.at(seq)) names.push_back(tc.group + " forward (round-robin)");
     if (forwards.size() > 1)
       for (int r = 0; r < c.repeat; ++r)
         round_robin[seq].push_back(runner.time_round_robin(forwards, harness::Clock::device, names));

@@ -46,6 +46,7 @@ Comparison compare_totals(const std::vector<reports::Measurement>& results, cons
                           const std::vector<RoundRobin>& runs, double confidence) {
   Comparison out;
   const std::size_t n = cases.size();
+  if (n == 0) return out;  // nothing timed at this length
   // The fastest by interleaved median, then whether every other case is resolved slower than it
   // by its paired ratio.
   std::optional<std::size_t> fastest;
