@@ -150,8 +150,10 @@ void read_calibration(const reports::ResultFile& f, std::map<std::string, Calibr
   for (const auto& m : f.results) {
     if (m.group.rfind("calibration/", 0) != 0 || m.samples_ms.empty()) continue;
     const std::string shrink = m.params.value("shrink", std::string());
-    cals[m.group][m.name] = {reports::interval_of(m),
-                             {m.params.value("work_flops", 0.0), m.params.value("work_bytes", 0.0)},
+    // The declared work; files of 2026-12-03 carried it in params (work_flops, work_bytes).
+    const LocalWork w = m.work.empty() ? LocalWork{m.params.value("work_flops", 0.0), m.params.value("work_bytes", 0.0)}
+                                       : LocalWork{m.work.flops, m.work.bytes};
+    cals[m.group][m.name] = {reports::interval_of(m), w,
                              fmt::format("{} ({}){}", f.path, m.params.value("shape", std::string()),
                                          shrink.empty() ? "" : "; " + shrink)};
   }

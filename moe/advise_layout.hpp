@@ -85,7 +85,7 @@ struct Imbalance {
 Imbalance imbalance_from_routing(const std::vector<std::int32_t>& ids, std::int64_t topk, std::int64_t experts, int ep,
                                  std::int64_t tokens_per_rank, int draws, std::uint64_t seed);
 
-// The calibration (measurements of group "calibration/<key>" with params work_flops, work_bytes,
+// The calibration (measurements of group "calibration/<key>" with their declared work, params
 // shape, shrink) and the imbalances (config "imbalance") of a layerbench-moe --advise result.
 void read_calibration(const reports::ResultFile& f, std::map<std::string, Calibration>& cals,
                       std::map<std::string, Imbalance>& imbs);

@@ -148,6 +148,17 @@ ResultFile result_file_from_json(const nlohmann::json& doc, const std::string& p
     }
   }
   if (doc["schema"] == kSchemaV1) infer_v1_roles(f, doc);
+  if (doc.contains("advice") && doc["advice"].is_array())
+    for (std::size_t i = 0; i < doc["advice"].size(); ++i) {
+      const auto& a = doc["advice"][i];
+      const std::string title = a.is_object() && a.contains("seq") ? "S = " + a["seq"].dump() : std::string();
+      if (f.advice.empty() || f.advice.back().title != title) f.advice.push_back({title, {}});
+      try {
+        f.advice.back().predictions.push_back(prediction_from_json(a));
+      } catch (const std::exception& e) {
+        throw std::runtime_error(fmt::format("{}: advice[{}]: {}", path, i, e.what()));
+      }
+    }
   // An embedded paired study: "ab": {"base_ms": [...], "candidate_ms": [...], ...}.
   if (doc.contains("ab") && doc["ab"].is_object() && doc["ab"].contains("base_ms") &&
       doc["ab"].contains("candidate_ms")) {

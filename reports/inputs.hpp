@@ -3,6 +3,7 @@
 // (the JSONL that `layerbench-ab run` writes, or a CSV with `base` and `candidate` columns).
 // Every reader throws std::runtime_error naming the file and the line on malformed or truncated input,
 // so the binaries can turn that into exit code 2 with a clear message.
+#include "reports/prediction.hpp"
 #include "reports/result.hpp"
 #include "study/study.hpp"
 
@@ -24,6 +25,13 @@ struct ResultFile {
   nlohmann::json context = nlohmann::json::object();
   nlohmann::json config = nlohmann::json::object();
   std::vector<Measurement> results;
+  // An advisor's predictions (layerbench-moe/-attn --advise: "advice"), one group per sequence
+  // length where the entries name one ("seq"), in the file's order.
+  struct AdviceGroup {
+    std::string title;
+    std::vector<Prediction> predictions;
+  };
+  std::vector<AdviceGroup> advice;
   // An in-process A/B the binary ran (layerbench-moe --ab: "ab" with base_ms / candidate_ms).
   std::optional<PairedStudy> study;
 };

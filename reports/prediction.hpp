@@ -34,6 +34,14 @@ struct Prediction {
   std::vector<std::string> notes;  // where each figure came from
 };
 
+// One advice entry of a result file's "advice" array: {"label", "predicted_ms", "lo_ms", "hi_ms",
+// "prediction": true, "parts": [{"name", "median_ms", "lo_ms", "hi_ms"}...], "notes": [...]}; the
+// advisors add their own keys (layout, ep, tp; topology, seq) beside these.
+nlohmann::json to_json(const Prediction& p);
+// Inverse of to_json; files written before "label" existed name the candidate "layout" or
+// "topology". Throws std::runtime_error on a missing or non-numeric time.
+Prediction prediction_from_json(const nlohmann::json& j);
+
 // Fastest predicted median first (stable).
 std::vector<Prediction> ranked(std::vector<Prediction> preds);
 // The ranked table and which differences are resolved (intervals apart), as a section headed by

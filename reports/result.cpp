@@ -133,8 +133,20 @@ Measurement measurement_from_json(const nlohmann::json& j) {
 
 
 namespace {
-std::string scalar_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+std::string scalar_text(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_float()) return fmt::format("{}", v.get<double>());
+  return v.dump();
+}
 }  // namespace
+
+std::string params_text(const nlohmann::json& params) {
+  if (!params.is_object()) return params.is_null() ? std::string{} : params.dump();
+  std::string out;
+  for (auto it = params.begin(); it != params.end(); ++it)
+    out += (out.empty() ? "" : ";") + it.key() + "=" + scalar_text(it.value());
+  return out;
+}
 
 std::string results_to_csv(const std::vector<Measurement>& results) {
   // Metric columns: the union over all measurements, in first-seen order.
@@ -150,9 +162,7 @@ std::string results_to_csv(const std::vector<Measurement>& results) {
   out += "\n";
   auto cell = [](double v) { return std::isfinite(v) ? fmt::format("{}", v) : std::string(); };
   for (const auto& m : results) {
-    std::string params;
-    for (auto it = m.params.begin(); it != m.params.end(); ++it)
-      params += (params.empty() ? "" : ";") + it.key() + "=" + scalar_text(it.value());
+    const std::string params = params_text(m.params);
     out += text::csv_cell(m.name) + "," + text::csv_cell(m.group) + "," + to_string(m.role) + "," + text::csv_cell(m.parent) + "," +
            std::to_string(m.instances) + "," + text::csv_cell(params);
     if (m.samples_ms.empty()) {

@@ -95,6 +95,10 @@ nlohmann::json to_json(const Measurement& m);
 Measurement measurement_from_json(const nlohmann::json& j);
 
 
+// A measurement's params as k=v;... (strings bare, numbers shortest: 0 not 0.0), the one text
+// of params in every printer.
+std::string params_text(const nlohmann::json& params);
+
 // One row per measurement: name, group, role, parent, params as k=v;..., the summary (ms), the
 // declared work and the derived rates (numbers; units in the header) and the metrics.
 std::string results_to_csv(const std::vector<Measurement>& results);

@@ -203,11 +203,11 @@ Section results_table(const ResultFile& file) {
   t.align = {Align::left, Align::left, Align::left, Align::left};
   for (const auto& m : file.results) {
     if (m.samples_ms.empty()) {
-      t.add_row({m.name, m.group, to_string(m.role), m.params.dump(), "0", "—", "—", "—", "—", ""});
+      t.add_row({m.name, m.group, to_string(m.role), params_text(m.params), "0", "—", "—", "—", "—", ""});
       continue;
     }
     const auto sum = stats::summarize(m.samples_ms);
-    t.add_row({m.name, m.group, to_string(m.role), m.params.empty() ? std::string{} : m.params.dump(),
+    t.add_row({m.name, m.group, to_string(m.role), params_text(m.params),
                std::to_string(sum.n), fmt_time(sum.median), fmt_time(sum.min), fmt_time(sum.max), fmt_share(sum.cv),
                rate_text(m)});
   }
@@ -236,6 +236,17 @@ Section results_csv_section(const std::string& text, const std::string& path) {
 
 std::vector<Section> result_sections(const ResultFile& file, double confidence) {
   std::vector<Section> out;
+  for (const auto& g : file.advice) {
+    const bool moe = file.binary == "layerbench-moe";
+    std::string title = "Advice" + (file.binary.empty() ? std::string{} : " — " + file.binary);
+    if (!g.title.empty()) title += ", " + g.title;
+    Section s = advice_section(title, g.predictions, moe ? "layout" : "topology",
+                               moe ? "predicted layer ms" : "predicted forward ms");
+    s.intro = source_line(file) + " The advisor's ranked predictions (notes: where each figure comes from); the "
+              "calibration it timed follows.";
+    s.notes = collected_notes(g.predictions);
+    out.push_back(std::move(s));
+  }
   const auto totals = total_groups(file);
   const bool coll = !file.results.empty() && std::all_of(file.results.begin(), file.results.end(), [](const auto& m) {
     return m.params.contains("op") && m.params.contains("bytes");

@@ -285,9 +285,9 @@ int run_advise(harness::Context& ctx, const BenchConfig& c) {
       }
       Prediction pr = predict(t, p, local, coll, c.margin);
       pr.notes.push_back("local work: " + local.source);
-      advice.push_back({{"seq", seq}, {"topology", t.label}, {"predicted_ms", pr.total.median},
-                        {"lo_ms", pr.total.lo}, {"hi_ms", pr.total.hi}, {"prediction", true},
-                        {"local_plan", plan_json(t, p)}});
+      nlohmann::json a = reports::to_json(pr);
+      a.update({{"seq", seq}, {"topology", t.label}, {"local_plan", plan_json(t, p)}});
+      advice.push_back(std::move(a));
       preds.push_back(std::move(pr));
     }
     const std::string title = fmt::format("Advice for {} GPUs: {}S = {}, {}, D = {}, B = {}", c.gpus,

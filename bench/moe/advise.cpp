@@ -189,7 +189,7 @@ CalRun magi2_cal(const Model& m, std::int64_t tokens, double act_b, double rate,
 }
 
 // Times the one-rank layer of `run` component by component; the measurements (group = run.key,
-// params: work, shape) go to `results`.
+// their declared work, params: shape) go to `results`.
 Calibration time_cal(harness::Context& ctx, const RunConfig& c, const CalRun& run, const harness::Runner& runner,
                      std::vector<reports::Measurement>& results) {
   Communicator& world = ctx.world;
@@ -202,7 +202,8 @@ Calibration time_cal(harness::Context& ctx, const RunConfig& c, const CalRun& ru
     const LocalWork w = run.work.count(name) ? run.work.at(name) : LocalWork{};
     m.group = run.key;
     m.role = reports::Role::probe;
-    m.params = {{"work_flops", w.flops}, {"work_bytes", w.bytes}, {"shape", run.shape}, {"shrink", run.shrink}};
+    m.work = {.flops = w.flops, .bytes = w.bytes};
+    m.params = {{"shape", run.shape}, {"shrink", run.shrink}};
     cal[name] = {reports::interval_of(m), w, where + (run.shrink.empty() ? "" : "; " + run.shrink)};
     results.push_back(std::move(m));
   };
@@ -267,7 +268,8 @@ std::vector<std::int32_t> route_sample(harness::Context& ctx, const Model& m, st
     meas.group = "calibration/router";
     meas.role = reports::Role::probe;
     const std::string shape = fmt::format("the model's router: {} experts x hidden {}, {} tokens", E, H, chunk);
-    meas.params = {{"work_flops", flops}, {"work_bytes", 0.0}, {"shape", shape}, {"shrink", ""}};
+    meas.work = {.flops = flops};
+    meas.params = {{"shape", shape}, {"shrink", ""}};
     *router = {reports::interval_of(meas), {.flops = flops}, fmt::format("timed on {} ({})", dev.name(), shape)};
     results->push_back(std::move(meas));
   }
@@ -398,11 +400,9 @@ int run_advise(harness::Context& ctx, const RunConfig& c) {
     if (m.block == Block::standard)
       imb_json[l.label] = {{"median", imb.factor.median}, {"lo", imb.factor.lo}, {"hi", imb.factor.hi}, {"source", imb.source}};
     reports::Prediction p = predict_layout(l, in, cal, imb);
-    nlohmann::json parts = nlohmann::json::object();
-    for (const auto& [n, x] : p.parts) parts[n] = {{"median_ms", x.median}, {"lo_ms", x.lo}, {"hi_ms", x.hi}};
-    advice.push_back({{"layout", l.label}, {"ep", l.ep}, {"tp", l.tp}, {"predicted_ms", p.total.median},
-                      {"lo_ms", p.total.lo}, {"hi_ms", p.total.hi}, {"forward_ms", p.total.median * L},
-                      {"prediction", true}, {"parts", parts}});
+    nlohmann::json a = reports::to_json(p);
+    a.update({{"layout", l.label}, {"ep", l.ep}, {"tp", l.tp}, {"forward_ms", p.total.median * L}});
+    advice.push_back(std::move(a));
     preds.push_back(std::move(p));
   }
   preds = reports::ranked(std::move(preds));

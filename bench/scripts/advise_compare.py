@@ -44,7 +44,9 @@ def main():
             ref_rate = 2.0 * m * m * m / (median(ref["samples_ms"]) * 1e-3)
             ref_ratio = f"{ref_rate / rate:.2f}"
         comps = []
-        for name, part in p["parts"].items():
+        parts = p["parts"]  # a list of named parts (an object by name in files of 2026-12-03)
+        parts = parts.items() if isinstance(parts, dict) else [(x["name"], x) for x in parts]
+        for name, part in parts:
             for alias in ALIASES.get(name, [name]):
                 if alias in res and res[alias]["samples_ms"]:
                     comps.append(f"{name} {median(res[alias]['samples_ms']) / part['median_ms']:.2f}")
