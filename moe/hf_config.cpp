@@ -292,25 +292,46 @@ void read_moe_layers(Reader& r, Family fam, std::string_view type) {
                      fmt::format("{} (every layer is MoE in model_type {})", r.key_name("num_hidden_layers"), type));
 }
 
+// The defaults of the config class a DeepSeek-keyed model_type is read with, where a config
+// leaves the key out: DeepSeek-V2's class (remote configuration_deepseek.py and transformers'
+// DeepseekV2Config) routes by softmax, greedy; V3's (and the types built on it) by sigmoid with
+// the correction bias (noaux_tc). GLM-4.5's configs name neither key. Empty: no class default
+// (a forced family name says neither version), so a missing key is refused.
+struct DeepseekClass {
+  std::string_view name, scoring, method;
+};
+DeepseekClass deepseek_class(std::string_view type) {
+  if (type == "deepseek_v2") return {"DeepseekV2Config", "softmax", "greedy"};
+  if (type == "deepseek_v3" || type == "deepseek_v32" || type == "kimi_k2")
+    return {"DeepseekV3Config", "sigmoid", "noaux_tc"};
+  if (type.starts_with("glm4")) return {"", "sigmoid", "noaux_tc"};
+  return {};
+}
+
 void read_deepseek_router(Reader& r, Model& m, std::string_view type) {
-  const bool glm = type.starts_with("glm4");  // GLM-4.5 and its variants name neither key
-  std::string scoring = "sigmoid", method = "noaux_tc";
+  const DeepseekClass cls = deepseek_class(type);
+  auto class_default = [&](const char* field, const char* key, std::string_view value) {
+    if (value.empty())
+      r.fail(fmt::format("config key {} not found (needed for {}; give --family deepseek_v2 or deepseek_v3 for that "
+                         "config class's default)", r.key_name(key), field));
+    if (cls.name.empty()) r.fixed(field, type);
+    else
+      m.sources[field] = fmt::format("no {} key: {}'s default {} (model_type {})", r.key_name(key), cls.name, value, type);
+    return std::string(value);
+  };
+  std::string scoring, method;
   if (auto s = r.text("scoring_func")) {
     scoring = *s;
     m.sources["router.score"] = r.key_name("scoring_func");
-  } else if (glm) {
-    r.fixed("router.score", type);
   } else {
-    r.fail(fmt::format("config key {} not found (needed for router.score)", r.key_name("scoring_func")));
+    scoring = class_default("router.score", "scoring_func", cls.scoring);
   }
   m.router.score = parse_score(scoring, r.what("scoring_func"));
   if (auto t = r.text("topk_method")) {
-    method = *t;
+    method = *t == "gready" ? "greedy" : *t;  // DeepSeek-V2's remote code spells its default "gready"
     m.sources["router.selection_bias"] = r.key_name("topk_method");
-  } else if (glm) {
-    r.fixed("router.selection_bias", type);
   } else {
-    r.fail(fmt::format("config key {} not found (needed for router.selection_bias)", r.key_name("topk_method")));
+    method = class_default("router.selection_bias", "topk_method", cls.method);
   }
   if (method != "noaux_tc" && method != "greedy" && method != "group_limited_greedy")
     r.fail(fmt::format("config key {}: unknown top-k method '{}' (known: greedy, group_limited_greedy, noaux_tc)",
@@ -543,7 +564,15 @@ void read_fields_activation(Reader& r, Model& m) {
   }
 }
 
-void read_fields_router(Reader& r, Model& m, std::string_view expert_key, bool gemma_layout) {
+// Model types whose modelling code adds a selection (correction) bias that no config key names.
+struct CodeFact {
+  std::string_view model_type, why;
+};
+constexpr CodeFact kBiasByCode[] = {
+    {"kimi_linear", "modeling_kimi.py's KimiMoEGate always adds e_score_correction_bias (no config key)"},
+};
+
+void read_fields_router(Reader& r, Model& m, std::string_view expert_key, bool gemma_layout, std::string_view type) {
   // Scoring: a key, or the softmax of the key families that never name it.
   const auto [sv, skey] = r.agreed("router.score", kScoreKeys);
   if (sv) {
@@ -570,6 +599,11 @@ void read_fields_router(Reader& r, Model& m, std::string_view expert_key, bool g
   m.router.selection_bias = method == "noaux_tc" || bias.value_or(false);
   if (!method.empty() && !bias) m.sources["router.selection_bias"] = r.key_name("topk_method") + " " + method;
   else if (!bias) m.sources["router.selection_bias"] = fmt::format("no correction-bias key (topk_method, {}): none", join(kBiasKeys, ", "));
+  for (const auto& f : kBiasByCode)
+    if (!bias && method.empty() && f.model_type == type) {
+      m.router.selection_bias = true;
+      m.sources["router.selection_bias"] = fmt::format("model_type {}: {}", type, f.why);
+    }
   m.router.group_score = method == "noaux_tc" ? GroupScore::top2_sum : GroupScore::max;
   m.router.groups = r.agreed_integer("router.groups", kGroupKeys).value_or(1);
   if (!r.agreed("router.groups", kGroupKeys).first) m.sources["router.groups"] = "no group key: no group limit";
@@ -702,7 +736,7 @@ void read_by_fields(Reader& r, Model& m, std::string_view type) {
     r.fail(fmt::format("config key {} = {} (hidden_size {}): the routed experts run at another width (latent MoE), "
                        "which the standard block does not model", r.key_name("routed_expert_hidden_size"), w->dump(), m.hidden));
   read_fields_activation(r, m);
-  read_fields_router(r, m, ekey, gemma_layout);
+  read_fields_router(r, m, ekey, gemma_layout, type);
   read_fields_shared(r, m, gemma_layout);
   const std::string_view near = gemma_layout ? "gemma4" : nearest_family(ekey, skey != "intermediate_size");
   m.family = fmt::format("fields (like {})", near);
@@ -754,12 +788,19 @@ Model model_from_hf_json(const json& doc, const std::string& origin, std::string
   std::optional<Family> fam;
   for (const auto& f : kFamilies)
     if (!type.empty() && f.model_type == type) fam = f.family;
-  if (!fam) {
-    if (auto a = doc.find("architectures"); a != doc.end() && a->is_array() && !a->empty() && (*a)[0].is_string())
+  // An unknown model_type whose (nested, else top-level) architectures name a known class: that
+  // class's family (DeepSeek-VL2/OCR keep a DeepseekV2ForCausalLM under language_config).
+  std::string arch_note;
+  for (const json* where : {cfg, &doc}) {
+    if (fam) break;
+    if (auto a = where->find("architectures"); a != where->end() && a->is_array() && !a->empty() && (*a)[0].is_string())
       for (const auto& f : kFamilies)
         if (!f.architecture.empty() && f.architecture == (*a)[0].get<std::string>()) {
           fam = f.family;
+          arch_note = fmt::format("; family from {}architectures {} (model_type {})", where == cfg ? prefix : "",
+                                  f.architecture, type.empty() ? "(none)" : type);
           type = f.model_type;
+          break;
         }
   }
   bool by_fields = !fam;
@@ -779,7 +820,7 @@ Model model_from_hf_json(const json& doc, const std::string& origin, std::string
   }
   Model m;
   m.name = type.empty() ? "unnamed" : type;
-  m.origin = "config " + origin + forced_note;
+  m.origin = "config " + origin + (forced.empty() ? arch_note : "") + forced_note;
   m.block = Block::standard;
   Reader r(*cfg, prefix, origin, m);
   if (by_fields) {

@@ -340,3 +340,39 @@ TEST(MoeHfCorpus, GeluTanhGlu) {
   EXPECT_NEAR(glu(-2.0f, 1.0f, a), -0.0454023059, 1e-6);
   EXPECT_EQ(parse_activation("gelu-tanh-glu", "t"), Activation::gelu_tanh_glu);
 }
+
+// A DeepSeek-keyed config that leaves its router keys out: the config class named by model_type
+// (or by the nested architectures) supplies its documented defaults, said in the sources; a
+// family name that does not say which class (--family deepseek) refuses, naming the key and
+// the flags that settle it.
+TEST(MoeHfCorpus, DeepseekClassDefaults) {
+  using nlohmann::json;
+  const json lang = json::parse(R"({"architectures": ["DeepseekV2ForCausalLM"], "hidden_size": 64,
+    "num_hidden_layers": 3, "n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 16,
+    "n_shared_experts": 1, "first_k_dense_replace": 1, "topk_method": "greedy"})");
+  const json doc = {{"model_type", "acme_vl"}, {"language_config", lang}};
+  const Model m = model_from_hf_json(doc, "t");
+  EXPECT_EQ(m.family, "deepseek");
+  EXPECT_EQ(m.router.score, Score::softmax);
+  EXPECT_FALSE(m.router.normalize);
+  EXPECT_NE(m.origin.find("family from language_config.architectures DeepseekV2ForCausalLM (model_type acme_vl)"),
+            std::string::npos) << m.origin;
+  EXPECT_NE(m.sources.at("router.score").find("DeepseekV2Config's default softmax"), std::string::npos)
+      << m.sources.at("router.score");
+  json v3 = lang;
+  v3.erase("architectures");
+  v3.erase("topk_method");
+  v3["model_type"] = "deepseek_v3";
+  const Model m3 = model_from_hf_json(v3, "t");
+  EXPECT_EQ(m3.router.score, Score::sigmoid);
+  EXPECT_TRUE(m3.router.selection_bias);
+  EXPECT_NE(m3.sources.at("router.selection_bias").find("DeepseekV3Config's default noaux_tc"), std::string::npos);
+  // DeepSeek-V2's remote code spells its greedy default "gready".
+  json gready = lang;
+  gready["topk_method"] = "gready";
+  EXPECT_EQ(model_from_hf_json(json{{"model_type", "acme_vl"}, {"language_config", gready}}, "t").router.groups, 1);
+  const std::string msg = usage_error([&] { model_from_hf_json(doc, "t", "deepseek"); });
+  EXPECT_NE(msg.find("language_config.scoring_func not found"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("--family deepseek_v2 or deepseek_v3"), std::string::npos) << msg;
+  EXPECT_EQ(model_from_hf_json(doc, "t", "deepseek_v2").router.score, Score::softmax);
+}
