@@ -3,6 +3,7 @@
 #include "common/usage.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -49,6 +50,11 @@ Interval CollModel::time(const std::string& op, double bytes, int n, std::string
     }
   if (pts == nullptr || pts->empty())
     throw UsageError(fmt::format("no layerbench-coll sweep of {} among --coll files (needed for {} ranks)", op, n));
+  if (g != n && !rescale)
+    throw UsageError(fmt::format("no {} sweep of {} ranks among the layerbench-coll files (sweeps of {} ranks): sweep "
+                                 "that group size (mpirun -n {} layerbench-coll), or pass --coll-rescale to scale the "
+                                 "nearest sweep through its bus bandwidth (said in the advice)",
+                                 op, n, fmt::join(group_sizes(op), ", "), n));
   const auto& p = *pts;
   Interval t;
   if (bytes <= p.front().bytes) {

@@ -4,8 +4,9 @@
 //   a sweep      out-of-place points of each op of a layerbench-coll result file: median and
 //                p10-p90 spread, interpolated in bytes (log-log between neighbouring sizes;
 //                constant time below the sweep, constant bandwidth above);
-//   group sizes  from a sweep at another group size through its bus bandwidth (time x f(n)/f(g),
-//                f the nccl-tests bus factor), saying so;
+//   group sizes  the sweep at the group's size; a group size no sweep has is refused, unless the
+//                user allows rescaling (--coll-rescale): then the nearest sweep through its bus
+//                bandwidth (time x f(n)/f(g), f the nccl-tests bus factor), saying so;
 //   a Ring step  (M bytes each way) as a 2-rank all_to_all of 2M bytes;
 //   across nodes Topology: a group of n ranks placed on ceil(n/G) nodes of G ranks. One node: the
 //                intra-node sweeps. Several: the --coll-inter sweeps (a sweep of ranks on several
@@ -36,8 +37,11 @@ class CollModel {
   bool has(const std::string& op) const;
   std::vector<int> group_sizes(const std::string& op) const;
   const std::vector<std::string>& files() const { return files_; }
+  // Whether a group size without a sweep may be answered by the nearest sweep through its bus
+  // bandwidth (the advisors' --coll-rescale); off: UsageError naming the sizes there are.
+  bool rescale = false;
   // `how` says which sweep answered (and whether through bus bandwidth). UsageError when no sweep
-  // of `op` was added.
+  // of `op` was added, or none of n ranks and rescaling is off.
   reports::Interval time(const std::string& op, double bytes, int n, std::string* how = nullptr) const;
   // A Ring step moving `bytes` each way to a neighbour.
   reports::Interval p2p(double bytes, std::string* how = nullptr) const;

@@ -275,6 +275,15 @@ reports::Prediction predict_layout(const AdviceLayout& l, const AdviceInputs& in
   return a.pr;
 }
 
+void check_collectives(const std::vector<AdviceLayout>& layouts, const AdviceInputs& in) {
+  Calibration placeholder;
+  for (const char* n : {"router", "router_full", "ep_counts_exchange", "dispatch_permute", "ep_dispatch", "ep_combine",
+                        "expert_compute", "weighted_sum", "shared_experts", "pre_norm", "split_linear", "routing",
+                        "local_expert_compute", "merge_linear", "shared_branch"})
+    placeholder[n] = {{1, 1, 1}, {1, 1}, "placeholder"};
+  for (const auto& l : layouts) (void)predict_layout(l, in, placeholder, Imbalance{});
+}
+
 std::string deciding_component(const reports::Prediction& best, const reports::Prediction* runner_up) {
   const auto largest = std::max_element(best.parts.begin(), best.parts.end(),
                                         [](const auto& x, const auto& y) { return x.second.median < y.second.median; });

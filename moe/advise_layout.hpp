@@ -104,6 +104,11 @@ struct AdviceInputs {
 reports::Prediction predict_layout(const AdviceLayout& l, const AdviceInputs& in, const Calibration& cal,
                                    const Imbalance& imb);
 
+// Before any timing: every collective the layouts need is answerable by `in.coll` (a sweep of the
+// group's size, rescaling allowed, or a network model across nodes): the UsageError the
+// prediction would raise after the calibration, raised now. A placeholder calibration stands in.
+void check_collectives(const std::vector<AdviceLayout>& layouts, const AdviceInputs& in);
+
 // The component of `best` that decides: the one with the largest share, and against the runner-up
 // the one whose difference is largest. Plain sentences.
 std::string deciding_component(const reports::Prediction& best, const reports::Prediction* runner_up);

@@ -209,6 +209,7 @@ int run_advise(harness::Context& ctx, const BenchConfig& c) {
   if (world.size() != 1) throw UsageError("--advise runs on one rank (it times one rank's local work on this device)");
   if (c.gpus < 1) throw UsageError("--advise needs --gpus N (the machine the advice is for)");
   CollModel coll;
+  coll.rescale = c.coll_rescale;
   for (const auto& f : c.coll_files) coll.add(reports::load_result_file(f));
   if (coll.empty() && c.gpus > 1) throw UsageError("--advise for more than one GPU needs --coll FILE (layerbench-coll JSON)");
   std::map<std::string, LocalTimes> table;
@@ -239,6 +240,10 @@ int run_advise(harness::Context& ctx, const BenchConfig& c) {
       } catch (const UsageError&) {
         continue;
       }
+      // Every collective it needs is answerable (a group size no sweep has: exit 2 before any timing).
+      LocalTimes placeholder;
+      placeholder.attention = placeholder.merge = placeholder.pad_pack = {1, 1, 1};
+      (void)predict(t, problem_of(c, seq), placeholder, coll, c.margin);
       if (table.count(group)) continue;
       const Problem full = problem_of(c, seq);
       const Problem cal = calibration_problem(t, full, c.gpus, rate, budget, calls * (t.ring > 1 ? 2 : 1));
@@ -302,7 +307,7 @@ int run_advise(harness::Context& ctx, const BenchConfig& c) {
   if (ctx.is_root()) std::fputs(md.c_str(), harness::text_stream(c.common));
   const nlohmann::json config = {{"advise", true}, {"advise_budget_s", budget}, {"gpus", c.gpus}, {"model", c.model}, {"seqs", c.seqs},
                                  {"heads", c.heads}, {"kv_heads", c.kv_heads}, {"head_dim", c.head_dim},
-                                 {"text_tokens", c.text_tokens}, {"coll", c.coll_files},
+                                 {"text_tokens", c.text_tokens}, {"coll", c.coll_files}, {"coll_rescale", c.coll_rescale},
                                  {"local_table", c.local_table}, {"margin", c.margin},
                                  {"sequence_formula", c.seq_formula}, {"batch", c.batch},
                                  {"joint_position", c.joint}, {"joint_lengths", c.joint_lengths},

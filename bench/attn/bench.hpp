@@ -39,6 +39,7 @@ struct BenchConfig {
   bool advise = false;
   int gpus = 0;                     // the machine the advice is for
   std::vector<std::string> coll_files;  // layerbench-coll result JSON of that machine
+  bool coll_rescale = false;            // --coll-rescale: group sizes without a sweep from the nearest one
   std::string local_table;          // layerbench-attn result JSON with the local components (else timed here)
   double margin = 0.05;             // interval widening, fraction of the predicted median
   double advise_budget_s = 0;       // seconds one topology's calibration may take (0: 3 host, 60 cuda)

@@ -64,6 +64,9 @@ void add_flags(CLI::App& app, BenchConfig& c) {
                "(local work timed here, collectives from --coll); one rank");
   cli::add_int(app, "--gpus", c.gpus, "--advise: GPUs of the machine the advice is for", 1, 1 << 20);
   app.add_option("--coll", c.coll_files, "--advise: layerbench-coll result JSON of that machine (repeatable)");
+  app.add_flag("--coll-rescale", c.coll_rescale,
+               "--advise: a group size no sweep has is costed from the nearest sweep through its bus bandwidth (said "
+               "in the advice); without it such a group is refused");
   app.add_option("--local-table", c.local_table,
                  "--advise: layerbench-attn result JSON whose attention / pad_pack are used instead of timing here");
   cli::add_real(app, "--margin", c.margin, "--advise: interval widening, fraction of the predicted median",

@@ -28,6 +28,9 @@ void add_advise_flags(CLI::App& app, RunConfig& c) {
                1, 1 << 10);
   app.add_option("--coll", c.coll_files, "--advise: layerbench-coll JSON sweeps of one node (repeatable)");
   app.add_option("--coll-inter", c.coll_inter_files, "--advise: layerbench-coll JSON sweeps over several nodes");
+  app.add_flag("--coll-rescale", c.coll_rescale,
+               "--advise: a group size no sweep has is costed from the nearest sweep through its bus bandwidth (said "
+               "in the advice); without it such a group is refused");
   cli::add_real(app, "--inter-gbps", c.inter_gbps,
                 "--advise: ASSUMED network bandwidth per GPU in GB/s for groups across nodes without --coll-inter",
                 num::RealRange::non_negative(1e6));
@@ -310,6 +313,7 @@ int run_advise(harness::Context& ctx, const RunConfig& c) {
   ClusterCollModel coll;
   coll.gpus_per_node = c.gpus_per_node;
   coll.link = {c.inter_gbps, c.inter_latency_us};
+  coll.intra.rescale = coll.inter.rescale = c.coll_rescale;
   for (const auto& f : c.coll_files) coll.intra.add(reports::load_result_file(f));
   for (const auto& f : c.coll_inter_files) coll.inter.add(reports::load_result_file(f));
   if (c.gpus > 1 && coll.intra.empty())
@@ -323,15 +327,7 @@ int run_advise(harness::Context& ctx, const RunConfig& c) {
   const double act_b = c.calibration.empty() ? (gpu ? 2 : 4) : load_calibration(c, cals, imbs);
   AdviceInputs in{&m, c.tokens, act_b, c.margin, &coll};
 
-  // Check every collective the layouts need before any timing (a group no sweep can serve: exit 2).
-  {
-    Calibration probe;
-    for (const char* n : {"router", "dispatch_permute", "ep_counts_exchange", "expert_compute", "weighted_sum",
-                          "shared_experts", "pre_norm", "split_linear", "routing", "local_expert_compute", "merge_linear",
-                          "shared_branch"})
-      probe[n] = {{1, 1, 1}, {}, "probe"};
-    for (const auto& l : layouts) (void)predict_layout(l, in, probe, {});
-  }
+  check_collectives(layouts, in);  // a group no sweep can serve: exit 2 before any timing
 
   harness::Runner runner(world, harness::timing_from(c.common));
   const double budget = c.advise_budget_s > 0 ? c.advise_budget_s : (gpu ? 20.0 : 3.0);
@@ -432,7 +428,7 @@ int run_advise(harness::Context& ctx, const RunConfig& c) {
   }
   const nlohmann::json config = {{"advise", true}, {"gpus", c.gpus}, {"gpus_per_node", c.gpus_per_node},
                                  {"model_name", m.name}, {"model", to_json(m)}, {"tokens", c.tokens},
-                                 {"coll", c.coll_files}, {"coll_inter", c.coll_inter_files},
+                                 {"coll", c.coll_files}, {"coll_inter", c.coll_inter_files}, {"coll_rescale", c.coll_rescale},
                                  {"inter_gbps", c.inter_gbps}, {"inter_latency_us", c.inter_latency_us},
                                  {"margin", c.margin}, {"advise_budget_s", budget}, {"calibration", c.calibration},
                                  {"imbalance", imb_json}, {"routing_sample_tokens", sample},

@@ -60,6 +60,7 @@ struct RunConfig {
   bool advise = false;
   int gpus = 0, gpus_per_node = 8;
   std::vector<std::string> coll_files, coll_inter_files;
+  bool coll_rescale = false;  // --coll-rescale: group sizes without a sweep from the nearest one
   double inter_gbps = 0, inter_latency_us = 0;  // an assumed network link per GPU
   double margin = 0.05;                         // interval widening, x median
   double advise_budget_s = 0;                   // per calibration run (0: 3 s host, 20 s cuda)

@@ -47,7 +47,7 @@ done
 for model in deepseek-v3 qwen3-30b-a3b; do
   for g in ${GPUS_D:-8 16 64 256}; do
     run d-$model-g$g 60 "$MOE" --backend cuda --iterations 10 --warmup 2 --model "$model" --tokens 8192 --advise --gpus "$g" \
-      --gpus-per-node 8 --coll "$COLL" --inter-gbps "$INTER_GBPS" --inter-latency-us "$INTER_LAT_US" --json "$OUT/d-$model-g$g.json"
+      --gpus-per-node 8 --coll "$COLL" --coll-rescale --inter-gbps "$INTER_GBPS" --inter-latency-us "$INTER_LAT_US" --json "$OUT/d-$model-g$g.json"
   done
 done
 echo "total +$(( $(date +%s) - T_START )) s"

@@ -72,7 +72,7 @@ run_case() {  # name model resolution frames [workload flags...]
   local name=$1 model=$2 res=$3 frames=$4; shift 4
   if [ "$(elapsed)" -gt "$BUDGET_S" ]; then echo "$name: skipped (budget)"; return; fi
   local cmd=("$ATTN" --backend cuda --advise --gpus 8 --model "$model" --resolution "$res" --frames "$frames" "$@"
-             --coll "$COLL" --warmup 1 --iterations "$ITERATIONS" --json "$OUT/cases/$name.json")
+             --coll "$COLL" --coll-rescale --warmup 1 --iterations "$ITERATIONS" --json "$OUT/cases/$name.json")
   echo "${cmd[*]}" > "$OUT/cases/$name.cmd"
   timeout 120 "${cmd[@]}" > "$OUT/cases/$name.md" 2> "$OUT/cases/$name.err"
   echo "$name: rc=$? at +$(elapsed) s"
@@ -100,7 +100,7 @@ run_case wan14b-rear "${WAN[@]}" --text-tokens 512 --joint rear
 # Diagnostic (not in the comparison): FLUX.1-dev front timed free-running (--align none: forwards
 # back to back, so host launch cost hides behind the previous forward) beside the cold figures.
 if [ "$(elapsed)" -le "$BUDGET_S" ]; then
-  "$ATTN" --backend cuda --advise --gpus 8 --model flux.1-dev --resolution 1024x1024 --frames 1 --coll "$COLL" \
+  "$ATTN" --backend cuda --advise --gpus 8 --model flux.1-dev --resolution 1024x1024 --frames 1 --coll "$COLL" --coll-rescale \
     --warmup 1 --iterations "$ITERATIONS" --align none --json "$OUT/cases/flux-front-pipelined.diag.json" \
     > "$OUT/cases/flux-front-pipelined.diag.md" 2>&1
   echo "flux-front pipelined: rc=$?"

@@ -47,8 +47,19 @@ TEST(AdviseModel, InterpolatesInBytesAndConvertsGroupSizes) {
   EXPECT_DOUBLE_EQ(c.time("all_gather", 8e6, 2).median, 8.0);   // constant bandwidth above
   EXPECT_DOUBLE_EQ(c.time("all_gather", 1e3, 2).median, 1.0);   // latency floor below
   std::string how;
-  // 4 ranks from the 2-rank sweep: bus factor 3/4 over 1/2.
-  EXPECT_NEAR(c.time("all_gather", 1e6, 4, &how).median, 1.5, 1e-12);
+  // 4 ranks without a 4-rank sweep: refused, naming the sizes there are and the flag.
+  try {
+    (void)c.time("all_gather", 1e6, 4);
+    ADD_FAILURE() << "a group size without a sweep was costed";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("no all_gather sweep of 4 ranks"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("sweeps of 2 ranks"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--coll-rescale"), std::string::npos) << e.what();
+  }
+  // Allowed (--coll-rescale): 4 ranks from the 2-rank sweep, bus factor 3/4 over 1/2.
+  CollModel r = c;
+  r.rescale = true;
+  EXPECT_NEAR(r.time("all_gather", 1e6, 4, &how).median, 1.5, 1e-12);
   EXPECT_NE(how.find("through its bus bandwidth"), std::string::npos);
   // A Ring step of M bytes each way: a 2-rank all_to_all of 2M.
   EXPECT_DOUBLE_EQ(c.p2p(2e6).median, 8.0);

@@ -66,6 +66,20 @@ TEST(AdviseLayout, MessageSizesAndPlacementFollowTheLayout) {
   Calibration cal;
   for (const char* n : {"router", "dispatch_permute", "ep_counts_exchange", "expert_compute", "weighted_sum"})
     cal[n] = {{1, 1, 1}, {.flops = 1}, "unit"};
+  {  // groups of 8 from a 2-GPU sweep: refused before any timing unless rescaling is allowed
+    AdviceInputs strict{&m, 4096, 2, 0.0, &coll};
+    const std::vector<AdviceLayout> one{{"ep8", Block::standard, 8, 1, Layout::sp, 8}};
+    try {
+      check_collectives(one, strict);
+      ADD_FAILURE() << "an 8-rank group was costed from a 2-rank sweep without --coll-rescale";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("no all_to_all sweep of 8 ranks"), std::string::npos) << e.what();
+    }
+  }
+  coll.intra.rescale = true;
+  cal.clear();
+  for (const char* n : {"router", "dispatch_permute", "ep_counts_exchange", "expert_compute", "weighted_sum"})
+    cal[n] = {{1, 1, 1}, {.flops = 1}, "unit"};
   AdviceInputs in{&m, 4096, 2, 0.0, &coll};
   const auto parts = [](const reports::Prediction& p) {
     std::map<std::string, reports::Interval> out(p.parts.begin(), p.parts.end());
@@ -114,6 +128,7 @@ TEST(AdviseLayout, ReplaysTheCommittedHostValidation) {
       read_calibration(f, cals, imbs);
       ClusterCollModel coll;
       coll.intra.add(reports::load_result_file(dir + "coll-host-np" + std::to_string(n) + ".json"));
+      coll.intra.rescale = true;  // these runs costed TP groups of 2 from the n-rank sweep (no flag then)
       const AdviceInputs in{&m, f.config.at("tokens").get<std::int64_t>(), f.config.at("act_bytes").get<double>(),
                             f.config.at("margin").get<double>(), &coll};
       const auto doc = reports::read_json_file(path);
