@@ -247,7 +247,8 @@ Calibration time_cal(harness::Context& ctx, const RunConfig& c, const CalRun& ru
 // With `router`, also times the router itself at the model's shape (one chunk) into it and `results`.
 std::vector<std::int32_t> route_sample(harness::Context& ctx, const Model& m, std::int64_t tokens, std::uint64_t seed,
                                        const harness::Runner* runner = nullptr, Calibrated* router = nullptr,
-                                       std::vector<reports::Measurement>* results = nullptr) {
+                                       std::vector<reports::Measurement>* results = nullptr,
+                                       std::int64_t router_tokens = 0) {
   auto& dev = ctx.world.device();
   const Stream s = dev.compute_stream();
   auto ops = ctx.world.backend() == Backend::cuda ? make_cuda_std_ops(dev) : make_host_std_ops();
@@ -261,16 +262,17 @@ std::vector<std::int32_t> route_sample(harness::Context& ctx, const Model& m, st
   Buffer x = dev.alloc(static_cast<std::size_t>(chunk * H) * a), logits = dev.alloc(static_cast<std::size_t>(chunk * E) * 4);
   Buffer idx = dev.alloc(static_cast<std::size_t>(chunk * k) * 4), wt = dev.alloc(static_cast<std::size_t>(chunk * k) * 4);
   std::vector<std::int32_t> ids;
-  if (router) {  // the router at the model's shape, one chunk of tokens (logits and top-k)
-    o.fill(x.data(), act, {.seed = seed, .tensor = kInput, .scale = std::sqrt(3.0f), .rows = chunk, .cols = H, .full_cols = H, .ld = H}, s);
+  if (router) {  // the router at the model's shape (logits and top-k) on `rt` tokens: the budget's share
+    const std::int64_t rt = router_tokens > 0 ? std::min(router_tokens, chunk) : chunk;
+    o.fill(x.data(), act, {.seed = seed, .tensor = kInput, .scale = std::sqrt(3.0f), .rows = rt, .cols = H, .full_cols = H, .ld = H}, s);
     reports::Measurement meas = runner->time("router_full", [&](Stream st) {
-      ops->logits(x.data(), w.data(), logits.as<float>(), chunk, H, E, st);
-      ops->route(logits.as<float>(), bias.as<float>(), m.router, chunk, E, k, idx.as<std::int32_t>(), wt.as<float>(), st);
+      ops->logits(x.data(), w.data(), logits.as<float>(), rt, H, E, st);
+      ops->route(logits.as<float>(), bias.as<float>(), m.router, rt, E, k, idx.as<std::int32_t>(), wt.as<float>(), st);
     });
-    const double flops = 2.0 * double(chunk) * double(E) * double(H);
+    const double flops = 2.0 * double(rt) * double(E) * double(H);
     meas.group = "calibration/router";
     meas.role = reports::Role::probe;
-    const std::string shape = fmt::format("the model's router: {} experts x hidden {}, {} tokens", E, H, chunk);
+    const std::string shape = fmt::format("the model's router: {} experts x hidden {}, {} tokens", E, H, rt);
     meas.work = {.flops = flops};
     meas.params = {{"shape", shape}, {"shrink", ""}};
     *router = {reports::interval_of(meas), {.flops = flops}, fmt::format("timed on {} ({})", dev.name(), shape)};
@@ -352,7 +354,16 @@ int run_advise(harness::Context& ctx, const RunConfig& c) {
     const auto afford = static_cast<std::int64_t>(rate * budget / (2.0 * double(m.experts * m.hidden)));
     sample = need == 0 ? 0 : std::clamp<std::int64_t>(std::min(need, afford), std::min<std::int64_t>(need, 512), 1 << 21);
   }
-  double total_est = sample > 0 ? 2.0 * double(sample * m.experts * m.hidden) / rate : 0;
+  // The router is timed (warm-up + iterations calls) on as many of the sampled tokens as the
+  // budget affords, at least 16; the advisor scales it by declared work.
+  const double router_flops_per_token = 2.0 * double(m.experts * m.hidden);
+  const std::int64_t router_tokens =
+      sample > 0 ? std::clamp<std::int64_t>(static_cast<std::int64_t>(rate * budget / (timed_calls * router_flops_per_token)),
+                                            std::min<std::int64_t>(sample, 16), sample)
+                 : 0;
+  const double sample_est =
+      sample > 0 ? (double(sample) + timed_calls * double(router_tokens)) * router_flops_per_token / rate : 0;
+  double total_est = sample_est;
   for (const auto& r : runs) total_est += r.estimate_s;
   if (ctx.is_root()) {
     std::fprintf(stderr,
@@ -366,13 +377,13 @@ int run_advise(harness::Context& ctx, const RunConfig& c) {
   }
   std::vector<double> weights;
   for (const auto& r : runs) weights.push_back(std::max(r.estimate_s, 1e-3));
-  if (sample > 0) weights.insert(weights.begin(), 2.0 * double(sample * m.experts * m.hidden) / rate);
+  if (sample > 0) weights.insert(weights.begin(), std::max(sample_est, 1e-3));
   cli::Progress progress("advise calibration", weights.size(), weights);
   std::vector<std::int32_t> ids;
   if (sample > 0) {
     Calibrated router;
     const bool need_router = !cals.count("calibration/router");
-    ids = route_sample(ctx, m, sample, c.common.seed, need_router ? &runner : nullptr, &router, &results);
+    ids = route_sample(ctx, m, sample, c.common.seed, need_router ? &runner : nullptr, &router, &results, router_tokens);
     if (need_router) cals["calibration/router"]["router_full"] = router;
     progress.step(fmt::format("routed {} tokens", sample));
   }
