@@ -14,6 +14,12 @@ namespace layerbench::attention {
 using reports::maxed;
 using reports::scaled;
 
+void check_collectives(const Topology& t, const Problem& p, const CollModel& coll) {
+  LocalTimes placeholder;
+  placeholder.attention = placeholder.merge = placeholder.pad_pack = {1, 1, 1};
+  (void)predict(t, p, placeholder, coll, 0.0);
+}
+
 Prediction predict(const Topology& t, const Problem& p, const LocalTimes& local, const CollModel& coll, double margin) {
   Prediction pr;
   pr.label = t.label;

@@ -45,6 +45,11 @@ struct LocalTimes {
 // The forward of `t` on problem `p` (U*R*A ranks). Communication bytes as SpAttention moves them.
 Prediction predict(const Topology& t, const Problem& p, const LocalTimes& local, const CollModel& coll, double margin);
 
+// Before any timing: every collective the forward of `t` on `p` needs is answerable by `coll` (a
+// sweep of the group's size, or rescaling allowed); the UsageError predict() would raise after
+// the calibration, raised now. Placeholder local times stand in.
+void check_collectives(const Topology& t, const Problem& p, const CollModel& coll);
+
 // The local table of a layerbench-attn result file: for each group "label/S=seq" its attention,
 // pad_pack and length_exchange measurements.
 std::map<std::string, LocalTimes> local_times_from(const reports::ResultFile& f);

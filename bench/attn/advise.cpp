@@ -240,12 +240,9 @@ int run_advise(harness::Context& ctx, const BenchConfig& c) {
       } catch (const UsageError&) {
         continue;
       }
-      // Every collective it needs is answerable (a group size no sweep has: exit 2 before any timing).
-      LocalTimes placeholder;
-      placeholder.attention = placeholder.merge = placeholder.pad_pack = {1, 1, 1};
-      (void)predict(t, problem_of(c, seq), placeholder, coll, c.margin);
-      if (table.count(group)) continue;
       const Problem full = problem_of(c, seq);
+      check_collectives(t, full, coll);  // a group size no sweep has: exit 2 before any timing
+      if (table.count(group)) continue;
       const Problem cal = calibration_problem(t, full, c.gpus, rate, budget, calls * (t.ring > 1 ? 2 : 1));
       const double est = calls * (t.ring > 1 ? 2 : 1) * attention_work(t, cal) / rate;
       plan_of[group] = {cal, est};

@@ -353,9 +353,9 @@ int run(harness::Context& ctx, const BenchConfig& c) {
       timed[seq].push_back({fmt::format("{}/S={}", t.label, seq), t.label, seq});
     }
     // Ratios between topologies come from forwards timed in the same iterations (round-robin).
+    if (alive.empty()) continue;  // the filter left no case of this length (no empty entry in `timed`)
     std::vector<std::function<void(Stream)>> forwards;
     for (auto& sp : alive) forwards.push_back([p = sp.get()](Stream q) { p->forward(q); });
-    if (alive.empty()) continue;  // the filter left no case of this length (no empty entry in `timed`)
     std::vector<std::string> names;
     for (const auto& tc : timed.at(seq)) names.push_back(tc.group + " forward (round-robin)");
     if (forwards.size() > 1)
