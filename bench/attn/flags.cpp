@@ -118,6 +118,7 @@ void validate(const BenchConfig& c) {
   if (c.list_models) return;
   if (!c.advise && (c.gpus > 0 || !c.coll_files.empty() || !c.local_table.empty()))
     throw UsageError("--gpus, --coll and --local-table belong to --advise");
+  if (!c.advise && c.coll_rescale) throw UsageError("--coll-rescale belongs to --advise");
   if (c.advise && c.topologies.empty()) {
     parse_joint_position(c.joint);
     return;
