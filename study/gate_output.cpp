@@ -33,7 +33,7 @@ std::string verdict_text(const Finding& f, const GateOptions& o) { return verdic
 
 reports::Table table(const GateReport& r) {
   reports::Table t;
-  t.headers = {r.paired ? "metric" : "benchmark", "verdict", "change", fmt::format("CI ({:.0f}%)", 100 * (r.paired ? 1 - 2 * r.options.alpha : 1 - r.options.alpha)),
+  t.headers = {r.paired ? "metric" : "benchmark", "verdict", "change", fmt::format("CI ({:.4g}%)", 100 * (r.paired ? 1 - 2 * r.options.alpha : 1 - r.options.alpha)),
                "p", r.paired ? "pairs" : "n base/cand",
                fmt::format("base {}{}", r.paired ? "mean" : "median", r.unit.empty() ? "" : " (" + r.unit + ")"),
                fmt::format("candidate {}{}", r.paired ? "mean" : "median", r.unit.empty() ? "" : " (" + r.unit + ")")};
@@ -51,7 +51,7 @@ std::string rule_text(const GateReport& r) {
   if (!r.findings.empty() && r.findings.front().sequential) {
     const auto& d = r.findings.front().sequential->design;
     return fmt::format(
-        "Rule (paired, sequential): the always-valid {:.0f}% confidence sequence of the mean delta (Lai 1976), "
+        "Rule (paired, sequential): the always-valid {:.4g}% confidence sequence of the mean delta (Lai 1976), "
         "replayed pair by pair, stops at the first of: it lies wholly beyond +-{} of the base mean, it lies inside "
         "+-{}, or {}; regressed iff it stopped with its interval of the relative change wholly beyond {}{}. "
         "Exit 3 while it has not stopped (add pairs and run again).",
@@ -66,7 +66,7 @@ std::string rule_text(const GateReport& r) {
     const bool exact = !f || f->test.find("exact") != std::string::npos;
     const bool normal_limit = f && f->normal_limit;
     return fmt::format(
-        "Rule (paired): regressed iff the one-sided {} p < {} and the one-sided {:.0f}% {} of the relative change of "
+        "Rule (paired): regressed iff the one-sided {} p < {} and the one-sided {:.4g}% {} of the relative change of "
         "the means is {} than {}{}; improvements likewise in the other direction. {}",
         exact ? "exact Wilcoxon signed-rank" : "Wilcoxon signed-rank (normal approximation)", o.alpha,
         100 * (1 - o.alpha), normal_limit ? "delta-method (normal-limit) bound" : "bootstrap bound",
@@ -76,7 +76,7 @@ std::string rule_text(const GateReport& r) {
                      : fmt::format("{} resamples, seed {}.", o.resamples, o.seed));
   }
   return fmt::format(
-      "Rule (unpaired): regressed iff the two-sided Mann-Whitney U p < {} and the whole {:.0f}% bootstrap interval of "
+      "Rule (unpaired): regressed iff the two-sided Mann-Whitney U p < {} and the whole {:.4g}% bootstrap interval of "
       "the ratio of medians is beyond {}{} in the worse ({}) direction; improvements likewise. {} resamples, seed {}.",
       o.alpha, 100 * (1 - o.alpha), worse == "higher" ? "+" : "-", reports::fmt_percent(o.threshold, 2), worse,
       o.resamples, o.seed);
