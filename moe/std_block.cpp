@@ -255,12 +255,21 @@ std::vector<Component> StdBlock::components() const {
   const double bus = (P - 1) / P;  // nccl-tests' all-to-all factor
   const std::string total = "whole_layer";
   auto path = [this](const char* c) { return ops_->path(c); };
+  // The path that this shape takes (CUDA picks per shape from --expert-table; shapes without a row run
+  // per-expert cuBLAS, launch-bound with many local experts).
+  std::string expert_path = path("expert_compute");
+  if (ep_.backend() == Backend::cuda) {
+    const auto p = ops_->expert_path_for(model_.hidden, model_.moe_intermediate, plan_.experts_local);
+    expert_path += fmt::format("; this shape (hidden {}, intermediate {}, {} local experts) runs {}{}", model_.hidden,
+                               model_.moe_intermediate, plan_.experts_local, to_string(p),
+                               p == StdExpertPath::per_expert ? " (also what a shape without a row in --expert-table runs)" : "");
+  }
   std::vector<Component> t = {
       {"router", Role::part, total, {.flops = 2 * N * E * H}, false, path("router")},
       {"dispatch_permute", Role::part, total, {.bytes = 2 * S * H * a}, true, path("dispatch_permute")},
       {"ep_counts_exchange", Role::communication, total, {.bytes = E * 8, .bus_factor = bus}, true, path("ep_counts_exchange")},
       {"ep_dispatch", Role::communication, total, {.bytes = S * H * a, .bus_factor = bus}, false, path("ep_dispatch")},
-      {"expert_compute", Role::part, total, {.flops = 6 * R * H * I}, false, path("expert_compute")},
+      {"expert_compute", Role::part, total, {.flops = 6 * R * H * I}, false, expert_path},
       {"ep_combine", Role::communication, total, {.bytes = R * H * a, .bus_factor = bus}, false, path("ep_combine")},
       {"weighted_sum", Role::part, total, {.bytes = (N * k * H + N * H) * a}, false, path("weighted_sum")},
   };

@@ -9,7 +9,12 @@
 #       intra-node collectives from the 2-GPU sweep through its bus bandwidth, inter-node ones from
 #       an ASSUMED link (INTER_GBPS per GPU, INTER_LAT_US).
 # Everything lands in $OUT, packed into one tarball.
-# usage: [ITERATIONS=20] [TOKENS_C="1024 4096 16384"] [GPUS_D="8 16 64 256"] bench/scripts/gpu_advise.sh
+#   PARTS picks the parts (default "b c d"). In (c), REPEAT_C alternates profile and advice that many
+#   times (the run-to-run spread beside each run's interval) and TABLES_C names the expert paths to
+#   run: "auto" (no table: shapes without a row run per-expert cuBLAS) and any of the standard block's
+#   paths (wgmma, grouped, padded, multi-stream) through a one-row --expert-table for the shape.
+# usage: [ITERATIONS=20] [PARTS="b c d"] [TOKENS_C="1024 4096 16384"] [REPEAT_C=1] [TABLES_C=auto]
+#        [GPUS_D="8 16 64 256"] bench/scripts/gpu_advise.sh
 #        (from a snapshot, in .devbuild/NN/src with OUT=$OUT)
 set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
@@ -32,19 +37,37 @@ run() {  # run TAG SECONDS CMD...: the command's text, output and exit code in $
   echo "$tag rc=$? at +$(( $(date +%s) - T_START )) s"
 }
 T=(--backend cuda --iterations "$ITERATIONS" --warmup 5)
+PARTS=" ${PARTS:-b c d} "
 
 # (b) MAGI-2: sp2 at 7500 tokens per GPU; tp2 at 7500 replicated = 3750 per GPU of global work.
+if [[ $PARTS == *" b "* ]]; then
 run b-advise-t7500 120 "$MOE" "${T[@]}" --model magi-2 --tokens 7500 --advise --gpus 2 --coll "$COLL" --json "$OUT/b-advise-t7500.json"
 run b-advise-t3750 120 "$MOE" "${T[@]}" --model magi-2 --tokens 3750 --advise --gpus 2 --coll "$COLL" --json "$OUT/b-advise-t3750.json"
+fi
 
-# (c) EP1, Qwen3-30B-A3B (128 experts, fits one GPU), measured and predicted.
-for tok in ${TOKENS_C:-1024 4096 16384}; do
-  run c-ep1-t$tok 120 "$MOE" "${T[@]}" --model qwen3-30b-a3b --tokens "$tok" --json "$OUT/c-ep1-t$tok.json"
-  run c-advise-t$tok 120 "$MOE" "${T[@]}" --model qwen3-30b-a3b --tokens "$tok" --advise --gpus 1 --json "$OUT/c-advise-t$tok.json"
+# (c) EP1, Qwen3-30B-A3B (128 experts, fits one GPU), measured and predicted, profile and advice
+# alternating; file tags c-ep1-<table>-t<tokens>-r<rep> and c-advise-<table>-t<tokens>-r<rep>.
+if [[ $PARTS == *" c "* ]]; then
+for table in ${TABLES_C:-auto}; do
+  targs=()
+  if [[ $table != auto ]]; then
+    mkdir -p "$OUT/tables"
+    printf '# hidden\tinter\texperts\tpath\n2048\t768\t128\t%s\n' "$table" > "$OUT/tables/$table.tsv"
+    targs=(--expert-table "$OUT/tables/$table.tsv")
+  fi
+  for rep in $(seq 1 "${REPEAT_C:-1}"); do
+    for tok in ${TOKENS_C:-1024 4096 16384}; do
+      run c-ep1-$table-t$tok-r$rep 120 "$MOE" "${T[@]}" "${targs[@]}" --model qwen3-30b-a3b --tokens "$tok" \
+        --json "$OUT/c-ep1-$table-t$tok-r$rep.json"
+      run c-advise-$table-t$tok-r$rep 120 "$MOE" "${T[@]}" "${targs[@]}" --model qwen3-30b-a3b --tokens "$tok" \
+        --advise --gpus 1 --json "$OUT/c-advise-$table-t$tok-r$rep.json"
+    done
+  done
 done
+fi
 
 # (d) the scale table (10 timed iterations per calibration component).
-for model in deepseek-v3 qwen3-30b-a3b; do
+[[ $PARTS == *" d "* ]] && for model in deepseek-v3 qwen3-30b-a3b; do
   for g in ${GPUS_D:-8 16 64 256}; do
     run d-$model-g$g 60 "$MOE" --backend cuda --iterations 10 --warmup 2 --model "$model" --tokens 8192 --advise --gpus "$g" \
       --gpus-per-node 8 --coll "$COLL" --coll-rescale --inter-gbps "$INTER_GBPS" --inter-latency-us "$INTER_LAT_US" --json "$OUT/d-$model-g$g.json"
