@@ -431,7 +431,9 @@ int run_advise(harness::Context& ctx, const RunConfig& c) {
       "p90), widened by ±{:.0f}% of the median. Local parts are one-rank layers timed on this device at the layout's "
       "per-rank shape, scaled by declared work (FLOPs, or bytes for copies) where the shape was shrunk to the budget. "
       "Not modelled: overlap of communication with compute (parts are summed), contention between groups, the network "
-      "topology beyond GPUs per node, other devices than the one timed.\n",
+      "topology beyond GPUs per node, other devices than the one timed, the spread from one process to the next (the "
+      "calibration is one process: host-bound parts, such as a launch-bound per-expert loop, shift with the host's "
+      "state; run the advice twice to see it).\n",
       100 * c.margin);
   if (!rejected.empty()) {
     md += fmt::format("\nLayouts of {} GPUs that do not serve {}:\n", c.gpus, m.name);

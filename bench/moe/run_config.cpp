@@ -35,6 +35,14 @@ void validate_drops(const std::vector<std::string>& drops) {
 
 void validate(const RunConfig& c) {
   if (c.describe || c.list_models) return;  // the model resolved when parsing completed; nothing runs
+  if (!c.advise) {  // the advisor's inputs: a value away from its default means the user gave it
+    const RunConfig d;
+    if (c.gpus != d.gpus || c.gpus_per_node != d.gpus_per_node || !c.coll_files.empty() || !c.coll_inter_files.empty() ||
+        c.coll_rescale || c.inter_gbps != d.inter_gbps || c.inter_latency_us != d.inter_latency_us ||
+        c.margin != d.margin || c.advise_budget_s != d.advise_budget_s || !c.calibration.empty())
+      throw UsageError("--gpus, --gpus-per-node, --coll, --coll-inter, --coll-rescale, --inter-gbps, --inter-latency-us, "
+                       "--margin, --advise-budget-s and --calibration belong to --advise");
+  }
   if (c.model.block == Block::standard && (c.graph || !c.what_if.empty() || !c.ab.empty() || !c.ab_drops.empty()))
     throw UsageError(fmt::format("--graph, --what-if and --ab apply to the MAGI-2 layer; {} runs the standard "
                                  "expert-parallel block", c.model.name));
