@@ -169,6 +169,7 @@ namespace {
 struct Assembler {
   reports::Prediction pr;
   const Calibration& cal;
+  bool probe = false;  // check_collectives: local parts are placeholders, only the collectives are asked
   void note(const std::string& n) {
     if (std::find(pr.notes.begin(), pr.notes.end(), n) == pr.notes.end()) pr.notes.push_back(n);
   }
@@ -176,6 +177,7 @@ struct Assembler {
     if (x.median > 0) pr.parts.emplace_back(name, x);
   }
   Interval local(const std::string& name, const LocalWork& w, double extra = 1.0) {
+    if (probe) return {1, 1, 1};
     const auto it = cal.find(name);
     if (it == cal.end()) throw std::logic_error("no calibration of " + name);
     const double f = it->second.work.amount() > 0 ? w.amount() / it->second.work.amount() : 1.0;
@@ -184,13 +186,11 @@ struct Assembler {
   }
 };
 
-}  // namespace
-
-reports::Prediction predict_layout(const AdviceLayout& l, const AdviceInputs& in, const Calibration& cal,
-                                   const Imbalance& imb) {
+reports::Prediction assemble(const AdviceLayout& l, const AdviceInputs& in, const Calibration& cal, const Imbalance& imb,
+                             bool probe) {
   const Model& m = *in.model;
   const ClusterCollModel& coll = *in.coll;
-  Assembler a{{}, cal};
+  Assembler a{{}, cal, probe};
   a.pr.label = l.label;
   std::string how;
   auto comm = [&](const std::string& name, const std::string& op, double bytes, int n, int stride, double times = 1.0) {
@@ -275,13 +275,16 @@ reports::Prediction predict_layout(const AdviceLayout& l, const AdviceInputs& in
   return a.pr;
 }
 
+}  // namespace
+
+reports::Prediction predict_layout(const AdviceLayout& l, const AdviceInputs& in, const Calibration& cal,
+                                   const Imbalance& imb) {
+  return assemble(l, in, cal, imb, false);
+}
+
 void check_collectives(const std::vector<AdviceLayout>& layouts, const AdviceInputs& in) {
-  Calibration placeholder;
-  for (const char* n : {"router", "router_full", "ep_counts_exchange", "dispatch_permute", "ep_dispatch", "ep_combine",
-                        "expert_compute", "weighted_sum", "shared_experts", "pre_norm", "split_linear", "routing",
-                        "local_expert_compute", "merge_linear", "shared_branch"})
-    placeholder[n] = {{1, 1, 1}, {1, 1}, "placeholder"};
-  for (const auto& l : layouts) (void)predict_layout(l, in, placeholder, Imbalance{});
+  const Calibration none;
+  for (const auto& l : layouts) (void)assemble(l, in, none, Imbalance{}, true);
 }
 
 std::string deciding_component(const reports::Prediction& best, const reports::Prediction* runner_up) {

@@ -106,7 +106,7 @@ reports::Prediction predict_layout(const AdviceLayout& l, const AdviceInputs& in
 
 // Before any timing: every collective the layouts need is answerable by `in.coll` (a sweep of the
 // group's size, rescaling allowed, or a network model across nodes): the UsageError the
-// prediction would raise after the calibration, raised now. A placeholder calibration stands in.
+// prediction would raise after the calibration, raised now; local parts are not looked up.
 void check_collectives(const std::vector<AdviceLayout>& layouts, const AdviceInputs& in);
 
 // The component of `best` that decides: the one with the largest share, and against the runner-up
