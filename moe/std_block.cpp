@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <numeric>
+#include <tuple>
 
 namespace layerbench::moe {
 
@@ -255,14 +256,12 @@ std::vector<Component> StdBlock::components() const {
   const double bus = (P - 1) / P;  // nccl-tests' all-to-all factor
   const std::string total = "whole_layer";
   auto path = [this](const char* c) { return ops_->path(c); };
-  // The path that this shape takes (CUDA picks per shape from --expert-table; shapes without a row run
-  // per-expert cuBLAS, launch-bound with many local experts).
+  // The path that this shape takes and why (a --expert-table row, else the device's fastest path).
   std::string expert_path = path("expert_compute");
   if (ep_.backend() == Backend::cuda) {
-    const auto p = ops_->expert_path_for(model_.hidden, model_.moe_intermediate, plan_.experts_local);
-    expert_path += fmt::format("; this shape (hidden {}, intermediate {}, {} local experts) runs {}{}", model_.hidden,
-                               model_.moe_intermediate, plan_.experts_local, to_string(p),
-                               p == StdExpertPath::per_expert ? " (also what a shape without a row in --expert-table runs)" : "");
+    const auto [hh, ii, ee] = std::tuple{model_.hidden, model_.moe_intermediate, plan_.experts_local};
+    expert_path += fmt::format("; this shape (hidden {}, intermediate {}, {} local experts) runs {}: {}", hh, ii, ee,
+                               to_string(ops_->expert_path_for(hh, ii, ee)), ops_->expert_choice_reason(hh, ii, ee));
   }
   std::vector<Component> t = {
       {"router", Role::part, total, {.flops = 2 * N * E * H}, false, path("router")},

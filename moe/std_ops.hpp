@@ -19,9 +19,9 @@ namespace layerbench::moe {
 // of them (grouped), one cuBLAS batched GEMM over the experts padded to the largest row count
 // (padded; hidden a multiple of 8, else per_expert), two persistent grouped TMA + wgmma GEMMs with the
 // activation fused into gate/up and the tile list built on the device (wgmma; a compute capability 9.0
-// device, hidden and inter multiples of 8, else per_expert), or the path the kernel study
-// (layerbench-moe-kernels --models) measured fastest at the shape (automatic; per_expert when the
-// shape is not in the table).
+// device, hidden and inter multiples of 8, else per_expert), or automatic: the --expert-table row
+// for the shape (layerbench-moe-kernels --models measures one), else the fastest path for the device
+// (wgmma wherever it applies; off sm_90 per_expert at <= 16 local experts, multi_stream above).
 enum class StdExpertPath { automatic, per_expert, grouped, multi_stream, padded, wgmma };
 std::string_view to_string(StdExpertPath p);
 
@@ -57,6 +57,10 @@ class StdOps {
   virtual void set_expert_choice(std::int64_t /*h*/, std::int64_t /*inter*/, std::int64_t /*experts*/, StdExpertPath) {}
   virtual StdExpertPath expert_path_for(std::int64_t /*h*/, std::int64_t /*inter*/, std::int64_t /*experts*/) const {
     return StdExpertPath::per_expert;
+  }
+  // Why expert_path_for chose what it did (a table row, the device's default, the caller).
+  virtual std::string expert_choice_reason(std::int64_t /*h*/, std::int64_t /*inter*/, std::int64_t /*experts*/) const {
+    return "the host backend has one path";
   }
   // out[t] = sum_j weight[t, j] * rows[slot[t, j]] (fp32 accumulation in j order), (n, h).
   virtual void combine(const void* rows, const std::int32_t* slot, const float* weight, void* out, std::int64_t n,

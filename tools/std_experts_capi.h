@@ -26,8 +26,8 @@ extern "C" {
 typedef struct lbse_handle lbse_handle;
 
 /* preset: a standard-block preset name (layerbench-moe --list-models). path: "automatic" (the
- * fastest path of `table` for the shape, per-expert where the table has no row; table may be
- * NULL), "per-expert", "grouped", "multi-stream", "padded" or "wgmma"; "wgmma:<modifiers>" runs
+ * path of `table`'s row for the shape, else the device's default: wgmma where it applies, off
+ * sm_90 per-expert at <= 16 local experts and multi-stream above; table may be NULL), "per-expert", "grouped", "multi-stream", "padded" or "wgmma"; "wgmma:<modifiers>" runs
  * the grouped kernels in another launch variant (modifiers joined by '+': paired | unpaired,
  * half-tiles | whole-tiles, plain-order | pair-order, deferred | in-place, spread | at-once (the
  * deferred epilogue), a-evict-first | a-evict-last | a-evict-normal and the same for b- (L2

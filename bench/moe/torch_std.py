@@ -149,7 +149,7 @@ def main():
     ap.add_argument("--json", required=True)
     ap.add_argument("--ours-lib", help="liblayerbench_std_experts.so: ours and torch interleaved in this process")
     ap.add_argument("--ours-paths", default="automatic,wgmma",
-                    help="expert paths of ours to time against torch (automatic = --ours-table's choice; "
+                    help="expert paths of ours to time against torch (automatic = --ours-table's row, else the device's default; "
                          "wgmma:<modifiers> = a launch variant, e.g. wgmma:unpaired+in-place)")
     ap.add_argument("--ours-table", help="layerbench-moe-kernels' expert-path table, for the automatic path")
     ap.add_argument("--pairs", type=int, default=30, help="interleaved pairs per preset and path (>= 20)")

@@ -11,7 +11,7 @@
 # Everything lands in $OUT, packed into one tarball.
 #   PARTS picks the parts (default "b c d"). In (c), REPEAT_C alternates profile and advice that many
 #   times (the run-to-run spread beside each run's interval) and TABLES_C names the expert paths to
-#   run: "auto" (no table: shapes without a row run per-expert cuBLAS) and any of the standard block's
+#   run: "auto" (no table: the device's default path, wgmma on sm_90) and any of the standard block's
 #   paths (wgmma, grouped, padded, multi-stream) through a one-row --expert-table for the shape.
 # usage: [ITERATIONS=20] [PARTS="b c d"] [TOKENS_C="1024 4096 16384"] [REPEAT_C=1] [TABLES_C=auto]
 #        [GPUS_D="8 16 64 256"] bench/scripts/gpu_advise.sh

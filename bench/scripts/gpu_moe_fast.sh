@@ -18,9 +18,11 @@
 # Everything is written under a scratch folder and packed into $OUT/moe-fast.tgz after every stage
 # (a run cut short still returns what it had); the two tables are also copied to $OUT.
 # usage: [TOKENS=8192] [ITERATIONS=20] [MODELS=deepseek-v3,...] [SANITIZE=1]
-#        [INTERLEAVED=1 [PAIRS=30] [OURS_PATHS=automatic,wgmma,wgmma:in-place,...]] bench/scripts/gpu_moe_fast.sh
+#        [INTERLEAVED=1 [PAIRS=30] [OURS_PATHS=automatic,wgmma,wgmma:in-place,...] [OURS_TABLE=none]]
+#        bench/scripts/gpu_moe_fast.sh
 # (OURS_PATHS: our paths timed against torch, each in its own ABBA pairs; "wgmma:<modifiers>" is
-# a launch variant of the grouped kernels, tools/std_experts_capi.h)
+# a launch variant of the grouped kernels, tools/std_experts_capi.h; OURS_TABLE=none times
+# `automatic` without the study's table, i.e. the device's default path)
 set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
 RESULT=$OUT
@@ -31,6 +33,7 @@ MODELS=${MODELS:-deepseek-v3,qwen3-30b-a3b,mixtral-8x7b,gpt-oss-120b,glm-4.5-air
 INTERLEAVED=${INTERLEAVED:-0}
 PAIRS=${PAIRS:-30}
 OURS_PATHS=${OURS_PATHS:-automatic,wgmma}
+OURS_TABLE=${OURS_TABLE:-study}
 T_START=$(date +%s)
 pack() {
   tar -czf "$RESULT/moe-fast.tgz.part" -C "$OUT" . && mv "$RESULT/moe-fast.tgz.part" "$RESULT/moe-fast.tgz"
@@ -71,9 +74,9 @@ TORCH_CMD=(python3 bench/moe/torch_std.py --dir "$OUT/shapes" --models "$MODELS"
            --iterations "$ITERATIONS" --warmup 5 --json "$OUT/torch-std.json" --ours "$OUT/ours.md")
 TORCH_LIMIT=150
 if [ "$INTERLEAVED" = 1 ]; then
-  TORCH_CMD+=(--ours-lib "$B/tools/liblayerbench_std_experts.so" --ours-table "$OUT/std-expert-paths.tsv"
-              --ours-paths "$OURS_PATHS" --pairs "$PAIRS")
-  TORCH_LIMIT=330
+  TORCH_CMD+=(--ours-lib "$B/tools/liblayerbench_std_experts.so" --ours-paths "$OURS_PATHS" --pairs "$PAIRS")
+  [ "$OURS_TABLE" = none ] || TORCH_CMD+=(--ours-table "$OUT/std-expert-paths.tsv")
+  TORCH_LIMIT=$(( 150 + 90 * $(tr ',' '\n' <<< "$OURS_PATHS" | wc -l) ))
 fi
 echo "${TORCH_CMD[*]}" > "$OUT/torch.cmd"
 PYTHONUNBUFFERED=1 timeout "$TORCH_LIMIT" "${TORCH_CMD[@]}" > "$OUT/side-by-side.md" 2> "$OUT/torch.err"
