@@ -234,7 +234,10 @@ class CudaStdOps final : public StdOps {
                   const std::vector<std::int64_t>& rows, std::int64_t h, std::int64_t inter, const ActivationSpec& a,
                   Stream s) override {
     const auto st = detail::cuda_stream(s);
-    const StdExpertPath p = expert_path_for(h, inter, static_cast<std::int64_t>(rows.size()));
+    const auto E = static_cast<std::int64_t>(rows.size());
+    StdExpertPath p = expert_path_for(h, inter, E);
+    if (path_ == StdExpertPath::automatic && !table_.count({h, inter, E}))  // the default, decided on this call's rows
+      p = default_expert_path(cuda::std_grouped_sm90_supported(h, inter, E), E, rows);
     if (p == StdExpertPath::wgmma) wgmma_ran_ = paths_.wgmma(x, w13, wd, act, y, rows, h, inter, a, st);
     if (p == StdExpertPath::wgmma && wgmma_ran_) {
       // done: tiles, gate/up with the activation, down
@@ -252,21 +255,13 @@ class CudaStdOps final : public StdOps {
   StdExpertPath expert_path_for(std::int64_t h, std::int64_t inter, std::int64_t experts) const override {
     if (path_ != StdExpertPath::automatic) return path_;
     const auto it = table_.find({h, inter, experts});
-    return it == table_.end() ? default_path(h, inter, experts) : it->second;
+    return it == table_.end() ? default_expert_path(cuda::std_grouped_sm90_supported(h, inter, experts), experts, {})
+                              : it->second;
   }
   std::string expert_choice_reason(std::int64_t h, std::int64_t inter, std::int64_t experts) const override {
     if (path_ != StdExpertPath::automatic) return "chosen by the caller";
     if (table_.count({h, inter, experts})) return "the --expert-table row for this shape";
-    if (default_path(h, inter, experts) == StdExpertPath::wgmma)
-      return "the default on this device: the grouped wgmma kernels run every shape they support (compute "
-             "capability 9.0, hidden and intermediate multiples of 8) and were the fastest path at every preset "
-             "interleaved against torch (results/moe/2026-12-02-h200-u)";
-    return std::string("the default where the grouped wgmma kernels do not apply (they need a compute capability "
-                       "9.0 device, hidden and intermediate multiples of 8): ") +
-           (experts <= kFewExperts ? "one cuBLAS GEMM per expert, the fastest cuBLAS path at 8 local experts "
-                                     "(results/moe/2026-12-02-h200-c)"
-                                   : "per-expert cuBLAS GEMMs over 4 streams, the fastest or within 14% of the "
-                                     "fastest cuBLAS path at 128-256 local experts (results/moe/2026-12-02-h200-c)");
+    return default_expert_path_reason(cuda::std_grouped_sm90_supported(h, inter, experts), experts);
   }
   void set_expert_choice(std::int64_t h, std::int64_t inter, std::int64_t experts, StdExpertPath p) override {
     table_[{h, inter, experts}] = p;
@@ -326,14 +321,6 @@ class CudaStdOps final : public StdOps {
     gather_kernel<<<static_cast<unsigned>(rows), 256, 0, detail::cuda_stream(s)>>>(
         static_cast<const bf16*>(src), map, static_cast<bf16*>(dst), h, scatter);
     LB_CUDA_CHECK_LAUNCH();
-  }
-
-  // The path a shape runs without a --expert-table row: the grouped wgmma kernels wherever they apply
-  // (sm_90), else the fastest cuBLAS path of the committed study for the number of local experts.
-  static constexpr std::int64_t kFewExperts = 16;
-  static StdExpertPath default_path(std::int64_t h, std::int64_t inter, std::int64_t experts) {
-    if (cuda::std_grouped_sm90_supported(h, inter, experts)) return StdExpertPath::wgmma;
-    return experts <= kFewExperts ? StdExpertPath::per_expert : StdExpertPath::multi_stream;
   }
 
   std::unique_ptr<Ops> base_;

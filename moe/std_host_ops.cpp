@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -97,6 +98,26 @@ std::string_view to_string(StdExpertPath p) {
     case StdExpertPath::wgmma: return "wgmma";
   }
   return "?";
+}
+
+StdExpertPath default_expert_path(bool wgmma_ok, std::int64_t experts, const std::vector<std::int64_t>& rows) {
+  if (wgmma_ok) return StdExpertPath::wgmma;
+  if (experts <= kFewLocalExperts) return StdExpertPath::per_expert;
+  std::int64_t total = 0, most = 0;
+  for (auto r : rows) total += r, most = std::max(most, r);
+  const bool even = total > 0 && double(most) * double(rows.size()) <= kMaxPaddedWaste * double(total);
+  return even ? StdExpertPath::padded : StdExpertPath::multi_stream;
+}
+
+std::string default_expert_path_reason(bool wgmma_ok, std::int64_t experts) {
+  const std::string measured = " (the fastest measured, results/moe/2026-12-06-h100-a)";
+  if (wgmma_ok) return "the device's default: the grouped wgmma kernels" + measured;
+  if (experts <= kFewLocalExperts)
+    return "the device's default without the wgmma kernels (they need compute capability 9.0, hidden and "
+           "intermediate multiples of 8): one cuBLAS GEMM per expert at <= 16 local experts" + measured;
+  return "the device's default without the wgmma kernels (they need compute capability 9.0, hidden and "
+         "intermediate multiples of 8): per call, the padded batched GEMM when padding to the largest expert "
+         "costs at most 1.5x the rows, else per-expert GEMMs over 4 streams" + measured;
 }
 
 void StdOps::expert_mlp(const void* x, const void* w13, const void* wd, void* gu, void* act, void* y,

@@ -20,10 +20,19 @@ namespace layerbench::moe {
 // (padded; hidden a multiple of 8, else per_expert), two persistent grouped TMA + wgmma GEMMs with the
 // activation fused into gate/up and the tile list built on the device (wgmma; a compute capability 9.0
 // device, hidden and inter multiples of 8, else per_expert), or automatic: the --expert-table row
-// for the shape (layerbench-moe-kernels --models measures one), else the fastest path for the device
-// (wgmma wherever it applies; off sm_90 per_expert at <= 16 local experts, multi_stream above).
+// for the shape (layerbench-moe-kernels --models measures one), else default_expert_path.
 enum class StdExpertPath { automatic, per_expert, grouped, multi_stream, padded, wgmma };
 std::string_view to_string(StdExpertPath p);
+
+// The path a shape runs without a --expert-table row (the fastest path measured for the device,
+// results/moe/2026-12-06-h100-a): the grouped wgmma kernels wherever they apply (wgmma_ok); else
+// one cuBLAS GEMM per expert at <= kFewLocalExperts local experts, else the padded batched GEMM when
+// padding every expert to the largest row count costs at most kMaxPaddedWaste x the rows (rows known:
+// one call's counts), else per-expert GEMMs over 4 streams. `rows` empty: the choice before the counts.
+inline constexpr std::int64_t kFewLocalExperts = 16;
+inline constexpr double kMaxPaddedWaste = 1.5;
+StdExpertPath default_expert_path(bool wgmma_ok, std::int64_t experts, const std::vector<std::int64_t>& rows);
+std::string default_expert_path_reason(bool wgmma_ok, std::int64_t experts);
 
 class StdOps {
  public:

@@ -77,3 +77,22 @@ TEST(ExpertTable, BadRowsNameTheFileAndLine) {
   }
   EXPECT_THROW(load_expert_table(r, "/nonexistent/table.tsv"), UsageError);
 }
+
+// The default expert path (no --expert-table row): wgmma wherever it applies; else per-expert at
+// few local experts, padded when padding costs at most 1.5x the rows, else 4 streams.
+TEST(ExpertTable, DefaultPathFollowsTheDeviceAndTheRows) {
+  using layerbench::moe::default_expert_path;
+  using P = layerbench::moe::StdExpertPath;
+  const std::vector<std::int64_t> even(128, 64), none;
+  std::vector<std::int64_t> skewed(128, 64);
+  skewed[3] = 200;  // 128 x 200 > 1.5 x the rows
+  EXPECT_EQ(default_expert_path(true, 128, even), P::wgmma);
+  EXPECT_EQ(default_expert_path(true, 8, skewed), P::wgmma);
+  EXPECT_EQ(default_expert_path(false, 8, even), P::per_expert);
+  EXPECT_EQ(default_expert_path(false, 16, skewed), P::per_expert);
+  EXPECT_EQ(default_expert_path(false, 128, even), P::padded);
+  EXPECT_EQ(default_expert_path(false, 128, skewed), P::multi_stream);
+  EXPECT_EQ(default_expert_path(false, 128, none), P::multi_stream);                        // counts not known yet
+  EXPECT_EQ(default_expert_path(false, 128, std::vector<std::int64_t>(128, 0)), P::multi_stream);  // no rows
+  EXPECT_NE(layerbench::moe::default_expert_path_reason(false, 128).find("1.5x"), std::string::npos);
+}

@@ -1,0 +1,1 @@
+$BUILD/bench/moe/layerbench-moe --backend cuda --iterations 20 --warmup 5 --expert-table $OUT/tables/per-expert.tsv --model qwen3-30b-a3b --tokens 4096 --advise --gpus 1 --json $OUT/c-advise-per-expert-t4096-r1.json
