@@ -7,6 +7,9 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include <limits>
+#include <set>
+
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -156,15 +159,23 @@ void report_to_gbench(const GbenchOptions& gb, const GbenchContext& ctx,
   for (auto it = ctx.timing.begin(); it != ctx.timing.end(); ++it)
     benchmark::AddCustomContext("timing_" + it.key(), it->is_string() ? it->get<std::string>() : it->dump());
   benchmark::ClearRegisteredBenchmarks();
+  // Google Benchmark's CSV reporter takes one set of counter columns for every run (it aborts on
+  // a run that lacks one): there, a rate a measurement has no work for is NaN.
+  std::set<std::string> columns;
+  if (gb.format == "csv" || (!gb.out.empty() && gb.out_format == "csv"))
+    for (const auto& m : results)
+      if (!m.samples_ms.empty())
+        for (const auto& c : gbench_counters(m, stats::summarize(m.samples_ms).median)) columns.insert(c.first);
   for (const auto& m : results) {
     if (m.samples_ms.empty()) continue;
     auto shared = std::make_shared<const reports::Measurement>(m);
     auto next = std::make_shared<std::size_t>(0);
-    auto* b = benchmark::RegisterBenchmark(gbench_name(ctx.binary, m).c_str(), [shared, next](benchmark::State& state) {
+    auto* b = benchmark::RegisterBenchmark(gbench_name(ctx.binary, m).c_str(), [shared, next, columns](benchmark::State& state) {
       const auto& samples = shared->samples_ms;
       const double ms = samples[*next % samples.size()];
       ++*next;
       for (auto _ : state) state.SetIterationTime(ms / 1e3);
+      for (const auto& c : columns) state.counters[c] = benchmark::Counter(std::numeric_limits<double>::quiet_NaN());
       for (const auto& [name, value] : gbench_counters(*shared, ms)) state.counters[name] = benchmark::Counter(value);
     });
     b->UseManualTime()->Iterations(1)->Repetitions(static_cast<int>(m.samples_ms.size()));

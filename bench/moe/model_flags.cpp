@@ -3,6 +3,8 @@
 // config file), then every field flag that was given, with its source recorded.
 #include "bench/moe/model_flags.hpp"
 
+#include "bench/moe/flag_scope.hpp"
+
 #include "collectives/error.hpp"
 #include "common/cli.hpp"
 
@@ -88,11 +90,7 @@ void resolve(CLI::App& app, RunConfig& c, const ModelFlagValues& f) {
        c.model.shared.count != 1 || c.model.shared.size != c.model.moe_intermediate))
     throw UsageError("the MAGI-2 multi-head layer has fixed router, activation and shared-branch semantics: "
                      "choose another --model (or --hf-config) for other families");
-  if (c.model.block == Block::standard && given(app, "--layout"))
-    throw UsageError(fmt::format("--layout applies to the MAGI-2 multi-head layer; {} runs the standard block "
-                                 "(experts over --ep ranks)", c.model.name));
-  if (c.model.block == Block::magi2_multi_head && given(app, "--ep"))
-    throw UsageError("--ep applies to the standard expert-parallel block; the MAGI-2 layer shards by --layout sp|tp");
+  check_flag_scope(app, c.model.block, c.model.name);
   if (c.ep > 0 && c.model.block == Block::standard) check_ep(c.model, c.ep);
 }
 

@@ -43,9 +43,6 @@ void validate(const RunConfig& c) {
       throw UsageError("--gpus, --gpus-per-node, --coll, --coll-inter, --coll-rescale, --inter-gbps, --inter-latency-us, "
                        "--margin, --advise-budget-s and --calibration belong to --advise");
   }
-  if (c.model.block == Block::standard && (c.graph || !c.what_if.empty() || !c.ab.empty() || !c.ab_drops.empty()))
-    throw UsageError(fmt::format("--graph, --what-if and --ab apply to the MAGI-2 layer; {} runs the standard "
-                                 "expert-parallel block", c.model.name));
   const Geometry& g = c.geo;
   auto positive = [](std::int64_t v, const char* flag) {
     if (v <= 0) throw UsageError(fmt::format("{} must be positive, got {}", flag, v));
@@ -86,11 +83,7 @@ void validate(const RunConfig& c) {
   validate_drops(c.ab_drops);
   if (!(c.confidence > 0.5 && c.confidence < 1)) throw UsageError("--confidence must be in (0.5, 1)");
   if (c.pairs < 2) throw UsageError("--pairs must be at least 2");
-  if ((c.ab_sequential || !c.ab_equivalence.empty()) && c.ab.empty() && c.ab_drops.empty()) {
-    throw UsageError("--ab-sequential and --ab-equivalence need --ab metadata or --ab drop:COMPONENT");
-  }
-  if (!c.ab_equivalence.empty()) {
-    if (!c.ab_sequential) throw UsageError("--ab-equivalence needs --ab-sequential");
+  if (!c.ab_equivalence.empty()) {  // which flags it needs: bench/moe/flag_scope.cpp
     const auto e = stats::parse_amount(c.ab_equivalence);
     if (!e || !(e->value > 0)) {
       throw UsageError(fmt::format("--ab-equivalence {}: expected a positive percentage (1%) or ms", c.ab_equivalence));

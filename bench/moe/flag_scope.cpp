@@ -1,0 +1,76 @@
+#include "bench/moe/flag_scope.hpp"
+
+#include "collectives/error.hpp"
+
+#include <fmt/format.h>
+
+namespace layerbench::moe {
+
+namespace {
+
+constexpr std::string_view kStackWhy =
+    "the standard block's profile times one layer; --layers stacks run on the MAGI-2 layer";
+constexpr std::string_view kAbWhy = "interleaved A/B studies (--ab) run on the MAGI-2 layer";
+constexpr std::string_view kWhatIfWhy = "what-if profiles (--what-if) run on the MAGI-2 layer";
+
+bool given(const CLI::App& app, std::string_view name) {
+  const CLI::Option* o = app.get_option_no_throw(std::string(name));
+  return o && o->count() > 0;
+}
+
+}  // namespace
+
+const std::vector<FlagScope>& flag_scopes() {
+  static const std::vector<FlagScope> table = {
+      // MAGI-2 only.
+      {"--layout", true, false, "experts are sharded over the --ep ranks"},
+      {"--layers", true, false, kStackWhy},
+      {"--stack-input", true, false, kStackWhy, {"--layers", "--what-if", "--ab"}},
+      {"--ab", true, false, kAbWhy},
+      {"--pairs", true, false, kAbWhy, {"--ab"}},
+      {"--ab-sequential", true, false, kAbWhy, {"--ab"}},
+      {"--ab-equivalence", true, false, kAbWhy, {"--ab-sequential"}},
+      {"--prime-stacks", true, false, kAbWhy, {"--ab", "--what-if"}},
+      {"--what-if", true, false, kWhatIfWhy},
+      {"--what-if-levels", true, false, kWhatIfWhy, {"--what-if", "--ab"}},
+      {"--what-if-rounds", true, false, kWhatIfWhy, {"--what-if", "--ab"}},
+      {"--what-if-method", true, false, kWhatIfWhy, {"--what-if", "--ab"}},
+      {"--what-if-seconds", true, false, kWhatIfWhy, {"--what-if", "--ab"}},
+      {"--graph", true, false,
+       "its layer is not captured in a CUDA graph: its expert path reads the counts back to the host"},
+      {"--repeat", true, false, "its table is timed once (repeats against the dense reference run on the MAGI-2 layer)"},
+      {"--confidence", true, false, "its table prints no interval columns of its own (the MAGI-2 profile's ratios, "
+                                    "what-ifs and A/Bs do)"},
+      {"--telemetry", true, false, "GPU telemetry and energy per component are sampled in the MAGI-2 profile"},
+      {"--telemetry-period", true, false, "GPU telemetry is sampled in the MAGI-2 profile", {"--telemetry"}},
+      {"--framework-exchange-ms", true, false, "it has no sequence-size exchange to price (a MAGI-2 'not timed' line)"},
+      {"--expert-gemm", true, false, "its expert path per shape is the device's default or an --expert-table row"},
+      // Standard block only.
+      {"--ep", false, true, "shards by --layout sp|tp"},
+      {"--expert-table", false, true, "chooses its expert path with --expert-gemm"},
+  };
+  return table;
+}
+
+void check_flag_scope(const CLI::App& app, Block block, std::string_view model_name) {
+  const bool magi2 = block == Block::magi2_multi_head;
+  for (const auto& f : flag_scopes()) {
+    if (!given(app, f.flag)) continue;
+    if (magi2 && !f.magi2)
+      throw UsageError(fmt::format("{} applies to the standard expert-parallel block; the MAGI-2 multi-head layer {}",
+                                   f.flag, f.why));
+    if (!magi2 && !f.standard)
+      throw UsageError(fmt::format("{} applies to the MAGI-2 multi-head layer; {} runs the standard expert-parallel "
+                                   "block: {}", f.flag, model_name, f.why));
+    if (f.needs_any.empty()) continue;
+    bool any = false;
+    for (auto n : f.needs_any) any = any || given(app, n);
+    if (!any) {
+      std::string names;
+      for (auto n : f.needs_any) names += (names.empty() ? "" : " or ") + std::string(n);
+      throw UsageError(fmt::format("{} applies with {} only (alone it would change nothing)", f.flag, names));
+    }
+  }
+}
+
+}  // namespace layerbench::moe
