@@ -28,7 +28,25 @@ std::vector<std::string> hf_family_names() {
   return out;
 }
 
+namespace {
+
+// The first word of a source ("text_config.n_group", "num_hidden_layers 61 - ...") when it is a
+// key the config holds: the field was read from the config; anything else (a class default, a
+// rule, "default", a flag) was not.
+bool read_from_config(const Reader& r, const std::string& source) {
+  std::string key = source.substr(0, source.find_first_of(" [("));
+  if (!r.prefix().empty() && key.starts_with(r.prefix())) key = key.substr(r.prefix().size());
+  return !key.empty() && r.find(key) != nullptr;
+}
+
+}  // namespace
+
 Model model_from_hf_json(const json& doc, const std::string& origin, std::string_view forced) {
+  return model_from_hf_json(doc, origin, forced, ModelOverrides{});
+}
+
+Model model_from_hf_json(const json& doc, const std::string& origin, std::string_view forced,
+                         const ModelOverrides& flags) {
   if (!doc.is_object()) throw UsageError(fmt::format("--hf-config {}: not a JSON object", origin));
   const json* cfg = &doc;
   std::string prefix;
@@ -88,8 +106,17 @@ Model model_from_hf_json(const json& doc, const std::string& origin, std::string
     read_family(r, m, *fam, forced.empty() ? std::string_view(type) : forced);
   }
   m.layers = r.layers();
-  m.sources["moe_heads"] = "default";
-  check_model(m);
+  m.sources["moe_heads"] = "standard block: one head";
+  check_bounds(r, m);
+  refuse_unrepresentable(doc, r, m, flags.text_router_only);
+  for (const auto& [field, source] : m.sources)
+    if (field != "moe_heads" && !read_from_config(r, source))
+      m.not_from_config[field] = forced.empty() ? source : fmt::format("{} (--family {})", source, forced);
+  // The fields the flags settle count as given; the caller applies the flags.
+  Model settled = m;
+  apply_overrides(settled, flags);
+  require_resolved(settled);
+  if (m.unresolved.empty()) check_model(m);
   return m;
 }
 
@@ -122,6 +149,10 @@ static std::string python_literals_to_null(std::string_view in) {
 }
 
 Model read_hf_config(const std::string& path, std::string_view family) {
+  return read_hf_config(path, family, ModelOverrides{});
+}
+
+Model read_hf_config(const std::string& path, std::string_view family, const ModelOverrides& flags) {
   std::string file = path;
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) file = (std::filesystem::path(path) / "config.json").string();
@@ -133,7 +164,7 @@ Model read_hf_config(const std::string& path, std::string_view family) {
   } catch (const json::exception& e) {
     throw UsageError(fmt::format("--hf-config {}: not valid JSON ({})", file, e.what()));
   }
-  return model_from_hf_json(doc, file, family);
+  return model_from_hf_json(doc, file, family, flags);
 }
 
 }  // namespace layerbench::moe

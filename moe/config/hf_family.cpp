@@ -6,63 +6,73 @@ namespace layerbench::moe::hf {
 
 namespace {
 
-// The defaults of the config class a DeepSeek-keyed model_type is read with, where a config
-// leaves the key out: DeepSeek-V2's class (remote configuration_deepseek.py and transformers'
-// DeepseekV2Config) routes by softmax, greedy; V3's (and the types built on it) by sigmoid with
-// the correction bias (noaux_tc). GLM-4.5's configs name neither key. Empty: no class default
-// (a forced family name says neither version), so a missing key is refused.
-struct DeepseekClass {
-  std::string_view name, scoring, method;
-};
-DeepseekClass deepseek_class(std::string_view type) {
-  if (type == "deepseek_v2") return {"DeepseekV2Config", "softmax", "greedy"};
-  if (type == "deepseek_v3" || type == "deepseek_v32" || type == "kimi_k2")
-    return {"DeepseekV3Config", "sigmoid", "noaux_tc"};
-  if (type.starts_with("glm4")) return {"", "sigmoid", "noaux_tc"};
-  return {};
-}
-
+// A DeepSeek-keyed model_type's router: each key, else its class row (hf_classes.cpp), else asked
+// for. Types built on another's class (Kimi-K2 and DeepSeek-V3.2 on DeepseekV3Config, the GLM-4
+// variants on Glm4MoeConfig's router) take only its scoring and top-k method, which their
+// modelling code shares; their other defaults were not verified and are asked for.
 void read_deepseek_router(Reader& r, Model& m, std::string_view type) {
-  const DeepseekClass cls = deepseek_class(type);
-  auto class_default = [&](const char* field, const char* key, std::string_view value) {
-    if (value.empty())
-      r.fail(fmt::format("config key {} not found (needed for {}; give --family deepseek_v2 or deepseek_v3 for that "
-                         "config class's default)", r.key_name(key), field));
-    if (cls.name.empty()) r.fixed(field, type);
-    else
-      m.sources[field] = fmt::format("no {} key: {}'s default {} (model_type {})", r.key_name(key), cls.name, value, type);
-    return std::string(value);
-  };
-  std::string scoring, method;
+  const ClassRow* row = class_row(type);
+  const ClassRow* router_row = row;
+  if (!row && (type == "deepseek_v32" || type == "kimi_k2")) router_row = class_row("deepseek_v3");
+  if (!row && type.starts_with("glm4")) router_row = class_row("glm4_moe");
   if (auto s = r.text("scoring_func")) {
-    scoring = *s;
+    m.router.score = parse_score(*s, r.what("scoring_func"));
     m.sources["router.score"] = r.key_name("scoring_func");
+  } else if (router_row) {
+    m.router.score = parse_score(router_row->score, "class default");
+    m.sources["router.score"] = class_source(*router_row, r.key_name("scoring_func"), router_row->score);
   } else {
-    scoring = class_default("router.score", "scoring_func", cls.scoring);
+    r.ask("router.score", {"scoring_func"}, "--router-score softmax|sigmoid (or --family deepseek_v2 | deepseek_v3)");
   }
-  m.router.score = parse_score(scoring, r.what("scoring_func"));
+  std::string method;
   if (auto t = r.text("topk_method")) {
     method = *t == "gready" ? "greedy" : *t;  // DeepSeek-V2's remote code spells its default "gready"
     m.sources["router.selection_bias"] = r.key_name("topk_method");
+  } else if (router_row) {
+    method = router_row->method;
+    m.sources["router.selection_bias"] = class_source(*router_row, r.key_name("topk_method"), method);
   } else {
-    method = class_default("router.selection_bias", "topk_method", cls.method);
+    r.ask("router.selection_bias", {"topk_method"}, "--selection-bias on|off (or --family deepseek_v2 | deepseek_v3)");
   }
-  if (method != "noaux_tc" && method != "greedy" && method != "group_limited_greedy")
+  if (!method.empty() && method != "noaux_tc" && method != "greedy" && method != "group_limited_greedy")
     r.fail(fmt::format("config key {}: unknown top-k method '{}' (known: greedy, group_limited_greedy, noaux_tc)",
                        r.key_name("topk_method"), method));
   m.router.selection_bias = method == "noaux_tc";
   m.router.group_score = method == "noaux_tc" ? GroupScore::top2_sum : GroupScore::max;
-  m.router.groups = r.integer("router.groups", {"n_group"}, 1);
-  m.router.topk_groups = r.integer("router.topk_groups", {"topk_group"}, 1);
+  m.router.groups = r.integer("router.groups", {"n_group"}, row && row->groups > 0 ? row->groups : 1);
+  m.router.topk_groups = r.integer("router.topk_groups", {"topk_group"}, row && row->topk_groups > 0 ? row->topk_groups : 1);
+  if (m.sources["router.groups"] == "default")
+    m.sources["router.groups"] = row && row->groups > 0 ? class_source(*row, r.key_name("n_group"), std::to_string(row->groups))
+                                                        : "no n_group key: no group limit";
+  if (m.sources["router.topk_groups"] == "default")
+    m.sources["router.topk_groups"] = row && row->topk_groups > 0
+                                          ? class_source(*row, r.key_name("topk_group"), std::to_string(row->topk_groups))
+                                          : "no topk_group key: no group limit";
+  if (method.empty() && m.router.groups > 1) r.ask("router.group_score", {"topk_method"}, "--group-score max|top2-sum");
   if (method == "greedy") {  // no group limit, whatever n_group says
     m.router.groups = m.router.topk_groups = 1;
     m.sources["router.groups"] = m.sources["router.topk_groups"] = r.key_name("topk_method") + " greedy (no group limit)";
   }
-  m.router.normalize = r.boolean("router.normalize", "norm_topk_prob", false);
-  m.router.scale = r.real("router.scale", "routed_scaling_factor", 1.0);
+  if (r.find("norm_topk_prob")) {
+    m.router.normalize = r.boolean("router.normalize", "norm_topk_prob", false);
+  } else if (row && row->normalize >= 0) {
+    m.router.normalize = row->normalize == 1;
+    m.sources["router.normalize"] = class_source(*row, r.key_name("norm_topk_prob"), row->normalize == 1 ? "true" : "false");
+  } else {
+    r.ask("router.normalize", {"norm_topk_prob"}, "--normalize on|off");
+  }
+  if (r.find("routed_scaling_factor")) {
+    m.router.scale = r.real("router.scale", "routed_scaling_factor", 1.0);
+  } else if (row && row->scale > 0) {
+    m.router.scale = row->scale;
+    m.sources["router.scale"] = class_source(*row, r.key_name("routed_scaling_factor"), fmt::format("{}", row->scale));
+  } else {
+    r.ask("router.scale", {"routed_scaling_factor"}, "--scale X");
+  }
   m.shared.count = r.integer("shared_experts", {"n_shared_experts"}, 0);
   m.shared.size = m.shared.count > 0 ? m.moe_intermediate : 0;
   m.sources["shared_intermediate"] = m.sources["moe_intermediate"] + " (one shared expert's size)";
+  m.sources["shared_gate"] = "fixed by the DeepSeek MoE block: shared experts ungated";
 }
 
 }  // namespace
@@ -102,9 +112,15 @@ void read_family(Reader& r, Model& m, Family fam, std::string_view type) {
     case Family::qwen: {
       m.router.score = Score::softmax;
       r.fixed("router.score", type);
-      // Qwen3-Next and Qwen3.5 configs leave norm_topk_prob out: their config classes default it to true.
-      m.router.normalize = r.boolean("router.normalize", "norm_topk_prob", type.starts_with("qwen3_next") ||
-                                                                             type.starts_with("qwen3_5"));
+      // Qwen3.5's router always renormalises (its class row); any other Qwen type says it by its key.
+      if (const ClassRow* row = class_row(type); row && !r.find("norm_topk_prob")) {
+        m.router.normalize = row->normalize == 1;
+        m.sources["router.normalize"] = class_source(*row, r.key_name("norm_topk_prob"), "true");
+      } else if (r.find("norm_topk_prob")) {
+        m.router.normalize = r.boolean("router.normalize", "norm_topk_prob", false);
+      } else {
+        r.ask("router.normalize", {"norm_topk_prob"}, "--normalize on|off");
+      }
       m.shared.size = r.integer("shared_intermediate", {"shared_expert_intermediate_size"}, 0);
       m.shared.count = m.shared.size > 0 ? 1 : 0;
       m.shared.gate = m.shared.count > 0 && type != "qwen3_moe";
@@ -116,7 +132,8 @@ void read_family(Reader& r, Model& m, Family fam, std::string_view type) {
     }
     case Family::olmoe:
       r.fixed("router.score", type);
-      m.router.normalize = r.boolean("router.normalize", "norm_topk_prob", false);
+      if (r.find("norm_topk_prob")) m.router.normalize = r.boolean("router.normalize", "norm_topk_prob", false);
+      else r.ask("router.normalize", {"norm_topk_prob"}, "--normalize on|off");
       break;
     case Family::mixtral:
       m.router.normalize = true;

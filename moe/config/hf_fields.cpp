@@ -84,59 +84,81 @@ constexpr CodeFact kBiasByCode[] = {
     {"kimi_linear", "modeling_kimi.py's KimiMoEGate always adds e_score_correction_bias (no config key)"},
 };
 
-void read_fields_router(Reader& r, Model& m, std::string_view expert_key, bool gemma_layout, std::string_view type) {
-  // Scoring: a key, or the softmax of the key families that never name it.
+// The router of an unknown (or class-row) model_type: each semantic field from its key, else the
+// model_type's class default (hf_classes.cpp), else asked for (Reader::ask): never from the
+// spelling of the other keys.
+void read_fields_router(Reader& r, Model& m, std::string_view type) {
+  const ClassRow* row = class_row(type);
+  // Scoring.
   const auto [sv, skey] = r.agreed("router.score", kScoreKeys);
   if (sv) {
     if (!sv->is_string()) r.fail(fmt::format("config key {} must be a string, got {}", r.key_name(skey), sv->dump()));
     m.router.score = parse_score(sv->get<std::string>(), r.what(skey));
     m.sources["router.score"] = r.key_name(skey);
-  } else if (expert_key == "n_routed_experts") {
-    r.fail(fmt::format("config key {} not found (needed for router.score: configs with {} name their scoring; "
-                       "give --family NAME or --router-score)", r.names(kScoreKeys), r.key_name(expert_key)));
+  } else if (row && !row->score.empty()) {
+    m.router.score = parse_score(row->score, "class default");
+    m.sources["router.score"] = class_source(*row, "scoring_func", row->score);
   } else {
-    m.router.score = Score::softmax;
-    m.sources["router.score"] = fmt::format("no scoring key ({}): softmax, as every config keyed by {} routes",
-                                            r.names(kScoreKeys), r.key_name(expert_key));
+    r.ask("router.score", kScoreKeys, "--router-score softmax|sigmoid");
   }
-  // Correction bias and groups.
+  // Correction bias.
   std::string method;
   if (auto t = r.text("topk_method")) {
-    method = *t;
+    method = *t == "gready" ? "greedy" : *t;
     if (method != "noaux_tc" && method != "greedy" && method != "group_limited_greedy")
       r.fail(fmt::format("config key {}: unknown top-k method '{}' (known: greedy, group_limited_greedy, noaux_tc)",
                          r.key_name("topk_method"), method));
   }
   const auto bias = r.agreed_boolean("router.selection_bias", kBiasKeys);
-  m.router.selection_bias = method == "noaux_tc" || bias.value_or(false);
-  if (!method.empty() && !bias) m.sources["router.selection_bias"] = r.key_name("topk_method") + " " + method;
-  else if (!bias) m.sources["router.selection_bias"] = fmt::format("no correction-bias key (topk_method, {}): none", join(kBiasKeys, ", "));
+  const CodeFact* code = nullptr;
   for (const auto& f : kBiasByCode)
-    if (!bias && method.empty() && f.model_type == type) {
-      m.router.selection_bias = true;
-      m.sources["router.selection_bias"] = fmt::format("model_type {}: {}", type, f.why);
-    }
+    if (f.model_type == type) code = &f;
+  Keys bias_keys = kBiasKeys;
+  bias_keys.insert(bias_keys.begin(), "topk_method");
+  if (bias) {
+    m.router.selection_bias = *bias || method == "noaux_tc";
+  } else if (!method.empty()) {
+    m.router.selection_bias = method == "noaux_tc";
+    m.sources["router.selection_bias"] = r.key_name("topk_method") + " " + method;
+  } else if (code) {
+    m.router.selection_bias = true;
+    m.sources["router.selection_bias"] = fmt::format("model_type {}: {}", type, code->why);
+  } else if (row && !row->method.empty()) {
+    m.router.selection_bias = row->method == "noaux_tc" || row->method == "bias";
+    m.sources["router.selection_bias"] = class_source(*row, "topk_method", row->method);
+    if (row->method == "noaux_tc" || row->method == "greedy" || row->method == "group_limited_greedy")
+      method = row->method;
+  } else {
+    r.ask("router.selection_bias", bias_keys, "--selection-bias on|off");
+  }
+  // Groups: no group key is no group limit; a group limit needs its group score.
   m.router.group_score = method == "noaux_tc" ? GroupScore::top2_sum : GroupScore::max;
+  const bool group_key = r.agreed("router.groups", kGroupKeys).first != nullptr;
   m.router.groups = r.agreed_integer("router.groups", kGroupKeys).value_or(1);
-  if (!r.agreed("router.groups", kGroupKeys).first) m.sources["router.groups"] = "no group key: no group limit";
+  if (!group_key && row && row->groups > 0) {
+    m.router.groups = row->groups;
+    m.sources["router.groups"] = class_source(*row, "n_group", std::to_string(row->groups));
+  } else if (!group_key) {
+    m.sources["router.groups"] = "no group key: no group limit";
+  }
   if (m.router.groups > 1) {
-    const auto tg = r.agreed_integer("router.topk_groups", kTopkGroupKeys);
+    auto tg = r.agreed_integer("router.topk_groups", kTopkGroupKeys);
+    if (!tg && row && row->topk_groups > 0) {
+      tg = row->topk_groups;
+      m.sources["router.topk_groups"] = class_source(*row, "topk_group", std::to_string(row->topk_groups));
+    }
     if (!tg) r.fail(fmt::format("config key {} not found (needed for router.topk_groups with {} groups)",
                                 r.names(kTopkGroupKeys), m.router.groups));
-    if (method.empty()) {  // no top-k method: DeepSeek-V3's group score with a correction bias, V2's without
-      m.router.group_score = m.router.selection_bias ? GroupScore::top2_sum : GroupScore::max;
-      m.sources["router.groups"] += m.router.selection_bias
-                                        ? " (no topk_method; with a correction bias: a group scores its best two, as noaux_tc)"
-                                        : " (no topk_method; no correction bias: a group scores its best, as group_limited_greedy)";
-    }
     m.router.topk_groups = *tg;
+    if (method.empty()) r.ask("router.group_score", {"topk_method"}, "--group-score max|top2-sum");
+    else m.sources["router.group_score"] = r.key_name("topk_method") + " " + method;
   } else {
     m.router.topk_groups = 1;
     m.sources["router.topk_groups"] = "one group: no group limit";
   }
   if (method == "greedy") {
     m.router.groups = m.router.topk_groups = 1;
-    m.sources["router.groups"] = m.sources["router.topk_groups"] = r.key_name("topk_method") + " greedy (no group limit)";
+    m.sources["router.groups"] = m.sources["router.topk_groups"] = "topk_method greedy (no group limit)";
   }
   m.router.topk_before_score = false;
   m.sources["router.topk_before_score"] = "no key says otherwise: every expert scored, then the top-k selected";
@@ -149,32 +171,28 @@ void read_fields_router(Reader& r, Model& m, std::string_view expert_key, bool g
     m.sources["router.normalize"] = r.key_name("ffn_config.moe_normalize_expert_weights") + " 1 (sum to 1)";
   } else if (auto n = r.agreed_boolean("router.normalize", kNormKeys)) {
     m.router.normalize = *n;
-  } else if (m.router.score == Score::sigmoid || m.router.selection_bias) {
-    m.router.normalize = true;
-    m.sources["router.normalize"] = fmt::format("no normalisation key ({}): sigmoid or bias-corrected scores are "
-                                                "renormalised over the top-k (DeepSeek-V3, GLM-4.5, MiniMax-M2, "
-                                                "ERNIE-4.5)", join(kNormKeys, ", "));
-  } else if (gemma_layout) {
-    m.router.normalize = true;
-    m.sources["router.normalize"] = r.key_name("enable_moe_block") + " (Gemma-4 router: top-k renormalised)";
-  } else if (expert_key == "num_local_experts" || expert_key == "moe_num_experts") {
-    m.router.normalize = true;
-    m.sources["router.normalize"] = fmt::format("no normalisation key: configs keyed by {} (Mixtral, Granite, PhiMoE; "
-                                                "ERNIE) renormalise the top-k", r.key_name(expert_key));
+  } else if (row && row->normalize >= 0) {
+    m.router.normalize = row->normalize == 1;
+    m.sources["router.normalize"] = class_source(*row, "norm_topk_prob", row->normalize == 1 ? "true" : "false");
   } else {
-    m.router.normalize = false;
-    m.sources["router.normalize"] = fmt::format("no normalisation key ({}): transformers' default norm_topk_prob false",
-                                                join(kNormKeys, ", "));
+    r.ask("router.normalize", kNormKeys, "--normalize on|off");
   }
-  m.router.scale = r.real("router.scale", kScaleKeys, 1.0);
-  if (m.sources["router.scale"] == "default") m.sources["router.scale"] = "no scaling key (or null): 1.0";
+  // Scaling factor (null is no key).
+  if (r.agreed("router.scale", kScaleKeys).first) {
+    m.router.scale = r.real("router.scale", kScaleKeys, 1.0);
+  } else if (row && row->scale > 0) {
+    m.router.scale = row->scale;
+    m.sources["router.scale"] = class_source(*row, "routed_scaling_factor", fmt::format("{}", row->scale));
+  } else {
+    r.ask("router.scale", kScaleKeys, "--scale X");
+  }
 }
 
-void read_fields_shared(Reader& r, Model& m, bool gemma_layout) {
+void read_fields_shared(Reader& r, Model& m, bool gemma_layout, std::string_view type) {
+  const ClassRow* row = class_row(type);
   std::string_view ckey, skey;
   const auto count = r.agreed_integer("shared_experts", kSharedCountKeys, &ckey);
   const auto size = r.agreed_integer("shared_intermediate", kSharedSizeKeys, &skey);
-  m.sources["shared_gate"] = "no shared-expert gate";
   if (gemma_layout && !count && !size) {
     m.shared = {.count = 1, .size = r.integer("shared_intermediate", {"intermediate_size"}), .gate = false};
     m.sources["shared_experts"] = r.key_name("enable_moe_block") + " (Gemma-4: a dense MLP beside the experts)";
@@ -185,9 +203,8 @@ void read_fields_shared(Reader& r, Model& m, bool gemma_layout) {
       r.fail(fmt::format("config keys {} = {} and {} = {}: the reader cannot tell one shared expert's size from all of "
                          "theirs; give --shared-experts and --shared-intermediate (or --family NAME)",
                          r.key_name(ckey), *count, r.key_name(skey), *size));
-    m.shared = {.count = 1, .size = *size, .gate = skey == "shared_expert_intermediate_size"};
+    m.shared = {.count = 1, .size = *size, .gate = false};
     if (!count) m.sources["shared_experts"] = r.key_name(skey) + " (one shared expert of that size)";
-    if (m.shared.gate) m.sources["shared_gate"] = r.key_name(skey) + " (Qwen's key: a sigmoid-gated shared expert)";
   } else if (count && *count > 0 && !(size && *size == 0)) {
     m.shared = {.count = *count, .size = m.moe_intermediate, .gate = false};
     m.sources["shared_intermediate"] = m.sources["moe_intermediate"] + " (one shared expert's size)";
@@ -195,6 +212,18 @@ void read_fields_shared(Reader& r, Model& m, bool gemma_layout) {
     m.shared = {};
     if (!count) m.sources["shared_experts"] = "no shared-expert key: none";
     if (!size) m.sources["shared_intermediate"] = "no shared-expert key: none";
+  }
+  // Whether the shared expert's output is gated: no config key says it; the model_type's
+  // modelling code does, else it is asked for.
+  if (m.shared.count == 0) {
+    m.sources["shared_gate"] = "no shared expert";
+  } else if (gemma_layout) {
+    m.sources["shared_gate"] = r.key_name("enable_moe_block") + " (Gemma-4's dense MLP: no gate)";
+  } else if (row && row->shared_gate >= 0) {
+    m.shared.gate = row->shared_gate == 1;
+    m.sources["shared_gate"] = class_source(*row, "shared_expert_gate", row->shared_gate == 1 ? "a sigmoid gate" : "no gate");
+  } else {
+    r.ask("shared_gate", {"no config key names it"}, "--shared-gate on|off");
   }
 }
 
@@ -250,15 +279,20 @@ void read_by_fields(Reader& r, Model& m, std::string_view type) {
     r.fail(fmt::format("config key {} = {} (hidden_size {}): the routed experts run at another width (latent MoE), "
                        "which the standard block does not model", r.key_name("routed_expert_hidden_size"), w->dump(), m.hidden));
   read_fields_activation(r, m);
-  read_fields_router(r, m, ekey, gemma_layout, type);
-  read_fields_shared(r, m, gemma_layout);
+  read_fields_router(r, m, type);
+  read_fields_shared(r, m, gemma_layout, type);
   const std::string_view near = gemma_layout ? "gemma4" : nearest_family(ekey, skey != "intermediate_size");
-  m.family = fmt::format("fields (like {})", near);
-  std::string keys = fmt::format("{}, {}, {}, {}", r.key_name(ekey), r.key_name(tkey), r.key_name(skey),
-                                 m.sources["router.score"].starts_with("no ") ? "softmax by convention" : m.sources["router.score"]);
+  if (const ClassRow* row = class_row(type)) {  // a known model_type keyed in its own spelling
+    m.family = fmt::format("{} ({})", type, row->config_class);
+    return;
+  }
+  m.family = "fields";
+  m.suggestion = near == "generic" ? "" : std::string(near);
+  std::string keys = fmt::format("{}, {}, {}", r.key_name(ekey), r.key_name(tkey), r.key_name(skey));
   for (const auto& d : decided) keys += ", " + d;
-  m.inference = fmt::format("family inferred from fields: model_type '{}' is not a known family; read by its keys, "
-                            "like {} ({})", type.empty() ? "(none)" : type, near, keys);
+  m.inference = fmt::format("family inferred from fields: model_type '{}' is not a known family; sizes read by their "
+                            "keys ({}); router semantics only from keys or flags{}", type.empty() ? "(none)" : type,
+                            keys, m.suggestion.empty() ? "" : fmt::format(" (keys resemble {}'s; not assumed)", near));
 }
 
 }  // namespace layerbench::moe::hf

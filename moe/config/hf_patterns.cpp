@@ -14,6 +14,9 @@ std::string Reader::join_families() {
 // The MoE-layer patterns, shared by the family readers and the field reader.
 void deepseek_pattern(Reader& r, std::int64_t L) {
   const std::int64_t first = r.integer("first_k_dense_replace", {"first_k_dense_replace"}, 0);
+  if (first < 0 || first > L)
+    r.fail(fmt::format("config key {} = {}: must be in [0, {}] (num_hidden_layers)", r.key_name("first_k_dense_replace"),
+                       first, L));
   if (const json* freq = r.find("moe_layer_freq"); freq && freq->is_array()) {
     const json& list = r.per_layer_list("moe_layer_freq", *freq);
     r.set_moe_layers(L, [&](std::int64_t i) { return list[static_cast<std::size_t>(i)] != 0; },
@@ -49,6 +52,8 @@ void llama4_pattern(Reader& r, std::int64_t L) {
     std::set<std::int64_t> moe;
     for (const auto& e : *v) {
       if (!e.is_number_integer()) r.fail(fmt::format("config key {}: entry {} is not a layer index", r.key_name("moe_layers"), e.dump()));
+      if (e.get<std::int64_t>() < 0 || e.get<std::int64_t>() >= L)
+        r.fail(fmt::format("config key {}: entry {} is not a layer index in [0, {})", r.key_name("moe_layers"), e.dump(), L));
       moe.insert(e.get<std::int64_t>());
     }
     r.set_moe_layers(L, [&](std::int64_t i) { return moe.count(i) > 0; }, r.key_name("moe_layers"));
@@ -63,7 +68,8 @@ void llama4_pattern(Reader& r, std::int64_t L) {
 
 std::int64_t layer_count(Reader& r) {
   const std::int64_t L = r.integer("layers", {"num_hidden_layers", "n_layers", "num_layers"});
-  if (L < 1) r.fail(fmt::format("config key {} must be at least 1, got {}", r.key_name("num_hidden_layers"), L));
+  if (L < 1 || L > kMaxLayers)
+    r.fail(fmt::format("config key {} = {}: must be in [1, {}]", r.key_name("num_hidden_layers"), L, kMaxLayers));
   r.set_layer_count(L);
   return L;
 }

@@ -149,6 +149,11 @@ class Reader {
     if (!v->is_string()) fail(fmt::format("config key {} must be a string, got {}", key_name(key), v->dump()));
     return v->get<std::string>();
   }
+  // A semantic field the config does not give: recorded, refused unless a flag settles it.
+  void ask(const char* field, const Keys& keys, std::string_view flag) {
+    m_.unresolved.push_back({field, names(keys), std::string(flag)});
+    m_.sources[field] = fmt::format("not in the config ({})", names(keys));
+  }
   void fixed(const char* field, std::string_view model_type) {
     m_.sources[field] = fmt::format("fixed by model_type {}", model_type);
   }
@@ -175,6 +180,8 @@ class Reader {
     return v;
   }
   std::int64_t layers() const { return layers_; }
+  const json& config() const { return cfg_; }
+  const std::string& prefix() const { return prefix_; }
   void set_layer_count(std::int64_t layers) { layers_ = layers; }
 
  private:
@@ -209,6 +216,21 @@ class Reader {
   std::int64_t layers_ = 0, first_moe_ = -1;
 };
 
+// A model_type's semantic defaults: its config class's (or modelling code's) value of each field a
+// config may leave out, and the file it was read from (hf_classes.cpp). Empty / -1 / 0: no default.
+struct ClassRow {
+  std::string_view model_type, config_class, file;
+  std::string_view score, method;
+  int normalize;
+  double scale;
+  std::int64_t groups, topk_groups;
+  int shared_gate;
+};
+const ClassRow* class_row(std::string_view model_type);
+std::vector<const ClassRow*> class_rows();
+// "class default: no KEY key; CLASS's VALUE (FILE)".
+std::string class_source(const ClassRow& row, std::string_view key, std::string_view value);
+
 // The MoE-layer patterns (hf_patterns.cpp).
 void deepseek_pattern(Reader& r, std::int64_t L);
 void qwen_pattern(Reader& r, std::int64_t L);
@@ -217,6 +239,11 @@ std::int64_t layer_count(Reader& r);
 void read_moe_layers(Reader& r, Family fam, std::string_view type);
 // Which layers are MoE, from whichever pattern key a config of an unknown family carries.
 void field_pattern(Reader& r, std::vector<std::string>& decided);
+
+// Refusals of what the standard block cannot represent, and bounds (hf_refusals.cpp).
+void refuse_unrepresentable(const json& doc, Reader& r, Model& m, bool text_router_only);
+void check_bounds(Reader& r, const Model& m);
+inline constexpr std::int64_t kMaxLayers = 100000;
 
 // A known family's reader (hf_family.cpp) and the field reader (hf_fields.cpp).
 void read_family(Reader& r, Model& m, Family fam, std::string_view type);
