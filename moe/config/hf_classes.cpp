@@ -23,6 +23,9 @@ constexpr ClassRow kRows[] = {
     {"glm4_moe", "Glm4MoeConfig", "glm4_moe/configuration_glm4_moe.py (norm_topk_prob True, routed_scaling_factor "
      "1.0, n_group 1, topk_group 1; sigmoid + e_score_correction_bias in modeling_glm4_moe.py)",
      "sigmoid", "noaux_tc", 1, 1.0, 1, 1, -1},
+    {"glm4_moe_lite", "Glm4MoeLiteConfig", "glm4_moe_lite/configuration_glm4_moe_lite.py (norm_topk_prob True, "
+     "routed_scaling_factor 1.8, n_group 1, topk_group 1; GLM-4's sigmoid + e_score_correction_bias router)",
+     "sigmoid", "noaux_tc", 1, 1.8, 1, 1, -1},
     {"qwen3_5_moe", "Qwen3_5MoeTextConfig", "qwen3_5_moe/modeling_qwen3_5_moe.py (Qwen3_5MoeTopKRouter: softmax, "
      "top-k always renormalised, no norm_topk_prob key; sigmoid-gated shared_expert)",
      "softmax", "none", 1, 1.0, 0, 0, 1},
