@@ -163,8 +163,10 @@ class Reader {
     layers_ = layers;
     first_moe_ = -1;
     std::int64_t n = 0;
+    moe_mask_.assign(static_cast<std::size_t>(layers), false);
     for (std::int64_t i = 0; i < layers; ++i)
       if (is_moe(i)) {
+        moe_mask_[static_cast<std::size_t>(i)] = true;
         if (first_moe_ < 0) first_moe_ = i;
         ++n;
       }
@@ -207,6 +209,13 @@ class Reader {
     if (layers_ <= 0) fail(fmt::format("config key {} is a list before the layer count is known", key_name(key)));
     const json& list = per_layer_list(key, v);
     const auto at = static_cast<std::size_t>(std::max<std::int64_t>(first_moe_, 0));
+    // One profile stands for every MoE layer: values that differ between MoE layers (experts of
+    // unequal sizes or counts) are refused, naming the layers.
+    for (std::size_t i = 0; i < moe_mask_.size() && i < list.size(); ++i)
+      if (moe_mask_[i] && as_int(list[i]) != as_int(list[at]))
+        fail(fmt::format("config key {}: MoE layer {} has {} and MoE layer {} has {}: layers whose experts differ "
+                         "(unequal sizes or counts) are not one standard block", key_name(key), at,
+                         list[at].dump(), i, list[i].dump()));
     return {as_int(list[at]), fmt::format("[{}] (per-layer list, first MoE layer)", at)};
   }
 
@@ -214,6 +223,7 @@ class Reader {
   std::string prefix_, file_;
   Model& m_;
   std::int64_t layers_ = 0, first_moe_ = -1;
+  std::vector<bool> moe_mask_;
 };
 
 // A model_type's semantic defaults: its config class's (or modelling code's) value of each field a
