@@ -29,6 +29,12 @@ Score parse_score(std::string_view s, std::string_view what) {
   throw UsageError(fmt::format("{}: unknown scoring function '{}' (known: softmax, sigmoid)", what, s));
 }
 
+GroupScore parse_group_score(std::string_view s, std::string_view what) {
+  if (s == "max") return GroupScore::max;
+  if (s == "top2-sum" || s == "top2_sum") return GroupScore::top2_sum;
+  throw UsageError(fmt::format("{}: unknown group score '{}' (known: max, top2-sum)", what, s));
+}
+
 Activation parse_activation(std::string_view s, std::string_view what) {
   if (s == "silu_glu" || s == "silu-glu" || s == "silu" || s == "swiglu") return Activation::silu_glu;
   if (s == "swiglu_clamped" || s == "swiglu-clamped" || s == "swiglu7") return Activation::swiglu_clamped;
@@ -227,7 +233,7 @@ std::string list_models_text() {
 bool ModelOverrides::any() const {
   return hidden || experts || topk || moe_intermediate || moe_heads || moe_layers || score || activation ||
          selection_bias || normalize || topk_before_score || shared_gate || groups || topk_groups || shared_experts ||
-         shared_intermediate || scale || swiglu_alpha || swiglu_limit;
+         shared_intermediate || scale || swiglu_alpha || swiglu_limit || group_score;
 }
 
 void apply_overrides(Model& m, const ModelOverrides& o) {
@@ -236,6 +242,7 @@ void apply_overrides(Model& m, const ModelOverrides& o) {
     if (!v) return;
     field = *v;
     m.sources[key] = std::string("flag ") + flag;
+    m.not_from_config[key] = m.sources[key];
     given.emplace_back(flag);
   };
   set(m.hidden, o.hidden, "hidden", "--hidden");
@@ -246,12 +253,12 @@ void apply_overrides(Model& m, const ModelOverrides& o) {
   set(m.moe_layers, o.moe_layers, "moe_layers", "--moe-layers");
   if (o.score) {
     m.router.score = parse_score(*o.score, "--router-score");
-    m.sources["router.score"] = "flag --router-score";
+    m.sources["router.score"] = m.not_from_config["router.score"] = "flag --router-score";
     given.emplace_back("--router-score");
   }
   if (o.activation) {
     m.activation.kind = parse_activation(*o.activation, "--activation");
-    m.sources["activation"] = "flag --activation";
+    m.sources["activation"] = m.not_from_config["activation"] = "flag --activation";
     given.emplace_back("--activation");
   }
   set(m.router.selection_bias, o.selection_bias, "router.selection_bias", "--selection-bias");
@@ -260,6 +267,11 @@ void apply_overrides(Model& m, const ModelOverrides& o) {
   set(m.router.groups, o.groups, "router.groups", "--groups");
   set(m.router.topk_groups, o.topk_groups, "router.topk_groups", "--topk-groups");
   set(m.router.scale, o.scale, "router.scale", "--scale");
+  if (o.group_score) {
+    m.router.group_score = parse_group_score(*o.group_score, "--group-score " + *o.group_score);
+    m.sources["router.group_score"] = m.not_from_config["router.group_score"] = "flag --group-score";
+    given.emplace_back("--group-score");
+  }
   set(m.shared.count, o.shared_experts, "shared_experts", "--shared-experts");
   set(m.shared.size, o.shared_intermediate, "shared_intermediate", "--shared-intermediate");
   set(m.shared.gate, o.shared_gate, "shared_gate", "--shared-gate");
@@ -270,6 +282,27 @@ void apply_overrides(Model& m, const ModelOverrides& o) {
     m.origin += "; flags:";
     for (const auto& g : given) m.origin += " " + g;
   }
+}
+
+void require_resolved(const Model& m) {
+  std::string missing;
+  for (const auto& u : m.unresolved) {
+    const auto it = m.sources.find(u.field);
+    if (it != m.sources.end() && it->second.starts_with("flag ")) continue;  // settled by its flag
+    missing += fmt::format("\n  {}: no key ({}); give {}", u.field, u.keys, u.flag);
+  }
+  if (missing.empty()) return;
+  throw UsageError(fmt::format(
+      "{}: model_type '{}' is not a family the reader knows, and the config does not say how its router works "
+      "(a key's spelling is no evidence of its semantics):{}\nor give --family NAME to read it with a known family's "
+      "semantics{}", m.origin.starts_with("config ") ? "--hf-" + m.origin : m.origin, m.name, missing,
+      m.suggestion.empty() ? std::string() : fmt::format(" (its keys resemble {}'s; not assumed)", m.suggestion)));
+}
+
+std::vector<std::string> not_from_config_lines(const Model& m) {
+  std::vector<std::string> out;
+  for (const auto& [field, source] : m.not_from_config) out.push_back(fmt::format("{}: {}", field, source));
+  return out;
 }
 
 void check_model(const Model& m) {
@@ -337,6 +370,7 @@ nlohmann::json to_json(const Model& m) {
   j["sources"] = m.sources;
   j["notes"] = m.notes;
   if (!m.inference.empty()) j["inference"] = m.inference;
+  j["not_from_config"] = m.not_from_config;
   return j;
 }
 

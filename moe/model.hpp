@@ -49,6 +49,14 @@ struct SharedSpec {
   std::int64_t intermediate() const { return count * size; }
 };
 
+// A semantic field a config of an unknown family leaves without a key: never guessed; a flag
+// settles it, or --family NAME reads the config with a known family's semantics.
+struct Unresolved {
+  std::string field;  // "router.score", ...
+  std::string keys;   // the config keys looked for
+  std::string flag;   // the flag that settles it, with its values
+};
+
 struct Model {
   std::string name;    // preset name, or the config's model_type
   std::string family;  // the key family used to read it
@@ -65,6 +73,11 @@ struct Model {
   // A config read by its fields (model_type not a known family): "family inferred from fields:
   // ..." with the key family it resembles and the keys that decided it; "" otherwise.
   std::string inference;
+  // Fields no config key gave (a class default, modelling code, --family, a rule or a flag):
+  // field -> its source; the profile header and --describe list them one per line.
+  std::map<std::string, std::string> not_from_config;
+  std::vector<Unresolved> unresolved;  // what the config does not say (require_resolved refuses)
+  std::string suggestion;              // a family the keys resemble: suggested in that refusal, never used
 };
 
 std::string_view to_string(Score s);
@@ -94,8 +107,17 @@ std::string list_models_text();
 // a family name or a known model_type. UsageError naming the key on anything it cannot
 // resolve: a missing required key, keys that disagree (naming --family), a dense config, an
 // unknown scoring function or activation, a per-layer list whose length is not the layer count.
+// `flags` are the field flags given (they settle what the config leaves unsaid; the caller applies
+// them); a field still unresolved after them is a UsageError naming its keys and flags.
+struct ModelOverrides;
 Model read_hf_config(const std::string& path, std::string_view family = {});
+Model read_hf_config(const std::string& path, std::string_view family, const ModelOverrides& flags);
 Model model_from_hf_json(const nlohmann::json& doc, const std::string& origin, std::string_view family = {});
+Model model_from_hf_json(const nlohmann::json& doc, const std::string& origin, std::string_view family,
+                         const ModelOverrides& flags);
+// One row per model_type with class defaults or code-fixed semantics (moe/config/hf_classes.cpp):
+// "model_type | class | file | field=value ..." lines, for docs/model-configs.md and its test.
+std::vector<std::string> hf_class_default_rows();
 // The model_type values the reader knows, for messages and --list-models.
 std::vector<std::string> known_hf_families();
 // The family names --family accepts.
@@ -109,9 +131,17 @@ struct ModelOverrides {
   std::optional<bool> selection_bias, normalize, topk_before_score, shared_gate;
   std::optional<std::int64_t> groups, topk_groups, shared_experts, shared_intermediate;
   std::optional<double> scale, swiglu_alpha, swiglu_limit;
+  std::optional<std::string> group_score;  // max | top2-sum
+  // Profile the text path alone of a config with per-modality routers (--text-router-only).
+  bool text_router_only = false;
   bool any() const;
 };
 void apply_overrides(Model& m, const ModelOverrides& o);
+// UsageError when a field the config left unsaid was not settled by a flag (see Unresolved).
+void require_resolved(const Model& m);
+// "field: source" for every field not read from the config (not_from_config), one per line.
+std::vector<std::string> not_from_config_lines(const Model& m);
+GroupScore parse_group_score(std::string_view s, std::string_view what);
 // Structural checks of a resolved model (UsageError naming the field): positive sizes, topk
 // within the experts, groups dividing the experts, topk_groups x experts/groups >= topk.
 void check_model(const Model& m);

@@ -22,7 +22,8 @@ bool given(CLI::App& app, const char* name) {
 // Flags whose value lives in the overrides (the MAGI-2 geometry flags keep their fields).
 struct ModelFlagValues {
   std::string score, activation;
-  std::string selection_bias, normalize, topk_before_score, shared_gate;
+  std::string selection_bias, normalize, topk_before_score, shared_gate, group_score;
+  bool text_router_only = false;
   std::int64_t groups = 1, topk_groups = 1, shared_experts = 0, shared_intermediate = 0;
   double alpha = 1.702, limit = 7.0;
 };
@@ -39,7 +40,6 @@ void resolve(CLI::App& app, RunConfig& c, const ModelFlagValues& f) {
     throw UsageError("--model and --hf-config both name the model: give one");
   if (given(app, "--family") && c.hf_config.empty())
     throw UsageError("--family applies to --hf-config (how its keys are read); a preset has its family");
-  Model m = c.hf_config.empty() ? preset(c.model_name) : read_hf_config(c.hf_config, c.hf_family);
   ModelOverrides o;
   if (given(app, "--hidden")) o.hidden = c.geo.hidden;
   if (given(app, "--experts")) o.experts = c.geo.experts;
@@ -60,6 +60,13 @@ void resolve(CLI::App& app, RunConfig& c, const ModelFlagValues& f) {
   if (given(app, "--shared-intermediate")) o.shared_intermediate = f.shared_intermediate;
   if (given(app, "--swiglu-alpha")) o.swiglu_alpha = f.alpha;
   if (given(app, "--swiglu-limit")) o.swiglu_limit = f.limit;
+  if (given(app, "--group-score")) o.group_score = f.group_score;
+  o.text_router_only = f.text_router_only;
+  if (o.text_router_only && c.hf_config.empty())
+    throw UsageError("--text-router-only applies to --hf-config (a config with per-modality routers)");
+  // The config is read knowing which fields the flags settle: what it leaves unsaid is refused
+  // unless a flag gives it.
+  Model m = c.hf_config.empty() ? preset(c.model_name) : read_hf_config(c.hf_config, c.hf_family, o);
   if (o.moe_heads && m.block == Block::standard && *o.moe_heads != 1)
     throw UsageError(fmt::format("--moe-heads {}: MoE heads exist only in the MAGI-2 layer (--model magi-2)", *o.moe_heads));
   apply_overrides(m, o);
@@ -113,6 +120,10 @@ void add_model_flags(CLI::App& app, RunConfig& c) {
   app.add_option("--normalize", f->normalize, "override: on | off (renormalise the selected weights)");
   app.add_option("--topk-before-score", f->topk_before_score, "override: on | off (score only the k selected logits)");
   app.add_option("--shared-gate", f->shared_gate, "override: on | off (sigmoid gate on the shared experts)");
+  app.add_option("--group-score", f->group_score,
+                 "override: max | top2-sum (how group-limited routing scores a group: its best expert, or its best two)");
+  app.add_flag("--text-router-only", f->text_router_only,
+               "a config with per-modality routers (multi_gate, router_type): profile the text path's router alone");
   cli::add_int(app, "--groups", f->groups, "override: expert groups of group-limited routing", std::int64_t{1}, std::int64_t{1} << 20);
   cli::add_int(app, "--topk-groups", f->topk_groups, "override: groups kept by group-limited routing", std::int64_t{1}, std::int64_t{1} << 20);
   cli::add_int(app, "--shared-experts", f->shared_experts, "override: shared experts", std::int64_t{0}, std::int64_t{1} << 10);

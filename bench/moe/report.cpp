@@ -170,6 +170,7 @@ reports::Section profile_section(const ProfileInputs& in, const harness::Runner&
       runner.options().warmup, runner.options().iterations, in.dense.size);
   s.notes = {"model: " + summary(c.model), "model source: " + c.model.origin};
   if (!c.model.inference.empty()) s.notes.push_back(c.model.inference);
+  for (const auto& line : not_from_config_lines(c.model)) s.notes.push_back("not read from the config: " + line);
   for (const auto& r : in.comps)
     if (r.m.params.contains("kernel_path")) {
       kernel_paths[r.m.name] = r.m.params["kernel_path"];

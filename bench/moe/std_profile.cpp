@@ -132,6 +132,7 @@ int run_standard(harness::Context& ctx, const RunConfig& c) {
                                  md.name, P, plan.tokens, plan.global_tokens, plan.experts_local);
   text += fmt::format("- model: {}\n- model source: {}\n", summary(md), md.origin);
   if (!md.inference.empty()) text += "- " + md.inference + "\n";
+  for (const auto& line : not_from_config_lines(md)) text += "- not read from the config: " + line + "\n";
   for (const auto& n : md.notes) text += "- note: " + n + "\n";
   text += "- kernel path per component:\n";
   for (auto it = paths.begin(); it != paths.end(); ++it) text += fmt::format("  - {}: {}\n", it.key(), it.value().get<std::string>());

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -135,9 +136,14 @@ TEST(MoeModel, BadConfigsNameTheKey) {
   EXPECT_NE(err([](json& j) { j["scoring_func"] = "sparsemax"; }).find("unknown scoring function 'sparsemax'"),
             std::string::npos);
   EXPECT_NE(err([](json& j) { j["scoring_func"] = "sparsemax"; }).find("scoring_func"), std::string::npos);
-  // An unknown model_type with every field the layer needs is read by its fields.
+  // An unknown model_type is read by its fields, but what it does not say is asked for.
   json other = base;
   other["model_type"] = "bert";
+  const std::string asked = usage_error([&] { model_from_hf_json(other, "t"); });
+  EXPECT_NE(asked.find("router.normalize: no key (norm_topk_prob"), std::string::npos) << asked;
+  EXPECT_NE(asked.find("--normalize on|off"), std::string::npos) << asked;
+  other["norm_topk_prob"] = true;
+  other["routed_scaling_factor"] = 2.0;
   EXPECT_NE(model_from_hf_json(other, "t").inference.find("model_type 'bert' is not a known family"), std::string::npos);
   EXPECT_NE(err([](json& j) { j["moe_layer_freq"] = json::array({0, 1, 1}); }).find("moe_layer_freq is a per-layer list of 3 entries, but the model has 4 layers"),
             std::string::npos);
@@ -198,7 +204,10 @@ TEST(MoeHfCorpus, EveryConfigResolvesToItsManifest) {
       continue;
     }
     Model m;
-    ASSERT_NO_THROW(m = read_hf_config(path)) << usage_error([&] { read_hf_config(path); });
+    if (const std::string err = usage_error([&] { m = read_hf_config(path); }); !err.empty()) {
+      ADD_FAILURE() << err;
+      continue;
+    }
     const auto& x = e["expect"];
     EXPECT_EQ(m.hidden, x["hidden"]);
     EXPECT_EQ(m.experts, x["experts"]);
@@ -241,7 +250,7 @@ TEST(MoeHfCorpus, FieldReaderRulesAndErrors) {
   using nlohmann::json;
   const json base = json::parse(R"({"model_type": "acme_moe", "hidden_size": 64, "num_hidden_layers": 4,
     "num_local_experts": 8, "num_experts_per_tok": 2, "intermediate_size": 32, "scoring_func": "sigmoid",
-    "use_routing_bias": true, "first_k_dense_replace": 1})");
+    "use_routing_bias": true, "first_k_dense_replace": 1, "norm_topk_prob": true, "routed_scaling_factor": 1.0})");
   const Model m = model_from_hf_json(base, "t");
   EXPECT_EQ(m.experts, 8);
   EXPECT_EQ(m.moe_intermediate, 32);
@@ -294,6 +303,13 @@ TEST(MoeHfCorpus, FieldReaderRulesAndErrors) {
 // layer list, Hunyuan's per-layer lists, a latent MoE and Python's Infinity literal.
 TEST(MoeHfCorpus, FieldReaderKeyFamiliesSynthetic) {
   using nlohmann::json;
+  // The router semantics these unknown model_types leave unsaid, settled as flags would.
+  ModelOverrides settle;
+  settle.score = "softmax";
+  settle.selection_bias = false;
+  settle.normalize = true;
+  settle.scale = 1.0;
+  settle.shared_gate = false;
   const Model dbrx = model_from_hf_json(json::parse(R"({"model_type": "dbrx", "d_model": 64, "n_layers": 4,
     "ffn_config": {"moe_num_experts": 16, "moe_top_k": 4, "ffn_hidden_size": 32, "ffn_act_fn": {"name": "silu"},
                    "moe_normalize_expert_weights": 1}})"), "t");
@@ -304,24 +320,22 @@ TEST(MoeHfCorpus, FieldReaderKeyFamiliesSynthetic) {
   EXPECT_EQ(dbrx.sources.at("experts"), "ffn_config.moe_num_experts");
   const Model jamba = model_from_hf_json(json::parse(R"({"model_type": "jamba", "hidden_size": 64,
     "num_hidden_layers": 8, "num_experts": 4, "num_experts_per_tok": 2, "intermediate_size": 32,
-    "expert_layer_period": 2, "expert_layer_offset": 1})"), "t");
+    "expert_layer_period": 2, "expert_layer_offset": 1})"), "t", "", settle);
   EXPECT_EQ(jamba.moe_layers, 4);
-  EXPECT_FALSE(jamba.router.normalize);
   const Model ernie = model_from_hf_json(json::parse(R"({"model_type": "ernie4_5_moe", "hidden_size": 64,
     "num_hidden_layers": 6, "moe_num_experts": 8, "moe_k": 2, "moe_intermediate_size": 16, "moe_num_shared_experts": 2,
-    "moe_layer_start_index": 1, "moe_layer_end_index": 4, "moe_layer_interval": 1, "moe_use_aux_free": true})"), "t");
+    "moe_layer_start_index": 1, "moe_layer_end_index": 4, "moe_layer_interval": 1, "moe_use_aux_free": true})"), "t", "", settle);
   EXPECT_EQ(ernie.moe_layers, 4);
   EXPECT_EQ(ernie.shared.count, 2);
   EXPECT_EQ(ernie.shared.size, 16);
   EXPECT_TRUE(ernie.router.selection_bias);
-  EXPECT_TRUE(ernie.router.normalize);
   const Model step = model_from_hf_json(json::parse(R"({"model_type": "step3_text", "hidden_size": 64,
     "num_hidden_layers": 5, "moe_num_experts": 8, "moe_top_k": 2, "moe_intermediate_size": 16,
-    "moe_layers_enum": "2,3, 4"})"), "t");
+    "moe_layers_enum": "2,3, 4"})"), "t", "", settle);
   EXPECT_EQ(step.moe_layers, 3);
   const Model hunyuan = model_from_hf_json(json::parse(R"({"model_type": "hunyuan_v1_moe", "hidden_size": 64,
     "num_hidden_layers": 2, "num_experts": 8, "moe_topk": [2, 2], "moe_intermediate_size": [16, 16],
-    "num_shared_expert": [1, 1]})"), "t");
+    "num_shared_expert": [1, 1]})"), "t", "", settle);
   EXPECT_EQ(hunyuan.topk, 2);
   EXPECT_EQ(hunyuan.shared.count, 1);
   EXPECT_EQ(hunyuan.shared.size, 16);
@@ -357,22 +371,144 @@ TEST(MoeHfCorpus, DeepseekClassDefaults) {
   EXPECT_FALSE(m.router.normalize);
   EXPECT_NE(m.origin.find("family from language_config.architectures DeepseekV2ForCausalLM (model_type acme_vl)"),
             std::string::npos) << m.origin;
-  EXPECT_NE(m.sources.at("router.score").find("DeepseekV2Config's default softmax"), std::string::npos)
+  EXPECT_NE(m.sources.at("router.score").find("DeepseekV2Config's softmax"), std::string::npos)
       << m.sources.at("router.score");
   json v3 = lang;
   v3.erase("architectures");
   v3.erase("topk_method");
   v3["model_type"] = "deepseek_v3";
+  v3["n_group"] = v3["topk_group"] = 1;  // DeepseekV3Config's default is 8 groups of 4 kept; these 8 experts have one group
   const Model m3 = model_from_hf_json(v3, "t");
   EXPECT_EQ(m3.router.score, Score::sigmoid);
   EXPECT_TRUE(m3.router.selection_bias);
-  EXPECT_NE(m3.sources.at("router.selection_bias").find("DeepseekV3Config's default noaux_tc"), std::string::npos);
+  EXPECT_NE(m3.sources.at("router.selection_bias").find("DeepseekV3Config's noaux_tc"), std::string::npos);
+  EXPECT_TRUE(m3.router.normalize);  // DeepseekV3Config's norm_topk_prob True
+  EXPECT_DOUBLE_EQ(m3.router.scale, 2.5);
   // DeepSeek-V2's remote code spells its greedy default "gready".
   json gready = lang;
   gready["topk_method"] = "gready";
   EXPECT_EQ(model_from_hf_json(json{{"model_type", "acme_vl"}, {"language_config", gready}}, "t").router.groups, 1);
   const std::string msg = usage_error([&] { model_from_hf_json(doc, "t", "deepseek"); });
-  EXPECT_NE(msg.find("language_config.scoring_func not found"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("--family deepseek_v2 or deepseek_v3"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("router.score: no key (language_config.scoring_func)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("--family deepseek_v2 | deepseek_v3"), std::string::npos) << msg;
   EXPECT_EQ(model_from_hf_json(doc, "t", "deepseek_v2").router.score, Score::softmax);
+}
+
+// Issue rules on real configs, one row each: (1) an unknown model_type that leaves a semantic key
+// out is refused naming the key and its flag; the flags settle it; (2) a known model_type takes
+// its config class's default, named in the sources; (3) what the block cannot represent is
+// refused naming the key, unless --text-router-only; (4) every field not read from the config
+// is listed with its source.
+TEST(MoeHfRules, EachRuleOnARealConfig) {
+  using nlohmann::json;
+  auto load = [](const std::string& name) {
+    std::ifstream in(fixture(name));
+    return json::parse(std::string(std::istreambuf_iterator<char>(in), {}));
+  };
+  struct Row {
+    const char* rule;
+    const char* file;
+    std::function<void(json&)> edit;
+    std::vector<std::string> refusal;  // fragments; empty: resolves
+  };
+  const Row rows[] = {
+      {"1: unknown family, Qwen-like keys, no scoring/bias/normalisation key", "poolside--Laguna-XS.2-FP8", nullptr,
+       {"model_type 'laguna' is not a family the reader knows", "router.score: no key (scoring_func or",
+        "--router-score softmax|sigmoid", "router.normalize: no key (norm_topk_prob", "--normalize on|off",
+        "shared_gate: no key (no config key names it); give --shared-gate on|off", "--family NAME",
+        "resemble qwen's; not assumed"}},
+      {"1: the same family with norm_topk_prob still asks for the scoring", "poolside--Laguna-S-2.1-FP8", nullptr,
+       {"router.score: no key", "--router-score"}},
+      {"2: glm4_moe without norm_topk_prob, n_group, scoring_func, topk_method", "zai-org--GLM-4.7-FP8", nullptr, {}},
+      {"2: qwen3_5_moe_text: renormalised, gated shared expert by its modelling code", "nvidia--Qwen3.6-35B-A3B-NVFP4",
+       nullptr, {}},
+      {"2: kimi_k2 copy without norm_topk_prob: no verified class default, asked", "moonshotai--Kimi-K2-Thinking",
+       nullptr, {"router.normalize: no key (norm_topk_prob)", "--normalize on|off"}},
+      {"3: per-modality routers", "zai-org--GLM-4.7-FP8", [](json& j) { j["multi_gate"] = true; },
+       {"config key multi_gate = true: per-modality routers", "--text-router-only"}},
+      {"3: several routers by router_type", "zai-org--GLM-4.7-FP8", [](json& j) { j["router_type"] = "MultiRouter"; },
+       {"router_type = \"MultiRouter\"", "--text-router-only"}},
+      {"3: zero-computation experts", "zai-org--GLM-4.7-FP8", [](json& j) { j["zero_expert_num"] = 64; },
+       {"config key zero_expert_num = 64: zero-computation or identity experts"}},
+      {"3: non-gated expert MLPs", "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", nullptr,
+       {"activation 'relu2'", "gated experts only"}},
+      {"3: experts of unequal sizes between MoE layers", "tencent--Hunyuan-A13B-Instruct",
+       [](json& j) { j["moe_intermediate_size"][5] = 1024; },
+       {"config key moe_intermediate_size: MoE layer 0 has 3072 and MoE layer 5 has 1024"}},
+      {"bounds: absurd layer count", "zai-org--GLM-4.7-FP8", [](json& j) { j["num_hidden_layers"] = 1e12; },
+       {"num_hidden_layers = 1000000000000: must be in [1, 100000]"}},
+      {"bounds: negative dense prefix", "zai-org--GLM-4.7-FP8", [](json& j) { j["first_k_dense_replace"] = -1; },
+       {"first_k_dense_replace = -1: must be in [0, 92]"}},
+      {"bounds: top-k above the experts", "zai-org--GLM-4.7-FP8", [](json& j) { j["num_experts_per_tok"] = 161; },
+       {"topk 161 (config key num_experts_per_tok) exceeds experts 160 (config key n_routed_experts)"}},
+      {"bounds: MoE layer out of range", "meta-llama--Llama-4-Scout-17B-16E-Instruct",
+       [](json& j) { j["text_config"]["moe_layers"] = json::array({0, 48}); },
+       {"text_config.moe_layers: entry 48 is not a layer index in [0, 48)"}},
+  };
+  for (const auto& row : rows) {
+    SCOPED_TRACE(std::string(row.rule) + " — " + row.file);
+    json doc = load(row.file);
+    if (row.edit) row.edit(doc);
+    const std::string msg = usage_error([&] { model_from_hf_json(doc, row.file); });
+    if (row.refusal.empty()) EXPECT_EQ(msg, "");
+    for (const auto& frag : row.refusal) EXPECT_NE(msg.find(frag), std::string::npos) << frag << "\n" << msg;
+  }
+  // Rule 1: the flags the refusal names settle it (and a resemblance is never used).
+  ModelOverrides o;
+  o.score = "sigmoid";
+  o.selection_bias = true;
+  o.normalize = true;
+  o.scale = 1.0;
+  o.shared_gate = false;
+  Model laguna = model_from_hf_json(load("poolside--Laguna-XS.2-FP8"), "t", "", o);
+  apply_overrides(laguna, o);
+  EXPECT_EQ(laguna.router.score, Score::sigmoid);
+  EXPECT_EQ(laguna.not_from_config.at("router.score"), "flag --router-score");
+  // Rule 2: GLM-4.7's defaults from Glm4MoeConfig, named; Qwen3.6's from its router code.
+  const Model glm = model_from_hf_json(load("zai-org--GLM-4.7-FP8"), "t");
+  EXPECT_EQ(glm.router.score, Score::sigmoid);
+  EXPECT_TRUE(glm.router.selection_bias);
+  EXPECT_TRUE(glm.router.normalize);
+  EXPECT_DOUBLE_EQ(glm.router.scale, 2.5);  // the config's key
+  EXPECT_NE(glm.sources.at("router.normalize").find("Glm4MoeConfig's true"), std::string::npos)
+      << glm.sources.at("router.normalize");
+  const Model q36 = model_from_hf_json(load("nvidia--Qwen3.6-35B-A3B-NVFP4"), "t");
+  EXPECT_TRUE(q36.router.normalize);
+  EXPECT_TRUE(q36.shared.gate);
+  EXPECT_NE(q36.sources.at("router.normalize").find("Qwen3_5MoeTextConfig"), std::string::npos);
+  // DBRX: DbrxFFNConfig's moe_normalize_expert_weights 1 where the key is left out.
+  const Model dbrx = model_from_hf_json(json::parse(R"({"model_type": "dbrx", "d_model": 64, "n_layers": 4,
+    "ffn_config": {"moe_num_experts": 16, "moe_top_k": 4, "ffn_hidden_size": 32}})"), "t");
+  EXPECT_TRUE(dbrx.router.normalize);
+  EXPECT_NE(dbrx.sources.at("router.normalize").find("DbrxFFNConfig"), std::string::npos);
+  EXPECT_TRUE(dbrx.inference.empty());
+  // Rule 3: --text-router-only profiles the text path, and says so.
+  json multi = load("zai-org--GLM-4.7-FP8");
+  multi["multi_gate"] = true;
+  ModelOverrides text;
+  text.text_router_only = true;
+  const Model mm = model_from_hf_json(multi, "t", "", text);
+  EXPECT_NE(mm.not_from_config.at("router (modality)").find("--text-router-only"), std::string::npos);
+  EXPECT_NE(usage_error([&] { model_from_hf_json(load("zai-org--GLM-4.7-FP8"), "t", "", text); })
+                .find("--text-router-only applies to a config with per-modality routers"),
+            std::string::npos);
+  // Rule 4: every field not read from the config, with its source; none that was.
+  const auto lines = not_from_config_lines(glm);
+  auto listed = [&](const std::string& field) {
+    return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.starts_with(field + ": "); });
+  };
+  EXPECT_TRUE(listed("router.normalize"));
+  EXPECT_TRUE(listed("router.score"));
+  EXPECT_TRUE(listed("router.groups"));
+  EXPECT_FALSE(listed("experts"));
+  EXPECT_FALSE(listed("router.scale"));
+  EXPECT_EQ(to_json(glm)["not_from_config"].size(), glm.not_from_config.size());
+}
+
+// docs/model-configs.md carries the class-default table as the code has it.
+TEST(MoeHfRules, DocsTableMatchesTheCode) {
+  std::ifstream in(std::string(LB_DOCS_DIR) + "/model-configs.md");
+  const std::string doc(std::istreambuf_iterator<char>(in), {});
+  ASSERT_FALSE(doc.empty());
+  for (const auto& row : hf_class_default_rows()) EXPECT_NE(doc.find(row), std::string::npos) << row;
 }
