@@ -23,6 +23,7 @@ if [[ -z $part || $part == list ]]; then
   exit 2
 fi
 shift
+source "$here/require_gpu.sh"  # without a GPU: stop here, whatever the part
 for p in "${parts[@]}"; do
   [[ $p == "$part" ]] && exec bash "$here/gpu_moe_${part//-/_}.sh" "$@"
 done
