@@ -122,12 +122,12 @@ reports::ExtraColumns profile_columns(const ProfileInputs& in, double confidence
   extra.cells = [&in, confidence, with_ratio, with_what_if, with_tel](const reports::Measurement& m) {
     const auto& dense = in.dense.m;
     std::vector<std::string> cells;
-    if (!with_ratio) {
-    } else if (m.work.flops > 0 && &m != &dense && m.role != reports::Role::reference && dense.work.flops > 0) {
+    const bool rated = m.work.flops > 0 && &m != &dense && m.role != reports::Role::reference && dense.work.flops > 0;
+    if (with_ratio && rated) {
       const auto e = reports::rate_ratio_to_reference(m, m.work.flops, dense, dense.work.flops, confidence);
       cells.push_back(e.valid ? fmt::format("{} [{}, {}]", fmt_share(e.value), fmt_share(e.ci.low), fmt_share(e.ci.high))
                               : "");
-    } else {
+    } else if (with_ratio) {
       cells.emplace_back();
     }
     if (with_what_if) {
