@@ -3,6 +3,7 @@
 #include "reports/sections.hpp"
 
 #include "reports/derived.hpp"
+#include "reports/gbench_json.hpp"
 #include "reports/profile.hpp"
 #include "reports/svg.hpp"
 #include "reports/units.hpp"
@@ -274,20 +275,16 @@ Section gbench_section(const nlohmann::json& doc, const std::string& path) {
   t.title = "Google Benchmark results";
   t.headers = {"benchmark", "run", "real time", "cpu time", "iterations", "bytes/s"};
   t.align = {Align::left, Align::left};
-  auto scale_of = [](const std::string& u) { return u == "ns" ? 1e-6 : u == "us" ? 1e-3 : u == "s" ? 1e3 : 1.0; };
-  for (const auto& b : doc["benchmarks"]) {
-    if (!b.is_object()) continue;
-    const std::string run = b.value("run_type", std::string("iteration")) == "aggregate"
-                                ? b.value("aggregate_name", std::string("aggregate"))
-                                : "repetition " + std::to_string(b.value("repetition_index", 0));
-    const std::string unit = b.value("time_unit", std::string("ns"));
-    const bool pct = b.value("aggregate_unit", std::string("time")) == "percentage";
+  for (const auto& e : read_gbench_entries(doc, path)) {
+    const auto& b = *e.raw;
+    const std::string run = e.aggregate ? (e.aggregate_name.empty() ? std::string("aggregate") : e.aggregate_name)
+                                        : "repetition " + std::to_string(e.repetition_index);
     auto time_cell = [&](const char* key) {
-      if (!b.contains(key) || !b[key].is_number()) return std::string("—");
-      const double v = b[key].get<double>();
-      return pct ? fmt_share(v) : fmt_time(v * scale_of(unit));
+      const auto v = e.value_ns(key);
+      if (!v) return std::string("—");
+      return e.percentage ? fmt_share(*v) : fmt_time(*v * 1e-6);
     };
-    t.add_row({b.value("name", std::string("?")), run, time_cell("real_time"), time_cell("cpu_time"),
+    t.add_row({e.name, run, time_cell("real_time"), time_cell("cpu_time"),
                fmt::format("{}", b.value("iterations", 0)),
                b.contains("bytes_per_second") && b["bytes_per_second"].is_number()
                    ? fmt_quantity(b["bytes_per_second"].get<double>(), Unit::bytes_per_s)

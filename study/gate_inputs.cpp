@@ -1,6 +1,7 @@
 #include "study/gate_inputs.hpp"
 
 #include "reports/inputs.hpp"
+#include "reports/gbench_json.hpp"
 
 #include <fmt/format.h>
 
@@ -78,31 +79,22 @@ SampleFile from_gbench(const nlohmann::json& doc, const std::string& path, const
   warn_if_loaded(doc, path, f);
   bool any_metric = false;
   bool any_aggregate = false, any_iteration = false;
-  for (const auto& b : doc["benchmarks"]) {
-    if (!b.is_object()) throw std::runtime_error(path + ": a benchmarks[] entry is not an object");
-    if (b.value("run_type", std::string{"iteration"}) != "iteration") {  // mean/median/stddev rows
+  for (const auto& e : reports::read_gbench_entries(doc, path)) {
+    if (e.aggregate) {  // mean/median/stddev rows
       any_aggregate = true;
       continue;
     }
     any_iteration = true;
-    if (b.value("error_occurred", false)) continue;
-    const std::string name = b.value("run_name", b.value("name", std::string{}));
-    if (name.empty()) throw std::runtime_error(path + ": a benchmark has no name");
-    if (!b.contains(f.metric) || !b[f.metric].is_number()) continue;
-    any_metric = true;
-    auto& set = f.sets[name];
-    set.display = name;
+    if (e.error) continue;
     // Times in ns whatever each benchmark's time_unit (it may differ between benchmarks, and
     // between two runs of one benchmark when it is chosen from the median).
-    double v = b[f.metric].get<double>();
-    if (f.metric == "real_time" || f.metric == "cpu_time") {
-      const std::string unit = b.value("time_unit", std::string{"ns"});
-      const double to_ns = unit == "ns" ? 1 : unit == "us" ? 1e3 : unit == "ms" ? 1e6 : unit == "s" ? 1e9 : 0;
-      if (to_ns == 0) throw std::runtime_error(fmt::format("{}: {}: unknown time_unit '{}'", path, name, unit));
-      v *= to_ns;
-      f.unit = "ns";
-    }
-    set.values.push_back(v);
+    const auto v = e.value_ns(f.metric);
+    if (!v) continue;
+    any_metric = true;
+    if (reports::is_gbench_time_field(f.metric)) f.unit = "ns";
+    auto& set = f.sets[e.run_name];
+    set.display = e.run_name;
+    set.values.push_back(*v);
   }
   if (any_aggregate && !any_iteration) {  // whatever the metric: there are no repetitions to test
     // A layerbench binary's repetitions are its --iterations samples (it refuses --benchmark_repetitions).

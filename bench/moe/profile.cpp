@@ -244,6 +244,9 @@ int run(harness::Context& ctx, const RunConfig& c) {
   if (c.model.block == Block::standard) return run_standard(ctx, c);
   Communicator& world = ctx.world;
   const auto targets = what_if_targets(c, parse_layout(c.layout));  // bad --what-if: before any work
+  if (c.repeat > 1 && world.backend() != Backend::cuda)
+    throw UsageError("--repeat repeats the components' ratios to the dense GEMM reference, which the host backend does "
+                     "not print (its reference is a naive fp32 loop, not a tuned GEMM): use it with --backend cuda");
   auto layer_ptr = make_layer(c, world, c.common.seed);
   MoeLayer& layer = *layer_ptr;
   const Plan& p = layer.plan();

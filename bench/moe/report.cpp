@@ -102,27 +102,32 @@ RepeatSection repeat_section(const std::vector<std::vector<reports::Measurement>
   return out;
 }
 
+// The backend the layer ran on: "cuda ..." or the host's ops.
+bool on_cuda(const ProfileInputs& in) { return in.ops.rfind("cuda", 0) == 0; }
+
 // The composition table's extra columns: the paired rate ratio to the dense reference, the
 // what-if slope and removal, and the telemetry of each component.
 reports::ExtraColumns profile_columns(const ProfileInputs& in, double confidence) {
   const bool with_what_if = !in.what_ifs.empty();
+  const bool with_ratio = on_cuda(in);
   const bool with_tel = std::any_of(in.comps.begin(), in.comps.end(), [](const auto& r) { return r.telemetry.samples > 0; });
   const int level = static_cast<int>(std::lround(100 * confidence));
   reports::ExtraColumns extra;
-  extra.headers.push_back(fmt::format("FLOP rate / dense GEMM, paired ({}% CI)", level));
+  if (with_ratio) extra.headers.push_back(fmt::format("FLOP rate / dense GEMM, paired ({}% CI)", level));
   if (with_what_if) {
     extra.headers.push_back(fmt::format("what-if slope: ms per copy (replicate) or fraction (delay) ({}% CI)", level));
     extra.headers.push_back(fmt::format("removal per forward ({}% CI)", level));
   }
   if (with_tel) extra.headers.push_back("SM MHz / power-capped");
-  extra.cells = [&in, confidence, with_what_if, with_tel](const reports::Measurement& m) {
+  extra.cells = [&in, confidence, with_ratio, with_what_if, with_tel](const reports::Measurement& m) {
     const auto& dense = in.dense.m;
     std::vector<std::string> cells;
-    if (m.work.flops > 0 && &m != &dense && m.role != reports::Role::reference && dense.work.flops > 0) {
+    const bool rated = m.work.flops > 0 && &m != &dense && m.role != reports::Role::reference && dense.work.flops > 0;
+    if (with_ratio && rated) {
       const auto e = reports::rate_ratio_to_reference(m, m.work.flops, dense, dense.work.flops, confidence);
       cells.push_back(e.valid ? fmt::format("{} [{}, {}]", fmt_share(e.value), fmt_share(e.ci.low), fmt_share(e.ci.high))
                               : "");
-    } else {
+    } else if (with_ratio) {
       cells.emplace_back();
     }
     if (with_what_if) {
@@ -250,7 +255,11 @@ void derived_lines(const ProfileInputs& in, const std::vector<reports::Measureme
     derived["tp_reduction_per_layer"] = e.to_json();
     notes.push_back("TP: three [N, hidden] all-reduces per layer: " + e.text());
   }
-  if (const auto* lec = find(results, "local_expert_compute"); lec && dense.work.flops > 0) {
+  if (!on_cuda(in)) {
+    derived["expert_rate_over_dense"] = nullptr;
+    notes.push_back("FLOP rate / dense GEMM: not printed on the host backend (its dense reference is a naive fp32 loop, "
+                    "not a tuned GEMM, so a ratio to it says nothing about the experts' efficiency)");
+  } else if (const auto* lec = find(results, "local_expert_compute"); lec && dense.work.flops > 0) {
     const auto e = reports::rate_ratio_to_reference(*lec, lec->work.flops, dense, dense.work.flops, confidence);
     derived["expert_rate_over_dense"] = e.to_json();
     notes.push_back(fmt::format("local_expert_compute: {} against the dense GEMM reference's {} ({}^3, same run): {} "

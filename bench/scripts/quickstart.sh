@@ -5,6 +5,8 @@
 # geometry); otherwise on the CPU through MPI, with as many ranks as there are cores (2 to 4),
 # at a small geometry that finishes in well under a minute. Prints the profile table.
 # usage: bench/scripts/quickstart.sh [extra layerbench-moe flags]
+# LAYERBENCH_QUICKSTART_PRESET=NAME builds that CMake preset instead (CI: `package`, which
+# bench/scripts/package_check.sh has just built, so the quickstart does not build the tree again).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ngpu=0
@@ -15,6 +17,7 @@ if [ -f "$here/../../CMakeLists.txt" ]; then
   # Without a GPU the CUDA build would only cost time: the host preset builds no CUDA code.
   preset=host
   [ "$ngpu" -gt 0 ] && preset=default
+  preset=${LAYERBENCH_QUICKSTART_PRESET:-$preset}
   echo "== building the '$preset' preset ($ngpu GPU(s) visible)"
   cmake --preset "$preset" >/dev/null
   cmake --build --preset "$preset" --target layerbench-moe layerbench-coll

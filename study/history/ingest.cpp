@@ -3,6 +3,7 @@
 #include "common/text.hpp"
 #include "common/usage.hpp"
 #include "reports/inputs.hpp"
+#include "reports/gbench_json.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -54,18 +55,13 @@ ResultSamples from_gbench(const json& doc, const std::string& path) {
   ResultSamples r{path, "gbench", {}, {}};
   if (doc.contains("context") && doc["context"].is_object()) r.machine = doc["context"].value("host_name", std::string{});
   std::map<std::string, std::size_t> index;
-  for (const auto& b : doc["benchmarks"]) {
-    if (!b.is_object()) throw std::runtime_error("a benchmarks[] entry is not an object");
-    if (b.value("run_type", std::string{"iteration"}) != "iteration" || b.value("error_occurred", false)) continue;
-    const std::string name = b.value("run_name", b.value("name", std::string{}));
-    if (name.empty()) throw std::runtime_error("a benchmark has no name");
-    if (!b.contains("real_time") || !b["real_time"].is_number()) continue;
-    const std::string unit = b.value("time_unit", std::string{"ns"});
-    const double to_ns = unit == "ns" ? 1 : unit == "us" ? 1e3 : unit == "ms" ? 1e6 : unit == "s" ? 1e9 : 0;
-    if (to_ns == 0) throw std::runtime_error(fmt::format("{}: unknown time_unit '{}'", name, unit));
-    auto [it, added] = index.try_emplace(name, r.series.size());
-    if (added) r.series.push_back({name, "real_time", "ns", {}});
-    r.series[it->second].samples.push_back(b["real_time"].get<double>() * to_ns);
+  for (const auto& e : reports::read_gbench_entries(doc, path)) {
+    if (e.aggregate || e.error) continue;
+    const auto v = e.value_ns("real_time");
+    if (!v) continue;
+    auto [it, added] = index.try_emplace(e.run_name, r.series.size());
+    if (added) r.series.push_back({e.run_name, "real_time", "ns", {}});
+    r.series[it->second].samples.push_back(*v);
   }
   return r;
 }

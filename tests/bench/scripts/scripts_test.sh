@@ -26,13 +26,26 @@ for script in "$src"/bench/scripts/gpu_*.sh "$src"/bench/attn/run_h200x2.sh; do
 done
 rm -rf "$fake"
 
-list=$("$src/bench/scripts/readme_commands.sh" --list "$src/README.md")
-for want in 'bench/scripts/quickstart.sh' 'cmake --workflow --preset ci' \
-            '[needs a GPU] mpirun -np 8 -x NCCL_NVLS_ENABLE' 'mpirun -np 2 layerbench-coll --backend host' \
-            'cpack --preset package' 'man layerbench-coll'; do
+# The README and every page of docs/ (the default files), GPU blocks marked.
+list=$("$src/bench/scripts/readme_commands.sh" --list)
+for want in '== README.md' '== docs/moe.md' 'bench/scripts/quickstart.sh' 'cmake --workflow --preset ci' \
+            '[needs a GPU] mpirun -np 8 -x NCCL_NVLS_ENABLE layerbench-moe --model deepseek-v3' \
+            'layerbench-gate --pairs pr.jsonl --threshold 10% --alpha 0.001' 'cpack --preset package' \
+            '[needs a GPU] srun --mpi=pmix layerbench-coll'; do
   grep -qF -- "$want" <<< "$list" || { echo "FAIL: readme_commands --list lacks '$want'"; fail=1; }
 done
-# Continuation lines are joined into one command.
+# Continuation lines are joined into one command; a yaml block is not a command.
 grep -q -- '--moe-heads 4 --experts 8 --topk 2' <<< "$list" || { echo "FAIL: continuation lines not joined"; fail=1; }
+grep -q -- 'perf-gate:' <<< "$list" && { echo "FAIL: a yaml block listed as commands"; fail=1; }
+# One file given: only its blocks.
+one=$("$src/bench/scripts/readme_commands.sh" --list "$src/docs/gate.md")
+grep -qF 'layerbench-gate --pairs tests/reports/data/study.csv' <<< "$one" && ! grep -qF quickstart <<< "$one" \
+  || { echo "FAIL: readme_commands --list FILE"; fail=1; }
+# The MoE entry point: its parts listed without a GPU, an unknown part refused.
+parts=$(bash "$src/bench/scripts/gpu_moe.sh" list)
+for p in fast models vs-torch ncu experts limit profile noregress; do
+  grep -q "^$p " <<< "$parts" && [ -f "$src/bench/scripts/gpu_moe_${p//-/_}.sh" ] \
+    || { echo "FAIL: gpu_moe.sh part $p"; fail=1; }
+done
 [ "$fail" -eq 0 ] && echo PASS
 exit "$fail"
