@@ -28,6 +28,12 @@ namespace layerbench::moe::cuda {
 // kStdGroupedMaxExperts experts.
 std::string fp8_grouped_unsupported(std::int64_t h, std::int64_t inter, std::int64_t experts);
 
+// Rowwise quantization on the device, the host's recipe (moe/fp8.hpp) bit for bit: per row of a
+// (rows, cols) bf16 matrix (cols a multiple of 8) s = max(amax, 1e-4) / 448, q = e4m3(x / s) with
+// IEEE division and the GPU's round-to-nearest-even, saturating conversion. One CTA per row.
+void fp8_quantize_rows(const __nv_bfloat16* x, std::int64_t rows, std::int64_t cols, std::uint8_t* q, float* scale,
+                       cudaStream_t s);
+
 void fp8_gate_up_sm90(const std::uint8_t* x, const float* x_scale, std::int64_t rows_cap, std::int64_t h,
                       const std::uint8_t* w13, const float* w13_scale, std::int64_t experts, std::int64_t inter,
                       __nv_bfloat16* act, const StdTile* tiles, std::int64_t max_tiles, const int* live,
