@@ -38,7 +38,9 @@ echo "QGMMA instructions in $(basename "$SM90_LIB"): $("$CUOBJDUMP" --dump-sass 
   | tee -a "$OUT/machine.txt"
 
 (cd "$B" && timeout 120 ctest -R "test_fp8" --output-on-failure -V) > "$OUT/ctest.log" 2>&1
-echo "ctest rc=$? at $(since)"; pack; grep -E "tests passed|Failed|Skipped|fp8 rowwise h|\*\*\*" "$OUT/ctest.log" | tail -12
+RC=$?
+echo "ctest rc=$RC at $(since)"; pack; grep -E "tests passed|Failed|Skipped|fp8 rowwise h|\*\*\*" "$OUT/ctest.log" | tail -12
+[ "$RC" = 124 ] && { echo "the tests ran past their limit (a hang?): the study is not run"; exit 1; }
 
 K="$B/tools/layerbench-moe-kernels"
 mkdir -p "$OUT/shapes"
