@@ -11,7 +11,8 @@
 //             (up to 6 experts x 3 rows) against the CPU oracle on the dequantized operands
 //             (fp8::grouped_gate_up / grouped_down, double), ||out - ref|| / ||ref|| <= 1e-2 each
 //             (what bf16 outputs and FP8 tensor-core accumulation leave; measured values printed);
-//   timing    gate/up alone, the act quantization alone, down alone, the three together, and the
+//   timing    gate/up alone, the act quantization alone, down alone, the three together, gate/up
+//             and down in two other launch variants (unpaired whole tiles; pair order), and the
 //             BF16 grouped kernels at the same counts beside them; median and min ms, TFLOP/s.
 #include "tools/fp8_kernels.hpp"
 
@@ -225,6 +226,17 @@ bool study(Device& dev, const Model& m, const std::vector<std::int64_t>& counts,
   row(m.name, "fp8-rowwise wgmma down alone", time_it(dev, warmup, iterations, down), dn_flop);
   row(m.name, "fp8-rowwise expert MLPs (gate/up + quantize + down)",
       time_it(dev, warmup, iterations, [&] { gate_up(); quant_act(); down(); }), gu_flop + dn_flop);
+  // The launch variants the GPU test checks (tests/moe/test_fp8_grouped_gpu.cpp), gate/up and down alone.
+  const cuda::StdGroupedVariant chosen = cuda::std_grouped_variant();
+  for (const char* v : {"unpaired+whole-tiles", "pair-order"}) {
+    cuda::std_grouped_set_variant(cuda::parse_grouped_variant(v));
+    tiles();  // the list order depends on the variant
+    const std::string tag = " [" + cuda::describe(cuda::std_grouped_variant()) + "]";
+    row(m.name, "fp8-rowwise wgmma gate/up + GLU alone" + tag, time_it(dev, warmup, iterations, gate_up), gu_flop);
+    row(m.name, "fp8-rowwise wgmma down alone" + tag, time_it(dev, warmup, iterations, down), dn_flop);
+  }
+  cuda::std_grouped_set_variant(chosen);
+  tiles();
   if (cuda::std_grouped_sm90_supported(H, I, E)) {  // BF16 at the same counts, same lists
     row(m.name, "bf16 wgmma gate/up + GLU alone", time_it(dev, warmup, iterations, [&] {
           cuda::std_gate_up_sm90(xb.as<__nv_bfloat16>(), R, H, w13b.as<__nv_bfloat16>(), E, I, act.as<__nv_bfloat16>(),

@@ -177,7 +177,7 @@ def main():
             counts = [int(v) for v in f.read().split()]
         try:
             results += run_preset(lib, m, counts, args.warmup, args.pairs)
-        except RuntimeError as e:
+        except Exception as e:  # noqa: BLE001 -- a preset that fails is reported, the others still run
             print(f"{name}: failed: {e}")
             results.append({"model": name, "error": str(e)})
     with torch.no_grad():
