@@ -22,6 +22,9 @@ namespace layerbench::moe::cuda::sm90 {
 // driver entry point (no link against libcuda, so binaries still start without a driver).
 CUtensorMap encode_tma_2d(const void* base, std::uint64_t inner, std::uint64_t outer, std::uint32_t box_inner,
                           std::uint32_t box_outer);
+// The same for a tensor of bytes (fp8 e4m3): `inner` one-byte elements per row (a multiple of 16).
+CUtensorMap encode_tma_2d_u8(const void* base, std::uint64_t inner, std::uint64_t outer, std::uint32_t box_inner,
+                             std::uint32_t box_outer);
 // Compute capability 9.0 (the sm_90a kernels' only target).
 bool device_is_sm90();
 // The current device (dev) and its multiprocessor count.
@@ -233,6 +236,39 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], std::uint64_t 
       : "l"(da), "l"(db), "r"(scale_d));
 }
 
+// D (64 x 256, fp32) (+)= A (64 x 32, e4m3, smem) * B (256 x 32, e4m3, smem)^T; both K-major (FP8
+// wgmma has no transpose); scale_d = 0 overwrites D.
+__device__ __forceinline__ void wgmma_m64n256k32_e4m3(float (&d)[128], std::uint64_t da, std::uint64_t db, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 {"
+      "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,"
+      "%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+      "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,"
+      "%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,"
+      "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,"
+      "%120,%121,%122,%123,%124,%125,%126,%127"
+      "}, "
+      "%128, %129, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "l"(da), "l"(db), "r"(scale_d));
+}
+
 // The ring's mbarriers made by thread 0 (full: the producer's one arrival plus the bytes; empty:
 // the consumer threads, or with PAIR the consumer warps of both CTAs), then a barrier over the
 // CTA, or over the cluster so that the peer's barriers exist before anything arrives on them.
@@ -267,7 +303,8 @@ __device__ __forceinline__ void release_stage(std::uint32_t empty, int stage, in
 }
 
 // One K step of a consumer: wait for ring step s's stage, issue its BK / 16 MMAs, commit.
-template <int STAGES, int STAGE_BYTES, int A_STAGE, int BK>
+// FP8: BK e4m3 elements per step (the same bytes per row as BK / 2 bf16), BK / 32 MMAs of k32.
+template <int STAGES, int STAGE_BYTES, int A_STAGE, int BK, bool FP8 = false>
 __device__ __forceinline__ void issue_step(float (&acc)[128], int s, bool first, std::uint32_t full,
                                            std::uint32_t base, int wg) {
   const int stage = s % STAGES;
@@ -276,19 +313,25 @@ __device__ __forceinline__ void issue_step(float (&acc)[128], int s, bool first,
   wgmma_fence();
   const std::uint64_t da = desc_sw128(base + stage * STAGE_BYTES + wg * 64 * 128);
   const std::uint64_t db = desc_sw128(base + stage * STAGE_BYTES + A_STAGE);
+  if constexpr (FP8) {
 #pragma unroll
-  for (int kk = 0; kk < BK / 16; ++kk)  // +32 bytes along K = +2 in the descriptor's address field
-    wgmma_m64n256k16(acc, da + 2 * kk, db + 2 * kk, !first || kk > 0);
+    for (int kk = 0; kk < BK / 32; ++kk)  // 32 e4m3 = 32 bytes along K = +2 in the address field
+      wgmma_m64n256k32_e4m3(acc, da + 2 * kk, db + 2 * kk, !first || kk > 0);
+  } else {
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; ++kk)  // +32 bytes along K = +2 in the descriptor's address field
+      wgmma_m64n256k16(acc, da + 2 * kk, db + 2 * kk, !first || kk > 0);
+  }
   wgmma_commit();
 }
 
 // The rest of a tile from K step `from` on (the steps before it issued, all but the last one
 // released): per step wait, issue, release the previous step's stage; then the tile's last.
-template <int STAGES, int STAGE_BYTES, int A_STAGE, int BK, class Release>
+template <int STAGES, int STAGE_BYTES, int A_STAGE, int BK, bool FP8 = false, class Release>
 __device__ __forceinline__ void finish_tile(float (&acc)[128], int& s, int from, int ksteps, std::uint32_t full,
                                             std::uint32_t base, int wg, const Release& release) {
   for (int ks = from; ks < ksteps; ++ks, ++s) {
-    issue_step<STAGES, STAGE_BYTES, A_STAGE, BK>(acc, s, false, full, base, wg);
+    issue_step<STAGES, STAGE_BYTES, A_STAGE, BK, FP8>(acc, s, false, full, base, wg);
     wgmma_wait<1>();
     release((s - 1) % STAGES);  // step s - 1's MMAs are complete
   }
@@ -300,11 +343,11 @@ __device__ __forceinline__ void finish_tile(float (&acc)[128], int& s, int from,
 // One consumer warpgroup's share of a tile (its 64 rows of A at wg * 64, the 256-wide B box after
 // A_STAGE): per K step wait for the stage, issue BK / 16 wgmma, release the previous step's stage
 // once its MMAs are complete; the tile's last stage after the final wait. `s` counts ring steps.
-template <int STAGES, int STAGE_BYTES, int A_STAGE, int BK, class Release>
+template <int STAGES, int STAGE_BYTES, int A_STAGE, int BK, bool FP8 = false, class Release>
 __device__ __forceinline__ void consume_tile(float (&acc)[128], int& s, int ksteps, std::uint32_t full,
                                              std::uint32_t base, int wg, const Release& release) {
   for (int ks = 0; ks < ksteps; ++ks, ++s) {
-    issue_step<STAGES, STAGE_BYTES, A_STAGE, BK>(acc, s, ks == 0, full, base, wg);
+    issue_step<STAGES, STAGE_BYTES, A_STAGE, BK, FP8>(acc, s, ks == 0, full, base, wg);
     wgmma_wait<1>();
     if (ks > 0) release((s - 1) % STAGES);  // step s - 1's MMAs are complete
   }
@@ -320,7 +363,8 @@ __device__ __forceinline__ void consume_tile(float (&acc)[128], int& s, int kste
 // previous tile, from registers of its own); it is outside the loop, so its registers are free
 // during the loop. In parts, every part has MMAs queued behind it (one long part can outlast the
 // three steps before it).
-template <int STAGES, int STAGE_BYTES, int A_STAGE, int BK, int AHEAD, int PIECES, class Release, class Hook>
+template <int STAGES, int STAGE_BYTES, int A_STAGE, int BK, int AHEAD, int PIECES, bool FP8 = false, class Release,
+          class Hook>
 __device__ __forceinline__ void consume_tile_hooked(float (&acc)[128], int& s, int ksteps, std::uint32_t full,
                                                     std::uint32_t base, int wg, const Release& release,
                                                     const Hook& hook) {
@@ -328,7 +372,7 @@ __device__ __forceinline__ void consume_tile_hooked(float (&acc)[128], int& s, i
   const int s0 = s, head = ksteps < AHEAD + 1 ? ksteps : AHEAD + 1;
 #pragma unroll
   for (int ks = 0; ks < AHEAD + 1; ++ks)
-    if (ks < head) issue_step<STAGES, STAGE_BYTES, A_STAGE, BK>(acc, s0 + ks, ks == 0, full, base, wg);
+    if (ks < head) issue_step<STAGES, STAGE_BYTES, A_STAGE, BK, FP8>(acc, s0 + ks, ks == 0, full, base, wg);
   s = s0 + head;
   hook.template operator()<0>();
   wgmma_wait<1>();
@@ -337,7 +381,7 @@ __device__ __forceinline__ void consume_tile_hooked(float (&acc)[128], int& s, i
     (
         [&] {
           if (s - s0 < ksteps) {
-            issue_step<STAGES, STAGE_BYTES, A_STAGE, BK>(acc, s, false, full, base, wg);
+            issue_step<STAGES, STAGE_BYTES, A_STAGE, BK, FP8>(acc, s, false, full, base, wg);
             ++s;
             wgmma_wait<1>();
             release((s - 2) % STAGES);
@@ -346,7 +390,7 @@ __device__ __forceinline__ void consume_tile_hooked(float (&acc)[128], int& s, i
         }(),
         ...);
   }(std::make_integer_sequence<int, PIECES - 1>{});
-  finish_tile<STAGES, STAGE_BYTES, A_STAGE, BK>(acc, s, s - s0, ksteps, full, base, wg, release);
+  finish_tile<STAGES, STAGE_BYTES, A_STAGE, BK, FP8>(acc, s, s - s0, ksteps, full, base, wg, release);
 }
 
 // A consumer with no rows in a tile hands its stages straight back (waiting on `full` keeps the

@@ -14,6 +14,9 @@
 //                          [--router-tokens 15000 --router-heads 12,6] [--variants]
 //   layerbench-moe-kernels --models deepseek-v3,qwen3-30b-a3b,... [--std-tokens 8192]
 //                          [--expert-table FILE] [--counts-dir DIR]   (tools/std_kernels.cpp)
+//                          [--precision bf16|fp8-rowwise|fp8-block]
+//   (fp8-rowwise: the FP8 e4m3 grouped expert GEMMs instead, checked against the CPU oracle on
+//   the dequantized operands before timing, tools/fp8_kernels.cpp; fp8-block has no kernel yet: exit 2)
 #include "common/cli/app.hpp"
 #include "common/cli.hpp"
 #include "common/numeric.hpp"
@@ -24,6 +27,7 @@
 #include "moe/cuda_kernels.cuh"
 #include "moe/init.hpp"
 #include "moe/model.hpp"
+#include "tools/fp8_kernels.hpp"
 #include "tools/std_kernels.hpp"
 #include "stats/summary.hpp"
 
@@ -219,11 +223,32 @@ int main(int argc, char** argv) {
   cli::add_int(app, "--std-tokens", std_tokens, "--models: tokens (all experts local)", std::int64_t{1}, big);
   app.add_option("--expert-table", expert_table, "--models: write the faster expert path per shape here");
   app.add_option("--counts-dir", counts_dir, "--models: write each preset's routed row counts here");
+  std::string precision = "bf16";
+  app.add_option("--precision", precision,
+                 "--models: the experts' precision: bf16, fp8-rowwise (e4m3, one scale per row and per output "
+                 "channel) or fp8-block (DeepSeek-V3's 1x128 / 128x128 scales)")
+      ->check(CLI::IsMember({"bf16", "fp8-rowwise", "fp8-block"}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
     return rc == 0 ? kExitOk : kExitUsage;
+  }
+  if (precision != "bf16") {
+    const char* why = models.empty() ? "applies to --models only"
+                      : precision == "fp8-block"
+                          ? "has no kernel here yet (the block-scaled FP8 grouped GEMMs are not built); use bf16 or "
+                            "fp8-rowwise"
+                          : nullptr;
+    if (why != nullptr) {
+      fmt::print(stderr, "layerbench-moe-kernels: --precision {}: {}\n", precision, why);
+      return kExitUsage;
+    }
+    if (!expert_table.empty()) {
+      fmt::print(stderr, "layerbench-moe-kernels: --expert-table: the expert-path table is written by the bf16 study "
+                         "only (--precision bf16)\n");
+      return kExitUsage;
+    }
   }
   if (!models.empty()) {
     try {
@@ -233,6 +258,7 @@ int main(int argc, char** argv) {
       fmt::print(stderr, "layerbench-moe-kernels: {}\n", e.what());
       return kExitUsage;
     }
+    if (precision == "fp8-rowwise") return run_fp8_study(models, std_tokens, warmup, iterations, counts_dir);
     return run_std_study(models, std_tokens, warmup, iterations, expert_table, counts_dir);
   }
   try {

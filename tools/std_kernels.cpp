@@ -311,6 +311,11 @@ std::optional<StdExpertPath> time_experts(Device& dev, StdOps& ops, const Model&
 
 }  // namespace
 
+bool route_preset(Device& dev, StdOps& ops, const Model& m, std::int64_t tokens, int warmup, int iterations,
+                  std::vector<std::int64_t>& counts) {
+  return time_router(dev, ops, m, tokens, warmup, iterations, counts);
+}
+
 int run_std_study(const std::vector<std::string>& models, std::int64_t tokens, int warmup, int iterations,
                   const std::string& table, const std::string& counts_dir) {
   auto dev = make_cuda_device(0);

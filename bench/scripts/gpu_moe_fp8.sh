@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# One GPU, one call: the FP8 (e4m3, rowwise) grouped expert GEMMs at every preset's shape.
+#   1. build the FP8 tests, layerbench-moe-kernels and liblayerbench_fp8_experts (lb_build);
+#   2. the host FP8 tests (format, recipes, oracle) and the GPU test of the kernels at edge shapes
+#      against the CPU oracle on the dequantized operands; the QGMMA (FP8 wgmma) count of the
+#      Hopper kernels' SASS;
+#   3. layerbench-moe-kernels --models M --precision fp8-rowwise (router counts at TOKENS, the
+#      oracle checks, then gate/up, down and BF16 beside them timed), which writes the counts;
+#   4. bench/moe/torch_fp8.py on the same shapes and counts: ours and torch._scaled_grouped_mm
+#      interleaved in PAIRS ABBA pairs per GEMM, torch._scaled_mm 8192^3 as the ceiling.
+# Everything goes under a scratch folder packed into $OUT/moe-fp8.tgz after every stage; the
+# tables are copied to $OUT.
+# usage: [TOKENS=8192] [ITERATIONS=20] [PAIRS=30] [MODELS=deepseek-v3,...] bench/scripts/gpu_moe_fp8.sh
+set -uo pipefail
+source "$(dirname "$0")/gpu_env.sh"
+RESULT=$OUT
+OUT=$(mktemp -d /tmp/moe-fp8.XXXXXX)
+TOKENS=${TOKENS:-8192}
+ITERATIONS=${ITERATIONS:-20}
+PAIRS=${PAIRS:-30}
+MODELS=${MODELS:-deepseek-v3,qwen3-30b-a3b,mixtral-8x7b,gpt-oss-120b,glm-4.5-air}
+T_START=$(date +%s)
+pack() {
+  tar -czf "$RESULT/moe-fp8.tgz.part" -C "$OUT" . && mv "$RESULT/moe-fp8.tgz.part" "$RESULT/moe-fp8.tgz"
+  for f in ours-fp8.md torch-fp8.md torch-fp8.json ctest.log; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$RESULT/"; done
+  return 0
+}
+trap pack EXIT
+since() { echo "+$(( $(date +%s) - T_START )) s"; }
+{ date -u; echo "commit $(cat .git-sha 2>/dev/null || git rev-parse HEAD 2>/dev/null)";
+  nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv; } > "$OUT/machine.txt" 2>&1
+
+lb_build test_fp8_host test_fp8_grouped_gpu layerbench-moe-kernels layerbench_fp8_experts || { cp "$RESULT"/build.log "$OUT"/ 2>/dev/null; exit 1; }
+echo "build done at $(since)"; pack
+SM90_LIB=$(find "$B" -name 'liblb_moe_sm90.a' | head -1)
+CUOBJDUMP=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
+echo "QGMMA instructions in $(basename "$SM90_LIB"): $("$CUOBJDUMP" --dump-sass "$SM90_LIB" 2>/dev/null | grep -c QGMMA)" \
+  | tee -a "$OUT/machine.txt"
+
+(cd "$B" && timeout 120 ctest -R "test_fp8" --output-on-failure -V) > "$OUT/ctest.log" 2>&1
+RC=$?
+echo "ctest rc=$RC at $(since)"; pack; grep -E "tests passed|Failed|Skipped|fp8 rowwise h|\*\*\*" "$OUT/ctest.log" | tail -12
+[ "$RC" = 124 ] && { echo "the tests ran past their limit (a hang?): the study is not run"; exit 1; }
+
+K="$B/tools/layerbench-moe-kernels"
+mkdir -p "$OUT/shapes"
+OURS_CMD=("$K" --models "$MODELS" --precision fp8-rowwise --std-tokens "$TOKENS" --iterations "$ITERATIONS"
+          --warmup 5 --counts-dir "$OUT/shapes")
+echo "${OURS_CMD[*]}" > "$OUT/ours.cmd"
+timeout 240 "${OURS_CMD[@]}" > "$OUT/ours-fp8.md" 2> "$OUT/ours-fp8.err"
+echo "layerbench-moe-kernels rc=$? at $(since)"; pack
+
+LIB=$(find "$B" -name 'liblayerbench_fp8_experts.so' | head -1)
+TORCH_CMD=(python3 bench/moe/torch_fp8.py --dir "$OUT/shapes" --models "$MODELS" --ours-lib "$LIB"
+           --pairs "$PAIRS" --warmup 5 --json "$OUT/torch-fp8.json")
+echo "${TORCH_CMD[*]}" > "$OUT/torch.cmd"
+PYTHONUNBUFFERED=1 timeout 240 "${TORCH_CMD[@]}" > "$OUT/torch-fp8.md" 2> "$OUT/torch.err"
+echo "torch rc=$? at $(since)"; pack
+grep -v "^| .* | routing" "$OUT/ours-fp8.md" | cut -c1-400; tail -5 "$OUT/ours-fp8.err"
+cat "$OUT/torch-fp8.md"; tail -5 "$OUT/torch.err"
+echo "total $(since)"

@@ -1,0 +1,1 @@
+/tmp/lb-build/tools/layerbench-moe-kernels --models deepseek-v3,qwen3-30b-a3b,mixtral-8x7b,gpt-oss-120b,glm-4.5-air --precision fp8-rowwise --std-tokens 8192 --iterations 20 --warmup 5 --counts-dir /tmp/moe-fp8.lzB9kI/shapes

@@ -1,0 +1,1 @@
+python3 bench/moe/torch_fp8.py --dir OUT/shapes --models deepseek-v3,qwen3-30b-a3b,mixtral-8x7b,gpt-oss-120b,glm-4.5-air --ours-lib BUILD/tools/liblayerbench_fp8_experts.so --pairs 30 --warmup 5 --json OUT/torch-fp8.json

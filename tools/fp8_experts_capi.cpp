@@ -1,0 +1,138 @@
+// liblayerbench_fp8_experts (tools/fp8_experts_capi.h): the FP8 grouped expert GEMMs on the
+// caller's buffers and stream. Everything is validated here, once per call.
+#include "tools/fp8_experts_capi.h"
+
+#include "common/usage.hpp"
+#include "moe/fp8_grouped_sm90.cuh"
+#include "moe/model.hpp"
+#include "moe/std_grouped_sm90.cuh"
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <exception>
+#include <stdexcept>
+#include <string>
+
+struct lbf8_handle {
+  layerbench::moe::Model model;
+  std::int64_t rows_cap = 0;
+  void* work = nullptr;
+  layerbench::moe::cuda::StdGroupedWork lists;
+};
+
+namespace {
+
+using layerbench::UsageError;
+thread_local std::string last_error;
+
+template <class F>
+int guarded(F&& body) {
+  try {
+    body();
+    last_error.clear();
+    return layerbench::kExitOk;
+  } catch (const UsageError& e) {
+    last_error = e.what();
+    return layerbench::kExitUsage;
+  } catch (const std::exception& e) {
+    last_error = e.what();
+    return layerbench::kExitFailure;
+  } catch (...) {
+    last_error = "unknown failure";
+    return layerbench::kExitFailure;
+  }
+}
+
+void need(bool ok, const std::string& what) {
+  if (!ok) throw UsageError(what);
+}
+
+void check_rows(const lbf8_handle* h, std::int64_t rows) {
+  need(h != nullptr, "null handle");
+  need(rows >= 0 && rows <= h->rows_cap,
+       "rows " + std::to_string(rows) + " outside 0.." + std::to_string(h->rows_cap) + " (the handle's capacity)");
+}
+
+cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
+
+}  // namespace
+
+extern "C" {
+
+int lbf8_create(const char* preset, int64_t rows_cap, lbf8_handle** out) {
+  return guarded([&] {
+    need(preset != nullptr && out != nullptr, "null argument");
+    need(rows_cap > 0, "rows_cap must be positive");
+    auto m = layerbench::moe::preset(preset);
+    need(m.block == layerbench::moe::Block::standard, std::string(preset) + " is not a standard-block preset");
+    const std::string why = layerbench::moe::cuda::fp8_grouped_unsupported(m.hidden, m.moe_intermediate, m.experts);
+    need(why.empty(), std::string(preset) + ": " + why);
+    auto* h = new lbf8_handle{std::move(m), rows_cap, nullptr, {}};
+    const auto bytes =
+        layerbench::moe::cuda::std_grouped_work_bytes(rows_cap, h->model.experts, h->model.hidden, h->model.moe_intermediate);
+    if (cudaMalloc(&h->work, static_cast<std::size_t>(bytes)) != cudaSuccess) {
+      delete h;
+      throw std::runtime_error("cudaMalloc of the tile lists failed");
+    }
+    h->lists = layerbench::moe::cuda::std_grouped_work(h->work, rows_cap, h->model.experts, h->model.hidden,
+                                                        h->model.moe_intermediate);
+    *out = h;
+  });
+}
+
+void lbf8_destroy(lbf8_handle* h) {
+  if (h == nullptr) return;
+  if (h->work != nullptr) (void)cudaFree(h->work);
+  delete h;
+}
+
+int lbf8_shape(const lbf8_handle* h, int64_t* hidden, int64_t* inter, int64_t* experts) {
+  return guarded([&] {
+    need(h != nullptr && hidden != nullptr && inter != nullptr && experts != nullptr, "null argument");
+    *hidden = h->model.hidden;
+    *inter = h->model.moe_intermediate;
+    *experts = h->model.experts;
+  });
+}
+
+int lbf8_tiles(lbf8_handle* h, const int32_t* counts, void* stream) {
+  return guarded([&] {
+    need(h != nullptr && counts != nullptr, "null argument");
+    namespace c = layerbench::moe::cuda;
+    const auto& m = h->model;
+    c::std_grouped_tiles(counts, m.experts, c::std_gate_up_blocks(m.moe_intermediate), c::std_down_blocks(m.hidden),
+                         h->lists.gu, h->lists.gu_max, h->lists.dn, h->lists.dn_max, h->lists.live, as_stream(stream));
+  });
+}
+
+int lbf8_gate_up(lbf8_handle* h, const void* x, const float* x_scale, const void* w13, const float* w13_scale,
+                 void* act, int64_t rows, void* stream) {
+  return guarded([&] {
+    check_rows(h, rows);
+    need(x != nullptr && x_scale != nullptr && w13 != nullptr && w13_scale != nullptr && act != nullptr,
+         "null buffer");
+    const auto& m = h->model;
+    layerbench::moe::cuda::fp8_gate_up_sm90(static_cast<const std::uint8_t*>(x), x_scale, rows, m.hidden,
+                                            static_cast<const std::uint8_t*>(w13), w13_scale, m.experts,
+                                            m.moe_intermediate, static_cast<__nv_bfloat16*>(act), h->lists.gu,
+                                            h->lists.gu_max, h->lists.live, m.activation, as_stream(stream));
+  });
+}
+
+int lbf8_down(lbf8_handle* h, const void* a, const float* a_scale, const void* wd, const float* wd_scale, void* y,
+              int64_t rows, void* stream) {
+  return guarded([&] {
+    check_rows(h, rows);
+    need(a != nullptr && a_scale != nullptr && wd != nullptr && wd_scale != nullptr && y != nullptr, "null buffer");
+    const auto& m = h->model;
+    layerbench::moe::cuda::fp8_down_sm90(static_cast<const std::uint8_t*>(a), a_scale, rows, m.moe_intermediate,
+                                         static_cast<const std::uint8_t*>(wd), wd_scale, m.experts, m.hidden,
+                                         static_cast<__nv_bfloat16*>(y), h->lists.dn, h->lists.dn_max,
+                                         h->lists.live + 1, as_stream(stream));
+  });
+}
+
+const char* lbf8_last_error(void) { return last_error.c_str(); }
+
+}  // extern "C"
