@@ -27,15 +27,18 @@ void add_advise_flags(CLI::App& app, RunConfig& c) {
   cli::add_int(app, "--gpus-per-node", c.gpus_per_node, "--advise: GPUs per node (groups beyond it cross the network)",
                1, 1 << 10);
   app.add_option("--coll", c.coll_files, "--advise: layerbench-coll JSON sweeps of one node (repeatable)");
-  app.add_option("--coll-inter", c.coll_inter_files, "--advise: layerbench-coll JSON sweeps over several nodes");
+  auto* inter = app.add_option("--coll-inter", c.coll_inter_files, "--advise: layerbench-coll JSON sweeps over several nodes");
   app.add_flag("--coll-rescale", c.coll_rescale,
                "--advise: a group size no sweep has is costed from the nearest sweep through its bus bandwidth (said "
                "in the advice); without it such a group is refused");
-  cli::add_real(app, "--inter-gbps", c.inter_gbps,
-                "--advise: ASSUMED network bandwidth per GPU in GB/s for groups across nodes without --coll-inter",
-                num::RealRange::non_negative(1e6));
-  cli::add_real(app, "--inter-latency-us", c.inter_latency_us, "--advise: ASSUMED network latency per collective (us)",
-                num::RealRange::non_negative(1e6));
+  // Measured inter-node sweeps and an assumed link answer the same question: one or the other.
+  inter->excludes(cli::add_real(app, "--inter-gbps", c.inter_gbps,
+                                "--advise: ASSUMED network bandwidth per GPU in GB/s for groups across nodes without "
+                                "--coll-inter",
+                                num::RealRange::non_negative(1e6)));
+  inter->excludes(cli::add_real(app, "--inter-latency-us", c.inter_latency_us,
+                                "--advise: ASSUMED network latency per collective (us), with --inter-gbps",
+                                num::RealRange::non_negative(1e6)));
   cli::add_real(app, "--margin", c.margin, "--advise: interval widening, a fraction of the median",
                 num::RealRange::closed(0, 1));
   cli::add_real(app, "--advise-budget-s", c.advise_budget_s,
