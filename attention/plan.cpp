@@ -132,15 +132,22 @@ LocalPlan plan_local_attention(const Problem& p, const RankLayout& l) {
     }
   }
   // Coverage: each (request, row) must meet at least one call; exactly one allows direct writes.
-  std::vector<int> cover(static_cast<std::size_t>(requests * l.query_rows), 0);
+  // Checked on the calls' row intervals (sorted per request), not row by row: the plan of a
+  // sequence of 2^31 rows costs its calls, not its rows.
+  std::vector<std::pair<long long, long long>> spans;  // (request * query_rows + q0, end)
+  spans.reserve(plan.calls.size());
   for (const auto& c : plan.calls) {
-    const long long rq = c.request < 0 ? 0 : c.request;
-    for (long long r = c.q0; r < c.q0 + c.nq; ++r) ++cover[static_cast<std::size_t>(rq * l.query_rows + r)];
+    const long long base = (c.request < 0 ? 0 : c.request) * l.query_rows;
+    if (c.nq > 0) spans.emplace_back(base + c.q0, base + c.q0 + c.nq);
   }
-  for (const int n : cover) {
-    LB_CHECK(n > 0, "a query row meets no valid key (workload validation missed a case)");
-    if (n != 1) plan.direct = false;
+  std::sort(spans.begin(), spans.end());
+  long long covered = 0;  // every row below it meets a call
+  for (const auto& [b, e] : spans) {
+    LB_CHECK(b <= covered, "a query row meets no valid key (workload validation missed a case)");
+    if (b < covered) plan.direct = false;  // a row met by two calls
+    covered = std::max(covered, e);
   }
+  LB_CHECK(covered >= requests * l.query_rows, "a query row meets no valid key (workload validation missed a case)");
   if (!plan.direct) assign_partials(p, plan);
   return plan;
 }

@@ -18,11 +18,26 @@ double bus_factor(const std::string& op, int n) {
 }
 
 void CollModel::add(const reports::ResultFile& f) {
-  const int g = f.config.value("group_size", 0);
-  if (g < 2) throw UsageError(fmt::format("{}: not a layerbench-coll sweep of a group of >= 2 ranks", f.path));
-  for (const auto& m : f.results) {
+  // Strict: a sweep of another tool, a size or a time that is not a finite number >= 0 is refused
+  // naming the file and the key, never dropped from the model.
+  if (!f.binary.empty() && f.binary != "layerbench-coll")
+    throw UsageError(fmt::format("{}: not a layerbench-coll sweep (written by {})", f.path, f.binary));
+  const auto& gs = f.config.contains("group_size") ? f.config["group_size"] : nlohmann::json();
+  if (!gs.is_number_integer() || gs.get<std::int64_t>() < 2 || gs.get<std::int64_t>() > (1 << 20))
+    throw UsageError(fmt::format("{}: not a layerbench-coll sweep of a group of >= 2 ranks (config.group_size {})",
+                                 f.path, gs.is_null() ? "missing" : gs.dump()));
+  const int g = gs.get<int>();
+  for (std::size_t i = 0; i < f.results.size(); ++i) {
+    const auto& m = f.results[i];
+    for (std::size_t k = 0; k < m.samples_ms.size(); ++k)
+      if (!std::isfinite(m.samples_ms[k]) || m.samples_ms[k] < 0)
+        throw UsageError(fmt::format("{}: results[{}].samples_ms[{}] = {}: a time must be a finite number >= 0", f.path,
+                                     i, k, m.samples_ms[k]));
     if (!m.params.contains("bytes") || m.params.value("in_place", false) || m.samples_ms.empty()) continue;
-    sweeps_[{m.name, g}].push_back({m.params["bytes"].get<double>(), reports::interval_of(m)});
+    const auto& b = m.params["bytes"];
+    if (!b.is_number() || !std::isfinite(b.get<double>()) || b.get<double>() < 0)
+      throw UsageError(fmt::format("{}: results[{}].params.bytes = {}: a size must be a number >= 0", f.path, i, b.dump()));
+    sweeps_[{m.name, g}].push_back({b.get<double>(), reports::interval_of(m)});
   }
   for (auto& [key, pts] : sweeps_)
     std::sort(pts.begin(), pts.end(), [](const Point& a, const Point& b) { return a.bytes < b.bytes; });

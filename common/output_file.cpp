@@ -105,13 +105,36 @@ void check_output_dir(const std::string& dir, std::string_view flag) {
   ::unlink(temp.c_str());
 }
 
+namespace {
+
+// What a path would write: the device and inode of an existing file (following symlinks), else
+// the real path of its directory joined with its name (the file a creation would make). Two
+// spellings of one file ("DIR/run.json" and "./run.json" from DIR, a hard link, a symlink) have
+// one identity.
+std::string identity_of(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) return fmt::format("inode {}:{}", st.st_dev, st.st_ino);
+  char buf[PATH_MAX];
+  const std::string dir = dir_of(path);
+  if (::realpath(dir.c_str(), buf) == nullptr) return "path " + path;
+  const std::string base = base_of(path);
+  // A file that does not exist yet: a dangling symlink is followed by the rename to its target.
+  return fmt::format("path {}/{}", buf, base);
+}
+
+}  // namespace
+
 void check_output_paths(const std::vector<OutputPath>& outputs) {
+  std::vector<std::string> ids(outputs.size());
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     if (outputs[i].path->empty()) continue;
     check_output_path(*outputs[i].path, outputs[i].flag);
+    if (*outputs[i].path == "-") continue;
+    ids[i] = identity_of(resolved(*outputs[i].path));
     for (std::size_t j = 0; j < i; ++j) {
-      if (!outputs[j].path->empty() && *outputs[i].path != "-" && resolved(*outputs[j].path) == resolved(*outputs[i].path))
-        throw UsageError(fmt::format("{} and {} name the same file '{}'", outputs[j].flag, outputs[i].flag, *outputs[i].path));
+      if (!ids[j].empty() && ids[j] == ids[i])
+        throw UsageError(fmt::format("{} and {} name the same file ('{}' and '{}')", outputs[j].flag, outputs[i].flag,
+                                     *outputs[j].path, *outputs[i].path));
     }
   }
 }

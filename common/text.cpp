@@ -1,6 +1,8 @@
 #include "common/text.hpp"
 
-#include <fstream>
+#include "common/input_file.hpp"
+
+#include <unistd.h>
 
 namespace layerbench::text {
 
@@ -13,19 +15,14 @@ void strip_bom_in_place(std::string& s) {
   if (std::string_view(s).substr(0, kUtf8Bom.size()) == kUtf8Bom) s.erase(0, kUtf8Bom.size());
 }
 
-std::optional<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return std::nullopt;
-  const auto size = in.tellg();
-  std::string out;
-  if (size > 0) out.resize(static_cast<std::size_t>(size));
-  in.seekg(0);
-  if (!out.empty() && !in.read(out.data(), static_cast<std::streamsize>(out.size()))) return std::nullopt;
-  // A file that grew while it was read (or reports no size, as a pipe): read on to its end.
-  char block[1 << 16];
-  while (in.read(block, sizeof block) || in.gcount() > 0) out.append(block, static_cast<std::size_t>(in.gcount()));
-  if (in.bad()) return std::nullopt;
-  return out;
+std::optional<std::string> read_file(const std::string& path, std::uint64_t max_bytes) {
+  // A missing or unreadable file is nullopt (the caller names it); a directory, a FIFO, a device
+  // or a file over the limit is the input layer's UsageError naming the path.
+  const auto kind = input::kind_of(path);
+  if (kind == input::Kind::missing || (kind == input::Kind::regular && ::access(path.c_str(), R_OK) != 0))
+    return std::nullopt;
+  std::string text = input::read_text(input::Origin{"", path}, max_bytes);
+  return text;
 }
 
 std::string csv_cell(std::string_view s) {

@@ -1,6 +1,7 @@
 #pragma once
 // Text input helpers shared by every reader of user files.
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,9 +15,11 @@ inline constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
 std::string_view strip_bom(std::string_view s);
 void strip_bom_in_place(std::string& s);
 
-// A whole file's bytes, read in one go (sized first: large inputs are read without copies);
-// nullopt when it cannot be opened or read (the caller names the file in its own error).
-std::optional<std::string> read_file(const std::string& path);
+// A whole file's bytes through the input layer (common/input_file.hpp); nullopt when it does
+// not exist or cannot be read (the caller names the file in its own error). A directory, a FIFO,
+// a device or a file over `max_bytes` throws the input layer's UsageError naming the path.
+// The bytes are returned as read, byte order mark included.
+std::optional<std::string> read_file(const std::string& path, std::uint64_t max_bytes = std::uint64_t{4} << 30);
 
 // One RFC 4180 CSV cell: a cell with a comma, quote or line break is quoted, quotes doubled. The
 // one CSV cell writer (reports' tables, layerbench-ab's --csv).

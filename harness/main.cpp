@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <limits>
 #include <cstdio>
 #include <thread>
 #include <unistd.h>
@@ -40,6 +41,52 @@ int agree(MPI_Comm comm, int code, std::chrono::milliseconds timeout) {
   std::fflush(stderr);
   MPI_Abort(MPI_COMM_WORLD, code);
   std::_Exit(code);
+}
+
+// How a rank's run ended: its exit code, and whether it ended with an error (whose message is
+// printed once, by rank 0, for every rank).
+struct RankOutcome {
+  int code = 0;
+  bool failed = false;
+  std::string message;
+};
+
+// Agrees on the job's exit code (the largest error code if any rank failed, else the largest
+// return code), then rank 0 prints the message of the lowest failing rank. Collective on `comm`.
+int finish(MPI_Comm comm, const RankOutcome& o, bool root) {
+  const int error_code = o.failed ? o.code : 0;
+  const auto timeout = o.failed ? std::chrono::milliseconds(10'000) : std::chrono::milliseconds(std::chrono::hours(24 * 366));
+  const int agreed_error = agree(comm, error_code, timeout);
+  if (agreed_error < 0) abort_job(o.code, fmt::format("[{}] {}", rank_tag(), o.message));
+  int rc = o.failed ? 0 : o.code;
+  int agreed_rc = 0;
+  MPI_Allreduce(&rc, &agreed_rc, 1, MPI_INT, MPI_MAX, comm);
+  if (agreed_error == 0) return agreed_rc;
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  const int mine = o.failed ? rank : std::numeric_limits<int>::max();
+  int speaker = 0;
+  MPI_Allreduce(&mine, &speaker, 1, MPI_INT, MPI_MIN, comm);
+  std::string message = o.message;
+  if (speaker != 0) {  // the lowest failing rank tells rank 0 why
+    if (rank == speaker) {
+      const std::string tag = fmt::format("[{}]", rank_tag());
+      const std::string tagged = message.find(tag) == std::string::npos ? fmt::format("{} {}", tag, message) : message;
+      MPI_Send(tagged.data(), static_cast<int>(tagged.size()), MPI_CHAR, 0, 0, comm);
+    } else if (root) {
+      MPI_Status st;
+      MPI_Probe(speaker, 0, comm, &st);
+      int n = 0;
+      MPI_Get_count(&st, MPI_CHAR, &n);
+      message.assign(static_cast<std::size_t>(n), '\0');
+      MPI_Recv(message.data(), n, MPI_CHAR, speaker, 0, comm, MPI_STATUS_IGNORE);
+    }
+  }
+  if (root) {
+    std::fprintf(stderr, "%s\n", message.c_str());
+    std::fflush(stderr);
+  }
+  return agreed_error;
 }
 
 // The Google Benchmark flags are split off before parsing; they are listed here for --help only.
@@ -172,6 +219,7 @@ int mpi_main_impl(int argc, char** argv, const BinaryInfo& info,
   // `world` outlives the handlers below: a rank that fails alone must reach MPI_Abort without
   // first running communicator destructors (NCCL's destroy is collective and would block).
   std::unique_ptr<Communicator> world;
+  RankOutcome outcome;
   try {
     const Backend backend = resolve_backend(parse_backend(common().backend), env);
     if (backend == Backend::host) reject_cuda_only_flags(app);
@@ -182,30 +230,27 @@ int mpi_main_impl(int argc, char** argv, const BinaryInfo& info,
     std::unique_ptr<TraceRecorder> trace;
     if (!common().trace.empty()) trace = std::make_unique<TraceRecorder>(*world, common().trace_iterations);
     Context ctx{env, *world, info.name, all_args};
-    const int rc = run(ctx);
+    outcome.code = run(ctx);
     world->device().synchronize_all();
     if (trace)
       trace->write(common().trace, {{"binary", info.name}, {"argv", all_args},
                                     {"backend", std::string(to_string(world->backend()))}, {"nvtx", common().nvtx}});
-    // Every rank leaves with the same code.
-    return static_cast<int>(world->control_max(static_cast<std::int64_t>(rc)));
   } catch (const UsageError& e) {
-    // Usually every rank finds the same problem (e.g. a grid that does not fit the world):
-    // then exit 2 everywhere with one message; otherwise abort so nobody waits forever.
-    const std::string msg = fmt::format("{}: {}", info.name, e.what());
-    const int a = agree(agree_comm, 2, std::chrono::seconds(5));
-    if (a == 2) {
-      if (root) std::fprintf(stderr, "%s\n", msg.c_str());
-      return 2;
-    }
-    abort_job(2, fmt::format("[{}] {}", rank_tag(), msg));
+    // Bad input found once the run began (a file read, a grid that does not fit the world):
+    // usually every rank finds it; exit 2 everywhere with one message.
+    outcome = {kExitUsage, true, fmt::format("{}: {}", info.name, e.what())};
   } catch (const std::exception& e) {
-    // Messages from the check macros already start with the rank tag: print it once.
+    // A runtime failure (a write to a full disk, a failed library call): exit 1 everywhere, the
+    // reason printed once by rank 0. Messages from the check macros already start with the rank tag.
     std::string what = e.what();
     const std::string tag = fmt::format("[{}] ", rank_tag());
     if (what.rfind(tag, 0) == 0) what.erase(0, tag.size());
-    abort_job(1, fmt::format("{}: {}fatal: {}", info.name, tag, what));
+    outcome = {kExitFailure, true, fmt::format("{}: {}fatal: {}", info.name, tag, what)};
   }
+  // Every rank leaves with the same code, agreed on the private communicator. A rank that failed
+  // waits a bounded time for the others (they may be stuck in a collective it left: then the job
+  // is aborted, so nobody waits forever); a rank that did not fail waits as long as it takes.
+  return finish(agree_comm, outcome, root);
 }
 
 nlohmann::json make_document(Context& ctx, const Runner& runner, const nlohmann::json& config,

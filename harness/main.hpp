@@ -2,7 +2,9 @@
 // The common main of every MPI-launched binary:
 //   MPI start-up -> Google Benchmark flags split off -> CLI11 parse -> validate (UsageError)
 //   -> agreement on errors (exit 2 on every rank, rank 0 prints, no hang) -> backend + world
-//   -> run -> outputs. A runtime failure on any rank prints its message and MPI_Aborts the job.
+//   -> run -> outputs -> agreement on how the run ended: bad input found during the run is exit 2
+//   on every rank, a runtime failure exit 1 on every rank, the reason printed once by rank 0. Only
+//   a rank stuck in a collective another rank left is aborted (after a bounded wait).
 #include "harness/options.hpp"
 #include "harness/runner.hpp"
 #include "collectives/runtime.hpp"

@@ -1,6 +1,7 @@
 // Host primitives of the standard MoE block: fp32, plain loops in a fixed order (the block's
 // numerical reference; the CPU oracle in moe/std_reference.cpp repeats the same order).
 #include "collectives/error.hpp"
+#include "common/input_file.hpp"
 #include "moe/router.hpp"
 #include "moe/std_ops.hpp"
 
@@ -149,6 +150,8 @@ void StdOps::expert_mlp(const void* x, const void* w13, const void* wd, void* gu
 }
 
 void load_expert_table(StdOps& ops, const std::string& path) {
+  // The input layer: a directory, FIFO, device or oversized file is refused naming it.
+  if (input::kind_of(path) != input::Kind::missing) input::check_file(input::Origin{"--expert-table", path}, input::kMaxConfigBytes);
   std::ifstream in(path);
   if (!in) throw UsageError(fmt::format("--expert-table: cannot read '{}'", path));
   std::string line;

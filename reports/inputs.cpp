@@ -1,4 +1,7 @@
 #include "reports/inputs.hpp"
+#include "common/usage.hpp"
+
+#include "common/input_file.hpp"
 
 #include "reports/inputs_detail.hpp"
 #include "reports/legacy.hpp"
@@ -68,7 +71,7 @@ double parse_number(const std::string& cell, const std::string& where) {
   const char* e = b + cell.size();
   const auto [ptr, ec] = std::from_chars(b, e, v);
   if (ec != std::errc{} || ptr != e || !std::isfinite(v))
-    throw std::runtime_error(fmt::format("{}: '{}' is not a finite number", where, cell));
+    throw UsageError(fmt::format("{}: '{}' is not a finite number", where, cell));
   return v;
 }
 
@@ -76,13 +79,13 @@ PairedStudy assemble(std::map<long long, std::pair<double, double>> pairs, Paire
   for (const auto& [id, v] : pairs) {
     if (std::isnan(v.first) || std::isnan(v.second)) continue;  // incomplete or failed pair
     if (v.first < 0 || v.second < 0)
-      throw std::runtime_error(fmt::format("{}: pair {}: negative value {} (relative changes need non-negative "
+      throw UsageError(fmt::format("{}: pair {}: negative value {} (relative changes need non-negative "
                                            "measurements)", study.path, id, v.first < 0 ? v.first : v.second));
     study.pair_ids.push_back(id);
     study.base.push_back(v.first);
     study.candidate.push_back(v.second);
   }
-  if (study.base.empty()) throw std::runtime_error(study.path + ": no complete base/candidate pairs");
+  if (study.base.empty()) throw UsageError(study.path + ": no complete base/candidate pairs");
   study.unit = unit_of_metric(study.metric);
   return study;
 }
@@ -91,33 +94,13 @@ PairedStudy assemble(std::map<long long, std::pair<double, double>> pairs, Paire
 using namespace detail;
 
 std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw std::runtime_error(path + ": cannot open file");
-  // One allocation of the file's size (a study JSONL of 10^6 pairs is ~300 MB), then on to the
-  // end in case it grew or reports no size (a pipe).
-  std::string text;
-  if (const auto size = in.tellg(); size > 0) text.resize(static_cast<std::size_t>(size));
-  in.seekg(0);
-  if (!text.empty()) in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (in.bad()) throw std::runtime_error(path + ": read error");
-  text.resize(static_cast<std::size_t>(std::max<std::streamsize>(0, in.gcount())));
-  if (in) {
-    char block[1 << 16];
-    while (in.read(block, sizeof block) || in.gcount() > 0) text.append(block, static_cast<std::size_t>(in.gcount()));
-  }
-  if (in.bad()) throw std::runtime_error(path + ": read error");
+  std::string text = input::read_text(input::Origin{"", path}, input::kMaxDataBytes);
   text::strip_bom_in_place(text);  // a UTF-8 byte order mark is accepted, as CRLF is
   return text;
 }
 
 nlohmann::json read_json_file(const std::string& path) {
-  const std::string text = read_text_file(path);
-  if (trim(text).empty()) throw std::runtime_error(path + ": file is empty");
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {  // parse errors and number overflow ("1e999")
-    throw std::runtime_error(fmt::format("{}: invalid or truncated JSON ({})", path, e.what()));
-  }
+  return input::parse_json(read_text_file(path), input::Origin{"", path});
 }
 
 bool is_layerbench_json(const nlohmann::json& doc) {
@@ -130,21 +113,21 @@ bool is_gbench_json(const nlohmann::json& doc) {
 }
 
 ResultFile result_file_from_json(const nlohmann::json& doc, const std::string& path) {
-  if (!is_layerbench_json(doc)) throw std::runtime_error(path + ": not a layerbench result file (schema layerbench/N)");
+  if (!is_layerbench_json(doc)) throw UsageError(path + ": not a layerbench result file (schema layerbench/N)");
   if (doc["schema"] != kSchema && doc["schema"] != kSchemaV1)
-    throw std::runtime_error(fmt::format("{}: unsupported schema {} (expected {} or {})", path, doc["schema"].dump(),
+    throw UsageError(fmt::format("{}: unsupported schema {} (expected {} or {})", path, doc["schema"].dump(),
                                          kSchema, kSchemaV1));
   ResultFile f;
   f.path = path;
   f.binary = doc.value("binary", std::string{});
   f.context = doc.value("context", nlohmann::json::object());
   f.config = doc.value("config", nlohmann::json::object());
-  if (!doc["results"].is_array()) throw std::runtime_error(path + ": \"results\" is not an array");
+  if (!doc["results"].is_array()) throw UsageError(path + ": \"results\" is not an array");
   for (std::size_t i = 0; i < doc["results"].size(); ++i) {
     try {
       f.results.push_back(measurement_from_json(doc["results"][i]));
     } catch (const std::exception& e) {
-      throw std::runtime_error(fmt::format("{}: results[{}]: {}", path, i, e.what()));
+      throw UsageError(fmt::format("{}: results[{}]: {}", path, i, e.what()));
     }
   }
   if (doc["schema"] == kSchemaV1) infer_v1_roles(f, doc);
@@ -156,7 +139,7 @@ ResultFile result_file_from_json(const nlohmann::json& doc, const std::string& p
       try {
         f.advice.back().predictions.push_back(prediction_from_json(a));
       } catch (const std::exception& e) {
-        throw std::runtime_error(fmt::format("{}: advice[{}]: {}", path, i, e.what()));
+        throw UsageError(fmt::format("{}: advice[{}]: {}", path, i, e.what()));
       }
     }
   // An embedded paired study: "ab": {"base_ms": [...], "candidate_ms": [...], ...}.
@@ -169,10 +152,10 @@ ResultFile result_file_from_json(const nlohmann::json& doc, const std::string& p
       st.base = ab["base_ms"].get<std::vector<double>>();
       st.candidate = ab["candidate_ms"].get<std::vector<double>>();
     } catch (const std::exception& e) {
-      throw std::runtime_error(fmt::format("{}: ab: {}", path, e.what()));
+      throw UsageError(fmt::format("{}: ab: {}", path, e.what()));
     }
     if (st.base.size() != st.candidate.size())
-      throw std::runtime_error(fmt::format("{}: ab: {} base and {} candidate samples", path, st.base.size(),
+      throw UsageError(fmt::format("{}: ab: {} base and {} candidate samples", path, st.base.size(),
                                            st.candidate.size()));
     for (std::size_t i = 0; i < st.base.size(); ++i) st.pair_ids.push_back(static_cast<long long>(i));
     st.unit = "ms";
@@ -217,7 +200,7 @@ std::vector<ResultsCsvRow> parse_results_csv(const std::string& text, const std:
   std::vector<ResultsCsvRow> rows;
   auto col = [&](const char* name) {
     const auto it = std::find(header.begin(), header.end(), name);
-    if (it == header.end()) throw std::runtime_error(fmt::format("{}: results CSV without column '{}'", path, name));
+    if (it == header.end()) throw UsageError(fmt::format("{}: results CSV without column '{}'", path, name));
     return static_cast<std::size_t>(it - header.begin());
   };
   std::size_t c_name = 0, c_group = 0, c_role = 0, c_parent = 0, c_n = 0, c_med = 0, c_min = 0, c_max = 0,
@@ -235,7 +218,7 @@ std::vector<ResultsCsvRow> parse_results_csv(const std::string& text, const std:
     }
     const auto where = fmt::format("{}:{}", path, line_no);
     if (cells.size() != header.size())
-      throw std::runtime_error(fmt::format("{}: {} cells, the header has {}", where, cells.size(), header.size()));
+      throw UsageError(fmt::format("{}: {} cells, the header has {}", where, cells.size(), header.size()));
     auto number = [&](std::size_t c) {
       return cells[c].empty() ? std::numeric_limits<double>::quiet_NaN() : parse_number(cells[c], where);
     };
@@ -247,7 +230,7 @@ std::vector<ResultsCsvRow> parse_results_csv(const std::string& text, const std:
     r.rates.busbw_bytes_per_s = number(c_bus);
     rows.push_back(std::move(r));
   }
-  if (rows.empty()) throw std::runtime_error(path + ": a results CSV without rows");
+  if (rows.empty()) throw UsageError(path + ": a results CSV without rows");
   return rows;
 }
 
@@ -258,9 +241,9 @@ InputKind sniff_text(std::string_view text, const std::string& path) {
   const auto b = text.find_first_not_of(" \t\r\n");
   const std::string_view t = b == std::string_view::npos ? std::string_view{}
                                                          : text.substr(b, text.find_last_not_of(" \t\r\n") - b + 1);
-  if (t.empty()) throw std::runtime_error(path + ": file is empty");
+  if (t.empty()) throw UsageError(path + ": file is empty");
   if (t.find('\0') != std::string::npos)
-    throw std::runtime_error(path + ": a binary file, not a layerbench output, a paired study, Google Benchmark or "
+    throw UsageError(path + ": a binary file, not a layerbench output, a paired study, Google Benchmark or "
                                     "hyperfine JSON");
   if (t.rfind(kResultsCsvHeader, 0) == 0) return InputKind::results_csv;
   if (t.rfind(kRunsCsvHeader, 0) == 0) return InputKind::runs_csv;
@@ -287,7 +270,9 @@ InputKind sniff_text(std::string_view text, const std::string& path) {
     if (nlohmann::json::parse(first).is_object()) return InputKind::study_jsonl;
   } catch (const nlohmann::json::exception&) {
   }
-  throw std::runtime_error(path + ": invalid or truncated JSON");
+  // Neither: the strict parser names what is wrong (and where: a NaN, a truncation).
+  input::parse_json(t, input::Origin{"", path});
+  throw UsageError(path + ": invalid or truncated JSON");
 }
 
 }  // namespace layerbench::reports

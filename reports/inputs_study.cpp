@@ -2,6 +2,7 @@
 // CSV with base and candidate columns, layerbench-ab's --csv (runs) and --json (analysis with its
 // pairs), and why a file of another kind holds no pairs.
 #include "reports/inputs.hpp"
+#include "common/usage.hpp"
 #include "reports/inputs_detail.hpp"
 
 #include "common/text.hpp"
@@ -29,7 +30,7 @@ PairedStudy paired_of(const ab::Study& s, const std::string& path, const std::st
                       const std::string& candidate_arm) {
   auto study = ab::paired_values(s, path, metric, candidate_arm);
   ab::require_non_negative(study, path);
-  if (study.base.empty()) throw std::runtime_error(path + ": no complete base/candidate pairs");
+  if (study.base.empty()) throw UsageError(path + ": no complete base/candidate pairs");
   if (study.unit.empty()) study.unit = unit_of_metric(study.metric);
   return study;
 }
@@ -63,8 +64,8 @@ double csv_value(const std::string& cell, const std::string& where, const std::s
   if (first != last && *first == '+') ++first;
   const auto [ptr, ec] = std::from_chars(first, last, v);
   if (cell.empty() || ec != std::errc() || ptr != last)
-    throw std::runtime_error(fmt::format("{}: column '{}': '{}' is not a number", where, column, cell));
-  if (!std::isfinite(v)) throw std::runtime_error(fmt::format("{}: column '{}': '{}' is not finite", where, column, cell));
+    throw UsageError(fmt::format("{}: column '{}': '{}' is not a number", where, column, cell));
+  if (!std::isfinite(v)) throw UsageError(fmt::format("{}: column '{}': '{}' is not finite", where, column, cell));
   return v;
 }
 
@@ -95,20 +96,20 @@ PairedStudy study_csv_pairs(const std::string& text_in, const std::string& path)
       }
       for (const auto& [col, name] : {std::pair{base_col, "base"}, std::pair{cand_col, "candidate"}})
         if (col < 0)
-          throw std::runtime_error(
+          throw UsageError(
               fmt::format("{}: missing column '{}' (the header must name base and candidate)", where, name));
       continue;
     }
     if (cells.size() != header.size())
-      throw std::runtime_error(
+      throw UsageError(
           fmt::format("{}: ragged row: {} fields, the header has {}", where, cells.size(), header.size()));
     const long long id = pair_col >= 0 ? static_cast<long long>(csv_value(cells[pair_col], where, "pair")) : next_id;
     ++next_id;
-    if (pairs.count(id)) throw std::runtime_error(fmt::format("{}: pair {} appears twice", where, id));
+    if (pairs.count(id)) throw UsageError(fmt::format("{}: pair {} appears twice", where, id));
     pairs[id] = {csv_value(cells[base_col], where, "base"), csv_value(cells[cand_col], where, "candidate")};
   }
   if (header.empty())
-    throw std::runtime_error(path + ":1: empty file (expected a header naming base and candidate)");
+    throw UsageError(path + ":1: empty file (expected a header naming base and candidate)");
   for (const auto& [id, v] : pairs) {
     study.pair_ids.push_back(id);
     study.base.push_back(v.first);
@@ -139,11 +140,11 @@ PairedStudy study_of_text(const std::string& text, const std::string& path, cons
     case InputKind::analysis_json: {
       auto study = study_from_analysis_json(read_json_file(path), path);
       if (!metric.empty() && metric != study.metric)
-        throw std::runtime_error(fmt::format("{}: the analysis holds the pairs of metric '{}' only, not '{}'", path,
+        throw UsageError(fmt::format("{}: the analysis holds the pairs of metric '{}' only, not '{}'", path,
                                              study.metric, metric));
       return study;
     }
-    default: throw std::runtime_error(not_paired_reason(path, kind));
+    default: throw UsageError(not_paired_reason(path, kind));
   }
 }
 
@@ -202,7 +203,7 @@ std::string not_paired_reason(const std::string& path, InputKind kind) {
 PairedStudy study_from_analysis_json(const nlohmann::json& doc, const std::string& path) {
   const auto& pairs = doc.contains("pairs") ? doc["pairs"] : nlohmann::json();
   if (!pairs.is_object() || !pairs.contains("base") || !pairs.contains("candidate"))
-    throw std::runtime_error(path + ": a layerbench-ab analysis without its pairs (written before analyses carried "
+    throw UsageError(path + ": a layerbench-ab analysis without its pairs (written before analyses carried "
                                     "them): analyse the study file itself");
   PairedStudy st;
   st.path = path;
@@ -211,10 +212,10 @@ PairedStudy study_from_analysis_json(const nlohmann::json& doc, const std::strin
     st.candidate = pairs["candidate"].get<std::vector<double>>();
     if (pairs.contains("pair")) st.pair_ids = pairs["pair"].get<std::vector<long long>>();
   } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(fmt::format("{}: pairs: {}", path, e.what()));
+    throw UsageError(fmt::format("{}: pairs: {}", path, e.what()));
   }
   if (st.base.size() != st.candidate.size() || (!st.pair_ids.empty() && st.pair_ids.size() != st.base.size()))
-    throw std::runtime_error(fmt::format("{}: pairs: {} base and {} candidate values", path, st.base.size(),
+    throw UsageError(fmt::format("{}: pairs: {} base and {} candidate values", path, st.base.size(),
                                          st.candidate.size()));
   if (st.pair_ids.empty())
     for (std::size_t i = 0; i < st.base.size(); ++i) st.pair_ids.push_back(static_cast<long long>(i));
@@ -226,8 +227,8 @@ PairedStudy study_from_analysis_json(const nlohmann::json& doc, const std::strin
     st.candidate_label = doc["labels"].value("candidate", std::string("candidate"));
   }
   for (double v : st.base)
-    if (!std::isfinite(v)) throw std::runtime_error(path + ": pairs: a value that is not finite");
-  if (st.base.empty()) throw std::runtime_error(path + ": no complete base/candidate pairs");
+    if (!std::isfinite(v)) throw UsageError(path + ": pairs: a value that is not finite");
+  if (st.base.empty()) throw UsageError(path + ": no complete base/candidate pairs");
   return st;
 }
 
@@ -259,13 +260,13 @@ PairedStudy parse_runs_csv(const std::string& text, const std::string& path, con
                 ? static_cast<std::size_t>(times_end - header.begin()) + 1
                 : static_cast<std::size_t>(std::find(header.begin(), header.end(), "wall_s") - header.begin());
       if (c >= header.size())
-        throw std::runtime_error(fmt::format("{}: no column for metric '{}' in the runs CSV", where, metric));
+        throw UsageError(fmt::format("{}: no column for metric '{}' in the runs CSV", where, metric));
       column = c;
       name = header[c];
       continue;
     }
     if (cells.size() != header.size())
-      throw std::runtime_error(fmt::format("{}: {} cells, the header has {}", where, cells.size(), header.size()));
+      throw UsageError(fmt::format("{}: {} cells, the header has {}", where, cells.size(), header.size()));
     const auto& v = cells[column];
     nlohmann::json rec = {{"type", "run"}, {"pair", static_cast<long long>(parse_number(cells[0], where))},
                           {"attempt", static_cast<long long>(parse_number(cells[1], where))},
@@ -273,7 +274,7 @@ PairedStudy parse_runs_csv(const std::string& text, const std::string& path, con
                           {"value", v.empty() ? nlohmann::json(nullptr) : nlohmann::json(parse_number(v, where))}};
     jsonl += rec.dump() + "\n";
   }
-  if (header.empty()) throw std::runtime_error(path + ": empty CSV");
+  if (header.empty()) throw UsageError(path + ": empty CSV");
   auto study = parse_study_jsonl(jsonl, path, "");
   // "lat_ms" names the metric lat in ms; the built-in columns carry their unit the same way.
   const auto us = name.rfind('_');

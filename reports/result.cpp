@@ -1,6 +1,7 @@
 #include "reports/result.hpp"
 #include "common/json_number.hpp"
 #include "common/text.hpp"
+#include "common/usage.hpp"
 
 #include "stats/summary.hpp"
 
@@ -100,7 +101,7 @@ nlohmann::json to_json(const Measurement& m) {
 
 Measurement measurement_from_json(const nlohmann::json& j) {
   if (!j.is_object() || !j.contains("name") || !j.contains("samples_ms"))
-    throw std::runtime_error("measurement needs \"name\" and \"samples_ms\"");
+    throw UsageError("measurement needs \"name\" and \"samples_ms\"");
   Measurement m;
   m.name = j.at("name").get<std::string>();
   m.group = j.value("group", std::string{});
@@ -118,7 +119,7 @@ Measurement measurement_from_json(const nlohmann::json& j) {
   }
   if (j.contains("energy") && j["energy"].is_object()) {
     const auto& e = j["energy"];
-    if (e.value("unit", std::string("J")) != "J") throw std::runtime_error("measurement energy must be declared in J");
+    if (e.value("unit", std::string("J")) != "J") throw UsageError("measurement energy must be declared in J");
     m.energy.joules = e.contains("joules") && e["joules"].is_number() ? e["joules"].get<double>() : m.energy.joules;
     m.energy.seconds = e.contains("window_s") && e["window_s"].is_number() ? e["window_s"].get<double>() : m.energy.seconds;
     m.energy.calls = e.value("calls", 0);

@@ -1,4 +1,5 @@
 #include "reports/trace.hpp"
+#include "common/usage.hpp"
 
 #include <fmt/format.h>
 
@@ -87,7 +88,7 @@ bool is_trace_json(const nlohmann::json& doc) {
 }
 
 Trace parse_trace(const nlohmann::json& doc, const std::string& path) {
-  if (!is_trace_json(doc)) throw std::runtime_error(path + ": not a layerbench trace (" + kTraceSchema + ")");
+  if (!is_trace_json(doc)) throw UsageError(path + ": not a layerbench trace (" + kTraceSchema + ")");
   Trace t;
   t.metadata = doc["otherData"];
   t.ranks = t.metadata.value("ranks", 0);
@@ -114,7 +115,7 @@ Trace parse_trace(const nlohmann::json& doc, const std::string& path) {
       }
     }
   } catch (const nlohmann::json::exception& ex) {
-    throw std::runtime_error(path + ": malformed trace event (" + ex.what() + ")");
+    throw UsageError(path + ": malformed trace event (" + ex.what() + ")");
   }
   return t;
 }

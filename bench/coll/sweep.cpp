@@ -1,6 +1,7 @@
 // The sweep's flags and their validation into a Plan (the op table: cases.hpp; the loop that
 // checks and times every case: run.cpp).
 #include "bench/coll/cases.hpp"
+#include "common/input_file.hpp"
 
 #include "collectives/error.hpp"
 #include "common/cli.hpp"
@@ -47,6 +48,8 @@ void add_flags(CLI::App& app, Config& c) {
 
 namespace {
 std::vector<std::vector<std::uint64_t>> read_matrix(const std::string& path) {
+  // The input layer: a directory, FIFO, device or oversized file is refused naming it.
+  if (input::kind_of(path) != input::Kind::missing) input::check_file(input::Origin{"--matrix", path}, input::kMaxConfigBytes);
   std::ifstream in(path);
   if (!in) throw UsageError(fmt::format("--matrix: cannot read '{}'", path));
   std::vector<std::vector<std::uint64_t>> m;

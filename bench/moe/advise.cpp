@@ -5,6 +5,7 @@
 #include "collectives/error.hpp"
 #include "common/cli.hpp"
 #include "common/cli/progress.hpp"
+#include "harness/main.hpp"
 #include "moe/advise_layout.hpp"
 #include "moe/init.hpp"
 #include "moe/std_block.hpp"
@@ -27,15 +28,18 @@ void add_advise_flags(CLI::App& app, RunConfig& c) {
   cli::add_int(app, "--gpus-per-node", c.gpus_per_node, "--advise: GPUs per node (groups beyond it cross the network)",
                1, 1 << 10);
   app.add_option("--coll", c.coll_files, "--advise: layerbench-coll JSON sweeps of one node (repeatable)");
-  app.add_option("--coll-inter", c.coll_inter_files, "--advise: layerbench-coll JSON sweeps over several nodes");
+  auto* inter = app.add_option("--coll-inter", c.coll_inter_files, "--advise: layerbench-coll JSON sweeps over several nodes");
   app.add_flag("--coll-rescale", c.coll_rescale,
                "--advise: a group size no sweep has is costed from the nearest sweep through its bus bandwidth (said "
                "in the advice); without it such a group is refused");
-  cli::add_real(app, "--inter-gbps", c.inter_gbps,
-                "--advise: ASSUMED network bandwidth per GPU in GB/s for groups across nodes without --coll-inter",
-                num::RealRange::non_negative(1e6));
-  cli::add_real(app, "--inter-latency-us", c.inter_latency_us, "--advise: ASSUMED network latency per collective (us)",
-                num::RealRange::non_negative(1e6));
+  // Measured inter-node sweeps and an assumed link answer the same question: one or the other.
+  inter->excludes(cli::add_real(app, "--inter-gbps", c.inter_gbps,
+                                "--advise: ASSUMED network bandwidth per GPU in GB/s for groups across nodes without "
+                                "--coll-inter",
+                                num::RealRange::non_negative(1e6)));
+  inter->excludes(cli::add_real(app, "--inter-latency-us", c.inter_latency_us,
+                                "--advise: ASSUMED network latency per collective (us), with --inter-gbps",
+                                num::RealRange::non_negative(1e6)));
   cli::add_real(app, "--margin", c.margin, "--advise: interval widening, a fraction of the median",
                 num::RealRange::closed(0, 1));
   cli::add_real(app, "--advise-budget-s", c.advise_budget_s,
@@ -363,8 +367,40 @@ int run_advise(harness::Context& ctx, const RunConfig& c) {
                  : 0;
   const double sample_est =
       sample > 0 ? (double(sample) + timed_calls * double(router_tokens)) * router_flops_per_token / rate : 0;
-  double total_est = sample_est;
+  // The imbalance of each EP layout is sampled on the host: up to 16 windows of the layout's
+  // tokens (tokens x TP x EP), each token's top-k experts counted, so its cost grows with tokens x
+  // ranks. Costed before any of it runs, at a rate measured here on a small probe.
+  double imbalance_ops = 0;
+  if (m.block == Block::standard)
+    for (const auto& l : layouts)
+      if (l.ep > 1 && !imbs.count(l.label)) {
+        const double need = double(c.tokens) * l.tp * l.ep;
+        const double windows = std::floor(double(sample) / need);
+        imbalance_ops += (windows >= 1 ? std::min(windows, 16.0) : 16.0) * need * double(m.topk);
+      }
+  double imbalance_est = 0;
+  if (imbalance_ops > 0) {
+    // The probe draws from as many routed tokens as the real sample (the same memory footprint)
+    // at random (the bootstrap path: the slower of the two), once.
+    const std::int64_t probe_tokens = std::max<std::int64_t>(sample, 1 << 12);
+    std::vector<std::int32_t> probe(static_cast<std::size_t>(probe_tokens * m.topk));
+    for (std::size_t i = 0; i < probe.size(); ++i)
+      probe[i] = static_cast<std::int32_t>((i * 2654435761u) % static_cast<std::uint64_t>(m.experts));
+    const std::int64_t probe_need = probe_tokens + 2;  // > the routed tokens: bootstrap resampling
+    const auto t0 = std::chrono::steady_clock::now();
+    imbalance_from_routing(probe, m.topk, m.experts, 2, probe_need / 2, 1, 1);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double probe_ops = double(probe_need / 2 * 2) * double(m.topk);
+    imbalance_est = imbalance_ops / (probe_ops / std::max(s, 1e-6));
+  }
+  double total_est = sample_est + imbalance_est;
   for (const auto& r : runs) total_est += r.estimate_s;
+  if (total_est > harness::kAskAboveSeconds && !c.common.yes)
+    throw UsageError(fmt::format(
+        "--advise: estimated {} in all on {} ({} of it sampling the expert imbalance: {:.3g} token-expert counts over "
+        "the EP layouts at --tokens {}); pass --yes to run it anyway, or lower --tokens (or --advise-budget-s)",
+        cli::format_duration(total_est), world.device().name(), cli::format_duration(imbalance_est), imbalance_ops,
+        c.tokens));
   if (ctx.is_root()) {
     std::fprintf(stderr,
                  "layerbench-moe --advise: %zu layouts of %s on %d GPUs; %zu one-rank calibration runs%s on %s, "

@@ -47,6 +47,7 @@ const std::vector<FlagScope>& flag_scopes() {
       {"--expert-gemm", true, false, "its expert path per shape is the device's default or an --expert-table row"},
       // Standard block only.
       {"--ep", false, true, "shards by --layout sp|tp"},
+      {"--group-score", false, true, "routes without expert groups"},
       {"--expert-table", false, true, "chooses its expert path with --expert-gemm"},
   };
   return table;

@@ -67,9 +67,20 @@ void validate(const RunConfig& c) {
   // NOTES: the GPU kernels move rows in 16-byte vectors and hold one head's scores in a warp.
   if (g.d_head() % 8 != 0)
     throw UsageError(fmt::format("d_head = hidden/heads = {} must be a multiple of 8", g.d_head()));
-  if (g.experts > 1024) throw UsageError("--experts must be at most 1024 per head");
-  if (g.topk > 32) throw UsageError("--topk must be at most 32");
-  if (g.intermediate % 8 != 0) throw UsageError("--intermediate must be a multiple of 8");
+  // A value from a config or preset is named by where it came from, never by a flag the user did
+  // not give: "experts 2000 (from --hf-config F: config key n_routed_experts)" or "--experts 2000".
+  auto named = [&](const char* field, const char* flag, std::int64_t v) {
+    const auto it = c.model.sources.find(field);
+    if (it == c.model.sources.end() || it->second.rfind("flag ", 0) == 0 || it->second == "default")
+      return fmt::format("{} {}", flag, v);
+    if (!c.hf_config.empty() && it->second.rfind("preset", 0) != 0)
+      return fmt::format("{} {} (from --hf-config {}: config key {})", field, v, c.hf_config, it->second);
+    return fmt::format("{} {} (from {})", field, v, it->second);
+  };
+  if (g.experts > 1024) throw UsageError(fmt::format("{}: must be at most 1024 per head", named("experts", "--experts", g.experts)));
+  if (g.topk > 32) throw UsageError(fmt::format("{}: must be at most 32", named("topk", "--topk", g.topk)));
+  if (g.intermediate % 8 != 0)
+    throw UsageError(fmt::format("{}: must be a multiple of 8", named("intermediate", "--intermediate", g.intermediate)));
   if (!(g.scale > 0)) throw UsageError("--scale must be positive");
   (void)parse_layout(c.layout);
   for (auto s : c.split_sizes)

@@ -17,8 +17,13 @@ void init_app(CLI::App& app, std::string_view program) {
 }
 
 CLI::Option* add_output_option(CLI::App& app, const std::string& flag, std::string& path, const std::string& what) {
+  // An empty name given on the command line (--trace '') is refused, never taken as "no output".
+  const CLI::Validator non_empty(
+      [](std::string& s) { return s.empty() ? std::string("empty file name (give a file, or leave the flag out)") : std::string(); },
+      "FILE");
   return app.add_option(flag, path, fmt::format("write {} to FILE ('-': standard output)", what))
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(non_empty);
 }
 
 double parse_fraction(const std::string& flag, const std::string& text) {

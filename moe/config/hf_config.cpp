@@ -156,14 +156,20 @@ Model read_hf_config(const std::string& path, std::string_view family, const Mod
   std::string file = path;
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) file = (std::filesystem::path(path) / "config.json").string();
-  const auto content = text::read_file(file);
-  if (!content) throw UsageError(fmt::format("--hf-config {}: cannot read the file", file));
+  const input::Origin origin{"--hf-config", file};
+  if (input::kind_of(file) == input::Kind::missing) throw UsageError(fmt::format("--hf-config {}: cannot read the file", file));
+  const std::string content = input::read_text(origin, input::kMaxConfigBytes);  // the input layer
   json doc;
   try {
-    doc = json::parse(python_literals_to_null(*content));
+    doc = json::parse(python_literals_to_null(content));
   } catch (const json::exception& e) {
     throw UsageError(fmt::format("--hf-config {}: not valid JSON ({})", file, e.what()));
   }
+  // The reader walks every layer: bound the count before it does (no published model has more
+  // than a few hundred).
+  input::bound_count(doc, {"num_hidden_layers", "n_layers", "num_layers", "text_config.num_hidden_layers",
+                           "language_config.num_hidden_layers", "llm_config.num_hidden_layers"},
+                     1 << 20, "the layers the reader walks one by one", origin);
   return model_from_hf_json(doc, file, family, flags);
 }
 

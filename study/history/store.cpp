@@ -3,14 +3,18 @@
 #include "common/usage.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <map>
 #include <regex>
+#include <set>
+#include <unistd.h>
 
 namespace layerbench::history {
 namespace {
@@ -75,6 +79,16 @@ static_assert(std::size(kMigrations) == kSchemaVersion);
   throw UsageError(fmt::format("{}: {}", path, why));
 }
 
+// The tables of the layerbench-history schema (kMigrations[0]).
+const std::set<std::string> kOwnTables = {"commits", "series", "runs", "samples", "marks", "confirmations"};
+
+// What an existing file holds, read through a read-only connection.
+struct Probe {
+  std::int64_t version = 0;
+  std::int64_t application_id = 0;
+  std::set<std::string> tables;  // every table, index, view and trigger name
+};
+
 }  // namespace
 
 std::string SeriesKey::display() const {
@@ -100,14 +114,22 @@ std::string normalize_time(const std::string& text) {
   tm.tm_hour = std::stoi(m[4]);
   tm.tm_min = std::stoi(m[5]);
   tm.tm_sec = std::stoi(m[6]);
-  if (tm.tm_mon > 11 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60)
-    throw UsageError(fmt::format("--time {}: not a valid date and time", text));
+  // Every field in range, the day in its month (2026-02-30 is no date; timegm would make it March 2).
+  const std::chrono::year_month_day ymd{std::chrono::year(tm.tm_year + 1900),
+                                        std::chrono::month(static_cast<unsigned>(tm.tm_mon + 1)),
+                                        std::chrono::day(static_cast<unsigned>(tm.tm_mday))};
+  if (!ymd.ok())
+    throw UsageError(fmt::format("--time {}: {}-{}-{} is not a date (no day {} in that month)", text, m[1].str(),
+                                 m[2].str(), m[3].str(), tm.tm_mday));
+  if (tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 59)
+    throw UsageError(fmt::format("--time {}: not a valid time of day (hours 00-23, minutes and seconds 00-59)", text));
   std::time_t t = timegm(&tm);
   const std::string zone = m[8];
   if (!zone.empty() && zone != "Z") {
     const int sign = zone[0] == '-' ? -1 : 1;
     const std::string digits = zone.substr(1);
     const int hh = std::stoi(digits.substr(0, 2)), mm = std::stoi(digits.substr(digits.size() - 2));
+    if (hh > 23 || mm > 59) throw UsageError(fmt::format("--time {}: the UTC offset {} is not valid", text, zone));
     t -= sign * (hh * 3600 + mm * 60);
   }
   char buf[32];
@@ -127,28 +149,57 @@ std::string digest_of(const std::string& bytes) {
 Store::Store(const std::string& path, Mode mode) : path_(path) {
   const bool exists = std::filesystem::exists(path);
   if (!exists && mode != Mode::create) refuse(path, "no such history database (create it with `layerbench-history add`)");
+  if (exists && std::filesystem::is_directory(path)) refuse(path, "is a directory, expected a history database file");
   try {
-    std::int64_t version = 0;
+    Probe p;
     if (exists) {
       // The checks read through a read-only connection, which never writes the file (not even
-      // a checkpoint when it closes): a newer or damaged database stays exactly as it was.
+      // a checkpoint when it closes): a foreign, newer or damaged database stays exactly as it was.
       sql::Connection probe(path, false, true, kBusyMs);
       auto v = probe.prepare("PRAGMA user_version");
       v.step();
-      version = v.int64(0);
-      probe.prepare("SELECT count(*) FROM sqlite_schema").run();  // SQLITE_NOTADB on a foreign file
+      p.version = v.int64(0);
+      auto a = probe.prepare("PRAGMA application_id");
+      a.step();
+      p.application_id = a.int64(0);
+      auto t = probe.prepare("SELECT name FROM sqlite_schema");  // SQLITE_NOTADB on a file that is not SQLite
+      while (t.step()) p.tables.insert(t.text(0));
     }
-    if (version > kSchemaVersion)
+    // Ours: our application_id; or, written before it was set, our schema version with our tables.
+    // An empty database (no schema at all) is a new history. Anything else belongs to another
+    // application and is never written to.
+    const bool own_tables = std::includes(p.tables.begin(), p.tables.end(), kOwnTables.begin(), kOwnTables.end());
+    const bool ours = p.application_id == kApplicationId ||
+                      (p.application_id == 0 && p.version >= 1 && own_tables) ||
+                      (p.application_id == 0 && p.version == 0 && p.tables.empty());
+    if (!ours) {
+      std::vector<std::string> names(p.tables.begin(), p.tables.end());
+      if (names.size() > 5) names.resize(5), names.push_back("...");
+      refuse(path, fmt::format("not a layerbench history database (SQLite application_id {:#x}, {} schema entries: "
+                               "{}): another application's file; nothing was written to it",
+                               p.application_id, p.tables.size(), fmt::join(names, ", ")));
+    }
+    if (p.version > kSchemaVersion)
       refuse(path, fmt::format("schema version {} is newer than this layerbench-history's ({}): use a newer "
                                "layerbench; the file was not changed",
-                               version, kSchemaVersion));
-    if (mode == Mode::read && version == 0) refuse(path, "not a history database (no layerbench-history schema in it)");
+                               p.version, kSchemaVersion));
+    if (mode == Mode::read && p.version == 0) refuse(path, "not a history database (no layerbench-history schema in it)");
     db_ = std::make_unique<sql::Connection>(path, mode == Mode::create, mode == Mode::read, kBusyMs);
     if (mode == Mode::read) return;
+    // SQLite opens a write-protected file read-only without a word: say so before any write. The
+    // directory must be writable too (the write-ahead log lives beside the file).
+    const std::string dir = std::filesystem::path(path).parent_path().empty()
+                                ? std::string(".") : std::filesystem::path(path).parent_path().string();
+    if (sqlite3_db_readonly(db_->raw(), "main") == 1)
+      refuse(path, "the database is read-only (write-protected file or file system); `add`, `confirm` and `mark` "
+                   "write to it: give a writable copy");
+    if (::access(dir.c_str(), W_OK) != 0)
+      refuse(path, fmt::format("its directory '{}' is not writable (the write-ahead log is kept beside the "
+                               "database); give a writable place", dir));
     db_->exec("PRAGMA journal_mode=WAL");
     db_->exec("PRAGMA synchronous=NORMAL");
     db_->exec("PRAGMA foreign_keys=ON");
-    for (auto from = version; from < kSchemaVersion; ++from) {
+    for (auto from = p.version; from < kSchemaVersion; ++from) {
       sql::Transaction tx(*db_);
       std::int64_t now = 0;
       {
@@ -161,7 +212,10 @@ Store::Store(const std::string& path, Mode mode) : path_(path) {
       db_->exec(fmt::format("PRAGMA user_version = {}", from + 1));
       tx.commit();
     }
+    if (p.application_id != kApplicationId) db_->exec(fmt::format("PRAGMA application_id = {}", kApplicationId));
   } catch (const sql::SqliteError& e) {
+    if (e.code() == SQLITE_READONLY || e.code() == SQLITE_PERM || e.code() == SQLITE_CANTOPEN)
+      refuse(path, fmt::format("cannot write the database ({}): it is read-only here; give a writable copy", e.what()));
     refuse(path, fmt::format("not a usable history database ({}); the file was not changed", e.what()));
   }
 }

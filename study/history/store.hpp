@@ -28,6 +28,9 @@
 namespace layerbench::history {
 
 inline constexpr int kSchemaVersion = 1;
+// SQLite `PRAGMA application_id` of a layerbench history ("LBHI"): set on every database the tool
+// writes, checked before anything is written, so another application's SQLite file is refused.
+inline constexpr std::int64_t kApplicationId = 0x4C424849;
 
 struct Commit {
   std::int64_t id = 0;
