@@ -228,6 +228,14 @@ TEST(MoeHfCorpus, EveryConfigResolvesToItsManifest) {
     EXPECT_EQ(m.layers, x["layers"]);
     EXPECT_EQ(m.moe_layers, x["moe_layers"]);
     EXPECT_EQ(!m.inference.empty(), x["inferred"].get<bool>()) << m.inference;
+    // Where a field was read from, where the manifest records it: a class default, or the key named.
+    if (e.contains("from"))
+      for (const auto& [f, want] : e["from"].items()) {
+        ASSERT_TRUE(m.sources.count(f)) << f;
+        const std::string got = m.sources.at(f), w = want.get<std::string>();
+        if (w == "class default") EXPECT_TRUE(got.starts_with("class default")) << f << ": " << got;
+        else EXPECT_EQ("config key " + got, w) << f;
+      }
     for (const char* f : {"hidden", "experts", "topk", "moe_intermediate", "router.score", "router.normalize",
                           "router.scale", "shared_experts", "activation", "moe_layers"})
       EXPECT_TRUE(m.sources.count(f) && !m.sources.at(f).empty()) << f;
