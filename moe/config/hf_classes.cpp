@@ -35,6 +35,33 @@ constexpr ClassRow kRows[] = {
     {"minimax_m2", "MiniMaxM2Config", "minimax_m2/modular_minimax_m2.py (MiniMaxM2TopKRouter: sigmoid, "
      "e_score_correction_bias for the selection, top-k always renormalised, no scaling; no shared expert)",
      "sigmoid", "bias", 1, 1.0, 0, 0, 0},
+    // Read by the Qwen and OLMoE family readers, whose modelling code fixes the softmax router and
+    // the shared-expert gate; the class settles only the normalisation a config leaves out.
+    {"qwen2_moe", "Qwen2MoeConfig", "qwen2_moe/configuration_qwen2_moe.py (norm_topk_prob False)",
+     "", "", 0, 0, 0, 0, -1},
+    {"qwen3_moe", "Qwen3MoeConfig", "qwen3_moe/configuration_qwen3_moe.py (norm_topk_prob False; Qwen3MoeTopKRouter "
+     "in modeling_qwen3_moe.py renormalises the top-k iff norm_topk_prob)",
+     "", "", 0, 0, 0, 0, -1},
+    {"qwen3_next", "Qwen3NextConfig", "qwen3_next/configuration_qwen3_next.py (norm_topk_prob True)",
+     "", "", 1, 0, 0, 0, -1},
+    {"olmoe", "OlmoeConfig", "olmoe/configuration_olmoe.py (norm_topk_prob False)",
+     "", "", 0, 0, 0, 0, -1},
+    {"qwen3_vl_moe", "Qwen3VLMoeTextConfig", "qwen3_vl_moe/modular_qwen3_vl_moe.py (Qwen3VLMoeTextTopKRouter: "
+     "softmax over all experts, top-k always renormalised, norm_topk_prob removed from the class; "
+     "Qwen3MoeSparseMoeBlock: no shared expert)",
+     "softmax", "none", 1, 1.0, 0, 0, -1},
+    {"qwen3_vl_moe_text", "Qwen3VLMoeTextConfig", "qwen3_vl_moe/modular_qwen3_vl_moe.py (Qwen3VLMoeTextTopKRouter: "
+     "softmax over all experts, top-k always renormalised, norm_topk_prob removed from the class; "
+     "Qwen3MoeSparseMoeBlock: no shared expert)",
+     "softmax", "none", 1, 1.0, 0, 0, -1},
+    {"ernie4_5_moe", "Ernie4_5_MoeConfig", "ernie4_5_moe/modular_ernie4_5_moe.py (Ernie4_5_MoeSparseMoeBlock: "
+     "softmax, moe_statics.e_score_correction_bias added for the selection only, top-k weights renormalised "
+     "(sum clamped at moe_norm_min), no scaling; shared_experts added ungated)",
+     "softmax", "bias", 1, 1.0, 0, 0, 0},
+    {"granitemoe", "GraniteMoeConfig", "granitemoe/modular_granitemoe.py (GraniteMoeTopKGating = JetMoeTopKGating: "
+     "top-k of the logits, softmax over the k, the same weights as a softmax renormalised over the top-k; no bias, "
+     "no scaling; no shared expert)",
+     "softmax", "none", 1, 1.0, 0, 0, -1},
     {"dbrx", "DbrxFFNConfig", "dbrx/configuration_dbrx.py (moe_normalize_expert_weights 1.0: the top-k weights "
      "L1-normalised; DbrxRouter in modeling_dbrx.py: softmax, no bias, no scaling)",
      "softmax", "none", 1, 1.0, 0, 0, 0},

@@ -75,6 +75,21 @@ void read_deepseek_router(Reader& r, Model& m, std::string_view type) {
   m.sources["shared_gate"] = "fixed by the DeepSeek MoE block: shared experts ungated";
 }
 
+// A Qwen- or OLMoE-keyed router's normalisation: its norm_topk_prob key, else the class default
+// of its model_type (hf_classes.cpp: Qwen3.5's router always renormalises; Qwen2-MoE, Qwen3-MoE,
+// Qwen3-Next and OLMoE default the key), else asked for.
+void read_family_normalize(Reader& r, Model& m, std::string_view type) {
+  const ClassRow* row = class_row(type);
+  if (r.find("norm_topk_prob")) {
+    m.router.normalize = r.boolean("router.normalize", "norm_topk_prob", false);
+  } else if (row && row->normalize >= 0) {
+    m.router.normalize = row->normalize == 1;
+    m.sources["router.normalize"] = class_source(*row, r.key_name("norm_topk_prob"), row->normalize == 1 ? "true" : "false");
+  } else {
+    r.ask("router.normalize", {"norm_topk_prob"}, "--normalize on|off");
+  }
+}
+
 }  // namespace
 
 std::string_view family_name(Family f) {
@@ -112,15 +127,7 @@ void read_family(Reader& r, Model& m, Family fam, std::string_view type) {
     case Family::qwen: {
       m.router.score = Score::softmax;
       r.fixed("router.score", type);
-      // Qwen3.5's router always renormalises (its class row); any other Qwen type says it by its key.
-      if (const ClassRow* row = class_row(type); row && !r.find("norm_topk_prob")) {
-        m.router.normalize = row->normalize == 1;
-        m.sources["router.normalize"] = class_source(*row, r.key_name("norm_topk_prob"), "true");
-      } else if (r.find("norm_topk_prob")) {
-        m.router.normalize = r.boolean("router.normalize", "norm_topk_prob", false);
-      } else {
-        r.ask("router.normalize", {"norm_topk_prob"}, "--normalize on|off");
-      }
+      read_family_normalize(r, m, type);
       m.shared.size = r.integer("shared_intermediate", {"shared_expert_intermediate_size"}, 0);
       m.shared.count = m.shared.size > 0 ? 1 : 0;
       m.shared.gate = m.shared.count > 0 && type != "qwen3_moe";
@@ -132,8 +139,7 @@ void read_family(Reader& r, Model& m, Family fam, std::string_view type) {
     }
     case Family::olmoe:
       r.fixed("router.score", type);
-      if (r.find("norm_topk_prob")) m.router.normalize = r.boolean("router.normalize", "norm_topk_prob", false);
-      else r.ask("router.normalize", {"norm_topk_prob"}, "--normalize on|off");
+      read_family_normalize(r, m, type);
       break;
     case Family::mixtral:
       m.router.normalize = true;

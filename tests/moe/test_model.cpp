@@ -228,6 +228,14 @@ TEST(MoeHfCorpus, EveryConfigResolvesToItsManifest) {
     EXPECT_EQ(m.layers, x["layers"]);
     EXPECT_EQ(m.moe_layers, x["moe_layers"]);
     EXPECT_EQ(!m.inference.empty(), x["inferred"].get<bool>()) << m.inference;
+    // Where a field was read from, where the manifest records it: a class default, or the key named.
+    if (e.contains("from"))
+      for (const auto& [f, want] : e["from"].items()) {
+        ASSERT_TRUE(m.sources.count(f)) << f;
+        const std::string got = m.sources.at(f), w = want.get<std::string>();
+        if (w == "class default") EXPECT_TRUE(got.starts_with("class default")) << f << ": " << got;
+        else EXPECT_EQ("config key " + got, w) << f;
+      }
     for (const char* f : {"hidden", "experts", "topk", "moe_intermediate", "router.score", "router.normalize",
                           "router.scale", "shared_experts", "activation", "moe_layers"})
       EXPECT_TRUE(m.sources.count(f) && !m.sources.at(f).empty()) << f;
@@ -503,6 +511,38 @@ TEST(MoeHfRules, EachRuleOnARealConfig) {
   EXPECT_FALSE(listed("experts"));
   EXPECT_FALSE(listed("router.scale"));
   EXPECT_EQ(to_json(glm)["not_from_config"].size(), glm.not_from_config.size());
+}
+
+// A known family's class default settles the normalisation its config leaves out (Qwen3MoeConfig
+// and OlmoeConfig: not renormalised; Qwen3NextConfig: renormalised), named in the sources; the
+// key, where present, wins; the same keys under an unknown model_type are asked for (rule 1).
+TEST(MoeHfRules, FamilyClassDefaultsSettleTheNormalisation) {
+  using nlohmann::json;
+  const auto cfg = [](std::string_view type, std::string_view extra) {
+    return json::parse(R"({"model_type": ")" + std::string(type) + R"(", "hidden_size": 64, "num_hidden_layers": 2,
+      "num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 16, "intermediate_size": 16)" +
+                       std::string(extra) + "}");
+  };
+  const struct {
+    std::string_view type;
+    bool normalize;
+    std::string_view cls;
+  } cases[] = {{"qwen2_moe", false, "Qwen2MoeConfig"}, {"qwen3_moe", false, "Qwen3MoeConfig"},
+               {"qwen3_next", true, "Qwen3NextConfig"}, {"olmoe", false, "OlmoeConfig"},
+               {"qwen3_vl_moe_text", true, "Qwen3VLMoeTextConfig"}, {"granitemoe", true, "GraniteMoeConfig"}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(std::string(c.type));
+    const Model m = model_from_hf_json(cfg(c.type, ""), "t");
+    EXPECT_EQ(m.router.normalize, c.normalize);
+    EXPECT_TRUE(m.sources.at("router.normalize").starts_with("class default"));
+    EXPECT_NE(m.sources.at("router.normalize").find(c.cls), std::string::npos) << m.sources.at("router.normalize");
+    const Model keyed = model_from_hf_json(cfg(c.type, c.normalize ? R"(, "norm_topk_prob": false)"
+                                                                    : R"(, "norm_topk_prob": true)"), "t");
+    EXPECT_EQ(keyed.router.normalize, !c.normalize);
+  }
+  const std::string err = usage_error([&] { model_from_hf_json(cfg("acme_moe", R"(, "scoring_func": "softmax",
+    "topk_method": "greedy", "routed_scaling_factor": 1.0)"), "t"); });
+  EXPECT_NE(err.find("router.normalize: no key"), std::string::npos) << err;
 }
 
 // docs/model-configs.md carries the class-default table as the code has it.
