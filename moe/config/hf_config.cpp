@@ -7,6 +7,8 @@
 // "fixed by model_type X" (semantics the family fixes in code) or the rule that decided it.
 #include "moe/config/hf_reader.hpp"
 
+#include "common/input_file.hpp"
+
 #include <filesystem>
 
 namespace layerbench::moe {
