@@ -179,22 +179,4 @@ std::int64_t whole_in(const nlohmann::json& v, std::string_view key, std::int64_
   return x;
 }
 
-void bound_count(const nlohmann::json& doc, std::initializer_list<std::string_view> keys, std::int64_t hi,
-                 std::string_view why, const Origin& where) {
-  for (const std::string_view key : keys) {
-    const nlohmann::json* v = &doc;
-    std::string_view rest = key;
-    while (v != nullptr && !rest.empty()) {
-      const auto dot = rest.find('.');
-      const std::string part(rest.substr(0, dot));
-      v = v->is_object() && v->contains(part) ? &(*v)[part] : nullptr;
-      rest = dot == std::string_view::npos ? std::string_view{} : rest.substr(dot + 1);
-    }
-    if (v == nullptr || !v->is_number()) continue;
-    if (v->get<double>() > static_cast<double>(hi))
-      throw UsageError(fmt::format("{}: {} is more than {} ({}); refused before any work", where.key(key), v->dump(), hi,
-                                   why));
-  }
-}
-
 }  // namespace layerbench::input

@@ -67,10 +67,4 @@ double non_negative(const nlohmann::json& v, std::string_view key, const Origin&
 std::int64_t whole_in(const nlohmann::json& v, std::string_view key, std::int64_t lo, std::int64_t hi,
                       const Origin& where);
 
-// Bounds a count before any work walks it: for each `keys` entry (a dotted path such as
-// "text_config.num_hidden_layers") present in `doc` as a number above `hi`, a UsageError naming
-// the key, the file and `why` (what the count drives).
-void bound_count(const nlohmann::json& doc, std::initializer_list<std::string_view> keys, std::int64_t hi,
-                 std::string_view why, const Origin& where);
-
 }  // namespace layerbench::input

@@ -20,7 +20,7 @@ CLI::Option* add_output_option(CLI::App& app, const std::string& flag, std::stri
   // An empty name given on the command line (--trace '') is refused, never taken as "no output".
   const CLI::Validator non_empty(
       [](std::string& s) { return s.empty() ? std::string("empty file name (give a file, or leave the flag out)") : std::string(); },
-      "FILE");
+      "");  // no description: the help keeps "FILE" alone
   return app.add_option(flag, path, fmt::format("write {} to FILE ('-': standard output)", what))
       ->type_name("FILE")
       ->check(non_empty);

@@ -167,11 +167,7 @@ Model read_hf_config(const std::string& path, std::string_view family, const Mod
   } catch (const json::exception& e) {
     throw UsageError(fmt::format("--hf-config {}: not valid JSON ({})", file, e.what()));
   }
-  // The reader walks every layer: bound the count before it does (no published model has more
-  // than a few hundred).
-  input::bound_count(doc, {"num_hidden_layers", "n_layers", "num_layers", "text_config.num_hidden_layers",
-                           "language_config.num_hidden_layers", "llm_config.num_hidden_layers"},
-                     1 << 20, "the layers the reader walks one by one", origin);
+  // The layer count is bounded where it is read, before any layer is walked (hf_patterns.cpp).
   return model_from_hf_json(doc, file, family, flags);
 }
 
