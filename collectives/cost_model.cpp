@@ -1,4 +1,5 @@
 #include "collectives/cost_model.hpp"
+#include "common/json_text.hpp"
 
 #include "common/usage.hpp"
 
@@ -25,7 +26,7 @@ void CollModel::add(const reports::ResultFile& f) {
   const auto& gs = f.config.contains("group_size") ? f.config["group_size"] : nlohmann::json();
   if (!gs.is_number_integer() || gs.get<std::int64_t>() < 2 || gs.get<std::int64_t>() > (1 << 20))
     throw UsageError(fmt::format("{}: not a layerbench-coll sweep of a group of >= 2 ranks (config.group_size {})",
-                                 f.path, gs.is_null() ? "missing" : gs.dump()));
+                                 f.path, gs.is_null() ? "missing" : json_text(gs)));
   const int g = gs.get<int>();
   for (std::size_t i = 0; i < f.results.size(); ++i) {
     const auto& m = f.results[i];
@@ -36,7 +37,7 @@ void CollModel::add(const reports::ResultFile& f) {
     if (!m.params.contains("bytes") || m.params.value("in_place", false) || m.samples_ms.empty()) continue;
     const auto& b = m.params["bytes"];
     if (!b.is_number() || !std::isfinite(b.get<double>()) || b.get<double>() < 0)
-      throw UsageError(fmt::format("{}: results[{}].params.bytes = {}: a size must be a number >= 0", f.path, i, b.dump()));
+      throw UsageError(fmt::format("{}: results[{}].params.bytes = {}: a size must be a number >= 0", f.path, i, json_text(b)));
     sweeps_[{m.name, g}].push_back({b.get<double>(), reports::interval_of(m)});
   }
   for (auto& [key, pts] : sweeps_)

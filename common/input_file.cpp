@@ -1,4 +1,5 @@
 #include "common/input_file.hpp"
+#include "common/json_text.hpp"
 
 #include "common/text.hpp"
 #include "common/usage.hpp"
@@ -96,6 +97,15 @@ void check_file(const Origin& where, std::uint64_t max_bytes) {
   open_checked(where, max_bytes, f);
 }
 
+namespace {
+std::vector<FileRead>& reads() {
+  static std::vector<FileRead> all;
+  return all;
+}
+}  // namespace
+
+const std::vector<FileRead>& files_read() { return reads(); }
+
 std::string read_text(const Origin& where, std::uint64_t max_bytes) {
   Fd f;
   open_checked(where, max_bytes, f);
@@ -124,6 +134,9 @@ std::string read_text(const Origin& where, std::uint64_t max_bytes) {
     done += static_cast<std::size_t>(n);
   }
   out.resize(done);
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (const unsigned char c : out) h = (h ^ c) * 1099511628211ull;
+  reads().push_back({where.describe(), h});
   return out;
 }
 
@@ -155,25 +168,25 @@ nlohmann::json read_json(const Origin& where, std::uint64_t max_bytes) {
 
 double finite(const nlohmann::json& v, std::string_view key, const Origin& where) {
   if (!v.is_number())
-    throw UsageError(fmt::format("{}: {} is not a number", where.key(key), v.is_null() ? "null" : v.dump()));
+    throw UsageError(fmt::format("{}: {} is not a number", where.key(key), v.is_null() ? "null" : json_text(v)));
   const double x = v.get<double>();
   if (std::isnan(x)) throw UsageError(fmt::format("{}: NaN is not a finite number", where.key(key)));
-  if (!std::isfinite(x)) throw UsageError(fmt::format("{}: {} is not a finite number", where.key(key), v.dump()));
+  if (!std::isfinite(x)) throw UsageError(fmt::format("{}: {} is not a finite number", where.key(key), json_text(v)));
   return x;
 }
 
 double non_negative(const nlohmann::json& v, std::string_view key, const Origin& where) {
   const double x = finite(v, key, where);
-  if (x < 0) throw UsageError(fmt::format("{}: {} is negative (times and sizes are >= 0)", where.key(key), v.dump()));
+  if (x < 0) throw UsageError(fmt::format("{}: {} is negative (times and sizes are >= 0)", where.key(key), json_text(v)));
   return x;
 }
 
 std::int64_t whole_in(const nlohmann::json& v, std::string_view key, std::int64_t lo, std::int64_t hi,
                       const Origin& where) {
   if (!v.is_number_integer())
-    throw UsageError(fmt::format("{}: {} is not a whole number", where.key(key), v.is_null() ? "null" : v.dump()));
+    throw UsageError(fmt::format("{}: {} is not a whole number", where.key(key), v.is_null() ? "null" : json_text(v)));
   if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-    throw UsageError(fmt::format("{}: {} is not in [{}, {}]", where.key(key), v.dump(), lo, hi));
+    throw UsageError(fmt::format("{}: {} is not in [{}, {}]", where.key(key), json_text(v), lo, hi));
   const auto x = v.get<std::int64_t>();
   if (x < lo || x > hi) throw UsageError(fmt::format("{}: {} is not in [{}, {}]", where.key(key), x, lo, hi));
   return x;

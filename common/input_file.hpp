@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace layerbench::input {
 
@@ -49,6 +50,15 @@ void check_file(const Origin& where, std::uint64_t max_bytes = kMaxDataBytes);
 
 // The whole file's bytes as stored (after check_file's checks, on the opened descriptor). Throws UsageError as check_file does, and on a read error.
 std::string read_text(const Origin& where, std::uint64_t max_bytes = kMaxDataBytes);
+
+// Every file read_text() has read in this process, in order, with a digest of its bytes (FNV-1a,
+// 64 bits): the ranks of a job compare them with rank 0's before any collective
+// (harness/main.cpp), so a rank that reads other bytes under the same name is exit 2 naming it.
+struct FileRead {
+  std::string origin;  // Origin::describe()
+  std::uint64_t digest = 0;
+};
+const std::vector<FileRead>& files_read();
 
 // Strict JSON (a leading UTF-8 byte order mark is skipped): throws UsageError "WHERE: invalid or truncated JSON (...)" or, for the literals
 // NaN / Infinity that Python writes, "WHERE: line L: NaN is not a JSON number (non-finite values

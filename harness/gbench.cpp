@@ -1,4 +1,5 @@
 #include "harness/gbench.hpp"
+#include "common/json_text.hpp"
 
 #include "common/cli/version.hpp"
 #include "common/output_file.hpp"
@@ -87,7 +88,7 @@ std::string gbench_name(const std::string& binary, const reports::Measurement& m
   if (!m.group.empty()) name += "/" + m.group;
   for (auto it = m.params.begin(); it != m.params.end(); ++it) {
     const auto& v = it.value();
-    const std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+    const std::string text = v.is_string() ? v.get<std::string>() : json_text(v);
     if (it.key() == "op" && text == m.name) continue;
     name += "/" + it.key() + ":" + text;
   }

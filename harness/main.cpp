@@ -1,5 +1,8 @@
 #include "harness/main.hpp"
 
+#include "common/input_file.hpp"
+#include "common/json_text.hpp"
+
 #include "common/cli/app.hpp"
 #include "common/cli/suggest.hpp"
 #include "common/cli/output_file.hpp"
@@ -152,6 +155,49 @@ std::FILE* text_stream(const CommonOptions& o) {
   return (o.json == "-" || o.csv == "-" || o.markdown == "-" || o.gbench.takes_stdout()) ? stderr : stdout;
 }
 
+namespace {
+
+// The arguments (argv[0] left out) and every input file read so far with its digest, one per
+// line: what two ranks of one job must share.
+std::string run_fingerprint(const std::vector<std::string>& cli_args, const std::vector<std::string>& gb_args) {
+  std::string out;
+  for (std::size_t i = 1; i < cli_args.size(); ++i) out += "arg\t" + cli_args[i] + "\n";
+  for (const auto& a : gb_args) out += "arg\t" + a + "\n";
+  for (const auto& f : input::files_read()) out += fmt::format("file\t{}\t{:016x}\n", f.origin, f.digest);
+  return out;
+}
+
+// What differs between this rank's fingerprint and rank 0's, in words ("" when they agree).
+std::string fingerprint_difference(const std::string& mine, const std::string& root) {
+  if (mine == root) return {};
+  auto lines = [](const std::string& t) {
+    std::vector<std::string> v;
+    std::size_t b = 0;
+    for (std::size_t e; (e = t.find('\n', b)) != std::string::npos; b = e + 1) v.push_back(t.substr(b, e - b));
+    return v;
+  };
+  const auto a = lines(mine), r = lines(root);
+  std::string last_flag;
+  for (std::size_t i = 0; i < std::max(a.size(), r.size()); ++i) {
+    const std::string x = i < a.size() ? a[i] : "(nothing)", y = i < r.size() ? r[i] : "(nothing)";
+    const bool is_arg = x.rfind("arg\t", 0) == 0;
+    const std::string xv = x.substr(x.find('\t') + 1), yv = y.substr(y.find('\t') + 1);
+    if (x == y) {
+      if (is_arg && xv.rfind("-", 0) == 0) last_flag = xv;
+      continue;
+    }
+    if (is_arg || y.rfind("arg\t", 0) == 0) {
+      const std::string where = xv.rfind("-", 0) == 0 || last_flag.empty() ? "" : fmt::format(" (the value of {})", last_flag);
+      return fmt::format("its argument '{}'{} is '{}' on rank 0", xv, where, yv);
+    }
+    const std::string file = xv.substr(0, xv.rfind('\t'));
+    return fmt::format("{}: its bytes differ from the file rank 0 read under that name", file);
+  }
+  return "its arguments differ";
+}
+
+}  // namespace
+
 int mpi_main_impl(int argc, char** argv, const BinaryInfo& info,
                   const std::function<void(CLI::App&)>& add_flags,
                   const std::function<void()>& validate,
@@ -213,6 +259,31 @@ int mpi_main_impl(int argc, char** argv, const BinaryInfo& info,
       std::fprintf(stderr, "%s%s\n", root ? "" : fmt::format("[{}] ", rank_tag()).c_str(), message.c_str());
     if (agreed < 0) MPI_Abort(MPI_COMM_WORLD, 2);
     return agreed;
+  }
+
+  // ---- ranks agree before they work -----------------------------------------------------
+  // Every rank must run rank 0's configuration: the same arguments and the same bytes in every
+  // input file read while parsing. A rank that differs is exit 2 on every rank, the lowest such
+  // rank naming itself and the argument or file; never a deadlock in a mismatched collective.
+  {
+    const std::string mine = run_fingerprint(cli_args, gb_args);
+    std::string root_text = mine;
+    int n = static_cast<int>(root_text.size());
+    MPI_Bcast(&n, 1, MPI_INT, 0, agree_comm);
+    root_text.resize(static_cast<std::size_t>(n));
+    MPI_Bcast(root_text.data(), n, MPI_CHAR, 0, agree_comm);
+    const std::string diff = root ? std::string() : fingerprint_difference(mine, root_text);
+    int rank = 0, size = 1;
+    MPI_Comm_rank(agree_comm, &rank);
+    MPI_Comm_size(agree_comm, &size);
+    int mine_rank = diff.empty() ? size : rank, first = size;
+    MPI_Allreduce(&mine_rank, &first, 1, MPI_INT, MPI_MIN, agree_comm);
+    if (first < size) {
+      if (rank == first)
+        std::fprintf(stderr, "%s: rank %d does not run rank 0's configuration: %s\n", info.name.c_str(), rank,
+                     diff.c_str());
+      return 2;
+    }
   }
 
   // ---- run -----------------------------------------------------------------------------
@@ -284,14 +355,14 @@ void write_partial_outputs(Context& ctx, const CommonOptions& o, nlohmann::json 
   // CSV first: a run stopped between the two writes leaves a CSV with at least what the JSON's
   // "progress" counts.
   if (!o.csv.empty() && o.csv != "-") cli::write_output(o.csv, reports::results_to_csv(results));
-  if (!o.json.empty() && o.json != "-") cli::write_output(o.json, doc.dump(1) + "\n");
+  if (!o.json.empty() && o.json != "-") cli::write_output(o.json, json_text(doc, 1) + "\n");
 }
 
 void write_outputs(Context& ctx, const CommonOptions& o, const nlohmann::json& doc,
                    const std::vector<reports::Measurement>& results, const std::string& markdown) {
   if (!ctx.is_root()) return;
   if (!o.gbench.list_tests) {
-    if (!o.json.empty()) cli::write_output(o.json, doc.dump(1) + "\n");
+    if (!o.json.empty()) cli::write_output(o.json, json_text(doc, 1) + "\n");
     if (!o.csv.empty()) cli::write_output(o.csv, reports::results_to_csv(results));
     if (!o.markdown.empty()) cli::write_output(o.markdown, markdown);
   }

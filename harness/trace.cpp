@@ -1,4 +1,5 @@
 #include "harness/trace.hpp"
+#include "common/json_text.hpp"
 
 #include "common/output_file.hpp"
 
@@ -173,7 +174,7 @@ void TraceRecorder::write(const std::string& path, nlohmann::json metadata) {
   auto mine = nlohmann::json::array();
   for (const auto& s : slices_)
     mine.push_back({{"name", s.name}, {"cat", s.cat}, {"tid", s.tid}, {"ts", s.ts_ns}, {"dur", s.dur_ns}, {"args", s.args}});
-  const auto all = world_.control_gather_strings(nlohmann::json{{"host", host}, {"slices", mine}}.dump());
+  const auto all = world_.control_gather_strings(json_text(nlohmann::json{{"host", host}, {"slices", mine}}));
   if (world_.rank() != 0) return;
 
   reports::Trace t;
@@ -225,7 +226,7 @@ void TraceRecorder::write(const std::string& path, nlohmann::json metadata) {
   metadata["zero_steady_ns_rank0"] = zero;
   spread_overlapping_requests(t);
   t.metadata = std::move(metadata);
-  write_file_atomic(path, reports::to_chrome_json(t).dump() + "\n");
+  write_file_atomic(path, json_text(reports::to_chrome_json(t)) + "\n");
 }
 
 }  // namespace layerbench::harness

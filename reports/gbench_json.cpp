@@ -1,4 +1,5 @@
 #include "reports/gbench_json.hpp"
+#include "common/json_text.hpp"
 
 #include "common/usage.hpp"
 
@@ -46,7 +47,7 @@ std::vector<GbenchEntry> read_gbench_entries(const nlohmann::json& doc, const st
     if (b.contains("time_unit")) {
       if (!b["time_unit"].is_string())
         throw UsageError(fmt::format("{}: {}: unknown time_unit {} (Google Benchmark writes ns, us, ms or s)", path,
-                                     e.name, b["time_unit"].dump()));
+                                     e.name, json_text(b["time_unit"])));
       e.time_unit = b["time_unit"].get<std::string>();
     }
     e.ns_per_unit = gbench_ns_per_unit(e.time_unit, path + ": " + e.name);

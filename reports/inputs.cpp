@@ -1,4 +1,5 @@
 #include "reports/inputs.hpp"
+#include "common/json_text.hpp"
 #include "common/usage.hpp"
 
 #include "common/input_file.hpp"
@@ -115,7 +116,7 @@ bool is_gbench_json(const nlohmann::json& doc) {
 ResultFile result_file_from_json(const nlohmann::json& doc, const std::string& path) {
   if (!is_layerbench_json(doc)) throw UsageError(path + ": not a layerbench result file (schema layerbench/N)");
   if (doc["schema"] != kSchema && doc["schema"] != kSchemaV1)
-    throw UsageError(fmt::format("{}: unsupported schema {} (expected {} or {})", path, doc["schema"].dump(),
+    throw UsageError(fmt::format("{}: unsupported schema {} (expected {} or {})", path, json_text(doc["schema"]),
                                          kSchema, kSchemaV1));
   ResultFile f;
   f.path = path;
@@ -134,7 +135,7 @@ ResultFile result_file_from_json(const nlohmann::json& doc, const std::string& p
   if (doc.contains("advice") && doc["advice"].is_array())
     for (std::size_t i = 0; i < doc["advice"].size(); ++i) {
       const auto& a = doc["advice"][i];
-      const std::string title = a.is_object() && a.contains("seq") ? "S = " + a["seq"].dump() : std::string();
+      const std::string title = a.is_object() && a.contains("seq") ? "S = " + json_text(a["seq"]) : std::string();
       if (f.advice.empty() || f.advice.back().title != title) f.advice.push_back({title, {}});
       try {
         f.advice.back().predictions.push_back(prediction_from_json(a));

@@ -2,6 +2,7 @@
 // CSV with base and candidate columns, layerbench-ab's --csv (runs) and --json (analysis with its
 // pairs), and why a file of another kind holds no pairs.
 #include "reports/inputs.hpp"
+#include "common/json_text.hpp"
 #include "common/usage.hpp"
 #include "reports/inputs_detail.hpp"
 
@@ -272,7 +273,7 @@ PairedStudy parse_runs_csv(const std::string& text, const std::string& path, con
                           {"attempt", static_cast<long long>(parse_number(cells[1], where))},
                           {"arm", cells[2]}, {"status", cells[6]},
                           {"value", v.empty() ? nlohmann::json(nullptr) : nlohmann::json(parse_number(v, where))}};
-    jsonl += rec.dump() + "\n";
+    jsonl += json_text(rec) + "\n";
   }
   if (header.empty()) throw UsageError(path + ": empty CSV");
   auto study = parse_study_jsonl(jsonl, path, "");

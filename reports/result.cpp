@@ -1,4 +1,5 @@
 #include "reports/result.hpp"
+#include "common/json_text.hpp"
 #include "common/json_number.hpp"
 #include "common/text.hpp"
 #include "common/usage.hpp"
@@ -137,12 +138,12 @@ namespace {
 std::string scalar_text(const nlohmann::json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_number_float()) return fmt::format("{}", v.get<double>());
-  return v.dump();
+  return json_text(v);
 }
 }  // namespace
 
 std::string params_text(const nlohmann::json& params) {
-  if (!params.is_object()) return params.is_null() ? std::string{} : params.dump();
+  if (!params.is_object()) return params.is_null() ? std::string{} : json_text(params);
   std::string out;
   for (auto it = params.begin(); it != params.end(); ++it)
     out += (out.empty() ? "" : ";") + it.key() + "=" + scalar_text(it.value());

@@ -1,6 +1,7 @@
 // hyperfine --export-json: one row per command (its runs are independent, not pairs), and with
 // two commands their ratio of medians with the Mann-Whitney test (unpaired).
 #include "reports/paired.hpp"
+#include "common/json_text.hpp"
 #include "reports/sections.hpp"
 #include "reports/units.hpp"
 #include "stats/mann_whitney.hpp"
@@ -30,9 +31,9 @@ Section hyperfine_section(const nlohmann::json& doc, const std::string& path) {
     } catch (const nlohmann::json::exception& e) {
       throw std::runtime_error(fmt::format("{}: results[].times: {}", path, e.what()));
     }
-    if (times.empty()) throw std::runtime_error(fmt::format("{}: {}: no times", path, r["command"].dump()));
+    if (times.empty()) throw std::runtime_error(fmt::format("{}: {}: no times", path, json_text(r["command"])));
     const auto sum = stats::summarize(times);
-    const std::string command = r["command"].is_string() ? r["command"].get<std::string>() : r["command"].dump();
+    const std::string command = r["command"].is_string() ? r["command"].get<std::string>() : json_text(r["command"]);
     t.add_row({command, std::to_string(times.size()), fmt_time(sum.median), fmt_time(sum.mean), fmt_time(sum.sd),
                fmt_time(sum.min), fmt_time(sum.max)});
     ms.push_back(std::move(times));

@@ -1,6 +1,7 @@
 // Sections for layerbench result files, from the declared roles and work: compositions, totals compared,
 // collective sweep, plain results.
 #include "reports/sections.hpp"
+#include "common/json_text.hpp"
 
 #include "reports/derived.hpp"
 #include "reports/gbench_json.hpp"
@@ -22,8 +23,8 @@ namespace {
 std::string source_line(const ResultFile& f) {
   std::string s = fmt::format("Source: `{}`", f.path);
   if (!f.binary.empty()) s += fmt::format(", {}", f.binary);
-  if (f.context.contains("backend")) s += fmt::format(", backend {}", f.context["backend"].dump());
-  if (f.context.contains("world_size")) s += fmt::format(", world size {}", f.context["world_size"].dump());
+  if (f.context.contains("backend")) s += fmt::format(", backend {}", json_text(f.context["backend"]));
+  if (f.context.contains("world_size")) s += fmt::format(", world size {}", json_text(f.context["world_size"]));
   if (f.context.contains("git_sha") && f.context["git_sha"].is_string())
     s += fmt::format(", commit {}", f.context["git_sha"].get<std::string>().substr(0, 12));
   return s + ".";

@@ -1,4 +1,5 @@
 #include "study/gate_inputs.hpp"
+#include "common/json_text.hpp"
 
 #include "reports/inputs.hpp"
 #include "reports/gbench_json.hpp"
@@ -16,7 +17,7 @@ std::string params_text(const nlohmann::json& params, const std::string& name) {
   std::string out;
   for (const auto& [k, v] : params.items())
     if (!(k == "op" && v == name))  // the op is already the name
-      out += fmt::format("{}{}={}", out.empty() ? "" : ", ", k, v.is_string() ? v.get<std::string>() : v.dump());
+      out += fmt::format("{}{}={}", out.empty() ? "" : ", ", k, v.is_string() ? v.get<std::string>() : json_text(v));
   return out;
 }
 
@@ -28,7 +29,7 @@ SampleFile from_layerbench(const nlohmann::json& doc, const std::string& path, c
   SampleFile f{path, "layerbench", "samples_ms", "ms", {}, {}};
   for (const auto& m : file.results) {
     // Matched by name + group + params: the same measurement in both runs.
-    const std::string key = m.name + "\x1f" + m.group + "\x1f" + m.params.dump();
+    const std::string key = m.name + "\x1f" + m.group + "\x1f" + json_text(m.params);
     std::string display = m.name;
     if (!m.group.empty()) display += " (" + m.group + ")";
     if (!m.params.empty()) display += " [" + params_text(m.params, m.name) + "]";
@@ -45,7 +46,7 @@ SampleFile from_hyperfine(const nlohmann::json& doc, const std::string& path, co
   SampleFile f{path, "hyperfine", "times", "s", {}, {}};
   const auto& results = doc["results"];
   for (const auto& r : results) {
-    const std::string command = r["command"].is_string() ? r["command"].get<std::string>() : r["command"].dump();
+    const std::string command = r["command"].is_string() ? r["command"].get<std::string>() : json_text(r["command"]);
     // One command per file: the two files' commands are the two arms, whatever their text.
     const std::string key = results.size() == 1 ? std::string("\x1fthe command") : command;
     if (f.sets.count(key)) throw std::runtime_error(fmt::format("{}: command '{}' twice", path, command));

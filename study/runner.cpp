@@ -1,4 +1,5 @@
 #include "study/runner.hpp"
+#include "common/json_text.hpp"
 #include "common/cli/output_file.hpp"
 #include "common/cli/progress.hpp"
 
@@ -176,7 +177,7 @@ StudyConfig prepared_config(const RunOptions& o, std::unique_ptr<telemetry::Samp
     std::string why;
     sampler = telemetry::make_gpu_sampler({}, std::chrono::microseconds(static_cast<long>(config.telemetry_period_ms * 1000)),
                                           &why);
-    config.telemetry_status = sampler ? sampler->describe().dump() : "unavailable: " + why;
+    config.telemetry_status = sampler ? json_text(sampler->describe()) : "unavailable: " + why;
     if (!sampler) std::fprintf(stderr, "layerbench-ab: warning: --telemetry gpu: %s; runs are recorded without it\n",
                                why.c_str());
   }
@@ -280,7 +281,7 @@ int finish(const RunOptions& o, const std::string& result_stderr) {
   const auto sections = study_sections(analysis);
   if (o.json != "-" && o.markdown != "-" && o.csv != "-") std::fputs(reports::to_text(sections).c_str(), stdout);
   std::fflush(stdout);
-  if (!o.json.empty()) cli::write_output(o.json, study_json(analysis).dump(2) + "\n");
+  if (!o.json.empty()) cli::write_output(o.json, json_text(study_json(analysis), 2) + "\n");
   if (!o.markdown.empty()) cli::write_output(o.markdown, reports::to_markdown(sections, 0));
   if (!o.csv.empty()) cli::write_output(o.csv, runs_csv(saved));
   return g_stop ? exit_interrupted : 0;

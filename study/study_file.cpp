@@ -1,4 +1,5 @@
 #include "study/study_file.hpp"
+#include "common/json_text.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -61,7 +62,7 @@ void check_same(const StudyConfig& old, const StudyConfig& now, const std::strin
       (old.sequential && sequential_design_json(*old.sequential) != sequential_design_json(*now.sequential))) {
     throw InputError(fmt::format("{}: recorded with {} stop rule; resume with the same --sequential, "
                                  "--equivalence, --tune-pairs and --confidence", path,
-                                 old.sequential ? sequential_design_json(*old.sequential).dump() : "no sequential"));
+                                 old.sequential ? json_text(sequential_design_json(*old.sequential)) : "no sequential"));
   }
 }
 
@@ -129,7 +130,7 @@ StudyFile::~StudyFile() {
 }
 
 void StudyFile::append(const nlohmann::json& record) {
-  write_all(fd_, record.dump() + "\n", path_);
+  write_all(fd_, json_text(record) + "\n", path_);
   ::fsync(fd_);
 }
 

@@ -15,6 +15,7 @@
 //             and down in two other launch variants (unpaired whole tiles; pair order), and the
 //             BF16 grouped kernels at the same counts beside them; median and min ms, TFLOP/s.
 #include "tools/fp8_kernels.hpp"
+#include "common/json_text.hpp"
 
 #include "collectives/cuda_internal.hpp"
 #include "collectives/types.hpp"
@@ -269,7 +270,7 @@ int run_fp8_study(const std::vector<std::string>& models, std::int64_t tokens, i
       auto f = fmt::output_file(counts_dir + "/counts-" + m.name + ".txt");
       for (auto c : counts) f.print("{}\n", c);
       auto j = fmt::output_file(counts_dir + "/model-" + m.name + ".json");
-      j.print("{}\n", to_json(m).dump(1));
+      j.print("{}\n", json_text(to_json(m), 1));
     }
     if (!study(*dev, m, counts, warmup, iterations)) {
       fmt::print(stderr, "error: {}: the FP8 rowwise expert path failed its checks\n", m.name);

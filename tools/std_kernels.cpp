@@ -14,6 +14,7 @@
 // layerbench-moe --expert-table reads; --counts-dir writes each preset's row counts
 // (counts-<model>.txt) and its description (model-<model>.json) for the torch side-by-side (bench/moe/torch_std.py).
 #include "tools/std_kernels.hpp"
+#include "common/json_text.hpp"
 
 #include "collectives/cuda_internal.hpp"
 #include "collectives/device.hpp"
@@ -343,7 +344,7 @@ int run_std_study(const std::vector<std::string>& models, std::int64_t tokens, i
       auto f = fmt::output_file(counts_dir + "/counts-" + m.name + ".txt");
       for (auto c : counts) f.print("{}\n", c);
       auto j = fmt::output_file(counts_dir + "/model-" + m.name + ".json");
-      j.print("{}\n", to_json(m).dump(1));
+      j.print("{}\n", json_text(to_json(m), 1));
     }
   }
   if (!table.empty()) {

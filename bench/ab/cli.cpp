@@ -1,4 +1,5 @@
 #include "bench/ab/cli.hpp"
+#include "common/json_text.hpp"
 
 #include <CLI/CLI.hpp>
 #include <cmath>
@@ -186,7 +187,7 @@ int analyze(const std::vector<std::string>& files, const AnalysisFlags& flags) {
   if (!flags.json.empty()) {
     const nlohmann::json doc =
         all.size() == 1 ? all[0] : nlohmann::json{{"schema", "layerbench-ab-analyses/1"}, {"analyses", all}};
-    cli::write_output(flags.json, doc.dump(2) + "\n");
+    cli::write_output(flags.json, json_text(doc, 2) + "\n");
   }
   if (!flags.markdown.empty()) cli::write_output(flags.markdown, markdown);
   return 0;
@@ -241,7 +242,7 @@ int plan(const PlanFlags& f) {
     const nlohmann::json j = {{"schema", "layerbench-ab-plan/1"}, {"sd", sd},           {"effect", effect},   {"alpha", f.alpha},
                               {"power", f.power},   {"n_normal", p.n_normal}, {"n_t", p.n_t},
                               {"n_exact", p.n_exact}, {"recommended", p.recommended}};
-    cli::write_output(f.json, j.dump(2) + "\n");
+    cli::write_output(f.json, json_text(j, 2) + "\n");
   }
   if (f.json != "-") {
     fmt::print("Pairs needed to detect a delta of {} with sd {} (two-sided alpha={:g}, power={:g}):\n",

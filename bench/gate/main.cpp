@@ -3,6 +3,7 @@
 //                 [--sequential [--equivalence E] [--max-pairs N]]
 // Exit codes: 0 pass (no regression), 1 regression, 2 bad input or usage, 3 (--sequential) undecided.
 #include "common/cli/app.hpp"
+#include "common/json_text.hpp"
 #include "common/cli/output_file.hpp"
 #include "common/cli/suggest.hpp"
 #include "study/gate.hpp"
@@ -200,7 +201,7 @@ int main(int argc, char** argv) {
       for (const auto& w : report.warnings) fmt::print(stderr, "layerbench-gate: warning: {}\n", w);
     const std::vector<layerbench::reports::Section> sections{lg::gate_section(report)};
     if (json != "-" && markdown != "-") fmt::print("{}", layerbench::reports::to_text(sections));
-    if (!json.empty()) layerbench::cli::write_output(json, lg::to_json(report).dump(2) + "\n");
+    if (!json.empty()) layerbench::cli::write_output(json, layerbench::json_text(lg::to_json(report), 2) + "\n");
     if (!markdown.empty())
       layerbench::cli::write_output(markdown, layerbench::reports::to_markdown(sections, lg::kMarkdownHeading));
     return lg::exit_code(report);

@@ -3,6 +3,7 @@
 // Exit codes: 0 nothing confirmed; 1 a confirmed regression (or a runtime failure); 2 bad input
 // or usage; 3 a suspected change awaiting confirmation.
 #include "common/cli/app.hpp"
+#include "common/json_text.hpp"
 #include "common/cli/output_file.hpp"
 #include "common/cli.hpp"
 #include "common/output_file.hpp"
@@ -96,7 +97,7 @@ int do_detect(const std::string& db, const DetectorFlags& f, const std::string& 
   lh::Store store(db, lh::Store::Mode::read);
   const auto a = lh::analyze(store, f.o);
   if (json != "-" && markdown != "-") fmt::print("{}", lh::findings_text(a));
-  if (!json.empty()) cli::write_output(json, lh::findings_json(a).dump(2) + "\n");
+  if (!json.empty()) cli::write_output(json, layerbench::json_text(lh::findings_json(a), 2) + "\n");
   if (!markdown.empty()) cli::write_output(markdown, lh::summary_markdown(a));
   return lh::exit_code(a);
 }
@@ -109,7 +110,7 @@ int do_report(const std::string& db, const DetectorFlags& f, const std::string& 
     for (const auto& p : layerbench::reports::write_report(lh::history_report(a), dir)) fmt::print(stderr, "wrote {}\n", p);
   }
   if (!markdown.empty()) cli::write_output(markdown, lh::summary_markdown(a));
-  if (!json.empty()) cli::write_output(json, lh::findings_json(a).dump(2) + "\n");
+  if (!json.empty()) cli::write_output(json, layerbench::json_text(lh::findings_json(a), 2) + "\n");
   if (markdown != "-" && json != "-") fmt::print("{}", lh::findings_text(a));
   return lh::exit_code(a);
 }

@@ -1,6 +1,7 @@
 // Component profile of the MoE layer: every component timed on its own over the layer's
 // persistent buffers (filled by a checked forward first), rank-max samples.
 #include "bench/moe/profile.hpp"
+#include "common/json_text.hpp"
 
 #include "common/cli/progress.hpp"
 
@@ -191,7 +192,7 @@ nlohmann::json check(MoeLayer& layer, const void* x, Stream s) {
                       {"scalar_exchanges_per_layer_path", n2 - n1}};
   const bool sp = layer.plan().layout == Layout::sp;
   if (flags[0] != 0.0 || flags[1] != 0.0 || n1 != n0 || (sp && n2 - n1 != 1))
-    throw Error("moe consistency check failed: " + j.dump());
+    throw Error("moe consistency check failed: " + json_text(j));
   return j;
 }
 
@@ -234,7 +235,7 @@ void add_graph_components(MoeLayer& layer, nlohmann::json& checks, const AddFn& 
 int run(harness::Context& ctx, const RunConfig& c) {
   if (c.list_models || c.describe) {
     if (ctx.is_root()) {
-      const std::string text = c.list_models ? list_models_text() : to_json(c.model).dump(1) + "\n";
+      const std::string text = c.list_models ? list_models_text() : json_text(to_json(c.model), 1) + "\n";
       std::fputs(text.c_str(), stdout);
       std::fflush(stdout);
     }
@@ -359,7 +360,7 @@ int run(harness::Context& ctx, const RunConfig& c) {
     double bad = ec.ok() ? 0.0 : 1.0;
     world.control_max(std::span<double>(&bad, 1));
     checks["expert_reference"] = ec.to_json();
-    if (bad != 0.0) throw Error("moe expert reference check failed (on this or another rank): " + ec.to_json().dump());
+    if (bad != 0.0) throw Error("moe expert reference check failed (on this or another rank): " + json_text(ec.to_json()));
   }
 
   // The stack's expert work by layer under either input (what a removal A/B in a chained stack

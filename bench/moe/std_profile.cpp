@@ -3,6 +3,7 @@
 // (rank-max samples), the whole block as the total, and a dense GEMM reference. The header
 // names the model, where it came from, and the kernel path of each component.
 #include "bench/moe/std_profile.hpp"
+#include "common/json_text.hpp"
 
 #include "collectives/error.hpp"
 #include "moe/init.hpp"
@@ -54,7 +55,7 @@ nlohmann::json run_checks(StdBlock& b, const void* x, const void* out, const Run
   double flags[2] = {ck.ok() ? 0.0 : 1.0, 1.0 - finite};
   b.ep().control_max(flags);
   nlohmann::json j = {{"oracle", ck.to_json()}, {"oracle_ok_all_ranks", flags[0] == 0}, {"output_finite", flags[1] == 0}};
-  if (flags[0] != 0 || flags[1] != 0) throw Error("standard MoE block check failed (this or another rank): " + j.dump());
+  if (flags[0] != 0 || flags[1] != 0) throw Error("standard MoE block check failed (this or another rank): " + json_text(j));
   return j;
 }
 
@@ -142,7 +143,7 @@ int run_standard(harness::Context& ctx, const RunConfig& c) {
   for (const auto& w : comp.warnings) text += "- Warning: " + w + "\n";
   text += fmt::format("- expert load: max/mean {:.3g}, experts with no token {}\n", load.value("max_over_mean", 0.0),
                       load.value("experts_without_tokens", 0.0));
-  text += "- checks: " + checks.dump() + "\n";
+  text += "- checks: " + json_text(checks) + "\n";
   nlohmann::json config = {{"model", to_json(md)}, {"tokens", c.tokens}, {"split_sizes", splits}, {"ep", P},
                            {"block", "standard"}, {"seed", c.common.seed}};
   nlohmann::json extra = {{"model", to_json(md)}, {"kernel_paths", paths}, {"checks", checks}, {"expert_load", load},

@@ -1,4 +1,5 @@
 #include "bench/moe/whatif.hpp"
+#include "common/json_text.hpp"
 #include "common/json_number.hpp"
 
 #include "common/cli/progress.hpp"
@@ -44,7 +45,7 @@ std::unique_ptr<telemetry::Sampler> make_sampler(const RunConfig& c, Communicato
   const auto id = world.device().pci_bus_id();
   auto s = telemetry::make_gpu_sampler(id.empty() ? std::vector<std::string>{} : std::vector<std::string>{id},
                                        std::chrono::microseconds(static_cast<long>(c.telemetry_period_ms * 1000)), &why);
-  *status = s ? s->describe().dump() : "unavailable: " + why;
+  *status = s ? json_text(s->describe()) : "unavailable: " + why;
   if (!s && world.rank() == 0) std::fprintf(stderr, "layerbench-moe: warning: GPU telemetry %s\n", status->c_str());
   return s;
 }

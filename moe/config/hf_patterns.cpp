@@ -1,6 +1,7 @@
 // The MoE-layer patterns of the Hugging Face config reader: which layers are MoE, by the keys
 // of each family (first_k_dense_replace, decoder_sparse_step, moe_layers, ...).
 #include "moe/config/hf_reader.hpp"
+#include "common/json_text.hpp"
 
 namespace layerbench::moe::hf {
 
@@ -38,7 +39,7 @@ void qwen_pattern(Reader& r, std::int64_t L) {
     if (!v->is_array()) r.fail(fmt::format("config key {} must be a list of layer indices", r.key_name("mlp_only_layers")));
     for (const auto& e : *v) {
       if (!e.is_number_integer() || e.get<std::int64_t>() < 0 || e.get<std::int64_t>() >= L)
-        r.fail(fmt::format("config key {}: entry {} is not a layer index in [0, {})", r.key_name("mlp_only_layers"), e.dump(), L));
+        r.fail(fmt::format("config key {}: entry {} is not a layer index in [0, {})", r.key_name("mlp_only_layers"), json_text(e), L));
       dense.insert(e.get<std::int64_t>());
     }
   }
@@ -51,9 +52,9 @@ void llama4_pattern(Reader& r, std::int64_t L) {
   if (const json* v = r.find("moe_layers"); v && v->is_array()) {
     std::set<std::int64_t> moe;
     for (const auto& e : *v) {
-      if (!e.is_number_integer()) r.fail(fmt::format("config key {}: entry {} is not a layer index", r.key_name("moe_layers"), e.dump()));
+      if (!e.is_number_integer()) r.fail(fmt::format("config key {}: entry {} is not a layer index", r.key_name("moe_layers"), json_text(e)));
       if (e.get<std::int64_t>() < 0 || e.get<std::int64_t>() >= L)
-        r.fail(fmt::format("config key {}: entry {} is not a layer index in [0, {})", r.key_name("moe_layers"), e.dump(), L));
+        r.fail(fmt::format("config key {}: entry {} is not a layer index in [0, {})", r.key_name("moe_layers"), json_text(e), L));
       moe.insert(e.get<std::int64_t>());
     }
     r.set_moe_layers(L, [&](std::int64_t i) { return moe.count(i) > 0; }, r.key_name("moe_layers"));

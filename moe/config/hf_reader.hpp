@@ -4,6 +4,7 @@
 // (moe/config/hf_config.cpp) compose: the MoE-layer patterns (hf_patterns.cpp), the known
 // families' readers (hf_family.cpp) and the field reader for any other model_type (hf_fields.cpp).
 #include "common/numeric.hpp"
+#include "common/json_text.hpp"
 #include "common/text.hpp"
 #include "collectives/error.hpp"
 #include "moe/model.hpp"
@@ -202,7 +203,7 @@ class Reader {
   std::pair<std::int64_t, std::string> number_at_moe_layer(std::string_view key, const json& v) const {
     auto as_int = [&](const json& x) -> std::int64_t {
       if (!x.is_number_integer() && !(x.is_number() && x.get<double>() == static_cast<double>(x.get<std::int64_t>())))
-        fail(fmt::format("config key {} must be a whole number, got {}", key_name(key), x.dump()));
+        fail(fmt::format("config key {} must be a whole number, got {}", key_name(key), json_text(x)));
       return x.get<std::int64_t>();
     };
     if (!v.is_array()) return {as_int(v), ""};
@@ -215,7 +216,7 @@ class Reader {
       if (moe_mask_[i] && as_int(list[i]) != as_int(list[at]))
         fail(fmt::format("config key {}: MoE layer {} has {} and MoE layer {} has {}: layers whose experts differ "
                          "(unequal sizes or counts) are not one standard block", key_name(key), at,
-                         list[at].dump(), i, list[i].dump()));
+                         json_text(list[at]), i, json_text(list[i])));
     return {as_int(list[at]), fmt::format("[{}] (per-layer list, first MoE layer)", at)};
   }
 

@@ -1,4 +1,5 @@
 #include "study/history/ingest.hpp"
+#include "common/json_text.hpp"
 
 #include "common/text.hpp"
 #include "common/usage.hpp"
@@ -21,7 +22,7 @@ using nlohmann::json;
 std::string params_text(const json& params, const std::string& name) {
   std::string out;
   for (const auto& [k, v] : params.items())
-    if (!(k == "op" && v == name)) out += fmt::format("{}{}={}", out.empty() ? "" : ", ", k, v.is_string() ? v.get<std::string>() : v.dump());
+    if (!(k == "op" && v == name)) out += fmt::format("{}{}={}", out.empty() ? "" : ", ", k, v.is_string() ? v.get<std::string>() : json_text(v));
   return out;
 }
 

@@ -62,7 +62,7 @@ def main():
         entries = []
         for cid, case in parse_table(args[1]).items():
             text = " ".join([case["cmd"]] + case["setup"] + case["after"])
-            if have is not None and not set(re.findall(r"\{([a-z]+)\}", text)) <= have | {"tmp", "data"}:
+            if have is not None and not set(re.findall(r"\{([a-z]+)\}", text)) <= have | {"tmp", "data", "mpirun"}:
                 continue
             nps = ["0"] if case["ranks"] == "-" else case["ranks"].split(",")
             entries += [f"{cid}@{np}" for np in nps]
@@ -88,6 +88,8 @@ def main():
             subs["data"] = value
         elif flag == "--work":
             work = value
+    if mpirun:
+        subs["mpirun"] = mpirun  # cases that launch ranks of different configurations themselves
     case = parse_table(table)[cid]
     tmp = os.path.join(work, cid + (f".np{np}" if np else ""))
     shutil.rmtree(tmp, ignore_errors=True)
