@@ -458,7 +458,9 @@ TEST(MoeHfRules, EachRuleOnARealConfig) {
     json doc = load(row.file);
     if (row.edit) row.edit(doc);
     const std::string msg = usage_error([&] { model_from_hf_json(doc, row.file); });
-    if (row.refusal.empty()) EXPECT_EQ(msg, "");
+    if (row.refusal.empty()) {
+      EXPECT_EQ(msg, "");
+    }
     for (const auto& frag : row.refusal) EXPECT_NE(msg.find(frag), std::string::npos) << frag << "\n" << msg;
   }
   // Rule 1: the flags the refusal names settle it (and a resemblance is never used).
