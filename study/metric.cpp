@@ -1,5 +1,7 @@
 #include "study/metric.hpp"
 
+#include "common/input_file.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -150,6 +152,11 @@ MetricSpec parse_metric(const std::string& text) {
       spec.path = rest.substr(0, at);
       body = at == std::string::npos ? "" : rest.substr(at + 1);
       if (spec.path.empty()) throw InputError(fmt::format("--metric {}: file: needs a path", text));
+      // The runs write the file; what is there already must be a file the input layer can read.
+      const auto kind = input::kind_of(spec.path);
+      if (kind == input::Kind::directory || kind == input::Kind::other)
+        throw InputError(fmt::format("--metric {}: {} is {}, expected a regular file", text, spec.path,
+                                     kind == input::Kind::directory ? "a directory" : "a FIFO, device or socket"));
     }
     if (spec.source == MetricSpec::Source::file && body.empty()) {
       spec.kind = MetricSpec::Kind::number;
@@ -208,8 +215,7 @@ std::optional<double> extract_metric(const MetricSpec& spec, const ProcessResult
     const auto after = stamp_of(spec.path);
     if (!after.exists) return fail(fmt::format("{}: missing after the run", spec.path));
     if (before.exists && after == before) return fail(fmt::format("{}: stale (not rewritten by the run)", spec.path));
-    std::ifstream in(spec.path, std::ios::binary);
-    file_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    file_text = input::read_text({"--metric file:", spec.path});  // the input layer: a directory or FIFO is exit 2
     texts.push_back(&file_text);
   } else {
     if (spec.source != MetricSpec::Source::stderr_only) texts.push_back(&run.stdout_text);
