@@ -13,12 +13,12 @@ constexpr std::string_view kStackWhy =
 constexpr std::string_view kAbWhy = "interleaved A/B studies (--ab) run on the MAGI-2 layer";
 constexpr std::string_view kWhatIfWhy = "what-if profiles (--what-if) run on the MAGI-2 layer";
 
+}  // namespace
+
 bool given(const CLI::App& app, std::string_view name) {
   const CLI::Option* o = app.get_option_no_throw(std::string(name));
   return o && o->count() > 0;
 }
-
-}  // namespace
 
 const std::vector<FlagScope>& flag_scopes() {
   static const std::vector<FlagScope> table = {

@@ -22,6 +22,9 @@ struct FlagScope {
 
 const std::vector<FlagScope>& flag_scopes();
 
+// Whether the flag `name` was given on the command line (after parsing).
+bool given(const CLI::App& app, std::string_view name);
+
 // Throws UsageError for the first flag given that does not apply to `block` or lacks what it needs.
 void check_flag_scope(const CLI::App& app, Block block, std::string_view model_name);
 

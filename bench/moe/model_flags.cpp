@@ -14,11 +14,6 @@ namespace layerbench::moe {
 
 namespace {
 
-bool given(CLI::App& app, const char* name) {
-  const CLI::Option* o = app.get_option_no_throw(name);
-  return o && o->count() > 0;
-}
-
 // Flags whose value lives in the overrides (the MAGI-2 geometry flags keep their fields).
 struct ModelFlagValues {
   std::string score, activation;

@@ -6,6 +6,21 @@ namespace layerbench::moe::hf {
 
 namespace {
 
+// A router's normalisation (DeepSeek-, Qwen- or OLMoE-keyed): its norm_topk_prob key, else the class default
+// of its model_type (hf_classes.cpp: Qwen3.5's router always renormalises; Qwen2-MoE, Qwen3-MoE,
+// Qwen3-Next and OLMoE default the key), else asked for.
+void read_family_normalize(Reader& r, Model& m, std::string_view type) {
+  const ClassRow* row = class_row(type);
+  if (r.find("norm_topk_prob")) {
+    m.router.normalize = r.boolean("router.normalize", "norm_topk_prob", false);
+  } else if (row && row->normalize >= 0) {
+    m.router.normalize = row->normalize == 1;
+    m.sources["router.normalize"] = class_source(*row, r.key_name("norm_topk_prob"), row->normalize == 1 ? "true" : "false");
+  } else {
+    r.ask("router.normalize", {"norm_topk_prob"}, "--normalize on|off");
+  }
+}
+
 // A DeepSeek-keyed model_type's router: each key, else its class row (hf_classes.cpp), else asked
 // for. Types built on another's class (Kimi-K2 and DeepSeek-V3.2 on DeepseekV3Config, the GLM-4
 // variants on Glm4MoeConfig's router) take only its scoring and top-k method, which their
@@ -53,14 +68,7 @@ void read_deepseek_router(Reader& r, Model& m, std::string_view type) {
     m.router.groups = m.router.topk_groups = 1;
     m.sources["router.groups"] = m.sources["router.topk_groups"] = r.key_name("topk_method") + " greedy (no group limit)";
   }
-  if (r.find("norm_topk_prob")) {
-    m.router.normalize = r.boolean("router.normalize", "norm_topk_prob", false);
-  } else if (row && row->normalize >= 0) {
-    m.router.normalize = row->normalize == 1;
-    m.sources["router.normalize"] = class_source(*row, r.key_name("norm_topk_prob"), row->normalize == 1 ? "true" : "false");
-  } else {
-    r.ask("router.normalize", {"norm_topk_prob"}, "--normalize on|off");
-  }
+  read_family_normalize(r, m, type);
   if (r.find("routed_scaling_factor")) {
     m.router.scale = r.real("router.scale", "routed_scaling_factor", 1.0);
   } else if (row && row->scale > 0) {
@@ -75,20 +83,6 @@ void read_deepseek_router(Reader& r, Model& m, std::string_view type) {
   m.sources["shared_gate"] = "fixed by the DeepSeek MoE block: shared experts ungated";
 }
 
-// A Qwen- or OLMoE-keyed router's normalisation: its norm_topk_prob key, else the class default
-// of its model_type (hf_classes.cpp: Qwen3.5's router always renormalises; Qwen2-MoE, Qwen3-MoE,
-// Qwen3-Next and OLMoE default the key), else asked for.
-void read_family_normalize(Reader& r, Model& m, std::string_view type) {
-  const ClassRow* row = class_row(type);
-  if (r.find("norm_topk_prob")) {
-    m.router.normalize = r.boolean("router.normalize", "norm_topk_prob", false);
-  } else if (row && row->normalize >= 0) {
-    m.router.normalize = row->normalize == 1;
-    m.sources["router.normalize"] = class_source(*row, r.key_name("norm_topk_prob"), row->normalize == 1 ? "true" : "false");
-  } else {
-    r.ask("router.normalize", {"norm_topk_prob"}, "--normalize on|off");
-  }
-}
 
 }  // namespace
 
