@@ -41,8 +41,8 @@ namespace {
 // The interleaved pairs of two arms of the L-layer stack (harness::run_interleaved_pairs: order
 // alternating between pairs, every timed stack following one of its own arm), each stack timed
 // alone: sync + barrier, host clock around the stack and a device sync, rank-max.
-// `arm(candidate)` sets the layer up for an arm before its stack (outside the timing), `reuse`
-// says whether that arm passes the request-scoped split. Energy per stack when a counter exists.
+// `arm(candidate)` sets the layer up for an arm before its stack (outside the timing), `one_layer`
+// runs one layer of that arm's stack. Energy per stack when a counter exists.
 struct PairRun {
   std::vector<double> base, cand, base_energy, cand_energy;
   std::vector<ab::RunCovariates> base_tel, cand_tel;
@@ -53,8 +53,9 @@ struct PairRun {
 
 // `after` (optional) is called after every timed stack; `enough` (optional) ends the pairs early
 // once it holds of the pairs so far (a precision rule).
-PairRun run_pairs(MoeLayer& layer, const void* x, const RunConfig& c, const std::string& title,
-                  const std::function<void(bool candidate)>& arm, const std::function<bool(bool candidate)>& reuse,
+PairRun run_pairs(LayerInterface& layer, const void* x, const RunConfig& c, const std::string& title,
+                  const std::function<void(bool candidate)>& arm,
+                  const std::function<void(bool candidate, const void* in, void* out, Stream s)>& one_layer,
                   const telemetry::Sampler* sampler, const std::function<void(bool candidate, double ms)>& after = {},
                   const std::function<bool(const PairRun&)>& enough = {}) {
   Communicator& w = layer.ep();
@@ -66,7 +67,8 @@ PairRun run_pairs(MoeLayer& layer, const void* x, const RunConfig& c, const std:
   PairRun r;
   auto body = [&](bool candidate) {
     dev.copy(a.data(), x, a.bytes(), s);
-    run_stack(layer, a.data(), b.data(), L, reuse(candidate), s, parse_stack_input(c.stack_input));
+    run_stack([&](const void* in, void* out, Stream st) { one_layer(candidate, in, out, st); }, a.data(), b.data(), L, s,
+              parse_stack_input(c.stack_input));
   };
   auto stack = [&](bool candidate, bool timed) {
     arm(candidate);
@@ -209,8 +211,13 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::v
   Communicator& w = layer.ep();
   const int L = c.layers;
   std::uint64_t base_exchanges = 0, cand_exchanges = 0, n0 = 0;
+  const auto splits = std::span<const std::int64_t>(layer.plan().splits);
   const auto p = run_pairs(
-      layer, x, c, "metadata A/B", [&](bool) { n0 = w.scalar_exchange_count(); }, [](bool cand) { return cand; },
+      layer, x, c, "metadata A/B", [&](bool) { n0 = w.scalar_exchange_count(); },
+      [&](bool cand, const void* in, void* out, Stream st) {
+        if (cand) layer.forward(in, out, splits, st);  // the request-scoped split, reused
+        else layer.stack_forward(in, out, st);         // the per-layer exchange
+      },
       sampler, [&](bool cand, double) { (cand ? cand_exchanges : base_exchanges) += w.scalar_exchange_count() - n0; });
   const int pairs = static_cast<int>(p.base.size());
   // The prediction: the exchange's what-if (critical-path fraction x isolated cost x the
@@ -265,7 +272,7 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::v
   return r;
 }
 
-AbResult run_drop_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::string& component,
+AbResult run_drop_ab(LayerInterface& layer, const void* x, const RunConfig& c, const std::string& component,
                      const std::vector<harness::WhatIfResult>& what_ifs, const telemetry::Sampler* sampler) {
   const int L = c.layers;
   // The prediction of the paired delta (base - candidate: the time the removal saves per stack),
@@ -302,7 +309,7 @@ AbResult run_drop_ab(MoeLayer& layer, const void* x, const RunConfig& c, const s
   };
   const auto p = run_pairs(
       layer, x, c, "drop:" + component + " A/B", [&](bool cand) { layer.set_copies(cand ? component : "", cand ? 0 : 1); },
-      [](bool) { return false; }, sampler, {}, enough);
+      [&](bool, const void* in, void* out, Stream st) { layer.stack_forward(in, out, st); }, sampler, {}, enough);
   const int pairs = static_cast<int>(p.base.size());
   AbResult r;
   r.json = {{"study", "drop"},

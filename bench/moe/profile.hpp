@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <functional>
 #include <memory>
 
 namespace layerbench::moe {
@@ -32,8 +33,9 @@ enum class StackInput { same, chained };
 StackInput parse_stack_input(const std::string& s);  // "same" | "chained"
 std::string to_string(StackInput i);
 
-// L applications of `layer` (the same weights) from `a`; returns the buffer holding the last
-// layer's output. Passes the request-scoped split to every layer when `reuse`.
-void* run_stack(MoeLayer& layer, void* a, void* b, int layers, bool reuse, Stream s, StackInput input);
+// L applications of `one` (one layer: the same weights) from `a`; returns the buffer holding the
+// last layer's output.
+using LayerFn = std::function<void(const void* in, void* out, Stream s)>;
+void* run_stack(const LayerFn& one, void* a, void* b, int layers, Stream s, StackInput input);
 
 }  // namespace layerbench::moe

@@ -3,6 +3,7 @@
 // formats a rate or a share by hand.
 #include "bench/moe/report.hpp"
 
+#include "bench/moe/driver.hpp"
 #include "bench/moe/whatif.hpp"
 #include "moe/expert_buckets.hpp"
 #include "reports/derived.hpp"
@@ -163,12 +164,8 @@ reports::ExtraColumns profile_columns(const ProfileInputs& in, double confidence
 // component as its first notes (the kernel paths also into `kernel_paths`).
 reports::Section profile_section(const ProfileInputs& in, const harness::Runner& runner, nlohmann::json& kernel_paths) {
   const RunConfig& c = in.cfg;
-  const Plan& p = in.plan;
   reports::Section s;
-  s.title = fmt::format("layerbench-moe: {} {} ranks, {} tokens/rank (global {}), hidden {}, {} heads x {} experts, "
-                        "top-{}, intermediate {}, {}",
-                        c.layout, p.world, p.local_tokens, p.global_tokens, p.hidden, p.heads, p.experts, p.topk,
-                        p.inter, in.ops);
+  s.title = in.family.title(in.ops);
   s.intro = fmt::format(
       "{} warmup + {} timed iterations, rank-max per iteration. Parts are nested under their parent, with their share "
       "of it; every part is timed on its own. Rates from declared work (dense GEMM reference {}^3).",
@@ -176,6 +173,7 @@ reports::Section profile_section(const ProfileInputs& in, const harness::Runner&
   s.notes = {"model: " + summary(c.model), "model source: " + c.model.origin};
   if (!c.model.inference.empty()) s.notes.push_back(c.model.inference);
   for (const auto& line : not_from_config_lines(c.model)) s.notes.push_back("not read from the config: " + line);
+  for (const auto& n : c.model.notes) s.notes.push_back("note: " + n);
   for (const auto& r : in.comps)
     if (r.m.params.contains("kernel_path")) {
       kernel_paths[r.m.name] = r.m.params["kernel_path"];
@@ -184,48 +182,15 @@ reports::Section profile_section(const ProfileInputs& in, const harness::Runner&
   return s;
 }
 
-// SP: the metadata saving, the communication inside the layer and the overlap probe.
-void sp_lines(const ProfileInputs& in, const std::vector<reports::Measurement>& results, nlohmann::json& derived,
-              std::vector<std::string>& notes) {
-  const double confidence = in.cfg.confidence;
-  const auto est = exchange_estimate(find(results, "seq_size_exchange"), in.cfg.moe_layers, confidence);
-  derived["metadata_saving_per_forward"] = est.json;
-  notes.push_back("metadata saving per forward: " + (est.valid ? est.text : std::string("n/a")));
-  const auto* pe = find(results, "moe_per_layer_exchange");
-  const auto* ru = find(results, "moe_reused_split_sizes");
-  if (pe && ru) {
-    auto d = reports::difference_of_medians(*pe, *ru, confidence);
-    derived["routed_branch_median_difference_per_layer"] = d.to_json();
-    // JSON only: both are host-clocked probes, and the reused path's host time includes work queued
-    // behind it on the device, so their difference is not the saving (the estimate above is).
-  }
-  double comm = 0;
-  for (const auto& m : results)
-    if (m.role == reports::Role::communication && m.group == in.cfg.layout) comm += median_ms(m);
-  const double layer_ms = med(results, "whole_layer"), shared = med(results, "shared_branch");
-  derived["communication_ms_per_layer"] = comm;
-  notes.push_back(fmt::format("communication inside the layer (parts with role communication): {} = {} of the layer; the "
-                    "shared branch ({}) could hide up to {} of it per layer",
-                    fmt_time(comm), fmt_share(layer_ms > 0 ? comm / layer_ms : stats::nan_value), fmt_time(shared),
-                    fmt_time(std::min(shared, comm))));
-  const auto* ser = find(results, "branches_serialized");
-  const auto* ovl = find(results, "branches_overlapped");
-  if (in.ops.rfind("cuda", 0) != 0) {
-    notes.push_back("overlap probe: not applicable on the host backend (MPI non-blocking collectives make no progress "
-                    "while the rank computes, so both variants do the same serial work)");
-  } else if (ser && ovl) {
-    auto d = reports::difference_of_medians(*ser, *ovl, confidence);
-    derived["overlap_delta_per_layer"] = d.to_json();
-    notes.push_back("overlap probe, serialized minus overlapped branches: " + d.text() + " per layer");
-  }
-}
-
 // The expert load and the expert tiles by layer of the stack.
 void load_lines(const ProfileInputs& in, std::vector<std::string>& notes) {
   const RunConfig& c = in.cfg;
-  notes.push_back(fmt::format("expert load: max/mean = {} (busiest expert {} assignments)",
+  notes.push_back(fmt::format("expert load: max/mean = {} (busiest expert {} assignments){}",
                               reports::fmt_sig(in.load.value("max_over_mean_all_ranks", 0.0)),
-                              reports::fmt_sig(in.load.value("max_per_expert_all_ranks", 0.0))));
+                              reports::fmt_sig(in.load.value("max_per_expert_all_ranks", 0.0)),
+                              in.load.contains("experts_without_tokens")
+                                  ? fmt::format(", experts with no token {:g}", in.load["experts_without_tokens"].get<double>())
+                                  : std::string()));
   if (in.load.contains("stack_expert_tiles")) {
     const auto& t = in.load["stack_expert_tiles"];
     auto list = [](const nlohmann::json& v) {
@@ -248,24 +213,18 @@ void derived_lines(const ProfileInputs& in, const std::vector<reports::Measureme
                    std::vector<std::string>& notes) {
   const double confidence = in.cfg.confidence;
   const auto& dense = in.dense.m;
-  if (in.plan.layout == Layout::sp) {
-    sp_lines(in, results, derived, notes);
-  } else if (const auto* tpr = find(results, "tp_reduction")) {
-    const auto e = reports::scaled_median(*tpr, 3, confidence);
-    derived["tp_reduction_per_layer"] = e.to_json();
-    notes.push_back("TP: three [N, hidden] all-reduces per layer: " + e.text());
-  }
+  in.family.derived_lines(results, derived, notes);
   if (!on_cuda(in)) {
     derived["expert_rate_over_dense"] = nullptr;
     notes.push_back("FLOP rate / dense GEMM: not printed on the host backend (its dense reference is a naive fp32 loop, "
                     "not a tuned GEMM, so a ratio to it says nothing about the experts' efficiency)");
-  } else if (const auto* lec = find(results, "local_expert_compute"); lec && dense.work.flops > 0) {
+  } else if (const auto* lec = find(results, in.family.expert_component()); lec && dense.work.flops > 0) {
     const auto e = reports::rate_ratio_to_reference(*lec, lec->work.flops, dense, dense.work.flops, confidence);
     derived["expert_rate_over_dense"] = e.to_json();
-    notes.push_back(fmt::format("local_expert_compute: {} against the dense GEMM reference's {} ({}^3, same run): {} "
-                      "(FLOPs: 2 per MAC of the gate, up and down expert GEMMs over this rank's routed (token, head, k) "
-                      "assignments; router, SwiGLU7 and combine not counted)",
-                      reports::rate_text(*lec), reports::rate_text(dense) + " alone", in.dense.size,
+    notes.push_back(fmt::format("{}: {} against the dense GEMM reference's {} ({}^3, same run): {} "
+                      "(FLOPs: 2 per MAC of the gate, up and down expert GEMMs over this rank's routed assignments; "
+                      "router, activation and combine not counted)",
+                      lec->name, reports::rate_text(*lec), reports::rate_text(dense) + " alone", in.dense.size,
                       e.valid ? fmt::format("{} [{}, {}]", fmt_share(e.value), fmt_share(e.ci.low), fmt_share(e.ci.high))
                               : "n/a"));
   }
@@ -321,27 +280,23 @@ std::string study_blocks(const ProfileInputs& in, nlohmann::json& extra_json) {
 
 nlohmann::json config_json(const ProfileInputs& in) {
   const RunConfig& c = in.cfg;
-  const Plan& p = in.plan;
-  return {{"hidden", p.hidden}, {"moe_heads", p.heads}, {"experts", p.experts},
-          {"topk", p.topk}, {"intermediate", p.inter}, {"scale", p.scale},
-          {"tokens", c.tokens}, {"split_sizes", p.splits}, {"layout", c.layout},
-          {"layers", c.layers}, {"stack_input", c.stack_input}, {"moe_layers", c.moe_layers}, {"ab", c.ab},
-          {"pairs", c.pairs}, {"prime_stacks", c.prime_stacks}, {"expert_gemm", std::string(to_string(c.expert_gemm))},
-          {"ops", in.ops},
-          {"heads_padded", p.heads_padded}, {"heads_local", p.heads_local},
-          {"seed", c.common.seed}, {"confidence", c.confidence}};
+  nlohmann::json j = in.family.config_json();
+  j.update({{"layers", c.layers}, {"stack_input", c.stack_input}, {"moe_layers", c.moe_layers}, {"ab", c.ab},
+            {"ab_drops", c.ab_drops}, {"pairs", c.pairs}, {"prime_stacks", c.prime_stacks}, {"graph", c.graph},
+            {"ops", in.ops}, {"seed", c.common.seed}, {"confidence", c.confidence}});
+  return j;
 }
 
 }  // namespace
 
 void finish_report(harness::Context& ctx, const harness::Runner& runner, ProfileInputs& in) {
   const RunConfig& c = in.cfg;
-  const Plan& p = in.plan;
+  const std::string group = in.family.group();
   in.dense.m.params = {{"m", in.dense.size}, {"n", in.dense.size}, {"k", in.dense.size}};
   nlohmann::json telemetry_json = nlohmann::json::object();
   std::vector<reports::Measurement> results;
   for (auto& r : in.comps) {
-    r.m.params.update({{"layout", c.layout}, {"world", p.world}, {"tokens_local", p.local_tokens}});
+    r.m.params.update(in.family.params());
     if (r.telemetry.samples > 0) telemetry_json[r.m.name] = covariates_json(r.telemetry);
     results.push_back(r.m);
   }
@@ -349,7 +304,7 @@ void finish_report(harness::Context& ctx, const harness::Runner& runner, Profile
 
   // The profile's section: the composition table (roles) with the what-if and telemetry columns;
   // then the model, the composition's warnings and the derived lines as notes.
-  const auto comp = reports::composition(results, c.layout, "Component profile", profile_columns(in, c.confidence));
+  const auto comp = reports::composition(results, group, "Component profile", profile_columns(in, c.confidence));
   nlohmann::json kernel_paths = nlohmann::json::object();
   std::vector<reports::Section> sections{profile_section(in, runner, kernel_paths)};
   auto& profile = sections.front();
@@ -365,8 +320,9 @@ void finish_report(harness::Context& ctx, const harness::Runner& runner, Profile
   }
 
   nlohmann::json extra_json = {{"model", to_json(c.model)}, {"kernel_paths", kernel_paths}, {"derived", derived}, {"checks", in.checks}, {"expert_load", in.load},
-                               {"warnings", comp.warnings}, {"layout", c.layout}, {"world_size", p.world},
-                               {"tokens_per_rank", p.local_tokens}, {"iterations", runner.options().iterations}};
+                               {"warnings", comp.warnings}, {"layout", group}, {"block", in.family.layer().kind()},
+                               {"world_size", in.family.layer().ep().size()},
+                               {"tokens_per_rank", in.family.tokens_per_rank()}, {"iterations", runner.options().iterations}};
   if (!telemetry_json.empty()) extra_json["telemetry"] = telemetry_json;
   md += study_blocks(in, extra_json);
   const auto doc = harness::make_document(ctx, runner, config_json(in), results, extra_json);

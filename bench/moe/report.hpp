@@ -1,11 +1,12 @@
 #pragma once
 // The profile's output side: the component table, derived lines, JSON sections, markdown;
-// and the `--ab metadata` study.
+// the removal A/Bs and MAGI-2's `--ab metadata` study.
 #include "study/telemetry.hpp"
 #include "harness/main.hpp"
 #include "harness/whatif.hpp"
 #include "collectives/telemetry.hpp"
 #include "bench/moe/run_config.hpp"
+#include "moe/layer_interface.hpp"
 #include "moe/magi2/layer.hpp"
 #include "reports/document.hpp"
 #include "reports/result.hpp"
@@ -39,9 +40,11 @@ struct AbResult {
   std::vector<reports::Section> analysis;
 };
 
+class Family;  // bench/moe/driver.hpp
+
 struct ProfileInputs {
   const RunConfig& cfg;
-  const Plan& plan;
+  Family& family;
   std::string ops;
   nlohmann::json checks, load;
   std::vector<ComponentResult>& comps;
@@ -79,7 +82,7 @@ AbResult run_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::v
 // `--ab drop:COMPONENT`: interleaved pairs of the stack with the component (base) and with it
 // skipped (candidate; timings real, outputs not checked), analysed as the metadata A/B and
 // checked against the component's replication what-if (slope x instances per stack).
-AbResult run_drop_ab(MoeLayer& layer, const void* x, const RunConfig& c, const std::string& component,
+AbResult run_drop_ab(LayerInterface& layer, const void* x, const RunConfig& c, const std::string& component,
                      const std::vector<harness::WhatIfResult>& what_ifs, const telemetry::Sampler* sampler);
 
 // Fills the metrics, prints the table on rank 0 and writes --json / --csv / --markdown / GB.

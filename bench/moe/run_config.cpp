@@ -15,24 +15,6 @@
 
 namespace layerbench::moe {
 
-void validate_drops(const std::vector<std::string>& drops) {
-  const auto& known = MoeLayer::hook_points();
-  for (std::size_t i = 0; i < drops.size(); ++i) {
-    const auto& d = drops[i];
-    if (std::find(known.begin(), known.end(), d) == known.end()) {
-      std::string names;
-      for (const auto& n : known)
-        if (MoeLayer::skippable(n)) names += (names.empty() ? "" : ", ") + n;
-      throw UsageError(fmt::format("--ab drop:{}: unknown component (one of: {})", d, names));
-    }
-    if (!MoeLayer::skippable(d))
-      throw UsageError(fmt::format("--ab drop:{}: this component cannot be skipped (the layer needs what it returns; "
-                                   "its removal is --ab metadata)", d));
-    if (std::find(drops.begin(), drops.begin() + static_cast<std::ptrdiff_t>(i), d) != drops.begin() + static_cast<std::ptrdiff_t>(i))
-      throw UsageError(fmt::format("--ab drop:{} given twice", d));
-  }
-}
-
 void validate(const RunConfig& c) {
   if (c.describe || c.list_models) return;  // the model resolved when parsing completed; nothing runs
   if (!c.advise) {  // the advisor's inputs: a value away from its default means the user gave it
@@ -91,7 +73,6 @@ void validate(const RunConfig& c) {
   if (c.moe_layers < 1) throw UsageError("--moe-layers must be at least 1");
   if (!c.ab.empty() && c.ab != "metadata")
     throw UsageError(fmt::format("--ab {}: expected metadata or drop:COMPONENT", c.ab));
-  validate_drops(c.ab_drops);
   if (!(c.confidence > 0.5 && c.confidence < 1)) throw UsageError("--confidence must be in (0.5, 1)");
   if (c.pairs < 2) throw UsageError("--pairs must be at least 2");
   if (!c.ab_equivalence.empty()) {  // which flags it needs: bench/moe/flag_scope.cpp

@@ -69,8 +69,6 @@ struct RunConfig {
 
 // Checks that do not need the world size (UsageError).
 void validate(const RunConfig& c);
-// The --ab drop: components: known, skippable, each once (UsageError naming the flag).
-void validate_drops(const std::vector<std::string>& drops);
 // Rough upper bound of one rank's memory (activations, its share of the expert banks, the
 // replicated MLPs); nothing when it does not fit in 64 bits.
 std::optional<std::uint64_t> bytes_per_rank(const RunConfig& c, int world);

@@ -70,32 +70,55 @@ json covariates_json(const ab::RunCovariates& r) {
           {"memory_used_peak_mib", finite_or_null(r.memory_peak_mib)}};
 }
 
-std::vector<harness::WhatIfTarget> what_if_targets(const RunConfig& c, Layout layout) {
+std::vector<harness::WhatIfTarget> what_if_targets(const RunConfig& c, const ComponentTable& tab) {
+  std::vector<std::string> delayable, host, removable;
+  for (const auto& comp : tab.table) {
+    if (comp.allows.delayed) delayable.push_back(comp.name);
+    if (comp.allows.delayed && comp.allows.delay_on_host) host.push_back(comp.name);
+    if (comp.allows.removed) removable.push_back(comp.name);
+  }
+  // Names of the family's other layouts parse, and are refused below with the reason.
+  std::vector<std::string> valid = delayable;
+  valid.insert(valid.end(), tab.elsewhere.begin(), tab.elsewhere.end());
   std::vector<harness::WhatIfTarget> t;
-  if (!c.what_if.empty()) t = harness::parse_what_if(c.what_if, MoeLayer::hook_points(), {"seq_size_exchange"});
-  auto in_layout = [&](const std::string& comp, const std::string& flag) {  // flag: "--what-if " or "--ab drop:"
-    const bool sp_only = comp == "seq_size_exchange" || comp == "ep_dispatch" || comp == "ep_undispatch";
-    if (sp_only && layout != Layout::sp) throw UsageError(fmt::format("{}{}: the tp layout has no such component", flag, comp));
-    if (comp == "tp_reduction" && layout != Layout::tp)
-      throw UsageError(fmt::format("{}tp_reduction: the sp layout has no TP reduction in its layer", flag));
+  if (!c.what_if.empty()) t = harness::parse_what_if(c.what_if, valid, host);
+  auto here = [&](const std::string& comp, const std::string& flag) {  // flag: "--what-if " or "--ab drop:"
+    if (std::find(tab.elsewhere.begin(), tab.elsewhere.end(), comp) != tab.elsewhere.end())
+      throw UsageError(fmt::format("{}{}: the {} layout has no such component", flag, comp, tab.layout));
   };
   for (auto& x : t) {
-    in_layout(x.component, "--what-if ");
-    // Idle components (the exchange's host wait) and the in-place reduction are priced by delay;
-    // an explicit @begin edge asks for a delay there.
-    const bool can_replicate = MoeLayer::replicable(x.component);
+    here(x.component, "--what-if ");
+    const auto* comp = find_component(tab.table, x.component);
+    // Idle components (a host wait) and in-place collectives are priced by delay; an explicit
+    // @begin edge asks for a delay there.
+    const bool can_replicate = comp && comp->allows.replicated;
     if (c.what_if_method == "replicate" && !can_replicate)
       throw UsageError(fmt::format("--what-if-method replicate: {} cannot run twice per call (use delay)", x.component));
     const bool replicate = c.what_if_method == "replicate" ||
                            ((c.what_if_method.empty() || c.what_if_method == "auto") && can_replicate && x.edge == Edge::end);
     x.method = replicate ? harness::WhatIfMethod::replicate : harness::WhatIfMethod::delay;
   }
-  const bool has_exchange = std::any_of(t.begin(), t.end(), [](const auto& x) { return x.component == "seq_size_exchange"; });
-  if (c.ab == "metadata" && layout == Layout::sp && !has_exchange) t.push_back({"seq_size_exchange", Edge::end, DelayKind::host});
+  for (const auto& extra : tab.ab_what_ifs) {  // the family's A/B needs its prediction (MAGI-2's metadata A/B)
+    const bool has = std::any_of(t.begin(), t.end(), [&](const auto& x) { return x.component == extra.component; });
+    if (!has) t.push_back(extra);
+  }
   // Every removal A/B is checked against the component's replication what-if.
-  for (const auto& d : c.ab_drops) {
-    in_layout(d, "--ab drop:");
-    if (!MoeLayer::replicable(d)) continue;
+  for (std::size_t i = 0; i < c.ab_drops.size(); ++i) {
+    const auto& d = c.ab_drops[i];
+    here(d, "--ab drop:");
+    const auto* comp = find_component(tab.table, d);
+    if (!comp) {
+      std::string names;
+      for (const auto& n : removable) names += (names.empty() ? "" : ", ") + n;
+      throw UsageError(fmt::format("--ab drop:{}: unknown component (one of: {})", d, names));
+    }
+    if (!comp->allows.removed)
+      throw UsageError(fmt::format("--ab drop:{}: this component cannot be skipped (the layer needs what it returns{})", d,
+                                   tab.no_skip_hint.empty() ? "" : "; " + tab.no_skip_hint));
+    if (std::find(c.ab_drops.begin(), c.ab_drops.begin() + static_cast<std::ptrdiff_t>(i), d) !=
+        c.ab_drops.begin() + static_cast<std::ptrdiff_t>(i))
+      throw UsageError(fmt::format("--ab drop:{} given twice", d));
+    if (!comp->allows.replicated) continue;
     const bool has = std::any_of(t.begin(), t.end(), [&](const auto& x) {
       return x.component == d && x.method == harness::WhatIfMethod::replicate;
     });
@@ -112,12 +135,10 @@ std::function<double()> energy_meter(Communicator& w, const telemetry::Sampler* 
   };
 }
 
-json stack_expert_tiles(MoeLayer& layer, const void* x, int layers) {
+json stack_expert_tiles(LayerInterface& layer, const void* x, int layers) {
   Communicator& w = layer.ep();
   auto& dev = w.device();
   const Stream s = dev.compute_stream();
-  const Plan& p = layer.plan();
-  const auto splits = std::span<const std::int64_t>(p.splits);
   Buffer a = layer.make_activation(), b = layer.make_activation();
   json out = json::object();
   for (const StackInput input : {StackInput::same, StackInput::chained}) {
@@ -125,23 +146,20 @@ json stack_expert_tiles(MoeLayer& layer, const void* x, int layers) {
     void *src = a.data(), *dst = b.data();
     json tiles = json::array();
     for (int l = 0; l < layers; ++l) {
-      layer.forward(src, dst, splits, s);
-      double t = 0;
-      if (p.heads_valid > 0)
-        for (const auto n : layer.ops().expert_counts(layer.routed_args()))
-          t += static_cast<double>((n + kExpertTileRows - 1) / kExpertTileRows);
+      layer.stack_forward(src, dst, s);
+      double t = layer.expert_tiles();
       w.control_sum(std::span<double>(&t, 1));
       tiles.push_back(t);
       if (input == StackInput::chained) std::swap(src, dst);
     }
     out[to_string(input)] = tiles;
   }
-  layer.forward(x, b.data(), splits, s);  // every buffer as the profile left it
+  layer.forward(x, b.data(), s);  // every buffer as the profile left it
   dev.synchronize(s);
   return out;
 }
 
-std::vector<harness::WhatIfResult> run_what_ifs(MoeLayer& layer, const void* x, const RunConfig& c,
+std::vector<harness::WhatIfResult> run_what_ifs(LayerInterface& layer, const void* x, const RunConfig& c,
                                                 const std::vector<harness::WhatIfTarget>& targets,
                                                 const std::vector<ComponentResult>& comps,
                                                 const telemetry::Sampler* sampler) {
@@ -163,7 +181,8 @@ std::vector<harness::WhatIfResult> run_what_ifs(MoeLayer& layer, const void* x, 
   // The stack every what-if and removal A/B times: L layers with the per-layer exchange.
   auto body = [&] {
     dev.copy(a.data(), x, a.bytes(), s);
-    run_stack(layer, a.data(), b.data(), L, /*reuse=*/false, s, parse_stack_input(c.stack_input));
+    run_stack([&](const void* in, void* out, Stream st) { layer.stack_forward(in, out, st); }, a.data(), b.data(), L, s,
+              parse_stack_input(c.stack_input));
   };
   std::optional<cli::Progress> bar;  // one step per what-if (rounds of a replication are adaptive)
   if (w.rank() == 0) bar.emplace("what-if", targets.size());
@@ -172,7 +191,9 @@ std::vector<harness::WhatIfResult> run_what_ifs(MoeLayer& layer, const void* x, 
     const std::vector<double> cost = comp ? comp->m.samples_ms : std::vector<double>{};
     if (t.method == harness::WhatIfMethod::replicate) {
       harness::WhatIfOptions ro = o;
-      if (!MoeLayer::skippable(t.component)) ro.copies = {1, 2, 3};
+      const auto table = layer.components();
+      const auto* comp = find_component(table, t.component);
+      if (!comp || !comp->allows.removed) ro.copies = {1, 2, 3};
       auto stack = [&](int k) {
         layer.set_copies(t.component, k);
         const double ms = harness::time_body(w, s, body);

@@ -24,9 +24,20 @@ std::unique_ptr<telemetry::Sampler> make_sampler(const RunConfig& c, Communicato
 ab::RunCovariates window_covariates(Communicator& world, const telemetry::Sampler* sampler, double t0, double t1);
 nlohmann::json covariates_json(const ab::RunCovariates& r);
 
-// The --what-if targets for this layout (UsageError for a component the layout lacks); with
-// --ab metadata on SP the sequence-size exchange is added when missing.
-std::vector<harness::WhatIfTarget> what_if_targets(const RunConfig& c, Layout layout);
+// A layer's component table as the what-if and the removal A/Bs read it: what each component
+// allows, the names the family has only in its other layouts (refused with the layout named), the
+// what-ifs the family's own A/B needs, and a hint for a component that cannot be skipped.
+struct ComponentTable {
+  std::vector<Component> table;
+  std::string layout;                   // e.g. "sp", "tp", "ep"
+  std::vector<std::string> elsewhere;   // the family's components this layout lacks
+  std::vector<harness::WhatIfTarget> ab_what_ifs;
+  std::string no_skip_hint;
+};
+
+// The --what-if targets and the removal A/Bs' what-ifs, checked against the table (UsageError:
+// a component the layer lacks or that does not allow it; a drop given twice).
+std::vector<harness::WhatIfTarget> what_if_targets(const RunConfig& c, const ComponentTable& table);
 
 // The collective energy meter of the what-ifs and A/Bs: NVML's total-energy counters of every
 // rank's device, summed over ranks (J); NaN without a counter (the host backend).
@@ -34,7 +45,7 @@ std::function<double()> energy_meter(Communicator& w, const telemetry::Sampler* 
 
 // Runs every target's what-if in the --layers stack with the per-layer exchange (every
 // component present), priced at the isolated costs in `comps`. Collective.
-std::vector<harness::WhatIfResult> run_what_ifs(MoeLayer& layer, const void* x, const RunConfig& c,
+std::vector<harness::WhatIfResult> run_what_ifs(LayerInterface& layer, const void* x, const RunConfig& c,
                                                 const std::vector<harness::WhatIfTarget>& targets,
                                                 const std::vector<ComponentResult>& comps,
                                                 const telemetry::Sampler* sampler);
@@ -44,7 +55,7 @@ std::vector<harness::WhatIfResult> run_what_ifs(MoeLayer& layer, const void* x, 
 // every layer routes alike; chained, the loads move from layer to layer, and a component left
 // out of a chained stack moves them again. Leaves every buffer of the layer as a forward on `x`
 // does. Collective.
-nlohmann::json stack_expert_tiles(MoeLayer& layer, const void* x, int layers);
+nlohmann::json stack_expert_tiles(LayerInterface& layer, const void* x, int layers);
 
 // The metadata A/B's prediction from the exchange's what-if: fraction x cost x exchanges saved
 // per stack, with the half-width of its interval. Empty without such a what-if.

@@ -30,7 +30,8 @@ class MoeLayer final : public LayerInterface {
 
   const Plan& plan() const { return plan_; }
   Ops& ops() { return *ops_; }
-  Communicator& ep() { return ep_; }
+  Communicator& ep() override { return ep_; }
+  DenseOps& dense() override { return *ops_; }
   std::size_t act_bytes() const override { return act_size_; }
 
   // ---- the layer interface (moe/magi2/layer_table.cpp): the component table, one component on its
@@ -39,6 +40,11 @@ class MoeLayer final : public LayerInterface {
   std::vector<Component> components() const override;
   void run_component(std::string_view name, Stream s) override;
   void forward(const void* x, void* out, Stream s) override;
+  // A stacked layer exchanges its sequence sizes as a framework's layer does (the per-layer
+  // path); the reused split sizes are the profile's probe and stack figure beside it.
+  void stack_forward(const void* x, void* out, Stream s) override { forward(x, out, std::nullopt, s); }
+  std::int64_t host_syncs() const override { return ops_->host_syncs(); }
+  double expert_tiles() override;
 
   // Buffers of (N, hidden) activations for inputs / outputs of the layer.
   Buffer make_activation() const override;
@@ -70,7 +76,7 @@ class MoeLayer final : public LayerInterface {
 
   // What-if profiles: `hook` (not owned; nullptr = none) is called at the begin and end edge
   // of every component, under the component names of hook_points().
-  void set_delay_hook(DelayHook* hook) { hook_ = hook; }
+  void set_delay_hook(DelayHook* hook) override { hook_ = hook; }
   static const std::vector<std::string>& hook_points();
 
   // Replication what-if and removal A/B: every call of `component`'s step runs its body k times
@@ -83,7 +89,7 @@ class MoeLayer final : public LayerInterface {
   // replicable(): the components whose copies are priced by replication (not tp_reduction, a
   // collective priced by delay; not the sequence-size exchange, which returns the sizes the rest
   // needs); skippable(): those that can be left out of the stack (every component but the exchange).
-  void set_copies(const std::string& component, int k);
+  void set_copies(const std::string& component, int k) override;
   static bool replicable(const std::string& component);
   static bool skippable(const std::string& component);
 

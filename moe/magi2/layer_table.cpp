@@ -1,7 +1,10 @@
 // The MAGI-2 multi-head layer's component table (moe/layer_interface.hpp): every component with
 // its role, parent, declared work and kernel path, and the dispatch from a name to its step.
 #include "collectives/error.hpp"
+#include "moe/expert_buckets.hpp"
 #include "moe/magi2/layer.hpp"
+
+#include <algorithm>
 
 #include <fmt/format.h>
 
@@ -46,6 +49,13 @@ std::vector<Component> MoeLayer::components() const {
                gemm + (cuda ? " + SwiGLU7 kernel" : "") + (sp ? "" : " + two all-reduces")});
   t.push_back({"routed_branch", Role::part, total, {}, false, ""});
   t.push_back({total, Role::total, "", {}, false, ""});
+  const auto& hooks = hook_points();
+  for (auto& c : t)
+    c.allows = {.replicated = replicable(c.name),
+                .removed = skippable(c.name),
+                .delayed = std::find(hooks.begin(), hooks.end(), c.name) != hooks.end() &&
+                           (sp || c.name != "seq_size_exchange"),  // TP: the probe is not in the layer
+                .delay_on_host = c.name == "seq_size_exchange"};
   return t;
 }
 
@@ -65,6 +75,14 @@ void MoeLayer::run_component(std::string_view name, Stream s) {
   else if (name == "shared_branch") shared_branch(s);
   else if (name == "routed_branch") routed_branch(splits, s);
   else throw Error(fmt::format("the MAGI-2 layer has no component '{}'", name));
+}
+
+double MoeLayer::expert_tiles() {
+  if (plan_.heads_valid == 0) return 0;
+  double t = 0;
+  for (const auto n : ops_->expert_counts(routed_args()))
+    t += static_cast<double>((n + kExpertTileRows - 1) / kExpertTileRows);
+  return t;
 }
 
 void MoeLayer::forward(const void* x, void* out, Stream s) {

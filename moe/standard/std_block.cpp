@@ -1,11 +1,13 @@
 #include "moe/standard/std_block.hpp"
 
 #include "collectives/error.hpp"
+#include "moe/expert_buckets.hpp"
 #include "moe/init.hpp"
 #include "moe/standard/std_reference.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <tuple>
@@ -13,6 +15,10 @@
 namespace layerbench::moe {
 
 namespace {
+
+// The steps of a forward, in order (components() declares them; finish() is not a component).
+constexpr const char* kSteps[] = {"router",     "dispatch_permute", "ep_counts_exchange", "ep_dispatch",
+                                  "expert_compute", "ep_combine", "weighted_sum",       "shared_experts"};
 float uniform_scale_for(std::int64_t fan_in) { return std::sqrt(3.0f / static_cast<float>(fan_in)); }
 }  // namespace
 
@@ -120,6 +126,7 @@ void StdBlock::dispatch_permute(Stream s) {
   const std::int64_t N = plan_.tokens, E = model_.experts, k = model_.topk, H = model_.hidden;
   const std::int64_t El = plan_.experts_local, P = plan_.world;
   const auto ids = dev.download<std::int32_t>(idx_.data(), static_cast<std::size_t>(N * k));
+  ++host_syncs_;
   expert_counts_.assign(static_cast<std::size_t>(E), 0);
   for (auto e : ids) ++expert_counts_[static_cast<std::size_t>(e)];
   std::vector<std::int64_t> pos(static_cast<std::size_t>(E), 0);
@@ -151,6 +158,7 @@ void StdBlock::counts_exchange(Stream s) {
   for (std::int64_t r = 0; r < P; ++r) displ[r] = static_cast<std::size_t>(r * El);
   ep_.all_to_allv(counts_send_.data(), cnt, displ, counts_recv_.data(), cnt, displ, DType::int64, s);
   recv_counts_ = dev.download<std::int64_t>(counts_recv_.data(), static_cast<std::size_t>(P * El));
+  ++host_syncs_;
   rc_.assign(static_cast<std::size_t>(P), 0);
   rd_.assign(static_cast<std::size_t>(P), 0);
   expert_rows_.assign(static_cast<std::size_t>(El), 0);
@@ -180,6 +188,7 @@ void StdBlock::counts_exchange(Stream s) {
   ensure(act_buf_, R * I * act_size_);
   if (R > 0) dev.copy_from_host(expert_map_.data(), em.data(), R * 4, s);
   dev.synchronize(s);  // `em` is a host temporary (kept simple: this component reads back anyway)
+  ++host_syncs_;
 }
 
 void StdBlock::dispatch(Stream s) {
@@ -237,15 +246,25 @@ void StdBlock::finish(void* out, Stream s) {
 
 void StdBlock::forward(const void* x, void* out, Stream s) {
   set_input(x);
-  route(s);
-  dispatch_permute(s);
-  counts_exchange(s);
-  dispatch(s);
-  experts(s);
-  combine(s);
-  weighted_sum(s);
-  shared(s);
+  for (const auto* name : kSteps) run_component(name, s);
   finish(out, s);
+}
+
+bool StdBlock::has_component(std::string_view name) {
+  return std::find(std::begin(kSteps), std::end(kSteps), name) != std::end(kSteps);
+}
+
+void StdBlock::set_copies(const std::string& component, int k) {
+  LB_CHECK(k >= 0, "a component runs 0 or more times");
+  LB_CHECK(component.empty() || has_component(component), "set_copies: not a component of the standard block");
+  copied_ = component;
+  copies_ = component.empty() ? 1 : k;
+}
+
+double StdBlock::expert_tiles() {
+  double t = 0;
+  for (const auto n : expert_rows_) t += static_cast<double>((n + kExpertTileRows - 1) / kExpertTileRows);
+  return t;
 }
 
 std::vector<Component> StdBlock::components() const {
@@ -275,19 +294,20 @@ std::vector<Component> StdBlock::components() const {
   if (Is > 0)
     t.push_back({"shared_experts", Role::part, total, {.flops = 6 * N * H * Is + (model_.shared.gate ? 2 * N * H : 0)},
                  false, path("shared_experts")});
+  for (auto& c : t) c.allows = {.replicated = true, .removed = true, .delayed = true};
   t.push_back({total, Role::total, "", {}, true, ""});
   return t;
 }
 
 void StdBlock::run_component(std::string_view name, Stream s) {
-  if (name == "router") route(s);
-  else if (name == "dispatch_permute") dispatch_permute(s);
-  else if (name == "ep_counts_exchange") counts_exchange(s);
-  else if (name == "ep_dispatch") dispatch(s);
-  else if (name == "expert_compute") experts(s);
-  else if (name == "ep_combine") combine(s);
-  else if (name == "weighted_sum") weighted_sum(s);
-  else if (name == "shared_experts") shared(s);
+  if (name == "router") step(name, s, [&] { route(s); });
+  else if (name == "dispatch_permute") step(name, s, [&] { dispatch_permute(s); });
+  else if (name == "ep_counts_exchange") step(name, s, [&] { counts_exchange(s); });
+  else if (name == "ep_dispatch") step(name, s, [&] { dispatch(s); });
+  else if (name == "expert_compute") step(name, s, [&] { experts(s); });
+  else if (name == "ep_combine") step(name, s, [&] { combine(s); });
+  else if (name == "weighted_sum") step(name, s, [&] { weighted_sum(s); });
+  else if (name == "shared_experts") step(name, s, [&] { shared(s); });
   else throw Error(fmt::format("the standard MoE block has no component '{}'", name));
 }
 

@@ -47,6 +47,16 @@ class StdBlock final : public LayerInterface {
   Buffer make_activation() const override;
   void fill_input(void* x, std::uint64_t seed, Stream s) override;
   std::size_t act_bytes() const override { return act_size_; }
+  Communicator& ep() override { return ep_; }
+  DenseOps& dense() override { return ops_->dense(); }
+  // Every component of the table but the total may be replicated, left out and delayed: each step
+  // reads only what earlier steps left and overwrites its own outputs (host plan included), so k
+  // copies leave the result of one, and a step left out keeps the output (and plan) it last wrote.
+  void set_copies(const std::string& component, int k) override;
+  void set_delay_hook(DelayHook* hook) override { hook_ = hook; }
+  // The counts read back in dispatch_permute and the exchange's read-back and synchronisation.
+  std::int64_t host_syncs() const override { return host_syncs_; }
+  double expert_tiles() override;
 
   // The steps (each reads what the previous ones left).
   void set_input(const void* x) { x_ = x; }
@@ -61,9 +71,10 @@ class StdBlock final : public LayerInterface {
   void finish(void* out, Stream s);
 
   const StdPlan& plan() const { return plan_; }
+  // The component names of the table, in order (the total excluded).
+  static bool has_component(std::string_view name);
   const Model& model() const { return model_; }
   StdOps& ops() { return *ops_; }
-  Communicator& ep() { return ep_; }
   // Routing of the last route(): ids and weights of the local tokens (host copies).
   std::vector<std::int32_t> routed_ids();
   std::vector<float> routed_weights();
@@ -77,6 +88,13 @@ class StdBlock final : public LayerInterface {
   void ensure(Buffer& b, std::size_t bytes);
   void fill_weights(std::uint64_t seed, Stream s);
   std::int64_t inter_shared() const { return model_.shared.intermediate(); }
+  // Runs `body` as component `name`: its delay edges around set_copies' number of copies.
+  template <class F>
+  void step(std::string_view name, Stream s, F&& body) {
+    if (hook_) [[unlikely]] hook_->at(name, Edge::begin, s);
+    for (int c = name == copied_ ? copies_ : 1; c > 0; --c) body();
+    if (hook_) [[unlikely]] hook_->at(name, Edge::end, s);
+  }
 
   Model model_;
   StdPlan plan_;
@@ -115,6 +133,11 @@ class StdBlock final : public LayerInterface {
   std::vector<std::int64_t> recv_counts_;       // (P, El) from the exchange
   std::vector<std::int64_t> expert_rows_;       // received rows per local expert
   std::int64_t send_rows_ = 0, recv_rows_ = 0;
+
+  DelayHook* hook_ = nullptr;
+  std::string copied_;  // the component run copies_ times per call (set_copies)
+  int copies_ = 1;
+  std::int64_t host_syncs_ = 0;
 };
 
 }  // namespace layerbench::moe

@@ -7,6 +7,7 @@
 #include "tests/moe/mpi_world.hpp"
 #include "moe/magi2/expert_check.hpp"
 #include "moe/magi2/layer.hpp"
+#include "bench/moe/driver.hpp"
 #include "bench/moe/profile.hpp"
 
 #include <fmt/format.h>
@@ -148,13 +149,20 @@ TEST_F(MoeDistributed, TpMatchesTheOracle) {
 
 // The PR's regression: the request-scoped split passed to every layer means no scalar
 // exchange at all, with output bit-identical to the legacy per-layer exchange. Dropping the
-// split in run_stack (the propagation) makes the count non-zero and this test fail.
+// split in the profile's reused-split stack figure (the propagation) makes the count non-zero and
+// this test fail.
 TEST_F(MoeDistributed, ReusedSplitSizesPerformNoScalarExchange) {
   Communicator& w = *g_env->world;
   RunConfig c = small_config("sp");
   c.split_sizes.clear();
   for (int r = 0; r < w.size(); ++r) c.split_sizes.push_back(2 + r);
-  auto layer = make_layer(c, w, 99);
+  c.common.seed = 99;
+  const auto family = make_magi2_family(c, w);  // the stack figures the profile times
+  auto* layer = static_cast<MoeLayer*>(&family->layer());
+  const auto figures = family->stacks();
+  ASSERT_EQ(figures.size(), 2u);
+  ASSERT_EQ(figures[0].name, "stack_per_layer_exchange");
+  ASSERT_EQ(figures[1].name, "stack_reused_split_sizes");
   const Stream s = w.device().compute_stream();
   Buffer x = layer->make_activation(), a = layer->make_activation(), b = layer->make_activation();
   Buffer x2 = layer->make_activation(), a2 = layer->make_activation(), b2 = layer->make_activation();
@@ -162,10 +170,10 @@ TEST_F(MoeDistributed, ReusedSplitSizesPerformNoScalarExchange) {
   layer->fill_input(x2.data(), 99, s);
   const int L = 3;
   const auto n0 = w.scalar_exchange_count();
-  void* reused = run_stack(*layer, x.data(), a.data(), L, true, s, StackInput::chained);
+  void* reused = run_stack(figures[1].layer, x.data(), a.data(), L, s, StackInput::chained);
   w.device().synchronize(s);
   const auto n1 = w.scalar_exchange_count();
-  void* legacy = run_stack(*layer, x2.data(), a2.data(), L, false, s, StackInput::chained);
+  void* legacy = run_stack(figures[0].layer, x2.data(), a2.data(), L, s, StackInput::chained);
   w.device().synchronize(s);
   const auto n2 = w.scalar_exchange_count();
   EXPECT_EQ(n1 - n0, 0u) << "reused split sizes must not exchange";
@@ -361,7 +369,8 @@ TEST_F(MoeDistributed, DroppedComponentLeavesTheSameInputStackDataUnchanged) {
     const int L = 3;
     auto stack = [&](StackInput input) {
       dev.copy(a.data(), x.data(), a.bytes(), s);
-      void* y = run_stack(*layer, a.data(), b.data(), L, /*reuse=*/true, s, input);
+      void* y = run_stack([&](const void* in, void* o, Stream st) { layer->forward(in, o, st); }, a.data(), b.data(), L,
+                          s, input);
       return dev.download<std::uint8_t>(y, a.bytes());
     };
     for (const StackInput input : {StackInput::same, StackInput::chained}) {
