@@ -136,7 +136,9 @@ int run_profile(harness::Context& ctx, const RunConfig& c, Family& family) {
   const auto table = layer.components();
   auto probes = family.probes(x.data(), out.data());
   const auto figures = family.stacks();
-  std::size_t n_rows = table.size() + probes.size() + 1 + (c.layers > 1 ? figures.size() : 0) + (c.graph ? 2 : 0);
+  const bool capturable = world.backend() == Backend::cuda && checks.value("host_syncs_per_layer", 0.0) == 0.0;
+  const std::size_t graph_rows = c.graph && capturable ? (c.layers > 1 ? 2 : 1) : 0;
+  std::size_t n_rows = table.size() + probes.size() + 1 + (c.layers > 1 ? figures.size() : 0) + graph_rows;
   std::optional<cli::Progress> progress;
   if (world.rank() == 0) progress.emplace("profile", n_rows);
 

@@ -46,9 +46,6 @@ void validate(const RunConfig& c) {
     throw UsageError(fmt::format("--hidden {} is not divisible by --moe-heads {}", g.hidden, g.heads));
   if (g.topk > g.experts)
     throw UsageError(fmt::format("--topk {} exceeds --experts {}", g.topk, g.experts));
-  // NOTES: the GPU kernels move rows in 16-byte vectors and hold one head's scores in a warp.
-  if (g.d_head() % 8 != 0)
-    throw UsageError(fmt::format("d_head = hidden/heads = {} must be a multiple of 8", g.d_head()));
   // A value from a config or preset is named by where it came from, never by a flag the user did
   // not give: "experts 2000 (from --hf-config F: config key n_routed_experts)" or "--experts 2000".
   auto named = [&](const char* field, const char* flag, std::int64_t v) {
@@ -59,10 +56,14 @@ void validate(const RunConfig& c) {
       return fmt::format("{} {} (from --hf-config {}: config key {})", field, v, c.hf_config, it->second);
     return fmt::format("{} {} (from {})", field, v, it->second);
   };
-  if (g.experts > 1024) throw UsageError(fmt::format("{}: must be at most 1024 per head", named("experts", "--experts", g.experts)));
-  if (g.topk > 32) throw UsageError(fmt::format("{}: must be at most 32", named("topk", "--topk", g.topk)));
-  if (g.intermediate % 8 != 0)
-    throw UsageError(fmt::format("{}: must be a multiple of 8", named("intermediate", "--intermediate", g.intermediate)));
+  // The kernels' own limits (moe/magi2/config.hpp), named by where the value came from.
+  if (const auto lim = unsupported(g)) {
+    if (lim->field == "d_head")
+      throw UsageError(fmt::format("d_head = hidden/heads = {} {}", g.d_head(), lim->rule));
+    const auto value = lim->field == "experts" ? g.experts : lim->field == "topk" ? g.topk : g.intermediate;
+    const char* flag = lim->field == "experts" ? "--experts" : lim->field == "topk" ? "--topk" : "--intermediate";
+    throw UsageError(fmt::format("{}: {}", named(lim->field.c_str(), flag, value), lim->rule));
+  }
   if (!(g.scale > 0)) throw UsageError("--scale must be positive");
   (void)parse_layout(c.layout);
   for (auto s : c.split_sizes)

@@ -76,4 +76,12 @@ std::vector<Segment> modality_segments(std::int64_t begin, std::int64_t count, s
   return out;
 }
 
+std::optional<KernelLimit> unsupported(const Geometry& g) {
+  if (g.heads > 0 && g.d_head() % 8 != 0) return KernelLimit{"d_head", "must be a multiple of 8"};
+  if (g.experts > 1024) return KernelLimit{"experts", "must be at most 1024 per head"};
+  if (g.topk > 32) return KernelLimit{"topk", "must be at most 32"};
+  if (g.intermediate % 8 != 0) return KernelLimit{"intermediate", "must be a multiple of 8"};
+  return std::nullopt;
+}
+
 }  // namespace layerbench::moe

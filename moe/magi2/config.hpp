@@ -3,6 +3,7 @@
 // NOTES: every invariant the layer relies on is checked by validate() in bench/moe/run_config.hpp
 // (UsageError), so the layer and the kernels can assume a consistent geometry.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,18 @@ struct Geometry {
 };
 
 inline constexpr int kNumModalities = 3;  // video, text, audio
+
+// What the MAGI-2 layer's kernels take (moe/magi2/cuda_kernels.cu, router_kernels.cu, the Hopper
+// expert kernels; the host backend mirrors them so that both run every shape the profile accepts):
+// rows move in 16-byte vectors (8 bf16), so d_head and the intermediate size are multiples of 8;
+// the top-k kernel holds one head's scores in a warp, 32 per lane (at most 1024 experts per head)
+// and k winners per lane (k <= 32). The first limit a geometry breaks: its field (a Geometry member
+// or "d_head") and the reason; nullopt when every kernel takes it.
+struct KernelLimit {
+  std::string field;  // "d_head", "experts", "topk", "intermediate"
+  std::string rule;   // e.g. "must be a multiple of 8"
+};
+std::optional<KernelLimit> unsupported(const Geometry& g);
 
 Layout parse_layout(const std::string& s);
 

@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""The removal A/Bs of layerbench-moe profiles (--ab drop:COMPONENT), per family and component:
+the measured removal, its prediction from the component's replication what-if, whether the
+measured mean landed inside the predicted interval and the prediction's half-width relative to
+it, and the count per family over every process given.
+
+usage: moe_removals.py PROFILE.json [...]   (markdown on stdout)
+"""
+import json
+import sys
+from collections import defaultdict
+
+
+def main(paths):
+    rows, per_family = [], defaultdict(lambda: [0, 0])
+    for path in paths:
+        with open(path) as f:
+            doc = json.load(f)
+        block = doc.get("block", "?")
+        model = (doc.get("model") or {}).get("name", "?")
+        family = "MAGI-2" if block == "magi2_multi_head" else "standard"
+        for ab in doc.get("ab_drop", []):
+            for p in ab.get("predictions", []):
+                inside = bool(p.get("measured_inside_predicted_ci"))
+                half = p["half_width_ms"] / abs(p["predicted_ms"]) if p.get("predicted_ms") else float("nan")
+                rows.append((family, model, ab["component"], path.rsplit("/", 1)[-1], p["measured_ms"],
+                             p["predicted_ms"], p["predicted_ci_ms"], half, inside, ab.get("pairs")))
+                per_family[family][0] += inside
+                per_family[family][1] += 1
+    print("| family | model | component | process | measured delta (ms) | predicted (ms) [CI] | half-width / predicted "
+          "| inside | pairs |")
+    print("|---|---|---|---|---:|---:|---:|---|---:|")
+    for fam, model, comp, proc, meas, pred, ci, half, inside, pairs in rows:
+        print(f"| {fam} | {model} | {comp} | {proc} | {meas:+.4f} | {pred:+.4f} [{ci[0]:+.4f}, {ci[1]:+.4f}] | "
+              f"{100 * half:.1f}% | {'yes' if inside else 'NO'} | {pairs} |")
+    print()
+    for fam, (inside, total) in sorted(per_family.items()):
+        print(f"- {fam}: {inside} of {total} removals inside their predicted interval")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
