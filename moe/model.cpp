@@ -229,8 +229,10 @@ Model preset(std::string_view name) {
       m.origin = "preset " + m.name;
       // The presets are BF16 layers; --precision sets the experts.
       m.precision.method = "preset";
+      const char* src = m.block == Block::magi2_multi_head ? "preset: BF16 (the MAGI-2 layer has no FP8 path)"
+                                                           : "preset: BF16 (--precision sets the experts)";
       for (auto* part : {&m.precision.router, &m.precision.experts, &m.precision.shared})
-        *part = {Precision::Format::bf16, "preset: BF16 (--precision sets the experts)"};
+        *part = {Precision::Format::bf16, src};
       return m;
     }
     known += (known.empty() ? "" : ", ") + std::string(e.info.name);
@@ -272,6 +274,8 @@ void apply_precision(Model& m, const std::string& value) {
   };
   set(m.precision.experts, "precision.experts", src);
   set(m.precision.shared, "precision.shared", src);
+  // The checkpoint's power-of-two scales describe its fp8-block weights, not another format.
+  if (f != Precision::Format::fp8_block) m.precision.pow2_scales = false;
   if (m.precision.router.format != Precision::Format::bf16) {
     set(m.precision.router, "precision.router",
         fmt::format("{} (the config quantizes the router: {})", src, m.precision.router.source));

@@ -833,3 +833,16 @@ TEST(MoePrecision, FlagOverrides) {
   EXPECT_EQ(parse_precision("fp8-block", "t"), F::fp8_block);
   EXPECT_EQ(to_string(F::fp8_rowwise), "fp8-rowwise");
 }
+
+// docs/model-configs.md's Precision section names every format the model can carry and the flag.
+TEST(MoePrecision, DocsNameEveryFormat) {
+  std::ifstream in(std::string(LB_DOCS_DIR) + "/model-configs.md");
+  const std::string doc(std::istreambuf_iterator<char>(in), {});
+  const auto at = doc.find("## Precision");
+  ASSERT_NE(at, std::string::npos);
+  const std::string section = doc.substr(at, doc.find("\n## ", at + 1) - at);
+  for (auto f : {Precision::Format::bf16, Precision::Format::fp8_block, Precision::Format::fp8_rowwise})
+    EXPECT_NE(section.find("| `" + std::string(to_string(f)) + "` |"), std::string::npos) << to_string(f);
+  EXPECT_NE(section.find("`--precision bf16|fp8-block|fp8-rowwise`"), std::string::npos);
+  EXPECT_NE(section.find("`--precision bf16` profiles the BF16 layer instead"), std::string::npos);
+}
