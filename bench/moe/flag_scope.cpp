@@ -33,6 +33,7 @@ const std::vector<FlagScope>& flag_scopes() {
       {"--ep", false, true, "shards by --layout sp|tp", {}},
       {"--group-score", false, true, "routes without expert groups", {}},
       {"--expert-table", false, true, "chooses its expert path with --expert-gemm", {}},
+      {"--precision", false, true, "runs its experts in BF16 (it has no FP8 path)", {}},
   };
   return table;
 }

@@ -17,7 +17,7 @@ namespace {
 // Flags whose value lives in the overrides (the MAGI-2 geometry flags keep their fields).
 struct ModelFlagValues {
   std::string score, activation;
-  std::string selection_bias, normalize, topk_before_score, shared_gate, group_score;
+  std::string selection_bias, normalize, topk_before_score, shared_gate, group_score, precision;
   bool text_router_only = false;
   std::int64_t groups = 1, topk_groups = 1, shared_experts = 0, shared_intermediate = 0;
   double alpha = 1.702, limit = 7.0;
@@ -56,6 +56,10 @@ void resolve(CLI::App& app, RunConfig& c, const ModelFlagValues& f) {
   if (given(app, "--swiglu-alpha")) o.swiglu_alpha = f.alpha;
   if (given(app, "--swiglu-limit")) o.swiglu_limit = f.limit;
   if (given(app, "--group-score")) o.group_score = f.group_score;
+  if (given(app, "--precision")) {
+    parse_precision(f.precision, "--precision");  // an unknown spelling is named before the config is read
+    o.precision = f.precision;
+  }
   o.text_router_only = f.text_router_only;
   if (o.text_router_only && c.hf_config.empty())
     throw UsageError("--text-router-only applies to --hf-config (a config with per-modality routers)");
@@ -117,6 +121,11 @@ void add_model_flags(CLI::App& app, RunConfig& c) {
   app.add_option("--shared-gate", f->shared_gate, "override: on | off (sigmoid gate on the shared experts)");
   app.add_option("--group-score", f->group_score,
                  "override: max | top2-sum (how group-limited routing scores a group: its best expert, or its best two)");
+  app.add_option("--precision", f->precision,
+                 "standard block: bf16 | fp8-block (128x128 weight blocks, 1x128 dynamic activations) | fp8-rowwise "
+                 "(per output channel / per token): the routed and shared experts' format, replacing the config's "
+                 "quantization_config (the router keeps the config's unless the config quantizes it); default: the "
+                 "config's, BF16 for the presets");
   app.add_flag("--text-router-only", f->text_router_only,
                "a config with per-modality routers (multi_gate, router_type): profile the text path's router alone");
   cli::add_int(app, "--groups", f->groups, "override: expert groups of group-limited routing", std::int64_t{1}, std::int64_t{1} << 20);

@@ -114,6 +114,7 @@ Model model_from_hf_json(const json& doc, const std::string& origin, std::string
   for (const auto& [field, source] : m.sources)
     if (field != "moe_heads" && !read_from_config(r, source))
       m.not_from_config[field] = forced.empty() ? source : fmt::format("{} (--family {})", source, forced);
+  read_precision(doc, r, m, by_fields ? std::nullopt : fam, flags.precision);
   // The fields the flags settle count as given; the caller applies the flags.
   Model settled = m;
   apply_overrides(settled, flags);

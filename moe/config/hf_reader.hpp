@@ -183,6 +183,13 @@ class Reader {
     return v;
   }
   std::int64_t layers() const { return layers_; }
+  // The MoE layers' indices, ascending (after set_moe_layers).
+  std::vector<std::int64_t> moe_layer_indices() const {
+    std::vector<std::int64_t> out;
+    for (std::size_t i = 0; i < moe_mask_.size(); ++i)
+      if (moe_mask_[i]) out.push_back(static_cast<std::int64_t>(i));
+    return out;
+  }
   const json& config() const { return cfg_; }
   const std::string& prefix() const { return prefix_; }
   void set_layer_count(std::int64_t layers) { layers_ = layers; }
@@ -255,6 +262,14 @@ void field_pattern(Reader& r, std::vector<std::string>& decided);
 void refuse_unrepresentable(const json& doc, Reader& r, Model& m, bool text_router_only);
 void check_bounds(Reader& r, const Model& m);
 inline constexpr std::int64_t kMaxLayers = 100000;
+
+// The precision of the router, the routed and the shared experts (hf_precision.cpp): from the
+// config's quantization_config (the nested text config's, else the top level's), else its
+// torch_dtype / dtype. `fam` is the family read (nullopt: the field reader); `flag` is
+// --precision: a format with no kernel here is a UsageError naming the key and the method, unless
+// the flag replaces it.
+void read_precision(const json& doc, Reader& r, Model& m, std::optional<Family> fam,
+                    const std::optional<std::string>& flag);
 
 // A known family's reader (hf_family.cpp) and the field reader (hf_fields.cpp).
 void read_family(Reader& r, Model& m, Family fam, std::string_view type);

@@ -23,6 +23,22 @@ std::string_view to_string(Activation a) {
 std::string_view to_string(GroupScore g) { return g == GroupScore::max ? "max" : "top2_sum"; }
 std::string_view to_string(Block b) { return b == Block::standard ? "standard" : "magi2_multi_head"; }
 
+std::string_view to_string(Precision::Format f) {
+  switch (f) {
+    case Precision::Format::bf16: return "bf16";
+    case Precision::Format::fp8_block: return "fp8-block";
+    case Precision::Format::fp8_rowwise: return "fp8-rowwise";
+  }
+  return "?";
+}
+
+Precision::Format parse_precision(std::string_view s, std::string_view what) {
+  if (s == "bf16") return Precision::Format::bf16;
+  if (s == "fp8-block" || s == "fp8_block") return Precision::Format::fp8_block;
+  if (s == "fp8-rowwise" || s == "fp8_rowwise") return Precision::Format::fp8_rowwise;
+  throw UsageError(fmt::format("{} {}: unknown precision (known: bf16, fp8-block, fp8-rowwise)", what, s));
+}
+
 Score parse_score(std::string_view s, std::string_view what) {
   if (s == "softmax") return Score::softmax;
   if (s == "sigmoid") return Score::sigmoid;
@@ -98,6 +114,9 @@ Model deepseek_v3() {
   source_all(m, "preset: deepseek-ai/DeepSeek-V3 config.json (tests/moe/data/hf/deepseek-ai--DeepSeek-V3.json)");
   m.sources["moe_layers"] = "preset: num_hidden_layers 61 - first_k_dense_replace 3 (moe_layer_freq 1)";
   m.sources["activation"] = "preset: DeepSeek-V3 inference/model.py (SiLU-GLU experts)";
+  m.notes.push_back("DeepSeek-V3 ships its routed and shared experts as fp8-block (quantization_config "
+                    "weight_block_size [128, 128], dynamic 1x128 activations; router BF16); the preset is BF16: "
+                    "--precision fp8-block, or --hf-config with its config.json, for the deployed precision");
   return m;
 }
 
@@ -208,6 +227,12 @@ Model preset(std::string_view name) {
     if (e.info.name == want) {
       Model m = e.make();
       m.origin = "preset " + m.name;
+      // The presets are BF16 layers; --precision sets the experts.
+      m.precision.method = "preset";
+      const char* src = m.block == Block::magi2_multi_head ? "preset: BF16 (the MAGI-2 layer has no FP8 path)"
+                                                           : "preset: BF16 (--precision sets the experts)";
+      for (auto* part : {&m.precision.router, &m.precision.experts, &m.precision.shared})
+        *part = {Precision::Format::bf16, src};
       return m;
     }
     known += (known.empty() ? "" : ", ") + std::string(e.info.name);
@@ -233,8 +258,35 @@ std::string list_models_text() {
 bool ModelOverrides::any() const {
   return hidden || experts || topk || moe_intermediate || moe_heads || moe_layers || score || activation ||
          selection_bias || normalize || topk_before_score || shared_gate || groups || topk_groups || shared_experts ||
-         shared_intermediate || scale || swiglu_alpha || swiglu_limit || group_score;
+         shared_intermediate || scale || swiglu_alpha || swiglu_limit || group_score || precision;
 }
+
+namespace {
+
+// --precision: the routed and shared experts take the flag's format; the router keeps the
+// config's unless the config quantizes it (then the flag replaces that too), and the notes say which.
+void apply_precision(Model& m, const std::string& value) {
+  const Precision::Format f = parse_precision(value, "--precision");
+  const std::string src = "flag --precision " + value;
+  auto set = [&](Precision::Part& part, const char* field, const std::string& source) {
+    part = {f, source};
+    m.not_from_config[field] = source;
+  };
+  set(m.precision.experts, "precision.experts", src);
+  set(m.precision.shared, "precision.shared", src);
+  // The checkpoint's power-of-two scales describe its fp8-block weights, not another format.
+  if (f != Precision::Format::fp8_block) m.precision.pow2_scales = false;
+  if (m.precision.router.format != Precision::Format::bf16) {
+    set(m.precision.router, "precision.router",
+        fmt::format("{} (the config quantizes the router: {})", src, m.precision.router.source));
+  } else {
+    m.notes.push_back(fmt::format("--precision {} sets the routed and shared experts; the router stays bf16 ({})",
+                                  value, m.precision.router.source));
+  }
+}
+
+}  // namespace
+
 
 void apply_overrides(Model& m, const ModelOverrides& o) {
   std::vector<std::string> given;
@@ -277,6 +329,10 @@ void apply_overrides(Model& m, const ModelOverrides& o) {
   set(m.shared.gate, o.shared_gate, "shared_gate", "--shared-gate");
   set(m.activation.alpha, o.swiglu_alpha, "activation", "--swiglu-alpha");
   set(m.activation.limit, o.swiglu_limit, "activation", "--swiglu-limit");
+  if (o.precision) {
+    apply_precision(m, *o.precision);
+    given.emplace_back("--precision");
+  }
   if (o.groups && !o.topk_groups && m.router.topk_groups > m.router.groups) m.router.topk_groups = m.router.groups;
   if (!given.empty()) {
     m.origin += "; flags:";
@@ -367,6 +423,10 @@ nlohmann::json to_json(const Model& m) {
                         : nlohmann::json{{"kind", to_string(m.activation.kind)}};
   j["layers"] = m.layers;
   j["moe_layers"] = m.moe_layers;
+  auto part = [](const Precision::Part& p) { return nlohmann::json{{"format", to_string(p.format)}, {"source", p.source}}; };
+  j["precision"] = {{"method", m.precision.method}, {"pow2_scales", m.precision.pow2_scales},
+                    {"router", part(m.precision.router)}, {"experts", part(m.precision.experts)},
+                    {"shared", part(m.precision.shared)}};
   j["sources"] = m.sources;
   j["notes"] = m.notes;
   if (!m.inference.empty()) j["inference"] = m.inference;
@@ -374,14 +434,39 @@ nlohmann::json to_json(const Model& m) {
   return j;
 }
 
+namespace {
+
+// A precision source in a few words: its key path, "--precision" or "preset".
+std::string short_source(const std::string& source) {
+  if (source.starts_with("flag ")) return "--precision";
+  if (source.starts_with("preset")) return "preset";
+  if (source.starts_with("the ")) return "modelling code";  // a rule of the family's modelling code
+  if (source.starts_with("not read")) return "not read";
+  if (source.starts_with("no ")) return "no quantization_config";
+  return source.substr(0, source.find(' '));
+}
+
+}  // namespace
+
+std::string precision_summary(const Model& m) {
+  const auto& p = m.precision;
+  auto part = [](const char* name, const Precision::Part& x) {
+    return fmt::format("{} {} ({})", name, to_string(x.format), short_source(x.source));
+  };
+  std::string out = part("router", p.router) + ", " + part("experts", p.experts);
+  if (m.shared.count > 0) out += ", " + part("shared", p.shared);
+  if (p.pow2_scales) out += ", power-of-two scales";
+  return out;
+}
+
 std::string summary(const Model& m) {
-  return fmt::format("{} ({}): hidden {}, {} experts{}, top-{}, expert {}, shared {}x{}{}, router {}{}{}{}{} x{}, {}",
+  return fmt::format("{} ({}): hidden {}, {} experts{}, top-{}, expert {}, shared {}x{}{}, router {}{}{}{}{} x{}, {}; {}",
                      m.name, m.origin, m.hidden, m.experts, m.moe_heads > 1 ? fmt::format(" x {} heads", m.moe_heads) : "",
                      m.topk, m.moe_intermediate, m.shared.count, m.shared.size, m.shared.gate ? " gated" : "",
                      to_string(m.router.score), m.router.selection_bias ? " + bias" : "",
                      m.router.groups > 1 ? fmt::format(", {} groups / top-{}", m.router.groups, m.router.topk_groups) : "",
                      m.router.topk_before_score ? ", top-k first" : "", m.router.normalize ? ", renormalised" : "",
-                     m.router.scale, to_string(m.activation.kind));
+                     m.router.scale, to_string(m.activation.kind), precision_summary(m));
 }
 
 }  // namespace layerbench::moe

@@ -49,6 +49,38 @@ struct SharedSpec {
   std::int64_t intermediate() const { return count * size; }
 };
 
+// The number formats the layer's matrix products run in, per part, each with where it came from
+// (moe/config/hf_precision.cpp reads a config's quantization_config; docs/model-configs.md,
+// "Precision"). Formats:
+//   bf16         BF16 weights and activations.
+//   fp8_block    e4m3 weights with one fp32 scale per 128x128 block (per expert), activations e4m3
+//                with one fp32 scale per token per 128 channels (1x128), computed on the fly
+//                (dynamic): DeepSeek-V3's recipe; moe/fp8.hpp Scaling::block_128x128 (weights)
+//                and Scaling::block_1x128 (activations).
+//   fp8_rowwise  e4m3 weights with one fp32 scale per output channel, activations e4m3 with one
+//                fp32 scale per token, dynamic; moe/fp8.hpp Scaling::rowwise for both.
+// A part's `source` is the config key path that decided it ("quantization_config.weight_block_size
+// [128, 128] ..."), a rule of the family's modelling code, the preset, or "flag --precision ...".
+struct Precision {
+  enum class Format { bf16, fp8_block, fp8_rowwise };
+  struct Part {
+    Format format = Format::bf16;
+    std::string source;
+  };
+  Part router;   // the gate projection that scores the experts
+  Part experts;  // the routed experts' gate/up and down projections
+  Part shared;   // the shared experts' projections (described even where the model has none)
+  // quantization_config.scale_fmt "ue8m0": the checkpoint's block scales are powers of two
+  // (DeepSeek-V3.2); false for fp32 scales ("float", or no key).
+  bool pow2_scales = false;
+  // How the config declares it: "none" (no quantization_config), "fp8", "compressed-tensors",
+  // "preset", or the method a flag replaced ("mxfp4 (replaced by --precision)").
+  std::string method = "none";
+  bool all_bf16() const {
+    return router.format == Format::bf16 && experts.format == Format::bf16 && shared.format == Format::bf16;
+  }
+};
+
 // A semantic field a config of an unknown family leaves without a key: never guessed; a flag
 // settles it, or --family NAME reads the config with a known family's semantics.
 struct Unresolved {
@@ -68,6 +100,7 @@ struct Model {
   ActivationSpec activation;
   SharedSpec shared;
   std::int64_t layers = 0, moe_layers = 0;
+  Precision precision;                         // per part, with its source
   std::map<std::string, std::string> sources;  // field -> where it came from
   std::vector<std::string> notes;              // semantics not modelled, stated once
   // A config read by its fields (model_type not a known family): "family inferred from fields:
@@ -84,7 +117,9 @@ std::string_view to_string(Score s);
 std::string_view to_string(Activation a);
 std::string_view to_string(GroupScore g);
 std::string_view to_string(Block b);
+std::string_view to_string(Precision::Format f);  // "bf16", "fp8-block", "fp8-rowwise"
 // UsageError naming `what` on an unknown spelling.
+Precision::Format parse_precision(std::string_view s, std::string_view what);
 Score parse_score(std::string_view s, std::string_view what);
 Activation parse_activation(std::string_view s, std::string_view what);
 
@@ -132,6 +167,10 @@ struct ModelOverrides {
   std::optional<std::int64_t> groups, topk_groups, shared_experts, shared_intermediate;
   std::optional<double> scale, swiglu_alpha, swiglu_limit;
   std::optional<std::string> group_score;  // max | top2-sum
+  // --precision bf16|fp8-block|fp8-rowwise: the routed and shared experts' format. The router keeps
+  // the config's format unless the config quantizes it (then the flag sets it too); a
+  // quantization method with no kernel here (mxfp4, nvfp4, int4, ...) is read only with it.
+  std::optional<std::string> precision;
   // Profile the text path alone of a config with per-modality routers (--text-router-only).
   bool text_router_only = false;
   bool any() const;
@@ -151,7 +190,10 @@ void check_ep(const Model& m, std::int64_t ep);
 // Schema layerbench-model/1.
 inline constexpr std::string_view kModelSchema = "layerbench-model/1";
 nlohmann::json to_json(const Model& m);
-// One line for report headers: "deepseek-v3 (preset; flags: --experts)".
+// One line for report headers: "deepseek-v3 (preset; flags: --experts)", ending with the precision.
 std::string summary(const Model& m);
+// "router bf16 (quantization_config.modules_to_not_convert), experts fp8-block
+// (quantization_config.weight_block_size), ...": each part's format and the key (or flag) it came from.
+std::string precision_summary(const Model& m);
 
 }  // namespace layerbench::moe

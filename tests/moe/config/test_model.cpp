@@ -59,8 +59,10 @@ TEST(MoeModel, PresetsMatchTheirConfigFiles) {
       {"deepseek-v3", "deepseek-ai--DeepSeek-V3"}, {"qwen3-30b-a3b", "Qwen--Qwen3-30B-A3B"},
       {"mixtral-8x7b", "mistralai--Mixtral-8x7B-v0.1"}, {"gpt-oss-120b", "openai--gpt-oss-120b"},
       {"glm-4.5-air", "zai-org--GLM-4.5-Air"}};
+  ModelOverrides bf16;  // gpt-oss ships MXFP4 experts: read as the BF16 layer its preset is
+  bf16.precision = "bf16";
   for (const auto& [name, file] : pairs) {
-    const Model p = preset(name), f = read_hf_config(fixture(file));
+    const Model p = preset(name), f = read_hf_config(fixture(file), {}, bf16);
     auto jp = to_json(p), jf = to_json(f);
     for (const char* k : {"hidden", "experts", "topk", "moe_intermediate", "shared_experts", "shared_intermediate",
                           "shared_gate", "router", "activation", "layers", "moe_layers"})
@@ -116,7 +118,9 @@ TEST(MoeModel, ConfigFixturesResolveToTheirFields) {
   EXPECT_EQ(glm5.moe_layers, 75);
   EXPECT_TRUE(glm5.router.selection_bias);
 
-  const Model gpt = read_hf_config(fixture("openai--gpt-oss-120b"));
+  ModelOverrides bf16;
+  bf16.precision = "bf16";
+  const Model gpt = read_hf_config(fixture("openai--gpt-oss-120b"), {}, bf16);
   EXPECT_DOUBLE_EQ(gpt.activation.limit, 7.0);
   EXPECT_EQ(gpt.sources.at("activation"), "swiglu_limit");
 }
@@ -203,10 +207,30 @@ TEST(MoeHfCorpus, EveryConfigResolvesToItsManifest) {
       EXPECT_NE(msg.find(e["refuse"].get<std::string>()), std::string::npos) << msg;
       continue;
     }
+    // Every entry states its precision; a format with no kernel here is refused naming its key
+    // and the method, and read with the --precision flag the entry names.
+    ASSERT_TRUE(e.contains("precision")) << "no precision in the manifest entry";
+    const auto& px = e["precision"];
+    ModelOverrides o;
+    if (px.contains("refuse")) {
+      const std::string msg = usage_error([&] { read_hf_config(path); });
+      EXPECT_NE(msg.find(px["refuse"].get<std::string>()), std::string::npos) << msg;
+      EXPECT_NE(msg.find("--precision bf16 profiles the BF16 layer instead"), std::string::npos) << msg;
+      o.precision = px["flag"].get<std::string>();
+    }
     Model m;
-    if (const std::string err = usage_error([&] { m = read_hf_config(path); }); !err.empty()) {
+    if (const std::string err = usage_error([&] { m = read_hf_config(path, {}, o); }); !err.empty()) {
       ADD_FAILURE() << err;
       continue;
+    }
+    apply_overrides(m, o);
+    EXPECT_EQ(to_string(m.precision.router.format), px["router"].get<std::string>());
+    EXPECT_EQ(to_string(m.precision.experts.format), px["experts"].get<std::string>());
+    EXPECT_EQ(to_string(m.precision.shared.format), px["shared"].get<std::string>());
+    EXPECT_EQ(m.precision.pow2_scales, px["pow2_scales"].get<bool>());
+    for (const auto& [part, want] : px["from"].items()) {
+      const auto& got = part == "router" ? m.precision.router : part == "experts" ? m.precision.experts : m.precision.shared;
+      EXPECT_NE(got.source.find(want.get<std::string>()), std::string::npos) << part << ": " << got.source;
     }
     const auto& x = e["expect"];
     EXPECT_EQ(m.hidden, x["hidden"]);
@@ -429,7 +453,7 @@ TEST(MoeHfRules, EachRuleOnARealConfig) {
        {"router.score: no key", "--router-score"}},
       {"2: glm4_moe without norm_topk_prob, n_group, scoring_func, topk_method", "zai-org--GLM-4.7-FP8", nullptr, {}},
       {"2: qwen3_5_moe_text: renormalised, gated shared expert by its modelling code", "nvidia--Qwen3.6-35B-A3B-NVFP4",
-       nullptr, {}},
+       [](json& j) { j.erase("quantization_config"); }, {}},
       {"2: kimi_k2 copy without norm_topk_prob: no verified class default, asked", "moonshotai--Kimi-K2-Thinking",
        nullptr, {"router.normalize: no key (norm_topk_prob)", "--normalize on|off"}},
       {"3: per-modality routers", "zai-org--GLM-4.7-FP8", [](json& j) { j["multi_gate"] = true; },
@@ -482,7 +506,9 @@ TEST(MoeHfRules, EachRuleOnARealConfig) {
   EXPECT_DOUBLE_EQ(glm.router.scale, 2.5);  // the config's key
   EXPECT_NE(glm.sources.at("router.normalize").find("Glm4MoeConfig's true"), std::string::npos)
       << glm.sources.at("router.normalize");
-  const Model q36 = model_from_hf_json(load("nvidia--Qwen3.6-35B-A3B-NVFP4"), "t");
+  ModelOverrides bf16;  // its NVFP4 experts have no kernel here (MoePrecision)
+  bf16.precision = "bf16";
+  const Model q36 = model_from_hf_json(load("nvidia--Qwen3.6-35B-A3B-NVFP4"), "t", "", bf16);
   EXPECT_TRUE(q36.router.normalize);
   EXPECT_TRUE(q36.shared.gate);
   EXPECT_NE(q36.sources.at("router.normalize").find("Qwen3_5MoeTextConfig"), std::string::npos);
@@ -553,4 +579,270 @@ TEST(MoeHfRules, DocsTableMatchesTheCode) {
   const std::string doc(std::istreambuf_iterator<char>(in), {});
   ASSERT_FALSE(doc.empty());
   for (const auto& row : hf_class_default_rows()) EXPECT_NE(doc.find(row), std::string::npos) << row;
+}
+
+// ---- precision (quantization_config) -------------------------------------------------------
+
+namespace {
+
+nlohmann::json load_fixture(const std::string& name) {
+  std::ifstream in(fixture(name));
+  return nlohmann::json::parse(std::string(std::istreambuf_iterator<char>(in), {}));
+}
+
+// Laguna's router semantics, which its config leaves out, settled as the flags would.
+ModelOverrides laguna_router() {
+  ModelOverrides o;
+  o.score = "sigmoid";
+  o.selection_bias = true;
+  o.normalize = true;
+  o.scale = 1.0;
+  o.shared_gate = false;
+  return o;
+}
+
+bool listed(const Model& m, const std::string& field) {
+  const auto lines = not_from_config_lines(m);
+  return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.starts_with(field + ": "); });
+}
+
+}  // namespace
+
+// Each way a config declares its precision, on a real config (edited where no stored config shows
+// the case): the format of each part and the key it came from, or the refusal naming the key.
+TEST(MoePrecision, EachMethodOnARealConfig) {
+  using nlohmann::json;
+  using F = Precision::Format;
+  struct Row {
+    const char* what;
+    const char* file;
+    std::function<void(json&)> edit;
+    std::vector<std::string> refusal;  // fragments; empty: resolves to the formats below
+    F router = F::bf16, experts = F::bf16, shared = F::bf16;
+    std::string experts_from = {}, router_from = {};
+  };
+  const auto ct_group = [](json& j) -> json& { return j["quantization_config"]["config_groups"]["group_0"]; };
+  const Row rows[] = {
+      {"fp8, 128x128 blocks; DeepSeek's router is not a Linear", "deepseek-ai--DeepSeek-V3", nullptr, {},
+       F::bf16, F::fp8_block, F::fp8_block, "quantization_config.weight_block_size [128, 128] (quant_method fp8",
+       "the deepseek family's router is a weight parameter, not a Linear layer"},
+      {"fp8, ue8m0 scales", "deepseek-ai--DeepSeek-V3.2", nullptr, {}, F::bf16, F::fp8_block, F::fp8_block,
+       "quantization_config.scale_fmt ue8m0: power-of-two scales", ""},
+      {"fp8, mlp.gate left BF16 by name", "Qwen--Qwen3-30B-A3B-FP8", nullptr, {}, F::bf16, F::fp8_block, F::fp8_block,
+       "", "quantization_config.modules_to_not_convert entry \"model.layers.0.mlp.gate\""},
+      {"fp8, the router left BF16 by a suffix ('gate')", "MiniMaxAI--MiniMax-M2.5", nullptr, {}, F::bf16, F::fp8_block,
+       F::fp8_block, "", "entry \"gate\" names model.layers.0.block_sparse_moe.gate"},
+      {"fp8, ignored_layers (modules_to_not_convert's alias) as a regex", "deepseek-ai--DeepSeek-V3",
+       [](json& j) { j["quantization_config"]["ignored_layers"] = json::array({"model.layers.*.mlp.shared_experts"}); },
+       {}, F::bf16, F::fp8_block, F::bf16, "", ""},
+      {"fp8, no weight_block_size: the class default", "deepseek-ai--DeepSeek-V3",
+       [](json& j) { j["quantization_config"].erase("weight_block_size"); }, {}, F::bf16, F::fp8_block, F::fp8_block,
+       "absent: FineGrainedFP8Config's default [128, 128]", ""},
+      {"fp8, dequantize true: BF16 when loaded", "deepseek-ai--DeepSeek-V3",
+       [](json& j) { j["quantization_config"]["dequantize"] = true; }, {}, F::bf16, F::bf16, F::bf16,
+       "quantization_config.dequantize true", ""},
+      {"fp8, blocks other than 128x128", "deepseek-ai--DeepSeek-V3",
+       [](json& j) { j["quantization_config"]["weight_block_size"] = json::array({64, 64}); },
+       {"config key quantization_config.weight_block_size = [64,64]", "--precision bf16"}},
+      {"fp8, per-tensor weights", "deepseek-ai--DeepSeek-V3",
+       [](json& j) { j["quantization_config"]["weight_block_size"] = nullptr; },
+       {"quantization_config.weight_block_size = null: per-tensor"}},
+      {"fp8, static activations", "deepseek-ai--DeepSeek-V3",
+       [](json& j) { j["quantization_config"]["activation_scheme"] = "static"; },
+       {"config key quantization_config.activation_scheme = \"static\"", "none exists"}},
+      {"fp8, e5m2", "deepseek-ai--DeepSeek-V3", [](json& j) { j["quantization_config"]["fmt"] = "e5m2"; },
+       {"quantization_config.fmt = \"e5m2\""}},
+      {"fp8, a part that differs between MoE layers", "Qwen--Qwen3-30B-A3B-FP8",
+       [](json& j) {
+         auto& l = j["quantization_config"]["modules_to_not_convert"];
+         l.erase(std::find(l.begin(), l.end(), json("model.layers.5.mlp.gate")));
+       },
+       {"the precision of the router differs between projections or MoE layers", "gate at MoE layer 5: quantized"}},
+      {"fp8, projections of one part that differ", "deepseek-ai--DeepSeek-V3",
+       [](json& j) { j["quantization_config"]["modules_to_not_convert"] = json::array({"down_proj"}); },
+       {"the precision of the routed experts differs", "down_proj at MoE layer 3"}},
+      {"compressed-tensors FP8_BLOCK, `re:` ignore", "poolside--Laguna-XS.2-FP8", nullptr, {}, F::bf16, F::fp8_block,
+       F::fp8_block, "weights.block_structure [128, 128] with quantization_config.config_groups.group_0.input_activations.group_size 128",
+       "quantization_config.ignore entry \"re:.*\\.mlp\\.gate$\""},
+      {"compressed-tensors FP8_DYNAMIC (channel weights, token activations)", "poolside--Laguna-XS.2-FP8",
+       [&](json& j) {
+         ct_group(j)["weights"]["strategy"] = "channel";
+         ct_group(j)["weights"]["block_structure"] = nullptr;
+         ct_group(j)["input_activations"]["strategy"] = "token";
+         ct_group(j)["input_activations"]["group_size"] = nullptr;
+       },
+       {}, F::bf16, F::fp8_rowwise, F::fp8_rowwise, "weights.strategy channel with", ""},
+      {"compressed-tensors, no ignore: the config quantizes the router", "poolside--Laguna-XS.2-FP8",
+       [](json& j) { j["quantization_config"].erase("ignore"); }, {}, F::fp8_block, F::fp8_block, F::fp8_block, "",
+       "targets: quantization_config.config_groups.group_0.targets \"Linear\""},
+      {"compressed-tensors, per-tensor weights", "poolside--Laguna-XS.2-FP8",
+       [&](json& j) { ct_group(j)["weights"]["strategy"] = "tensor"; },
+       {"quantization_config.config_groups.group_0.weights.strategy = \"tensor\": per-tensor weight scales"}},
+      {"compressed-tensors, block weights with groups of 64", "poolside--Laguna-XS.2-FP8",
+       [&](json& j) { ct_group(j)["input_activations"]["group_size"] = 64; },
+       {"config key quantization_config.config_groups.group_0: block weights with group activations", "group_size 64"}},
+      {"compressed-tensors, static activations", "poolside--Laguna-XS.2-FP8",
+       [&](json& j) { ct_group(j)["input_activations"]["dynamic"] = false; },
+       {"group_0.input_activations.dynamic = false: activations with static (calibrated) scales"}},
+      {"compressed-tensors, block size other than 128x128", "poolside--Laguna-XS.2-FP8",
+       [&](json& j) { ct_group(j)["weights"]["block_structure"] = json::array({128, 64}); },
+       {"group_0.weights.block_structure = [128,64]"}},
+      {"compressed-tensors int4 (Kimi-K2.5)", "moonshotai--Kimi-K2.5", nullptr,
+       {"text_config.quantization_config.config_groups.group_0.weights: 4-bit int weights"}},
+      {"mxfp4 (gpt-oss)", "openai--gpt-oss-120b", nullptr,
+       {"config key quantization_config.quant_method = \"mxfp4\": MXFP4", "--precision bf16 profiles the BF16 layer instead"}},
+      {"modelopt NVFP4", "nvidia--Kimi-K2.6-NVFP4", nullptr,
+       {"quant_method = \"modelopt\" (quant_algo NVFP4)", "--precision bf16"}},
+      {"gptq", "EchoCog--gpt-oss-20b-gptq", nullptr, {"quant_method = \"gptq\": gptq weights have no kernel here"}},
+      {"awq", "deepseek-ai--DeepSeek-V3", [](json& j) { j["quantization_config"] = {{"quant_method", "awq"}, {"bits", 4}}; },
+       {"quant_method = \"awq\": awq weights have no kernel here"}},
+      {"bitsandbytes", "deepseek-ai--DeepSeek-V3",
+       [](json& j) { j["quantization_config"] = {{"quant_method", "bitsandbytes"}, {"load_in_4bit", true}}; },
+       {"quant_method = \"bitsandbytes\""}},
+      {"no quantization_config: torch_dtype", "mistralai--Mixtral-8x7B-v0.1", nullptr, {}, F::bf16, F::bf16, F::bf16,
+       "torch_dtype bfloat16 (no quantization_config)", ""},
+      {"no quantization_config: a nested dtype", "Qwen--Qwen3.5-35B-A3B", nullptr, {}, F::bf16, F::bf16, F::bf16,
+       "text_config.dtype bfloat16 (no quantization_config)", ""},
+      {"no quantization_config: an FP8 dtype has no scales", "mistralai--Mixtral-8x7B-v0.1",
+       [](json& j) { j["torch_dtype"] = "float8_e4m3fn"; }, {"config key torch_dtype = \"float8_e4m3fn\" without a quantization_config"}},
+  };
+  for (const auto& row : rows) {
+    SCOPED_TRACE(std::string(row.what) + " - " + row.file);
+    json doc = load_fixture(row.file);
+    if (row.edit) row.edit(doc);
+    const ModelOverrides o = std::string(row.file).starts_with("poolside") ? laguna_router() : ModelOverrides{};
+    Model m;
+    const std::string msg = usage_error([&] { m = model_from_hf_json(doc, row.file, "", o); });
+    if (!row.refusal.empty()) {
+      for (const auto& frag : row.refusal) EXPECT_NE(msg.find(frag), std::string::npos) << frag << "\n" << msg;
+      continue;
+    }
+    ASSERT_EQ(msg, "");
+    EXPECT_EQ(m.precision.router.format, row.router) << m.precision.router.source;
+    EXPECT_EQ(m.precision.experts.format, row.experts) << m.precision.experts.source;
+    EXPECT_EQ(m.precision.shared.format, row.shared) << m.precision.shared.source;
+    EXPECT_NE(m.precision.experts.source.find(row.experts_from), std::string::npos) << m.precision.experts.source;
+    EXPECT_NE(m.precision.router.source.find(row.router_from), std::string::npos) << m.precision.router.source;
+  }
+}
+
+// Where each part's precision came from: a key is a config field; a rule of the modelling code, a
+// class default or a missing dtype is listed among the fields not read from the config.
+TEST(MoePrecision, SourcesAndTheFieldsNotFromTheConfig) {
+  const Model v3 = read_hf_config(fixture("deepseek-ai--DeepSeek-V3"));
+  EXPECT_TRUE(listed(v3, "precision.router"));  // the DeepSeek family's router rule
+  EXPECT_FALSE(listed(v3, "precision.experts"));
+  EXPECT_EQ(v3.precision.method, "fp8");
+  EXPECT_NE(summary(v3).find("experts fp8-block (quantization_config.weight_block_size)"), std::string::npos)
+      << summary(v3);
+  EXPECT_NE(summary(v3).find("router bf16 (modelling code)"), std::string::npos) << summary(v3);
+  const auto j = to_json(v3);
+  EXPECT_EQ(j["precision"]["experts"]["format"], "fp8-block");
+  EXPECT_EQ(j["precision"]["router"]["format"], "bf16");
+  EXPECT_EQ(j["precision"]["method"], "fp8");
+  EXPECT_EQ(j["precision"]["pow2_scales"], false);
+  EXPECT_TRUE(j["precision"]["shared"]["source"].get<std::string>().starts_with("quantization_config.weight_block_size"));
+  EXPECT_TRUE(read_hf_config(fixture("deepseek-ai--DeepSeek-V3.2")).precision.pow2_scales);
+  EXPECT_NE(summary(read_hf_config(fixture("deepseek-ai--DeepSeek-V3.2"))).find("power-of-two scales"), std::string::npos);
+  const Model qwen = read_hf_config(fixture("Qwen--Qwen3-30B-A3B-FP8"));
+  EXPECT_FALSE(listed(qwen, "precision.router"));  // named by modules_to_not_convert
+  EXPECT_FALSE(listed(qwen, "precision.experts"));
+  const Model mix = read_hf_config(fixture("mistralai--Mixtral-8x7B-v0.1"));
+  EXPECT_FALSE(listed(mix, "precision.experts"));
+  EXPECT_EQ(mix.precision.method, "none");
+  // No dtype key at all, and a float16 one: said, and listed.
+  auto doc = load_fixture("mistralai--Mixtral-8x7B-v0.1");
+  doc.erase("torch_dtype");
+  const Model none = model_from_hf_json(doc, "t");
+  EXPECT_EQ(none.precision.experts.format, Precision::Format::bf16);
+  EXPECT_TRUE(listed(none, "precision.experts"));
+  EXPECT_NE(none.precision.experts.source.find("no quantization_config and no torch_dtype"), std::string::npos);
+  doc["torch_dtype"] = "float16";
+  const Model half = model_from_hf_json(doc, "t");
+  EXPECT_NE(half.precision.experts.source.find("torch_dtype float16 (no quantization_config): timed as bf16"),
+            std::string::npos) << half.precision.experts.source;
+  EXPECT_TRUE(listed(half, "precision.experts"));
+  // The class default of weight_block_size is listed too.
+  auto v3doc = load_fixture("deepseek-ai--DeepSeek-V3");
+  v3doc["quantization_config"].erase("weight_block_size");
+  EXPECT_TRUE(listed(model_from_hf_json(v3doc, "t"), "precision.experts"));
+  // Presets are BF16, said as the preset's.
+  for (const auto& p : presets()) {
+    const Model m = preset(p.name);
+    EXPECT_TRUE(m.precision.all_bf16()) << p.name;
+    EXPECT_TRUE(m.precision.experts.source.starts_with("preset")) << p.name;
+  }
+  const Model dsp = preset("deepseek-v3");
+  EXPECT_TRUE(std::any_of(dsp.notes.begin(), dsp.notes.end(),
+                          [](const std::string& n) { return n.find("ships its routed and shared experts as fp8-block") != std::string::npos; }));
+}
+
+// --precision sets the routed and shared experts; the router keeps the config's format unless the
+// config quantizes it; a method with no kernel is read only with the flag; unknown values are named.
+TEST(MoePrecision, FlagOverrides) {
+  using F = Precision::Format;
+  ModelOverrides block;
+  block.precision = "fp8-block";
+  Model p = preset("deepseek-v3");
+  apply_overrides(p, block);
+  EXPECT_EQ(p.precision.experts.format, F::fp8_block);
+  EXPECT_EQ(p.precision.shared.format, F::fp8_block);
+  EXPECT_EQ(p.precision.router.format, F::bf16);
+  EXPECT_EQ(p.precision.experts.source, "flag --precision fp8-block");
+  EXPECT_EQ(p.not_from_config.at("precision.experts"), "flag --precision fp8-block");
+  EXPECT_NE(p.origin.find("flags: --precision"), std::string::npos);
+  EXPECT_NE(summary(p).find("experts fp8-block (--precision)"), std::string::npos) << summary(p);
+  EXPECT_TRUE(std::any_of(p.notes.begin(), p.notes.end(), [](const std::string& n) {
+    return n.find("--precision fp8-block sets the routed and shared experts; the router stays bf16") != std::string::npos;
+  }));
+  // A config's FP8 blocks replaced by rowwise scales; its router stays BF16.
+  ModelOverrides rowwise;
+  rowwise.precision = "fp8-rowwise";
+  Model v3 = read_hf_config(fixture("deepseek-ai--DeepSeek-V3"), {}, rowwise);
+  apply_overrides(v3, rowwise);
+  EXPECT_EQ(v3.precision.experts.format, F::fp8_rowwise);
+  EXPECT_EQ(v3.precision.router.format, F::bf16);
+  EXPECT_EQ(to_json(v3)["precision"]["experts"]["format"], "fp8-rowwise");
+  // A config that quantizes the router: the flag replaces it too, and says so.
+  auto doc = load_fixture("poolside--Laguna-XS.2-FP8");
+  doc["quantization_config"].erase("ignore");
+  ModelOverrides o = laguna_router();
+  o.precision = "bf16";
+  Model lag = model_from_hf_json(doc, "t", "", o);
+  EXPECT_EQ(lag.precision.router.format, F::fp8_block);
+  apply_overrides(lag, o);
+  EXPECT_TRUE(lag.precision.all_bf16());
+  EXPECT_NE(lag.precision.router.source.find("flag --precision bf16 (the config quantizes the router"), std::string::npos)
+      << lag.precision.router.source;
+  // mxfp4: refused without the flag, the BF16 layer with it.
+  ModelOverrides bf16;
+  bf16.precision = "bf16";
+  Model gpt = read_hf_config(fixture("openai--gpt-oss-120b"), {}, bf16);
+  EXPECT_NE(gpt.precision.method.find("mxfp4 (replaced by --precision bf16)"), std::string::npos);
+  apply_overrides(gpt, bf16);
+  EXPECT_TRUE(gpt.precision.all_bf16());
+  EXPECT_NE(gpt.precision.router.source.find("not read: config key quantization_config.quant_method = \"mxfp4\""),
+            std::string::npos) << gpt.precision.router.source;
+  EXPECT_EQ(gpt.precision.experts.source, "flag --precision bf16");
+  // An unknown value is named.
+  ModelOverrides bad;
+  bad.precision = "fp4";
+  Model q = preset("qwen3-30b-a3b");
+  EXPECT_NE(usage_error([&] { apply_overrides(q, bad); }).find("--precision fp4: unknown precision (known: bf16, fp8-block, fp8-rowwise)"),
+            std::string::npos);
+  EXPECT_EQ(parse_precision("fp8-block", "t"), F::fp8_block);
+  EXPECT_EQ(to_string(F::fp8_rowwise), "fp8-rowwise");
+}
+
+// docs/model-configs.md's Precision section names every format the model can carry and the flag.
+TEST(MoePrecision, DocsNameEveryFormat) {
+  std::ifstream in(std::string(LB_DOCS_DIR) + "/model-configs.md");
+  const std::string doc(std::istreambuf_iterator<char>(in), {});
+  const auto at = doc.find("## Precision");
+  ASSERT_NE(at, std::string::npos);
+  const std::string section = doc.substr(at, doc.find("\n## ", at + 1) - at);
+  for (auto f : {Precision::Format::bf16, Precision::Format::fp8_block, Precision::Format::fp8_rowwise})
+    EXPECT_NE(section.find("| `" + std::string(to_string(f)) + "` |"), std::string::npos) << to_string(f);
+  EXPECT_NE(section.find("`--precision bf16|fp8-block|fp8-rowwise`"), std::string::npos);
+  EXPECT_NE(section.find("`--precision bf16` profiles the BF16 layer instead"), std::string::npos);
 }
