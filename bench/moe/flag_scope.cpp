@@ -49,6 +49,8 @@ const std::vector<FlagScope>& flag_scopes() {
       {"--ep", false, true, "shards by --layout sp|tp", {}},
       {"--group-score", false, true, "routes without expert groups", {}},
       {"--expert-table", false, true, "chooses its expert path with --expert-gemm", {}},
+      {"--dispatch", false, true,
+       "exchanges head slices in the act type before it routes them (its ep_dispatch has no FP8 path)", {}},
   };
   return table;
 }

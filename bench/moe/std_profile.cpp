@@ -83,6 +83,15 @@ reports::Measurement dense_reference(const harness::Runner& runner, StdBlock& bl
 
 }  // namespace
 
+void add_std_flags(CLI::App& app, RunConfig& c) {
+  app.add_option("--dispatch", c.dispatch,
+                 "standard block: what the dispatch all-to-allv carries: bf16 (the act type: bf16 on cuda, fp32 on "
+                 "the host backend) or fp8 (e4m3 with one fp32 scale per 128 channels per token copy, DeepSeek-V3's "
+                 "recipe as DeepEP dispatches; the combine stays in the act type)")
+      ->check(CLI::IsMember({"bf16", "fp8"}))
+      ->default_str("bf16");
+}
+
 int run_standard(harness::Context& ctx, const RunConfig& c) {
   Communicator& world = ctx.world;
   auto& dev = world.device();
@@ -93,7 +102,8 @@ int run_standard(harness::Context& ctx, const RunConfig& c) {
   if (!c.split_sizes.empty() && static_cast<int>(c.split_sizes.size()) != P)
     throw UsageError(fmt::format("--split-sizes has {} entries but the world has {} ranks", c.split_sizes.size(), P));
   const auto splits = c.split_sizes.empty() ? std::vector<std::int64_t>(static_cast<std::size_t>(P), c.tokens) : c.split_sizes;
-  const StdPlan plan = make_std_plan(c.model, world.rank(), P, splits);
+  StdPlan plan = make_std_plan(c.model, world.rank(), P, splits);
+  plan.dispatch = c.dispatch == "fp8" ? DispatchPrecision::fp8 : DispatchPrecision::act;
   if (world.backend() == Backend::cuda && c.model.activation.kind == Activation::gelu_tanh_glu)
     throw UsageError(fmt::format("activation gelu_tanh_glu (from {}): the CUDA expert kernels run silu-glu and "
                                  "swiglu-clamped only; use --backend host, or --activation silu-glu to time the "
@@ -108,6 +118,8 @@ int run_standard(harness::Context& ctx, const RunConfig& c) {
   dev.synchronize(s);
   nlohmann::json checks = run_checks(block, x.data(), out.data(), c);
   const nlohmann::json load = expert_load(block);
+  double bytes[2] = {double(block.dispatch_bytes()), double(block.combine_bytes())};  // the checked forward's, all ranks
+  world.control_sum(bytes);
 
   harness::Runner runner(world, harness::timing_from(c.common));
   std::vector<reports::Measurement> results;
@@ -135,6 +147,11 @@ int run_standard(harness::Context& ctx, const RunConfig& c) {
   if (!md.inference.empty()) text += "- " + md.inference + "\n";
   for (const auto& line : not_from_config_lines(md)) text += "- not read from the config: " + line + "\n";
   for (const auto& n : md.notes) text += "- note: " + n + "\n";
+  const char* act = block.act_bytes() == 2 ? "bf16" : "fp32";
+  text += fmt::format("- dispatch {}: {} B per token copy; combine {}: {} B per copy; the checked forward moved {:.0f} B "
+                      "in the dispatch and {:.0f} B in the combine over all ranks\n",
+                      plan.dispatch == DispatchPrecision::fp8 ? "fp8 (e4m3 + fp32 scale per 128 channels)" : act,
+                      block.dispatch_row_bytes(), act, block.combine_row_bytes(), bytes[0], bytes[1]);
   text += "- kernel path per component:\n";
   for (auto it = paths.begin(); it != paths.end(); ++it) text += fmt::format("  - {}: {}\n", it.key(), it.value().get<std::string>());
   text += fmt::format("\n{} warmup + {} timed iterations, rank-max per iteration; every part timed on its own.\n\n",
@@ -145,9 +162,12 @@ int run_standard(harness::Context& ctx, const RunConfig& c) {
                       load.value("experts_without_tokens", 0.0));
   text += "- checks: " + json_text(checks) + "\n";
   nlohmann::json config = {{"model", to_json(md)}, {"tokens", c.tokens}, {"split_sizes", splits}, {"ep", P},
-                           {"block", "standard"}, {"seed", c.common.seed}};
+                           {"block", "standard"}, {"seed", c.common.seed},
+                           {"dispatch", plan.dispatch == DispatchPrecision::fp8 ? "fp8" : act}};
   nlohmann::json extra = {{"model", to_json(md)}, {"kernel_paths", paths}, {"checks", checks}, {"expert_load", load},
-                          {"warnings", comp.warnings}, {"world_size", P}, {"tokens_per_rank", plan.tokens}};
+                          {"warnings", comp.warnings}, {"world_size", P}, {"tokens_per_rank", plan.tokens},
+                          {"dispatch_bytes", {{"row", block.dispatch_row_bytes()}, {"all_ranks", bytes[0]}}},
+                          {"combine_bytes", {{"row", block.combine_row_bytes()}, {"all_ranks", bytes[1]}}}};
   const auto doc = harness::make_document(ctx, runner, config, results, extra);
   if (ctx.is_root()) {
     std::fputs(text.c_str(), harness::text_stream(c.common));

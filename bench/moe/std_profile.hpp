@@ -8,4 +8,7 @@ namespace layerbench::moe {
 
 int run_standard(harness::Context& ctx, const RunConfig& c);
 
+// The standard block's own flags: --dispatch bf16|fp8.
+void add_std_flags(CLI::App& app, RunConfig& c);
+
 }  // namespace layerbench::moe
