@@ -1,5 +1,5 @@
 /* liblayerbench_fp8_experts: the standard block's FP8 (e4m3, rowwise-scaled) grouped expert GEMMs
- * on Hopper (moe/fp8_grouped_sm90.cuh) behind a C ABI, so that a peer framework can run them on
+ * on Hopper (moe/hopper/fp8_grouped_sm90.cuh) behind a C ABI, so that a peer framework can run them on
  * its own device buffers and stream, interleaved with its own kernels in one process
  * (bench/moe/torch_fp8.py loads it with ctypes).
  *

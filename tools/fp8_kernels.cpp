@@ -4,7 +4,7 @@
 //   operands  seeded bf16 x (R, h), W13 (E, 2I, h), Wd (E, h, I), quantized on the device
 //             (fp8_quantize_rows: per row of x, per output channel of the weights);
 //   path      grouped gate/up with the GLU fused (bf16 act), the act rows quantized on the
-//             device, grouped down (moe/fp8_grouped_sm90.cuh);
+//             device, grouped down (moe/hopper/fp8_grouped_sm90.cuh);
 //   check     before timing, on the outputs poisoned with NaN first: every element of act and y
 //             written and finite; the device quantizer against moe/fp8.hpp's bit for bit on
 //             sampled rows of x, the act and the sampled experts' weights; act and y of sampled rows
@@ -19,12 +19,12 @@
 
 #include "collectives/cuda_internal.hpp"
 #include "collectives/types.hpp"
-#include "moe/cuda_kernels.cuh"
+#include "moe/magi2/cuda_kernels.cuh"
 #include "moe/fp8.hpp"
-#include "moe/fp8_grouped_sm90.cuh"
+#include "moe/hopper/fp8_grouped_sm90.cuh"
 #include "moe/init.hpp"
-#include "moe/std_grouped_sm90.cuh"
-#include "moe/std_ops.hpp"
+#include "moe/hopper/std_grouped_sm90.cuh"
+#include "moe/standard/std_ops.hpp"
 #include "tools/std_kernels.hpp"
 
 #include <fmt/core.h>
@@ -227,7 +227,7 @@ bool study(Device& dev, const Model& m, const std::vector<std::int64_t>& counts,
   row(m.name, "fp8-rowwise wgmma down alone", time_it(dev, warmup, iterations, down), dn_flop);
   row(m.name, "fp8-rowwise expert MLPs (gate/up + quantize + down)",
       time_it(dev, warmup, iterations, [&] { gate_up(); quant_act(); down(); }), gu_flop + dn_flop);
-  // The launch variants the GPU test checks (tests/moe/test_fp8_grouped_gpu.cpp), gate/up and down alone.
+  // The launch variants the GPU test checks (tests/moe/hopper/test_fp8_grouped_gpu.cpp), gate/up and down alone.
   const cuda::StdGroupedVariant chosen = cuda::std_grouped_variant();
   for (const char* v : {"unpaired+whole-tiles", "pair-order"}) {
     cuda::std_grouped_set_variant(cuda::parse_grouped_variant(v));
