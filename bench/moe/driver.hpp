@@ -15,6 +15,7 @@
 #include "harness/runner.hpp"
 #include "moe/layer_interface.hpp"
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <functional>
@@ -81,6 +82,10 @@ class Family {
                              std::vector<std::string>& notes) {
     (void)results, (void)derived, (void)notes;
   }
+  // Lines the header adds after the model (the standard block: the dispatch and combine bytes) and
+  // their JSON (top-level keys of the document).
+  virtual std::vector<std::string> header_notes() { return {}; }
+  virtual nlohmann::json extra_json() { return nlohmann::json::object(); }
   // The family's own A/B (MAGI-2: --ab metadata), after the what-ifs.
   virtual std::optional<AbResult> own_ab(const void* x, const std::vector<ComponentResult>& comps,
                                          const std::vector<harness::WhatIfResult>& what_ifs,
@@ -96,5 +101,7 @@ int run_profile(harness::Context& ctx, const RunConfig& c, Family& family);
 // The families.
 std::unique_ptr<Family> make_magi2_family(const RunConfig& c, Communicator& world);
 std::unique_ptr<Family> make_standard_family(const RunConfig& c, Communicator& world);
+// The standard block's own flags: --dispatch bf16|fp8.
+void add_std_flags(CLI::App& app, RunConfig& c);
 
 }  // namespace layerbench::moe

@@ -34,6 +34,8 @@ const std::vector<FlagScope>& flag_scopes() {
       {"--group-score", false, true, "routes without expert groups", {}},
       {"--expert-table", false, true, "chooses its expert path with --expert-gemm", {}},
       {"--precision", false, true, "runs its experts in BF16 (it has no FP8 path)", {}},
+      {"--dispatch", false, true,
+       "exchanges head slices in the act type before it routes them (its ep_dispatch has no FP8 path)", {}},
   };
   return table;
 }

@@ -2,6 +2,7 @@
 // expert-parallel block of any MoE model).
 #include "harness/main.hpp"
 #include "bench/moe/profile.hpp"
+#include "bench/moe/driver.hpp"
 
 namespace {
 
@@ -33,7 +34,10 @@ int main(int argc, char** argv) {
        "  mpirun -np 2 layerbench-moe --layout sp --json moe.json --markdown moe.md\n"
        "  layerbench-moe --model deepseek-v3 --describe\n"
        "  mpirun -np 2 layerbench-moe --ab metadata --pairs 30 --markdown -\n"},
-      [](CLI::App& app, RunConfig& c) { layerbench::moe::add_flags(app, c); },
+      [](CLI::App& app, RunConfig& c) {
+        layerbench::moe::add_flags(app, c);
+        layerbench::moe::add_std_flags(app, c);
+      },
       [](const RunConfig& c) { layerbench::moe::validate(c); },
       [](layerbench::harness::Context& ctx, const RunConfig& c) {
         if (!c.describe && !c.list_models && !c.advise)

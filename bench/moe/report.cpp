@@ -174,6 +174,7 @@ reports::Section profile_section(const ProfileInputs& in, const harness::Runner&
   if (!c.model.inference.empty()) s.notes.push_back(c.model.inference);
   for (const auto& line : not_from_config_lines(c.model)) s.notes.push_back("not read from the config: " + line);
   for (const auto& n : c.model.notes) s.notes.push_back("note: " + n);
+  for (const auto& n : in.family.header_notes()) s.notes.push_back(n);
   for (const auto& r : in.comps)
     if (r.m.params.contains("kernel_path")) {
       kernel_paths[r.m.name] = r.m.params["kernel_path"];
@@ -324,6 +325,7 @@ void finish_report(harness::Context& ctx, const harness::Runner& runner, Profile
                                {"world_size", in.family.layer().ep().size()},
                                {"tokens_per_rank", in.family.tokens_per_rank()}, {"iterations", runner.options().iterations}};
   if (!telemetry_json.empty()) extra_json["telemetry"] = telemetry_json;
+  extra_json.update(in.family.extra_json());
   md += study_blocks(in, extra_json);
   const auto doc = harness::make_document(ctx, runner, config_json(in), results, extra_json);
   if (ctx.is_root()) {

@@ -42,6 +42,7 @@ struct RunConfig {
   double confidence = 0.95;  // of every interval the profile and the A/B print (alpha = 1 - confidence)
   ExpertPath expert_gemm = ExpertPath::automatic;  // cuda; the flag offers the profile's paths
   std::string expert_table;  // standard block, cuda: layerbench-moe-kernels' per-shape expert paths
+  std::string dispatch;      // standard block: --dispatch bf16 (the act type) | fp8; "" = not given (bf16)
   std::int64_t dense_gemm_size = 0;  // 0 = 8192 on cuda, 256 on host
   bool skip_check = false;
   bool graph = false;  // also time the layer and the stack replayed as CUDA graphs

@@ -31,7 +31,8 @@ std::vector<std::int64_t> splits_of(const RunConfig& c, int P) {
 
 std::unique_ptr<StdBlock> make_block(const RunConfig& c, Communicator& world) {
   const int P = world.size();
-  const StdPlan plan = make_std_plan(c.model, world.rank(), P, splits_of(c, P));
+  StdPlan plan = make_std_plan(c.model, world.rank(), P, splits_of(c, P));
+  plan.dispatch = c.dispatch == "fp8" ? DispatchPrecision::fp8 : DispatchPrecision::act;
   if (world.backend() == Backend::cuda && c.model.activation.kind == Activation::gelu_tanh_glu)
     throw UsageError(fmt::format("activation gelu_tanh_glu (from {}): the CUDA expert kernels run silu-glu and "
                                  "swiglu-clamped only; use --backend host, or --activation silu-glu to time the "
@@ -83,10 +84,14 @@ class StdFamily final : public Family {
     return j;
   }
 
-  // Rows per local expert of the last dispatch, over every rank.
+  // Rows per local expert of the last dispatch, over every rank; the bytes its dispatch and
+  // combine moved, over every rank.
   nlohmann::json load(const void* x) override {
     (void)x;
     StdBlock& b = *block_;
+    bytes_[0] = double(b.dispatch_bytes());
+    bytes_[1] = double(b.combine_bytes());
+    b.ep().control_sum(bytes_);
     const auto& rows = b.local_expert_rows();
     double mx = 0, tot = 0, empty = 0;
     for (auto v : rows) {
@@ -102,6 +107,20 @@ class StdFamily final : public Family {
     return {{"experts", sums[2]}, {"assignments", sums[0]}, {"mean_per_expert", mean},
             {"max_per_expert_all_ranks", most}, {"max_over_mean_all_ranks", mean > 0 ? most / mean : 0},
             {"experts_without_tokens", sums[1]}};
+  }
+
+  std::vector<std::string> header_notes() override {
+    const StdBlock& b = *block_;
+    const char* act = b.act_bytes() == 2 ? "bf16" : "fp32";
+    return {fmt::format("dispatch {}: {} B per token copy; combine {}: {} B per copy; the checked forward moved {:.0f} B "
+                        "in the dispatch and {:.0f} B in the combine over all ranks",
+                        fp8() ? "fp8 (e4m3 + fp32 scale per 128 channels)" : act, b.dispatch_row_bytes(), act,
+                        b.combine_row_bytes(), bytes_[0], bytes_[1])};
+  }
+  nlohmann::json extra_json() override {
+    const StdBlock& b = *block_;
+    return {{"dispatch_bytes", {{"row", b.dispatch_row_bytes()}, {"all_ranks", bytes_[0]}}},
+            {"combine_bytes", {{"row", b.combine_row_bytes()}, {"all_ranks", bytes_[1]}}}};
   }
 
   std::vector<StackFigure> stacks() override {
@@ -122,7 +141,7 @@ class StdFamily final : public Family {
   nlohmann::json config_json() const override {
     const StdPlan& p = block_->plan();
     return {{"block", "standard"}, {"model", to_json(c_.model)}, {"tokens", c_.tokens}, {"split_sizes", p.splits},
-            {"ep", p.world}};
+            {"ep", p.world}, {"dispatch", fp8() ? "fp8" : block_->act_bytes() == 2 ? "bf16" : "fp32"}};
   }
   std::int64_t tokens_per_rank() const override { return block_->plan().tokens; }
   std::string expert_component() const override { return "expert_compute"; }
@@ -146,11 +165,23 @@ class StdFamily final : public Family {
   }
 
  private:
+  bool fp8() const { return block_->plan().dispatch == DispatchPrecision::fp8; }
+
   const RunConfig& c_;
   std::unique_ptr<StdBlock> block_;
+  double bytes_[2] = {0, 0};
 };
 
 }  // namespace
+
+void add_std_flags(CLI::App& app, RunConfig& c) {
+  app.add_option("--dispatch", c.dispatch,
+                 "standard block: what the dispatch all-to-allv carries: bf16 (the act type: bf16 on cuda, fp32 on "
+                 "the host backend) or fp8 (e4m3 with one fp32 scale per 128 channels per token copy, DeepSeek-V3's "
+                 "recipe as DeepEP dispatches; the combine stays in the act type)")
+      ->check(CLI::IsMember({"bf16", "fp8"}))
+      ->default_str("bf16");
+}
 
 std::unique_ptr<Family> make_standard_family(const RunConfig& c, Communicator& world) {
   return std::make_unique<StdFamily>(c, world);

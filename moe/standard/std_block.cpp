@@ -3,6 +3,7 @@
 #include "collectives/error.hpp"
 #include "moe/expert_buckets.hpp"
 #include "moe/init.hpp"
+#include "moe/standard/fp8_dispatch.hpp"
 #include "moe/standard/std_reference.hpp"
 
 #include <fmt/format.h>
@@ -37,10 +38,27 @@ StdPlan make_std_plan(const Model& m, int rank, int world, const std::vector<std
   return p;
 }
 
+std::string_view to_string(DispatchPrecision d) { return d == DispatchPrecision::fp8 ? "fp8" : "act"; }
+
+void check_dispatch(const Model& m, DispatchPrecision d) {
+  if (d == DispatchPrecision::fp8 && m.hidden % 2 != 0)
+    throw UsageError(fmt::format("FP8 dispatch: hidden {} is odd; the packed rows (hidden e4m3 bytes + 4 bytes of "
+                                 "scale per 128 channels) travel as 2-byte words, so hidden must be even",
+                                 m.hidden));
+}
+
+std::int64_t StdBlock::dispatch_row_bytes() const {
+  return plan_.dispatch == DispatchPrecision::fp8 ? fp8::dispatch_row_bytes(model_.hidden)
+                                                  : model_.hidden * static_cast<std::int64_t>(act_size_);
+}
+std::int64_t StdBlock::combine_row_bytes() const { return model_.hidden * static_cast<std::int64_t>(act_size_); }
+
 StdBlock::StdBlock(const Model& m, const StdPlan& plan, Communicator& ep, std::unique_ptr<StdOps> ops,
                    std::uint64_t seed, int layer_index)
     : model_(m), plan_(plan), ep_(ep), ops_(std::move(ops)), act_(ops_->act()), act_size_(dtype_size(act_)) {
   LB_CHECK(ep_.size() == plan_.world && ep_.rank() == plan_.rank, "plan matches the EP group");
+  check_dispatch(m, plan_.dispatch);
+  const bool fp8 = plan_.dispatch == DispatchPrecision::fp8;
   const auto N = static_cast<std::size_t>(plan_.tokens), H = static_cast<std::size_t>(m.hidden);
   const auto E = static_cast<std::size_t>(m.experts), k = static_cast<std::size_t>(m.topk);
   const auto El = static_cast<std::size_t>(plan_.experts_local), I = static_cast<std::size_t>(m.moe_intermediate);
@@ -59,7 +77,10 @@ StdBlock::StdBlock(const Model& m, const StdPlan& plan, Communicator& ep, std::u
   weight_ = zeros(N * k * 4);
   slot_ = zeros(N * k * 4);
   send_map_ = zeros(N * k * 4);
-  send_ = zeros(N * k * H * act_size_);
+  if (fp8)
+    send_fp8_ = zeros(N * k * static_cast<std::size_t>(fp8::dispatch_row_bytes(m.hidden)));
+  else
+    send_ = zeros(N * k * H * act_size_);
   back_ = zeros(N * k * H * act_size_);
   routed_ = zeros(N * H * act_size_);
   counts_send_ = zeros(E * 8);
@@ -146,7 +167,10 @@ void StdBlock::dispatch_permute(Stream s) {
   dev.copy_from_host(slot_.data(), slot.data(), slot.size() * 4, s);
   dev.copy_from_host(send_map_.data(), map.data(), map.size() * 4, s);
   dev.copy_from_host(counts_send_.data(), expert_counts_.data(), expert_counts_.size() * 8, s);
-  ops_->gather_rows(x_, send_map_.as<std::int32_t>(), send_.data(), send_rows_, H, s);
+  if (plan_.dispatch == DispatchPrecision::fp8)  // quantized as they are gathered
+    ops_->gather_quantize_fp8(x_, send_map_.as<std::int32_t>(), send_fp8_.as<std::uint8_t>(), send_rows_, H, s);
+  else
+    ops_->gather_rows(x_, send_map_.as<std::int32_t>(), send_.data(), send_rows_, H, s);
 }
 
 void StdBlock::counts_exchange(Stream s) {
@@ -180,7 +204,10 @@ void StdBlock::counts_exchange(Stream s) {
     }
   const auto R = static_cast<std::size_t>(recv_rows_);
   ensure(expert_map_, R * 4);
-  ensure(recv_, R * H * act_size_);
+  if (plan_.dispatch == DispatchPrecision::fp8)
+    ensure(recv_fp8_, R * static_cast<std::size_t>(dispatch_row_bytes()));
+  else
+    ensure(recv_, R * H * act_size_);
   ensure(xe_, R * H * act_size_);
   ensure(ye_, R * H * act_size_);
   ensure(y_recv_, R * H * act_size_);
@@ -192,6 +219,15 @@ void StdBlock::counts_exchange(Stream s) {
 }
 
 void StdBlock::dispatch(Stream s) {
+  if (plan_.dispatch == DispatchPrecision::fp8) {  // packed rows as 2-byte words (hidden is even)
+    const auto words = static_cast<std::size_t>(dispatch_row_bytes()) / 2;
+    auto rows = [words](std::vector<std::size_t> v) {
+      for (auto& x : v) x *= words;
+      return v;
+    };
+    ep_.all_to_allv(send_fp8_.data(), rows(sc_), rows(sd_), recv_fp8_.data(), rows(rc_), rows(rd_), DType::bf16, s);
+    return;
+  }
   const auto H = static_cast<std::size_t>(model_.hidden);
   auto scale = [H](std::vector<std::size_t> v) {
     for (auto& x : v) x *= H;
@@ -203,7 +239,10 @@ void StdBlock::dispatch(Stream s) {
 void StdBlock::experts(Stream s) {
   if (recv_rows_ == 0) return;  // no copy reached this rank's experts
   const std::int64_t H = model_.hidden, I = model_.moe_intermediate, R = recv_rows_;
-  ops_->gather_rows(recv_.data(), expert_map_.as<std::int32_t>(), xe_.data(), R, H, s);
+  if (plan_.dispatch == DispatchPrecision::fp8)  // dequantized as they are reordered (the FP8 rows stay in recv_fp8_)
+    ops_->gather_dequantize_fp8(recv_fp8_.as<std::uint8_t>(), expert_map_.as<std::int32_t>(), xe_.data(), R, H, s);
+  else
+    ops_->gather_rows(recv_.data(), expert_map_.as<std::int32_t>(), xe_.data(), R, H, s);
   ops_->expert_mlp(xe_.data(), w13_.data(), w_down_.data(), gu_.data(), act_buf_.data(), ye_.data(), expert_rows_, H,
                    I, model_.activation, s);
   ops_->scatter_rows(ye_.data(), expert_map_.as<std::int32_t>(), y_recv_.data(), R, H, s);
@@ -275,6 +314,14 @@ std::vector<Component> StdBlock::components() const {
   const double bus = (P - 1) / P;  // nccl-tests' all-to-all factor
   const std::string total = "whole_layer";
   auto path = [this](const char* c) { return ops_->path(c); };
+  const bool fp8 = plan_.dispatch == DispatchPrecision::fp8;
+  const double drow = double(dispatch_row_bytes()), crow = double(combine_row_bytes());
+  std::string permute_path = path("dispatch_permute"), dispatch_path = path("ep_dispatch");
+  if (fp8) {
+    permute_path += "; FP8 dispatch: rows quantized to e4m3 (one fp32 scale per 128 channels) as they are gathered";
+    dispatch_path += fmt::format("; FP8 dispatch: one packed row per copy, {} e4m3 + {} scale bytes", model_.hidden,
+                                 dispatch_row_bytes() - model_.hidden);
+  }
   // The path that this shape takes and why (a --expert-table row, else the device's fastest path).
   std::string expert_path = path("expert_compute");
   if (ep_.backend() == Backend::cuda) {
@@ -282,13 +329,14 @@ std::vector<Component> StdBlock::components() const {
     expert_path += fmt::format("; this shape (hidden {}, intermediate {}, {} local experts) runs {}: {}", hh, ii, ee,
                                to_string(ops_->expert_path_for(hh, ii, ee)), ops_->expert_choice_reason(hh, ii, ee));
   }
+  if (fp8) expert_path = "FP8 dispatch: rows dequantized to the act type as they are reordered; " + expert_path;
   std::vector<Component> t = {
       {"router", Role::part, total, {.flops = 2 * N * E * H}, false, path("router")},
-      {"dispatch_permute", Role::part, total, {.bytes = 2 * S * H * a}, true, path("dispatch_permute")},
+      {"dispatch_permute", Role::part, total, {.bytes = S * H * a + S * drow}, true, permute_path},
       {"ep_counts_exchange", Role::communication, total, {.bytes = E * 8, .bus_factor = bus}, true, path("ep_counts_exchange")},
-      {"ep_dispatch", Role::communication, total, {.bytes = S * H * a, .bus_factor = bus}, false, path("ep_dispatch")},
+      {"ep_dispatch", Role::communication, total, {.bytes = S * drow, .bus_factor = bus}, false, dispatch_path},
       {"expert_compute", Role::part, total, {.flops = 6 * R * H * I}, false, expert_path},
-      {"ep_combine", Role::communication, total, {.bytes = R * H * a, .bus_factor = bus}, false, path("ep_combine")},
+      {"ep_combine", Role::communication, total, {.bytes = R * crow, .bus_factor = bus}, false, path("ep_combine")},
       {"weighted_sum", Role::part, total, {.bytes = (N * k * H + N * H) * a}, false, path("weighted_sum")},
   };
   if (Is > 0)

@@ -6,13 +6,24 @@
 //   dispatch_permute    routed token copies read back, grouped by destination rank (by expert)
 //   ep_counts_exchange  per-expert copy counts to every destination (all-to-all of int64),
 //                       read back to size the dispatch: the metadata exchange of standard EP
-//   ep_dispatch         all-to-allv of the token copies
+//   ep_dispatch         all-to-allv of the token copies (in the act type, or FP8: see below)
 //   expert_compute      rows reordered expert-major, gate/up GEMM, activation, down GEMM per
 //                       local expert (experts with no token are skipped), rows reordered back
 //   ep_combine          all-to-allv of the expert outputs back to the token owners
 //   weighted_sum        out = sum_j w_j * y_j per token (fp32, j order)
 //   shared_experts      the shared MLP (count x size) with its optional sigmoid gate
 // Activations are the backend's act type; the input is the block's (normalised) input.
+//
+// FP8 dispatch (StdPlan::dispatch = DispatchPrecision::fp8; DeepSeek-V3's low-precision
+// communication, DeepEP's FP8 dispatch): dispatch_permute quantizes the copies as it gathers them
+// into packed rows of moe/standard/fp8_dispatch.hpp (hidden e4m3 bytes + one fp32 scale per 128 channels,
+// the last group partial when hidden is not a multiple of 128); ep_dispatch moves the packed
+// rows in one all-to-allv (a copy's data and its scales in one message, as DeepEP's token
+// message: two collectives would pay the latency twice for 4 bytes per 128 channels), carried as
+// 2-byte words (the communicator has no byte type; a copy is exact), so hidden must be even;
+// expert_compute dequantizes them to the act type as it reorders them expert-major (the received
+// packed rows stay in received_fp8() for experts that read FP8 directly). The combine stays in
+// the act type (bf16 on CUDA, fp32 on the host), as DeepEP's BF16 combine.
 #include "collectives/communicator.hpp"
 #include "moe/layer_interface.hpp"
 #include "moe/config/model.hpp"
@@ -20,18 +31,26 @@
 
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 namespace layerbench::moe {
+
+// What the dispatch all-to-allv carries: the act type, or FP8 rows (above).
+enum class DispatchPrecision { act, fp8 };
+std::string_view to_string(DispatchPrecision d);  // "act" | "fp8"
 
 struct StdPlan {
   int rank = 0, world = 1;
   std::vector<std::int64_t> splits;  // tokens per rank
   std::int64_t tokens = 0, token0 = 0, global_tokens = 0;
   std::int64_t experts_local = 0, expert0 = 0;
+  DispatchPrecision dispatch = DispatchPrecision::act;  // set after make_std_plan
 };
 // UsageError when the experts do not divide over the ranks.
 StdPlan make_std_plan(const Model& m, int rank, int world, const std::vector<std::int64_t>& splits);
+// UsageError when the model cannot be dispatched at that precision (FP8: an odd hidden size).
+void check_dispatch(const Model& m, DispatchPrecision d);
 
 class StdBlock final : public LayerInterface {
  public:
@@ -82,6 +101,20 @@ class StdBlock final : public LayerInterface {
   std::int64_t sent_rows() const { return send_rows_; }
   std::int64_t received_rows() const { return recv_rows_; }
   const std::vector<std::int64_t>& local_expert_rows() const { return expert_rows_; }
+  // Bytes of one token copy in the dispatch (hidden x act size, or fp8::dispatch_row_bytes) and
+  // in the combine (hidden x act size); bytes this rank sent in the last dispatch and combine
+  // (the component table's ep_dispatch and ep_combine bytes).
+  DispatchPrecision dispatch_precision() const { return plan_.dispatch; }
+  std::int64_t dispatch_row_bytes() const;
+  std::int64_t combine_row_bytes() const;
+  std::int64_t dispatch_bytes() const { return send_rows_ * dispatch_row_bytes(); }
+  std::int64_t combine_bytes() const { return recv_rows_ * combine_row_bytes(); }
+  // FP8 dispatch: the received packed rows of the last dispatch, in received order (rank-major,
+  // then expert; the expert-major order is the one expert_compute builds), received_rows() of
+  // dispatch_row_bytes() each; nullptr with the act-type dispatch.
+  const std::uint8_t* received_fp8() const {
+    return plan_.dispatch == DispatchPrecision::fp8 ? recv_fp8_.as<std::uint8_t>() : nullptr;
+  }
 
  private:
   Buffer zeros(std::size_t bytes);
@@ -122,6 +155,7 @@ class StdBlock final : public LayerInterface {
   Buffer expert_map_;                // int32 (R): expert-major row -> received row
   Buffer xe_, gu_, act_buf_, ye_;    // (R, H), (R, 2I), (R, I), (R, H)
   Buffer y_recv_;                    // (R, H) outputs in the received order
+  Buffer send_fp8_, recv_fp8_;       // FP8 dispatch: packed rows (S), (R) (moe/standard/fp8_dispatch.hpp)
   Buffer back_;                      // (S, H) outputs back in the send order
   Buffer routed_;                    // (N, H)
   Buffer s_gu_, s_act_, shared_out_; // (N, 2Is), (N, Is), (N, H)

@@ -227,6 +227,14 @@ class CudaStdOps final : public StdOps {
                     Stream s) override {
     launch_gather(src, map, dst, rows, h, 1, s);
   }
+  void gather_quantize_fp8(const void* src, const std::int32_t* map, std::uint8_t* packed, std::int64_t rows,
+                           std::int64_t h, Stream s) override {
+    cuda::std_gather_quantize_fp8(static_cast<const bf16*>(src), map, packed, rows, h, detail::cuda_stream(s));
+  }
+  void gather_dequantize_fp8(const std::uint8_t* packed, const std::int32_t* map, void* dst, std::int64_t rows,
+                             std::int64_t h, Stream s) override {
+    cuda::std_gather_dequantize_fp8(packed, map, static_cast<bf16*>(dst), rows, h, detail::cuda_stream(s));
+  }
   void glu(const void* in, void* out, std::int64_t m, std::int64_t inter, const ActivationSpec& a, Stream s) override {
     cuda::std_glu(static_cast<const bf16*>(in), static_cast<bf16*>(out), m, inter, a, detail::cuda_stream(s));
   }

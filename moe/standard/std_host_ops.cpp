@@ -3,6 +3,7 @@
 #include "collectives/error.hpp"
 #include "common/input_file.hpp"
 #include "moe/config/router.hpp"
+#include "moe/standard/fp8_dispatch.hpp"
 #include "moe/standard/std_ops.hpp"
 
 #include "common/usage.hpp"
@@ -52,6 +53,18 @@ class HostStdOps final : public StdOps {
     for (std::int64_t i = 0; i < rows; ++i)
       std::memcpy(static_cast<float*>(dst) + std::int64_t{map[i]} * h, static_cast<const float*>(src) + i * h,
                   static_cast<std::size_t>(h) * 4);
+  }
+  void gather_quantize_fp8(const void* src, const std::int32_t* map, std::uint8_t* packed, std::int64_t rows,
+                           std::int64_t h, Stream) override {
+    const std::int64_t rb = fp8::dispatch_row_bytes(h);
+    for (std::int64_t i = 0; i < rows; ++i)
+      fp8::quantize_dispatch_row(static_cast<const float*>(src) + std::int64_t{map[i]} * h, h, packed + i * rb);
+  }
+  void gather_dequantize_fp8(const std::uint8_t* packed, const std::int32_t* map, void* dst, std::int64_t rows,
+                             std::int64_t h, Stream) override {
+    const std::int64_t rb = fp8::dispatch_row_bytes(h);
+    for (std::int64_t i = 0; i < rows; ++i)
+      fp8::dequantize_dispatch_row(packed + std::int64_t{map[i]} * rb, h, static_cast<float*>(dst) + i * h);
   }
   void glu(const void* in, void* out, std::int64_t m, std::int64_t inter, const ActivationSpec& a, Stream) override {
     const auto* x = static_cast<const float*>(in);

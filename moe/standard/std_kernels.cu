@@ -11,6 +11,8 @@
 #include "moe/hopper/std_glu.cuh"
 #include "moe/standard/std_kernels.cuh"
 
+#include <cuda_fp8.h>
+
 #include <algorithm>
 #include <cfloat>
 #include <climits>
@@ -246,7 +248,74 @@ __global__ void glu_scalar(const bf16* __restrict__ in, bf16* __restrict__ out, 
   }
 }
 
+// FP8 dispatch rows (moe/standard/fp8_dispatch.hpp): one block of kFp8Threads per row, channel
+// g * 128 + threadIdx.x of group g per thread. Row bytes: h e4m3, then ceil(h / 128) fp32 scales.
+constexpr int kFp8Threads = 128;
+constexpr int kFp8Group = 128;
+
+__global__ void __launch_bounds__(kFp8Threads)
+    gather_quantize_fp8(const bf16* __restrict__ src, const int* __restrict__ map, std::uint8_t* __restrict__ packed,
+                        long long rows, long long h) {
+  __shared__ float red[kFp8Threads / 32];
+  const long long groups = (h + kFp8Group - 1) / kFp8Group, rb = h + 4 * groups;
+  for (long long row = blockIdx.x; row < rows; row += gridDim.x) {  // uniform over the block
+    const bf16* x = src + static_cast<long long>(map[row]) * h;
+    std::uint8_t* out = packed + row * rb;
+    for (long long g = 0; g < groups; ++g) {
+      const long long c = g * kFp8Group + threadIdx.x;
+      const float v = c < h ? __bfloat162float(x[c]) : 0.0f;
+      float amax = fabsf(v);
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+      if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = amax;
+      __syncthreads();
+      amax = red[0];
+#pragma unroll
+      for (int w = 1; w < kFp8Threads / 32; ++w) amax = fmaxf(amax, red[w]);
+      __syncthreads();  // red is rewritten by the next group
+      const float s = fmaxf(amax, 1e-4f) / 448.0f;  // IEEE division (no fast math): the host's scale
+      if (c < h) out[c] = static_cast<std::uint8_t>(__nv_cvt_float_to_fp8(v / s, __NV_SATFINITE, __NV_E4M3));
+      if (threadIdx.x < 4) out[h + 4 * g + threadIdx.x] = static_cast<std::uint8_t>(__float_as_uint(s) >> (8 * threadIdx.x));
+    }
+  }
+}
+
+__global__ void __launch_bounds__(kFp8Threads)
+    gather_dequantize_fp8(const std::uint8_t* __restrict__ packed, const int* __restrict__ map, bf16* __restrict__ dst,
+                          long long rows, long long h) {
+  const long long groups = (h + kFp8Group - 1) / kFp8Group, rb = h + 4 * groups;
+  for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+    const std::uint8_t* in = packed + static_cast<long long>(map[row]) * rb;
+    for (long long c = threadIdx.x; c < h; c += kFp8Threads) {
+      const std::uint8_t* sp = in + h + 4 * (c / kFp8Group);  // little-endian fp32, any alignment
+      const float s = __uint_as_float(static_cast<unsigned>(sp[0]) | static_cast<unsigned>(sp[1]) << 8 |
+                                      static_cast<unsigned>(sp[2]) << 16 | static_cast<unsigned>(sp[3]) << 24);
+      __nv_fp8_e4m3 q;
+      q.__x = in[c];
+      dst[row * h + c] = __float2bfloat16(static_cast<float>(q) * s);
+    }
+  }
+}
+
+unsigned fp8_row_blocks(std::int64_t rows) { return static_cast<unsigned>(std::min<std::int64_t>(rows, 1LL << 20)); }
+
 }  // namespace
+
+void std_gather_quantize_fp8(const bf16* src, const std::int32_t* map, std::uint8_t* packed, std::int64_t rows,
+                             std::int64_t h, cudaStream_t st) {
+  if (rows == 0) return;
+  LB_CHECK(h > 0, "std_gather_quantize_fp8: hidden must be positive");
+  gather_quantize_fp8<<<fp8_row_blocks(rows), kFp8Threads, 0, st>>>(src, map, packed, rows, h);
+  LB_CUDA_CHECK_LAUNCH();
+}
+
+void std_gather_dequantize_fp8(const std::uint8_t* packed, const std::int32_t* map, bf16* dst, std::int64_t rows,
+                               std::int64_t h, cudaStream_t st) {
+  if (rows == 0) return;
+  LB_CHECK(h > 0, "std_gather_dequantize_fp8: hidden must be positive");
+  gather_dequantize_fp8<<<fp8_row_blocks(rows), kFp8Threads, 0, st>>>(packed, map, dst, rows, h);
+  LB_CUDA_CHECK_LAUNCH();
+}
 
 void std_route(const float* logits, const float* bias, const RouterSpec& spec, std::int64_t n, std::int64_t e,
                std::int64_t k, std::int32_t* idx, float* weight, cudaStream_t st) {

@@ -8,6 +8,11 @@
 //               up to kStdRouteMaxExperts and k <= 32, in one kernel over fp32 logits.
 //   std_glu     (m, 2I) [gate | up] -> (m, I), SiLU-GLU or clamped SwiGLU, 16-byte accesses
 //               when I is a multiple of 8.
+//   std_gather_quantize_fp8 / std_gather_dequantize_fp8
+//               the FP8 dispatch rows (moe/standard/fp8_dispatch.hpp): one block of 128 threads per
+//               row, one channel per thread and 128-channel group, the group's amax by warp
+//               shuffles; the scale's bytes written and read one by one (not 4-byte aligned in
+//               general); the same scale, division and cvt.rn.satfinite rounding as the host.
 #include "moe/config/model.hpp"
 
 #include <cuda_bf16.h>
@@ -27,5 +32,12 @@ void std_route(const float* logits, const float* bias, const RouterSpec& spec, s
 
 void std_glu(const __nv_bfloat16* in, __nv_bfloat16* out, std::int64_t m, std::int64_t inter,
              const ActivationSpec& a, cudaStream_t st);
+
+// packed row i (dispatch_row_bytes(h) bytes) = quantize(src row map[i]), src rows of h bf16.
+void std_gather_quantize_fp8(const __nv_bfloat16* src, const std::int32_t* map, std::uint8_t* packed,
+                             std::int64_t rows, std::int64_t h, cudaStream_t st);
+// dst row i (h bf16) = bf16(dequantize(packed row map[i])).
+void std_gather_dequantize_fp8(const std::uint8_t* packed, const std::int32_t* map, __nv_bfloat16* dst,
+                               std::int64_t rows, std::int64_t h, cudaStream_t st);
 
 }  // namespace layerbench::moe::cuda

@@ -50,6 +50,13 @@ class StdOps {
                            Stream s) = 0;
   virtual void scatter_rows(const void* src, const std::int32_t* map, void* dst, std::int64_t rows, std::int64_t h,
                             Stream s) = 0;
+  // FP8 dispatch rows (moe/standard/fp8_dispatch.hpp: h e4m3 bytes + ceil(h/128) fp32 scales per row):
+  // packed row i = quantize(src[map[i]]) (src rows of h act values), and act row dst[i] =
+  // dequantize(packed row map[i]), the same rounding on every backend (moe/fp8.hpp).
+  virtual void gather_quantize_fp8(const void* src, const std::int32_t* map, std::uint8_t* packed, std::int64_t rows,
+                                   std::int64_t h, Stream s) = 0;
+  virtual void gather_dequantize_fp8(const std::uint8_t* packed, const std::int32_t* map, void* dst, std::int64_t rows,
+                                     std::int64_t h, Stream s) = 0;
   // in (m, 2I) = [gate | up] -> out (m, I).
   virtual void glu(const void* in, void* out, std::int64_t m, std::int64_t inter, const ActivationSpec& a,
                    Stream s) = 0;

@@ -3,6 +3,7 @@
 #include "collectives/types.hpp"
 #include "moe/init.hpp"
 #include "moe/config/router.hpp"
+#include "moe/standard/fp8_dispatch.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -17,8 +18,8 @@ namespace {
 float uniform_scale_for(std::int64_t fan_in) { return std::sqrt(3.0f / static_cast<float>(fan_in)); }
 }  // namespace
 
-StdReference::StdReference(const Model& m, std::uint64_t seed, int layer_index, bool bf16)
-    : m_(m), seed_(std_layer_seed(seed, layer_index)), bf16_(bf16) {
+StdReference::StdReference(const Model& m, std::uint64_t seed, int layer_index, bool bf16, DispatchPrecision dispatch)
+    : m_(m), seed_(std_layer_seed(seed, layer_index)), bf16_(bf16), dispatch_(dispatch) {
   const std::int64_t H = m.hidden, E = m.experts, Is = m.shared.intermediate();
   router_.resize(static_cast<std::size_t>(E * H));
   for (std::int64_t i = 0; i < E * H; ++i) router_[i] = w(kRouterGate, i, uniform_scale_for(H));
@@ -68,11 +69,11 @@ float StdReference::token(const float* x, float* out, std::int32_t* ids, float* 
   std::vector<float> wt(static_cast<std::size_t>(k));
   const float margin = route_token(logits.data(), bias_.data(), m_.router, E, k, idx.data(), wt.data(), work);
   // A two-layer GLU MLP: w13 (2I', H), w2 (H, I') -> y (H), the backend's order and roundings.
-  auto mlp = [&](const float* w13, const float* w2, std::int64_t inter, std::vector<float>& y) {
+  auto mlp = [&](const float* in, const float* w13, const float* w2, std::int64_t inter, std::vector<float>& y) {
     std::vector<float> gu(static_cast<std::size_t>(2 * inter)), a(static_cast<std::size_t>(inter));
     for (std::int64_t c = 0; c < 2 * inter; ++c) {
       float acc = 0;
-      for (std::int64_t q = 0; q < H; ++q) acc += x[q] * w13[c * H + q];
+      for (std::int64_t q = 0; q < H; ++q) acc += in[q] * w13[c * H + q];
       gu[c] = round(acc);
     }
     for (std::int64_t c = 0; c < inter; ++c) a[c] = round(glu(gu[c], gu[inter + c], m_.activation));
@@ -83,14 +84,22 @@ float StdReference::token(const float* x, float* out, std::int32_t* ids, float* 
       y[q] = round(acc);
     }
   };
+  // What the routed experts receive: the token, or its FP8 dispatch row dequantized to the act type.
+  std::vector<float> xd(x, x + H);
+  if (dispatch_ == DispatchPrecision::fp8) {
+    std::vector<std::uint8_t> row(static_cast<std::size_t>(fp8::dispatch_row_bytes(H)));
+    fp8::quantize_dispatch_row(x, H, row.data());
+    fp8::dequantize_dispatch_row(row.data(), H, xd.data());
+    for (auto& v : xd) v = round(v);
+  }
   std::vector<std::vector<float>> ys(static_cast<std::size_t>(k));
   for (std::int64_t j = 0; j < k; ++j) {
     const auto& ew = expert(idx[j]);
-    mlp(ew.data(), ew.data() + 2 * I * H, I, ys[j]);
+    mlp(xd.data(), ew.data(), ew.data() + 2 * I * H, I, ys[j]);
   }
   std::vector<float> shared;
   if (Is > 0) {
-    mlp(s13_.data(), s2_.data(), Is, shared);
+    mlp(x, s13_.data(), s2_.data(), Is, shared);
     if (m_.shared.gate) {
       float g = 0;
       for (std::int64_t q = 0; q < H; ++q) g += x[q] * sgate_[q];
@@ -119,7 +128,7 @@ StdCheck check_std_block(StdBlock& block, const void* x, const void* out, std::u
   const Model& m = block.model();
   const bool bf16 = block.act_bytes() == 2;
   const std::int64_t N = block.plan().tokens, H = m.hidden, k = m.topk;
-  StdReference ref(m, seed, 0, bf16);
+  StdReference ref(m, seed, 0, bf16, block.dispatch_precision());
   auto rows = [&](const void* p) {
     std::vector<float> v(static_cast<std::size_t>(N * H));
     if (!bf16) return dev.download<float>(p, v.size());

@@ -3,6 +3,9 @@
 // (moe/init.hpp) regenerated on the host, fp32, in the host backend's order of operations (so
 // the host block matches it bit for bit at any EP size). With bf16 = true it rounds the weights
 // and every stored activation as the CUDA backend does, for the sampled check of a GPU run.
+// With an FP8 dispatch, the routed experts see the token quantized and dequantized as the block's
+// dispatch does (moe/standard/fp8_dispatch.hpp, then rounded to the act type); the router and the
+// shared experts see the token as it is.
 #include "moe/config/model.hpp"
 #include "moe/standard/std_block.hpp"
 
@@ -19,7 +22,8 @@ std::uint64_t std_layer_seed(std::uint64_t seed, int layer);
 
 class StdReference {
  public:
-  StdReference(const Model& m, std::uint64_t seed, int layer_index, bool bf16);
+  StdReference(const Model& m, std::uint64_t seed, int layer_index, bool bf16,
+               DispatchPrecision dispatch = DispatchPrecision::act);
   // x (hidden) -> out (hidden); the token's routing in ids / weights (topk each) when given.
   // Returns the routing's selection margin (moe/config/router.hpp).
   float token(const float* x, float* out, std::int32_t* ids = nullptr, float* weights = nullptr);
@@ -32,6 +36,7 @@ class StdReference {
   Model m_;
   std::uint64_t seed_;
   bool bf16_;
+  DispatchPrecision dispatch_;
   std::vector<float> router_, bias_, s13_, s2_, sgate_;
   std::map<std::int64_t, std::vector<float>> experts_;
 };

@@ -28,6 +28,8 @@ class Recorder final : public StdOps {
              float*, Stream) override {}
   void gather_rows(const void*, const std::int32_t*, void*, std::int64_t, std::int64_t, Stream) override {}
   void scatter_rows(const void*, const std::int32_t*, void*, std::int64_t, std::int64_t, Stream) override {}
+  void gather_quantize_fp8(const void*, const std::int32_t*, std::uint8_t*, std::int64_t, std::int64_t, Stream) override {}
+  void gather_dequantize_fp8(const std::uint8_t*, const std::int32_t*, void*, std::int64_t, std::int64_t, Stream) override {}
   void glu(const void*, void*, std::int64_t, std::int64_t, const ActivationSpec&, Stream) override {}
   void combine(const void*, const std::int32_t*, const float*, void*, std::int64_t, std::int64_t, std::int64_t,
                Stream) override {}

@@ -2,17 +2,23 @@
 // family and every preset scaled down, at EP 1, 2, 4 and 8 with uneven token splits, against the
 // single-rank CPU oracle (moe/standard/std_reference.hpp) token by token — bit for bit on the host
 // backend. With --gpu (one rank per GPU) the cuda block is checked against the same oracle with
-// bf16 tolerances. Also: an expert that receives no token, and components run on their own.
+// bf16 tolerances. Also: an expert that receives no token, and components run on their own; the
+// FP8 dispatch (e4m3 + fp32 scale per 128 channels) against the oracle that quantizes the same
+// way, and its byte counts.
 #include "collectives/communicator.hpp"
 #include "collectives/error.hpp"
 #include "tests/moe/mpi_world.hpp"
 #include "moe/config/model.hpp"
+#include "moe/fp8.hpp"
+#include "moe/init.hpp"
+#include "moe/standard/fp8_dispatch.hpp"
 #include "moe/standard/std_block.hpp"
 #include "moe/standard/std_reference.hpp"
 
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -86,8 +92,11 @@ std::vector<float> to_float(Communicator& c, const void* p, std::size_t n, bool 
 // The block on `group` (uneven splits) against the oracle, token by token. Returns the rank-max
 // error and |oracle| max; counts near ties skipped (bf16 only).
 std::pair<double, double> block_vs_oracle(Communicator& group, const Model& m, const std::vector<std::int64_t>& splits,
-                                          std::uint64_t seed, std::unique_ptr<StdBlock>* keep = nullptr) {
-  const StdPlan plan = make_std_plan(m, group.rank(), group.size(), splits);
+                                          std::uint64_t seed, std::unique_ptr<StdBlock>* keep = nullptr,
+                                          DispatchPrecision dispatch = DispatchPrecision::act,
+                                          std::vector<float>* out = nullptr) {
+  StdPlan plan = make_std_plan(m, group.rank(), group.size(), splits);
+  plan.dispatch = dispatch;
   auto owned = std::make_unique<StdBlock>(m, plan, group, ops_for(group), seed);
   StdBlock& b = *owned;
   const Stream s = group.device().compute_stream();
@@ -100,7 +109,7 @@ std::pair<double, double> block_vs_oracle(Communicator& group, const Model& m, c
   const auto xs = to_float(group, x.data(), plan.tokens * H, bf16);
   const auto ys = to_float(group, y.data(), plan.tokens * H, bf16);
   const auto ids = b.routed_ids();
-  StdReference ref(m, seed, 0, bf16);
+  StdReference ref(m, seed, 0, bf16, dispatch);
   std::vector<float> want(H);
   std::vector<std::int32_t> rid(static_cast<std::size_t>(m.topk));
   double err[2] = {0, 0};
@@ -116,6 +125,7 @@ std::pair<double, double> block_vs_oracle(Communicator& group, const Model& m, c
     }
   }
   group.control_max(err);
+  if (out) *out = ys;
   if (keep) *keep = std::move(owned);
   return {err[0], err[1]};
 }
@@ -206,6 +216,160 @@ TEST_F(StdBlockTest, ComponentsRunAloneAndDeclareTheirWork) {
   const auto c = g->device().download<std::uint8_t>(y2.data(), y2.bytes());
   EXPECT_EQ(a, c);
   EXPECT_THROW(b.run_component("no_such_component", s), Error);
+}
+
+// FP8 dispatch at EP 1, 2 and 4 (uneven splits), every family, against the oracle that quantizes
+// each token's routed-expert input the same way: bit for bit on the host. The output differs
+// from the act-type dispatch's (the quantization ran) by a little (e4m3 keeps 3 mantissa bits).
+TEST_F(StdBlockTest, Fp8DispatchMatchesTheOracleAtEp1To4) {
+  const int W = g_env->world->size();
+  for (int p : {1, 2, 4}) {  // 1: the one-GPU run's coverage
+    if (p > W || W % p != 0) continue;
+    auto g = subgroup(p);
+    for (auto [name, m] : families()) {
+      if (m.experts % p != 0) continue;
+      for (std::int64_t hidden : {m.hidden, std::int64_t{200}}) {  // 200: a full group of 128 and a partial one of 72
+        m.hidden = hidden;
+        std::vector<float> y8, ya;
+        const auto [err, scale] = block_vs_oracle(*g, m, uneven(p), 5 + p, nullptr, DispatchPrecision::fp8, &y8);
+        ASSERT_GT(scale, 0.0) << name;
+        const double tol = g_env->gpu ? 3e-2 * scale + 1e-3 : 0.0;
+        EXPECT_LE(err, tol) << name << " at EP " << p << ", hidden " << hidden << " (|oracle| max " << scale << ")";
+        (void)block_vs_oracle(*g, m, uneven(p), 5 + p, nullptr, DispatchPrecision::act, &ya);
+        double diff[2] = {0, 0};
+        for (std::size_t i = 0; i < ya.size(); ++i) {
+          diff[0] = std::max(diff[0], std::fabs(double(y8[i]) - ya[i]));
+          diff[1] = std::max(diff[1], std::fabs(double(ya[i])));
+        }
+        g->control_max(diff);
+        EXPECT_GT(diff[0], 0.0) << name << ": the FP8 dispatch changed nothing";
+        EXPECT_LT(diff[0], 0.25 * diff[1]) << name << ": the FP8 dispatch is far from the act-type one";
+      }
+    }
+  }
+}
+
+// The byte counts of the last dispatch and combine: per copy hidden e4m3 bytes + 4 per 128
+// channels (FP8) or hidden x act size, the copies this rank sent; the component table declares
+// the same; over the group, the bytes sent are the bytes received.
+TEST_F(StdBlockTest, DispatchAndCombineBytes) {
+  const int W = g_env->world->size();
+  for (int p : {1, 2, 4}) {  // 1: the one-GPU run's coverage
+    if (p > W || W % p != 0) continue;
+    auto g = subgroup(p);
+    for (std::int64_t hidden : {32, 128, 200, 7168}) {
+      for (auto d : {DispatchPrecision::act, DispatchPrecision::fp8}) {
+        Model m = scaled("deepseek-v3");
+        m.hidden = hidden;
+        StdPlan plan = make_std_plan(m, g->rank(), p, uneven(p));
+        plan.dispatch = d;
+        StdBlock b(m, plan, *g, ops_for(*g), 13);
+        const Stream s = g->device().compute_stream();
+        Buffer x = b.make_activation(), y = b.make_activation();
+        b.fill_input(x.data(), 13, s);
+        b.forward(x.data(), y.data(), s);
+        g->device().synchronize(s);
+        const auto act = static_cast<std::int64_t>(b.act_bytes());
+        const std::int64_t groups = (hidden + 127) / 128;
+        const std::int64_t row = d == DispatchPrecision::fp8 ? hidden + 4 * groups : hidden * act;
+        EXPECT_EQ(b.dispatch_precision(), d);
+        EXPECT_EQ(b.dispatch_row_bytes(), row) << hidden;
+        EXPECT_EQ(b.combine_row_bytes(), hidden * act) << hidden;
+        EXPECT_EQ(b.sent_rows(), plan.tokens * m.topk);
+        EXPECT_EQ(b.dispatch_bytes(), plan.tokens * m.topk * row) << hidden;
+        EXPECT_EQ(b.combine_bytes(), b.received_rows() * hidden * act) << hidden;
+        for (const auto& c : b.components()) {
+          if (c.name == "ep_dispatch") {
+            EXPECT_EQ(c.work.bytes, double(b.dispatch_bytes())) << hidden;
+          } else if (c.name == "ep_combine") {
+            EXPECT_EQ(c.work.bytes, double(b.combine_bytes())) << hidden;
+          }
+        }
+        double sums[3] = {double(b.dispatch_bytes()), double(b.received_rows() * row), double(plan.tokens)};
+        g->control_sum(sums);
+        EXPECT_EQ(sums[0], sums[1]);
+        EXPECT_EQ(sums[0], sums[2] * double(m.topk * row));
+        if (hidden == 7168 && d == DispatchPrecision::fp8) {  // DeepEP's figure: 7392 of BF16's 14336 bytes
+          EXPECT_EQ(row, 7392);
+        }
+        EXPECT_EQ(b.received_fp8() != nullptr, d == DispatchPrecision::fp8);
+      }
+    }
+  }
+}
+
+// The received FP8 rows stay available (for experts that read FP8): on the host, every one is a
+// token of the group in fp8::quantize's 1x128 recipe (e4m3 bytes, then the scales of the full
+// group of 128 channels and of the partial one of 72), byte for byte.
+TEST_F(StdBlockTest, ReceivedFp8RowsAreQuantizedTokens) {
+  if (g_env->gpu) GTEST_SKIP() << "reads the packed rows on the host";
+  const int p = std::min(g_env->world->size(), 4);
+  auto g = subgroup(p);
+  Model m = scaled("qwen3-30b-a3b");
+  m.hidden = 200;
+  const std::int64_t H = m.hidden;
+  StdPlan plan = make_std_plan(m, g->rank(), p, uneven(p));
+  plan.dispatch = DispatchPrecision::fp8;
+  StdBlock b(m, plan, *g, ops_for(*g), 21);
+  const Stream s = g->device().compute_stream();
+  Buffer x = b.make_activation(), y = b.make_activation();
+  b.fill_input(x.data(), 21, s);
+  b.forward(x.data(), y.data(), s);
+  // Every token of the group, as fill_input writes it (rows token0.. of one seeded matrix).
+  std::vector<float> all(static_cast<std::size_t>(plan.global_tokens * H));
+  b.ops().dense().fill(all.data(), DType::fp32, {.seed = 21, .tensor = kInput, .scale = std::sqrt(3.0f),
+                      .rows = plan.global_tokens, .cols = H, .full_cols = H, .row0 = 0, .ld = H}, s);
+  const auto mine = g->device().download<float>(x.data(), static_cast<std::size_t>(plan.tokens * H));
+  for (std::int64_t i = 0; i < plan.tokens * H; ++i) ASSERT_EQ(mine[i], all[(plan.token0 * H) + i]);
+  const auto q = fp8::quantize(all.data(), 1, plan.global_tokens, H, fp8::Scaling::block_1x128);
+  const std::int64_t rb = b.dispatch_row_bytes();
+  ASSERT_EQ(rb, H + 8);
+  const auto* rows = b.received_fp8();
+  ASSERT_NE(rows, nullptr);
+  for (std::int64_t i = 0; i < b.received_rows(); ++i) {
+    const std::uint8_t* r = rows + i * rb;
+    bool found = false;
+    for (std::int64_t t = 0; t < plan.global_tokens && !found; ++t)
+      found = std::equal(r, r + H, q.q.begin() + t * H) && fp8::dispatch_row_scale(r, H, 0) == q.scales[2 * t] &&
+              fp8::dispatch_row_scale(r, H, 1) == q.scales[2 * t + 1];
+    EXPECT_TRUE(found) << "received row " << i << " is no quantized token";
+  }
+  double n = double(b.received_rows());
+  g->control_sum(std::span<double>(&n, 1));
+  EXPECT_EQ(n, double(plan.global_tokens * m.topk));
+}
+
+// The profile's sampled check (check_std_block) reads the dispatch precision from the block.
+TEST_F(StdBlockTest, SampledCheckOfAnFp8Block) {
+  const int p = std::min(g_env->world->size(), 4);
+  auto g = subgroup(p);
+  Model m = scaled("deepseek-v3");
+  m.hidden = 160;
+  StdPlan plan = make_std_plan(m, g->rank(), p, uneven(p));
+  plan.dispatch = DispatchPrecision::fp8;
+  StdBlock b(m, plan, *g, ops_for(*g), 17);
+  const Stream s = g->device().compute_stream();
+  Buffer x = b.make_activation(), y = b.make_activation();
+  b.fill_input(x.data(), 17, s);
+  b.forward(x.data(), y.data(), s);
+  g->device().synchronize(s);
+  const StdCheck c = check_std_block(b, x.data(), y.data(), 17, 8);
+  EXPECT_TRUE(c.ok()) << c.to_json().dump();
+  EXPECT_GT(c.sampled, 0);
+  if (!g_env->gpu) {
+    EXPECT_EQ(c.max_abs_err, 0.0);  // the host block is the oracle's order of operations
+  }
+}
+
+TEST_F(StdBlockTest, Fp8DispatchNeedsAnEvenHidden) {
+  Model m = scaled("mixtral-8x7b");
+  m.hidden = 33;
+  EXPECT_NO_THROW(check_dispatch(m, DispatchPrecision::act));
+  EXPECT_THROW(check_dispatch(m, DispatchPrecision::fp8), UsageError);
+  StdPlan plan = make_std_plan(m, 0, 1, {2});
+  plan.dispatch = DispatchPrecision::fp8;
+  auto g = subgroup(1);
+  EXPECT_THROW(StdBlock(m, plan, *g, ops_for(*g), 1), UsageError);
 }
 
 TEST_F(StdBlockTest, ExpertsMustDivideOverTheRanks) {

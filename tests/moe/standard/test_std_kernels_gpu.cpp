@@ -6,13 +6,16 @@
 //  - the expert MLPs (per-expert cuBLAS on one stream and on 4, grouped cuBLAS, padded batched, the
 //    grouped wgmma kernels, also replayed from a CUDA graph on new device counts) against a CPU product with the device's
 //    roundings (bf16 gate/up and activation), at edge shapes: one row, empty experts, K not a
-//    multiple of any tile, more than 1024 groups.
+//    multiple of any tile, more than 1024 groups;
+//  - the FP8 dispatch rows' gather-quantize and gather-dequantize kernels against the host format,
+//    bit for bit.
 #include "collectives/cuda_internal.hpp"
 #include "collectives/device.hpp"
 #include "collectives/types.hpp"
 #include "moe/init.hpp"
 #include "moe/config/router.hpp"
 #include "moe/hopper/std_grouped_sm90.cuh"
+#include "moe/standard/fp8_dispatch.hpp"
 #include "moe/standard/std_kernels.cuh"
 #include "moe/standard/std_ops.hpp"
 
@@ -329,6 +332,53 @@ TEST(StdExpertMlpGpu, WgmmaGraphFollowsDeviceCounts) {
   }
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
+}
+
+
+// ---- FP8 dispatch rows ------------------------------------------------------------------
+
+// The gather-quantize and gather-dequantize kernels against the host row format
+// (moe/standard/fp8_dispatch.hpp) on the same bf16 rows: the packed bytes (e4m3 and scales) bit for bit,
+// the dequantized rows as bf16(float(q) * s) bit for bit; hidden a multiple of 128, with a partial
+// last group, and with scales at offsets that are not 4-aligned; permuted and repeated rows.
+TEST(StdFp8DispatchGpu, RowsMatchTheHostFormatBitForBit) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  auto dev = make_cuda_device(0);
+  const auto st = detail::cuda_stream(dev->compute_stream());
+  for (std::int64_t h : {2, 32, 130, 200, 7168}) {
+    SCOPED_TRACE("hidden " + std::to_string(h));
+    const std::int64_t src_rows = 37, rows = 53, rb = fp8::dispatch_row_bytes(h);
+    auto x = seeded_bits(static_cast<std::size_t>(src_rows * h), 4, 3.0f);
+    for (std::int64_t c = 0; c < h; ++c) x[static_cast<std::size_t>(5 * h + c)] = 0;  // an all-zero row: the amax floor
+    std::vector<std::int32_t> map(static_cast<std::size_t>(rows));
+    for (std::int64_t i = 0; i < rows; ++i) map[static_cast<std::size_t>(i)] = static_cast<std::int32_t>((i * 7 + 3) % src_rows);
+    Buffer dx = dev->upload(x), dm = dev->upload(map);
+    Buffer dq = dev->upload(std::vector<std::uint8_t>(static_cast<std::size_t>(rows * rb), 0xAB));
+    cuda::std_gather_quantize_fp8(dx.as<__nv_bfloat16>(), dm.as<std::int32_t>(), dq.as<std::uint8_t>(), rows, h, st);
+    const auto packed = dev->download<std::uint8_t>(dq.data(), static_cast<std::size_t>(rows * rb));
+    std::vector<std::uint8_t> want(static_cast<std::size_t>(rows * rb));
+    std::vector<float> xf(static_cast<std::size_t>(h));
+    for (std::int64_t i = 0; i < rows; ++i) {
+      for (std::int64_t c = 0; c < h; ++c) xf[static_cast<std::size_t>(c)] = bf16_bits_to_float(x[static_cast<std::size_t>(map[i] * h + c)]);
+      fp8::quantize_dispatch_row(xf.data(), h, want.data() + i * rb);
+    }
+    std::int64_t bad = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) bad += packed[i] != want[i];
+    EXPECT_EQ(bad, 0) << "packed bytes differ from the host's";
+    // Dequantize the packed rows in reverse order.
+    std::vector<std::int32_t> back(static_cast<std::size_t>(rows));
+    for (std::int64_t i = 0; i < rows; ++i) back[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(rows - 1 - i);
+    Buffer db = dev->upload(back);
+    Buffer dy = dev->upload(std::vector<std::uint16_t>(static_cast<std::size_t>(rows * h), 0x7fc0));
+    cuda::std_gather_dequantize_fp8(dq.as<std::uint8_t>(), db.as<std::int32_t>(), dy.as<__nv_bfloat16>(), rows, h, st);
+    const auto y = dev->download<std::uint16_t>(dy.data(), static_cast<std::size_t>(rows * h));
+    std::int64_t bad_y = 0;
+    for (std::int64_t i = 0; i < rows; ++i) {
+      fp8::dequantize_dispatch_row(want.data() + (rows - 1 - i) * rb, h, xf.data());
+      for (std::int64_t c = 0; c < h; ++c) bad_y += y[static_cast<std::size_t>(i * h + c)] != float_to_bf16_bits(xf[static_cast<std::size_t>(c)]);
+    }
+    EXPECT_EQ(bad_y, 0) << "dequantized rows differ from the host's";
+  }
 }
 
 }  // namespace
