@@ -62,6 +62,7 @@ StdBlock::StdBlock(const Model& m, const StdPlan& plan, Communicator& ep, std::u
   s_act_ = zeros(N * Is * act_size_);
   shared_out_ = zeros(N * H * act_size_);
   s_gate_ = zeros(N * 4);
+  if (device_path()) prepare_device_path();
   ep_.device().synchronize(s);
 }
 
@@ -120,6 +121,8 @@ void StdBlock::dispatch_permute(Stream s) {
   const std::int64_t N = plan_.tokens, E = model_.experts, k = model_.topk, H = model_.hidden;
   const std::int64_t El = plan_.experts_local, P = plan_.world;
   const auto ids = dev.download<std::int32_t>(idx_.data(), static_cast<std::size_t>(N * k));
+  ++host_syncs_;
+  on_device_ = false;
   expert_counts_.assign(static_cast<std::size_t>(E), 0);
   for (auto e : ids) ++expert_counts_[static_cast<std::size_t>(e)];
   std::vector<std::int64_t> pos(static_cast<std::size_t>(E), 0);
@@ -151,6 +154,7 @@ void StdBlock::counts_exchange(Stream s) {
   for (std::int64_t r = 0; r < P; ++r) displ[r] = static_cast<std::size_t>(r * El);
   ep_.all_to_allv(counts_send_.data(), cnt, displ, counts_recv_.data(), cnt, displ, DType::int64, s);
   recv_counts_ = dev.download<std::int64_t>(counts_recv_.data(), static_cast<std::size_t>(P * El));
+  ++host_syncs_;
   rc_.assign(static_cast<std::size_t>(P), 0);
   rd_.assign(static_cast<std::size_t>(P), 0);
   expert_rows_.assign(static_cast<std::size_t>(El), 0);
@@ -180,6 +184,7 @@ void StdBlock::counts_exchange(Stream s) {
   ensure(act_buf_, R * I * act_size_);
   if (R > 0) dev.copy_from_host(expert_map_.data(), em.data(), R * 4, s);
   dev.synchronize(s);  // `em` is a host temporary (kept simple: this component reads back anyway)
+  ++host_syncs_;
 }
 
 void StdBlock::dispatch(Stream s) {
@@ -210,7 +215,9 @@ void StdBlock::combine(Stream s) {
 }
 
 void StdBlock::weighted_sum(Stream s) {
-  ops_->combine(back_.data(), slot_.as<std::int32_t>(), weight_.as<float>(), routed_.data(), plan_.tokens,
+  // the copies' outputs in the send order: back from the combine, or where the device path's
+  // expert MLPs left them (at EP 1 the same order)
+  ops_->combine(on_device_ ? ye_.data() : back_.data(), slot_.as<std::int32_t>(), weight_.as<float>(), routed_.data(), plan_.tokens,
                 model_.topk, model_.hidden, s);
 }
 
@@ -238,6 +245,14 @@ void StdBlock::finish(void* out, Stream s) {
 void StdBlock::forward(const void* x, void* out, Stream s) {
   set_input(x);
   route(s);
+  if (device_path()) {  // EP 1 on CUDA: no host synchronisation (moe/standard/std_block_device.cpp)
+    device_permute(s);
+    device_experts(s);
+    weighted_sum(s);
+    shared(s);
+    finish(out, s);
+    return;
+  }
   dispatch_permute(s);
   counts_exchange(s);
   dispatch(s);
@@ -276,10 +291,15 @@ std::vector<Component> StdBlock::components() const {
     t.push_back({"shared_experts", Role::part, total, {.flops = 6 * N * H * Is + (model_.shared.gate ? 2 * N * H : 0)},
                  false, path("shared_experts")});
   t.push_back({total, Role::total, "", {}, true, ""});
-  return t;
+  return device_path() ? device_table(std::move(t)) : t;
 }
 
 void StdBlock::run_component(std::string_view name, Stream s) {
+  if (device_path() && (name == "dispatch_permute" || name == "expert_compute" || name == "ep_counts_exchange" ||
+                        name == "ep_dispatch" || name == "ep_combine")) {
+    run_device_component(name, s);
+    return;
+  }
   if (name == "router") route(s);
   else if (name == "dispatch_permute") dispatch_permute(s);
   else if (name == "ep_counts_exchange") counts_exchange(s);

@@ -13,6 +13,13 @@
 //   weighted_sum        out = sum_j w_j * y_j per token (fp32, j order)
 //   shared_experts      the shared MLP (count x size) with its optional sigmoid gate
 // Activations are the backend's act type; the input is the block's (normalised) input.
+// At EP 1 on CUDA, where the shape's expert path takes device counts (the grouped wgmma kernels),
+// forward() runs the device path instead (graph_blocker() says where not, and why): the
+// permutation and the per-expert counts on the device, no exchange (one rank: the dispatch and
+// the combine are no copies at all, the rows are gathered expert-major straight from the input
+// and the weighted sum reads the expert outputs where they are), the expert MLPs from the device
+// counts -- the host path's results bit for bit, with no host synchronisation inside the layer,
+// so it can be captured in a CUDA graph (moe/standard/std_block_device.cpp).
 #include "collectives/communicator.hpp"
 #include "moe/layer_interface.hpp"
 #include "moe/config/model.hpp"
@@ -70,13 +77,34 @@ class StdBlock final : public LayerInterface {
   // Copies this rank sent / received in the last dispatch, and per local expert.
   std::int64_t sent_rows() const { return send_rows_; }
   std::int64_t received_rows() const { return recv_rows_; }
+  // (local_expert_rows: the host path's; the device path does not read the counts back.)
   const std::vector<std::int64_t>& local_expert_rows() const { return expert_rows_; }
+
+  // Host synchronisations (read-backs and stream synchronisations) inside forward() and its
+  // steps since construction: the host path makes 3 per forward, the device path none.
+  std::int64_t host_syncs() const { return host_syncs_; }
+
+  // --- The device path (EP 1 on CUDA; moe/standard/std_block_device.cpp) ---
+  // "" where forward() runs the device path, else why it runs the host path (the backend, the EP
+  // size, the device or the shape's expert path).
+  std::string graph_blocker() const;
+  // Off: forward() runs the host path even where the device path applies (on by default).
+  void set_device_path(bool on) { device_on_ = on; }
+  bool device_path() const { return device_on_ && graph_blocker().empty(); }
+  // Its steps: after route(), the counts and the expert-major rows (device_permute), the expert
+  // MLPs (device_experts); then weighted_sum(), shared() and finish() as on the host path.
+  void device_permute(Stream s);
+  void device_experts(Stream s);
 
  private:
   Buffer zeros(std::size_t bytes);
   void ensure(Buffer& b, std::size_t bytes);
   void fill_weights(std::uint64_t seed, Stream s);
   std::int64_t inter_shared() const { return model_.shared.intermediate(); }
+  void prepare_device_path();  // its workspaces, once (allocates: outside a capture)
+  // The host path's table as the device path runs it: no exchange, no host clock.
+  std::vector<Component> device_table(std::vector<Component> host) const;
+  void run_device_component(std::string_view name, Stream s);
 
   Model model_;
   StdPlan plan_;
@@ -115,6 +143,12 @@ class StdBlock final : public LayerInterface {
   std::vector<std::int64_t> recv_counts_;       // (P, El) from the exchange
   std::vector<std::int64_t> expert_rows_;       // received rows per local expert
   std::int64_t send_rows_ = 0, recv_rows_ = 0;
+  std::int64_t host_syncs_ = 0;
+
+  // The device path: per-expert counts (int32 (E)) on the device; whether its workspaces exist.
+  bool device_on_ = true, device_ready_ = false;
+  bool on_device_ = false;  // the last permutation ran on the device (weighted_sum reads ye_)
+  Buffer counts_dev_;
 };
 
 }  // namespace layerbench::moe
