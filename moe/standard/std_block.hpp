@@ -77,8 +77,8 @@ class StdBlock final : public LayerInterface {
   // Copies this rank sent / received in the last dispatch, and per local expert.
   std::int64_t sent_rows() const { return send_rows_; }
   std::int64_t received_rows() const { return recv_rows_; }
-  // (local_expert_rows: the host path's; the device path does not read the counts back.)
-  const std::vector<std::int64_t>& local_expert_rows() const { return expert_rows_; }
+  // (after the device path: its counts, read back here on demand, outside the forward)
+  const std::vector<std::int64_t>& local_expert_rows() const;
 
   // Host synchronisations (read-backs and stream synchronisations) inside forward() and its
   // steps since construction: the host path makes 3 per forward, the device path none.
@@ -141,13 +141,14 @@ class StdBlock final : public LayerInterface {
   std::vector<std::int64_t> expert_counts_;  // copies of local tokens per global expert
   std::vector<std::size_t> sc_, sd_, rc_, rd_;  // rows per rank (scaled to elements at use)
   std::vector<std::int64_t> recv_counts_;       // (P, El) from the exchange
-  std::vector<std::int64_t> expert_rows_;       // received rows per local expert
+  mutable std::vector<std::int64_t> expert_rows_;  // received rows per local expert
   std::int64_t send_rows_ = 0, recv_rows_ = 0;
   std::int64_t host_syncs_ = 0;
 
   // The device path: per-expert counts (int32 (E)) on the device; whether its workspaces exist.
   bool device_on_ = true, device_ready_ = false;
   bool on_device_ = false;  // the last permutation ran on the device (weighted_sum reads ye_)
+  mutable bool device_rows_read_ = false;  // expert_rows_ holds the device path's last counts
   Buffer counts_dev_;
 };
 

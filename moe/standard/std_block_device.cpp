@@ -67,6 +67,7 @@ void StdBlock::device_permute(Stream s) {
   const std::int64_t N = plan_.tokens, k = model_.topk, H = model_.hidden;
   send_rows_ = recv_rows_ = N * k;  // one rank: every copy stays
   on_device_ = true;
+  device_rows_read_ = false;
   ops_->permute_on_device(idx_.as<std::int32_t>(), N, k, plan_.experts_local, counts_dev_.as<std::int32_t>(),
                           slot_.as<std::int32_t>(), send_map_.as<std::int32_t>(), s);
   ops_->gather_rows(x_, send_map_.as<std::int32_t>(), xe_.data(), N * k, H, s);
@@ -77,6 +78,15 @@ void StdBlock::device_experts(Stream s) {
   ops_->expert_mlp_on_device(xe_.data(), w13_.data(), w_down_.data(), act_buf_.data(), ye_.data(),
                              counts_dev_.as<std::int32_t>(), plan_.experts_local, recv_rows_, model_.hidden,
                              model_.moe_intermediate, model_.activation, s);
+}
+
+const std::vector<std::int64_t>& StdBlock::local_expert_rows() const {
+  if (on_device_ && !device_rows_read_) {  // a read-back outside the forward (not a host sync of it)
+    const auto c = ep_.device().download<std::int32_t>(counts_dev_.data(), static_cast<std::size_t>(plan_.experts_local));
+    expert_rows_.assign(c.begin(), c.end());
+    device_rows_read_ = true;
+  }
+  return expert_rows_;
 }
 
 std::vector<Component> StdBlock::device_table(std::vector<Component> host) const {

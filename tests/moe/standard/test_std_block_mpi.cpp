@@ -280,6 +280,7 @@ TEST_F(StdBlockTest, DevicePathEqualsTheHostPathAndReplaysInAGraph) {
     EXPECT_EQ(b.host_syncs() - syncs, 0) << "the device path reads nothing back";
     const auto want = bytes_of(*g, y_host);
     EXPECT_EQ(bytes_of(*g, y_dev), want) << "device path vs host path";
+    EXPECT_EQ(b.local_expert_rows(), rows) << "the device counts are the host path's";
 
     // the oracle, token by token (bf16 tolerances; near ties skipped)
     {
