@@ -89,6 +89,7 @@ StdBlock::StdBlock(const Model& m, const StdPlan& plan, Communicator& ep, std::u
   s_act_ = zeros(N * Is * act_size_);
   shared_out_ = zeros(N * H * act_size_);
   s_gate_ = zeros(N * 4);
+  if (device_path()) prepare_device_path();
   ep_.device().synchronize(s);
 }
 
@@ -148,6 +149,7 @@ void StdBlock::dispatch_permute(Stream s) {
   const std::int64_t El = plan_.experts_local, P = plan_.world;
   const auto ids = dev.download<std::int32_t>(idx_.data(), static_cast<std::size_t>(N * k));
   ++host_syncs_;
+  on_device_ = false;
   expert_counts_.assign(static_cast<std::size_t>(E), 0);
   for (auto e : ids) ++expert_counts_[static_cast<std::size_t>(e)];
   std::vector<std::int64_t> pos(static_cast<std::size_t>(E), 0);
@@ -258,7 +260,9 @@ void StdBlock::combine(Stream s) {
 }
 
 void StdBlock::weighted_sum(Stream s) {
-  ops_->combine(back_.data(), slot_.as<std::int32_t>(), weight_.as<float>(), routed_.data(), plan_.tokens,
+  // the copies' outputs in the send order: back from the combine, or where the device path's
+  // expert MLPs left them (at EP 1 the same order)
+  ops_->combine(on_device_ ? ye_.data() : back_.data(), slot_.as<std::int32_t>(), weight_.as<float>(), routed_.data(), plan_.tokens,
                 model_.topk, model_.hidden, s);
 }
 
@@ -285,6 +289,12 @@ void StdBlock::finish(void* out, Stream s) {
 
 void StdBlock::forward(const void* x, void* out, Stream s) {
   set_input(x);
+  if (device_path()) {  // EP 1 on CUDA: no host synchronisation (moe/standard/std_block_device.cpp)
+    for (const auto* name : {"router", "dispatch_permute", "expert_compute", "weighted_sum", "shared_experts"})
+      run_component(name, s);
+    finish(out, s);
+    return;
+  }
   for (const auto* name : kSteps) run_component(name, s);
   finish(out, s);
 }
@@ -344,11 +354,17 @@ std::vector<Component> StdBlock::components() const {
                  false, path("shared_experts")});
   for (auto& c : t) c.allows = {.replicated = true, .removed = true, .delayed = true};
   t.push_back({total, Role::total, "", {}, true, ""});
-  return t;
+  return device_path() ? device_table(std::move(t)) : t;
 }
 
 void StdBlock::run_component(std::string_view name, Stream s) {
-  if (name == "router") step(name, s, [&] { route(s); });
+  if (device_path() && (name == "dispatch_permute" || name == "expert_compute")) {
+    step(name, s, [&] { run_device_component(name, s); });
+    return;
+  }
+  if (device_path() && (name == "ep_counts_exchange" || name == "ep_dispatch" || name == "ep_combine"))
+    run_device_component(name, s);  // throws: one rank exchanges nothing
+  else if (name == "router") step(name, s, [&] { route(s); });
   else if (name == "dispatch_permute") step(name, s, [&] { dispatch_permute(s); });
   else if (name == "ep_counts_exchange") step(name, s, [&] { counts_exchange(s); });
   else if (name == "ep_dispatch") step(name, s, [&] { dispatch(s); });

@@ -24,6 +24,14 @@
 // expert_compute dequantizes them to the act type as it reorders them expert-major (the received
 // packed rows stay in received_fp8() for experts that read FP8 directly). The combine stays in
 // the act type (bf16 on CUDA, fp32 on the host), as DeepEP's BF16 combine.
+//
+// At EP 1 on CUDA, where the shape's expert path takes device counts (the grouped wgmma kernels),
+// forward() runs the device path instead (graph_blocker() says where not, and why): the
+// permutation and the per-expert counts on the device, no exchange (one rank: the dispatch and
+// the combine are no copies at all, the rows are gathered expert-major straight from the input
+// and the weighted sum reads the expert outputs where they are), the expert MLPs from the device
+// counts -- the host path's results bit for bit, with no host synchronisation inside the layer,
+// so it can be captured in a CUDA graph (moe/standard/std_block_device.cpp).
 #include "collectives/communicator.hpp"
 #include "moe/layer_interface.hpp"
 #include "moe/config/model.hpp"
@@ -100,7 +108,21 @@ class StdBlock final : public LayerInterface {
   // Copies this rank sent / received in the last dispatch, and per local expert.
   std::int64_t sent_rows() const { return send_rows_; }
   std::int64_t received_rows() const { return recv_rows_; }
-  const std::vector<std::int64_t>& local_expert_rows() const { return expert_rows_; }
+  // (after the device path: its counts, read back here on demand, outside the forward)
+  const std::vector<std::int64_t>& local_expert_rows() const;
+
+
+  // --- The device path (EP 1 on CUDA; moe/standard/std_block_device.cpp) ---
+  // "" where forward() runs the device path, else why it runs the host path (the backend, the EP
+  // size, the device or the shape's expert path).
+  std::string graph_blocker() const;
+  // Off: forward() runs the host path even where the device path applies (on by default).
+  void set_device_path(bool on) { device_on_ = on; }
+  bool device_path() const { return device_on_ && graph_blocker().empty(); }
+  // Its steps: after route(), the counts and the expert-major rows (device_permute), the expert
+  // MLPs (device_experts); then weighted_sum(), shared() and finish() as on the host path.
+  void device_permute(Stream s);
+  void device_experts(Stream s);
   // Bytes of one token copy in the dispatch (hidden x act size, or fp8::dispatch_row_bytes) and
   // in the combine (hidden x act size); bytes this rank sent in the last dispatch and combine
   // (the component table's ep_dispatch and ep_combine bytes).
@@ -128,6 +150,10 @@ class StdBlock final : public LayerInterface {
     for (int c = name == copied_ ? copies_ : 1; c > 0; --c) body();
     if (hook_) [[unlikely]] hook_->at(name, Edge::end, s);
   }
+  void prepare_device_path();  // its workspaces, once (allocates: outside a capture)
+  // The host path's table as the device path runs it: no exchange, no host clock.
+  std::vector<Component> device_table(std::vector<Component> host) const;
+  void run_device_component(std::string_view name, Stream s);
 
   Model model_;
   StdPlan plan_;
@@ -165,13 +191,19 @@ class StdBlock final : public LayerInterface {
   std::vector<std::int64_t> expert_counts_;  // copies of local tokens per global expert
   std::vector<std::size_t> sc_, sd_, rc_, rd_;  // rows per rank (scaled to elements at use)
   std::vector<std::int64_t> recv_counts_;       // (P, El) from the exchange
-  std::vector<std::int64_t> expert_rows_;       // received rows per local expert
+  mutable std::vector<std::int64_t> expert_rows_;  // received rows per local expert
   std::int64_t send_rows_ = 0, recv_rows_ = 0;
 
   DelayHook* hook_ = nullptr;
   std::string copied_;  // the component run copies_ times per call (set_copies)
   int copies_ = 1;
   std::int64_t host_syncs_ = 0;
+
+  // The device path: per-expert counts (int32 (E)) on the device; whether its workspaces exist.
+  bool device_on_ = true, device_ready_ = false;
+  bool on_device_ = false;  // the last permutation ran on the device (weighted_sum reads ye_)
+  mutable bool device_rows_read_ = false;  // expert_rows_ holds the device path's last counts
+  Buffer counts_dev_;
 };
 
 }  // namespace layerbench::moe

@@ -6,6 +6,7 @@
 // weighted combine and the shared-expert gate.
 #include "collectives/cuda_internal.hpp"
 #include "collectives/error.hpp"
+#include "moe/standard/std_device_permute.cuh"
 #include "moe/standard/std_expert_paths.cuh"
 #include "moe/hopper/std_grouped_sm90.cuh"
 #include "moe/standard/std_kernels.cuh"
@@ -189,7 +190,7 @@ __global__ void gate_kernel(bf16* y, const float* g, long long h) {
 
 class CudaStdOps final : public StdOps {
  public:
-  explicit CudaStdOps(Device& dev) : dense_(make_cuda_dense_ops(dev)), paths_(dev) {
+  explicit CudaStdOps(Device& dev) : dev_(dev), dense_(make_cuda_dense_ops(dev)), paths_(dev) {
     LB_CUBLAS_CHECK(cublasCreate(&blas_));
   }
   ~CudaStdOps() override { cublasDestroy(blas_); }
@@ -322,6 +323,53 @@ class CudaStdOps final : public StdOps {
     return "";
   }
 
+  // The device-side schedule (StdOps): the permutation of std_device_permute.cuh and the grouped
+  // wgmma kernels from the device counts.
+  std::string device_schedule_blocker(std::int64_t h, std::int64_t inter, std::int64_t experts) const override {
+    if (!cuda::std_grouped_sm90_supported(h, inter, experts)) {
+      int dev = 0, major = 0, minor = 0;
+      LB_CUDA_CHECK(cudaGetDevice(&dev));
+      LB_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+      LB_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+      if (major != 9 || minor != 0)
+        return "the expert MLPs take device counts only on the grouped wgmma kernels (sm_90a), and this device is "
+               "compute capability " + std::to_string(major) + "." + std::to_string(minor);
+      return "the expert MLPs take device counts only on the grouped wgmma kernels, which need hidden and "
+             "intermediate multiples of 8 and at most " + std::to_string(cuda::kStdGroupedMaxExperts) +
+             " local experts (this shape: hidden " + std::to_string(h) + ", intermediate " + std::to_string(inter) +
+             ", " + std::to_string(experts) + " local experts)";
+    }
+    const StdExpertPath p = expert_path_for(h, inter, experts);
+    if (p != StdExpertPath::wgmma)
+      return "this shape's expert path is " + std::string(to_string(p)) + " (" + expert_choice_reason(h, inter, experts) +
+             "), which plans its GEMMs from host counts; only the grouped wgmma kernels take device counts";
+    return "";
+  }
+  void reserve_device_schedule(std::int64_t copies, std::int64_t experts, std::int64_t h, std::int64_t inter) override {
+    if (!permute_ || permute_->copies() < copies || permute_->experts() != experts)
+      permute_ = std::make_unique<cuda::StdDevicePermute>(dev_, copies, experts);
+    const auto bytes = static_cast<std::size_t>(cuda::std_grouped_work_bytes(copies, experts, h, inter));
+    if (work_.bytes() < bytes) work_ = dev_.alloc(bytes);
+    work_key_ = {copies, experts, h, inter};
+  }
+  void permute_on_device(const std::int32_t* idx, std::int64_t n, std::int64_t k, std::int64_t experts,
+                         std::int32_t* counts, std::int32_t* slot, std::int32_t* map, Stream s) override {
+    LB_CHECK(permute_ && permute_->copies() >= n * k && permute_->experts() == experts,
+             "the device permutation runs after reserve_device_schedule for its size");
+    permute_->run(idx, n * k, k, counts, slot, map, detail::cuda_stream(s));
+  }
+  void expert_mlp_on_device(const void* x, const void* w13, const void* wd, void* act, void* y,
+                            const std::int32_t* counts, std::int64_t experts, std::int64_t rows, std::int64_t h,
+                            std::int64_t inter, const ActivationSpec& a, Stream s) override {
+    if (rows == 0) return;
+    const auto& [c, e, hh, ii] = work_key_;
+    LB_CHECK(rows <= c && experts == e && h == hh && inter == ii,
+             "the device expert MLPs run after reserve_device_schedule for their shape");
+    cuda::std_expert_mlp_sm90(static_cast<const bf16*>(x), static_cast<const bf16*>(w13), static_cast<const bf16*>(wd),
+                              static_cast<bf16*>(act), static_cast<bf16*>(y), counts, experts, rows, h, inter, a,
+                              cuda::std_grouped_work(work_.data(), rows, experts, h, inter), detail::cuda_stream(s));
+  }
+
  private:
   void launch_gather(const void* src, const std::int32_t* map, void* dst, std::int64_t rows, std::int64_t h,
                      int scatter, Stream s) {
@@ -331,8 +379,12 @@ class CudaStdOps final : public StdOps {
     LB_CUDA_CHECK_LAUNCH();
   }
 
+  Device& dev_;
   std::unique_ptr<DenseOps> dense_;
   cuda::ExpertPaths paths_;
+  std::unique_ptr<cuda::StdDevicePermute> permute_;  // the device-side schedule's workspaces
+  Buffer work_;
+  std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t> work_key_{0, 0, 0, 0};
   cublasHandle_t blas_ = nullptr;
   StdExpertPath path_ = StdExpertPath::automatic;
   bool wgmma_ran_ = false;

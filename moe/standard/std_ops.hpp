@@ -85,6 +85,24 @@ class StdOps {
   virtual void gate_scale(void* y, const float* g, std::int64_t n, std::int64_t h, Stream s) = 0;
   // How a component runs on this backend (reported per component).
   virtual std::string path(std::string_view component) const = 0;
+
+  // --- The device-side schedule: the block at EP 1 with no host synchronisation (CUDA only;
+  // StdBlock::graph_blocker, moe/standard/std_block_device.cpp). The host backend has none: the
+  // defaults say so and throw Error. ---
+  // "" where the expert MLPs of (h, inter, local experts) run from device counts (the grouped
+  // wgmma kernels apply and are the shape's expert path), else why not.
+  virtual std::string device_schedule_blocker(std::int64_t h, std::int64_t inter, std::int64_t experts) const;
+  // Workspaces for `copies` routed copies over `experts` experts (allocates: outside a capture).
+  virtual void reserve_device_schedule(std::int64_t copies, std::int64_t experts, std::int64_t h, std::int64_t inter);
+  // The copies of idx (n, k) grouped by expert, token order inside (the host path's order):
+  // counts int32 (experts), map int32 (n k) position -> token, slot int32 (n, k) copy -> position.
+  virtual void permute_on_device(const std::int32_t* idx, std::int64_t n, std::int64_t k, std::int64_t experts,
+                                 std::int32_t* counts, std::int32_t* slot, std::int32_t* map, Stream s);
+  // expert_mlp over `rows` expert-major rows with the per-expert counts on the device (int32,
+  // summing to rows): gate/up with the activation into act (rows, I), down into y (rows, h).
+  virtual void expert_mlp_on_device(const void* x, const void* w13, const void* wd, void* act, void* y,
+                                    const std::int32_t* counts, std::int64_t experts, std::int64_t rows,
+                                    std::int64_t h, std::int64_t inter, const ActivationSpec& a, Stream s);
 };
 
 // Reads layerbench-moe-kernels' expert-path table (tab-separated: hidden, inter, experts, path;

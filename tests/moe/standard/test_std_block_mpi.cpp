@@ -4,7 +4,8 @@
 // backend. With --gpu (one rank per GPU) the cuda block is checked against the same oracle with
 // bf16 tolerances. Also: an expert that receives no token, and components run on their own; the
 // FP8 dispatch (e4m3 + fp32 scale per 128 channels) against the oracle that quantizes the same
-// way, and its byte counts.
+// way, and its byte counts. At EP 1 on one GPU: the device path (no host synchronisation) against
+// the host path bit for bit, and the forward captured in a CUDA graph and replayed.
 #include "collectives/communicator.hpp"
 #include "collectives/error.hpp"
 #include "tests/moe/mpi_world.hpp"
@@ -370,6 +371,133 @@ TEST_F(StdBlockTest, Fp8DispatchNeedsAnEvenHidden) {
   plan.dispatch = DispatchPrecision::fp8;
   auto g = subgroup(1);
   EXPECT_THROW(StdBlock(m, plan, *g, ops_for(*g), 1), UsageError);
+}
+
+// The host path reads back three times per forward (the ids, the exchanged counts, the expert-major
+// plan); the host backend and EP > 1 say why they have no device path.
+TEST_F(StdBlockTest, HostPathCountsItsHostSynchronisations) {
+  const int p = std::min(g_env->world->size(), 2);
+  auto g = subgroup(p);
+  const Model m = scaled("qwen3-30b-a3b");
+  StdBlock b(m, make_std_plan(m, g->rank(), p, uneven(p)), *g, ops_for(*g), 5);
+  const Stream s = g->device().compute_stream();
+  Buffer x = b.make_activation(), y = b.make_activation();
+  b.fill_input(x.data(), 5, s);
+  const auto before = b.host_syncs();
+  b.forward(x.data(), y.data(), s);
+  EXPECT_EQ(b.host_syncs() - before, 3);
+  EXPECT_FALSE(b.device_path());
+  const std::string why = b.graph_blocker();
+  if (!g_env->gpu)
+    EXPECT_EQ(why, "the host backend runs the layer on the host");
+  else if (p > 1)
+    EXPECT_NE(why.find("at EP 2 the dispatch is sized on the host"), std::string::npos) << why;
+  else  // the per-expert or cuBLAS grouped path chosen above (or a device without wgmma)
+    EXPECT_FALSE(why.empty());
+}
+
+// A preset at a shape the grouped wgmma kernels take (hidden and intermediate multiples of 8 that
+// leave partial column blocks).
+Model scaled_for_wgmma(const std::string& name) {
+  Model m = scaled(name);
+  m.hidden = 264;
+  m.moe_intermediate = 136;
+  return m;
+}
+
+std::vector<std::uint8_t> bytes_of(Communicator& c, const Buffer& b) {
+  c.device().synchronize(c.device().compute_stream());
+  return c.device().download<std::uint8_t>(b.data(), b.bytes());
+}
+
+// EP 1 on one GPU: the device path (permutation and counts on the device, the grouped wgmma
+// kernels from the device counts) equals the host path bit for bit with no host synchronisation,
+// matches the oracle, runs component by component, and captured in a CUDA graph replays the same
+// output -- and follows a new input (new routing, new counts) written into the captured buffers.
+TEST_F(StdBlockTest, DevicePathEqualsTheHostPathAndReplaysInAGraph) {
+  if (!g_env->gpu) GTEST_SKIP() << "a GPU test (--gpu)";
+  auto g = subgroup(1);  // every rank on its own GPU, EP 1
+  Device& dev = g->device();
+  const Stream s = dev.compute_stream();
+  for (const char* name : {"deepseek-v3", "qwen3-30b-a3b", "gpt-oss-120b"}) {
+    SCOPED_TRACE(name);
+    const Model m = scaled_for_wgmma(name);
+    const std::int64_t N = 301;
+    auto ops = make_cuda_std_ops(dev);
+    ops->set_expert_path(StdExpertPath::wgmma);
+    StdBlock b(m, make_std_plan(m, 0, 1, {N}), *g, std::move(ops), 21);
+    if (const auto why = b.graph_blocker(); !why.empty()) GTEST_SKIP() << why;
+    ASSERT_TRUE(b.device_path());
+    Buffer x = b.make_activation(), y_host = b.make_activation(), y_dev = b.make_activation(),
+           y_parts = b.make_activation(), y_graph = b.make_activation();
+    b.fill_input(x.data(), 21, s);
+
+    b.set_device_path(false);
+    auto syncs = b.host_syncs();
+    b.forward(x.data(), y_host.data(), s);
+    EXPECT_EQ(b.host_syncs() - syncs, 3);
+    const auto rows = b.local_expert_rows();
+    b.set_device_path(true);
+    syncs = b.host_syncs();
+    b.forward(x.data(), y_dev.data(), s);
+    EXPECT_EQ(b.host_syncs() - syncs, 0) << "the device path reads nothing back";
+    const auto want = bytes_of(*g, y_host);
+    EXPECT_EQ(bytes_of(*g, y_dev), want) << "device path vs host path";
+    EXPECT_EQ(b.local_expert_rows(), rows) << "the device counts are the host path's";
+
+    // the oracle, token by token (bf16 tolerances; near ties skipped)
+    {
+      const auto H = static_cast<std::size_t>(m.hidden);
+      const auto xs = to_float(*g, x.data(), N * H, true), ys = to_float(*g, y_dev.data(), N * H, true);
+      const auto ids = b.routed_ids();
+      StdReference ref(m, 21, 0, true);
+      std::vector<float> w(H);
+      std::vector<std::int32_t> rid(static_cast<std::size_t>(m.topk));
+      double err = 0, scale = 0;
+      for (std::int64_t t = 0; t < N; ++t) {
+        const float margin = ref.token(xs.data() + t * H, w.data(), rid.data());
+        bool same = true;
+        for (std::int64_t j = 0; j < m.topk; ++j) same = same && rid[j] == ids[t * m.topk + j];
+        if (!same && margin < 1e-2f) continue;
+        EXPECT_TRUE(same) << "token " << t;
+        for (std::size_t q = 0; q < H; ++q) {
+          err = std::max(err, std::fabs(double(ys[t * H + q]) - w[q]));
+          scale = std::max(scale, std::fabs(double(w[q])));
+        }
+      }
+      ASSERT_GT(scale, 0.0);
+      EXPECT_LE(err, 3e-2 * scale + 1e-3) << "|oracle| max " << scale;
+    }
+
+    // the device path's table (no exchange, no host clock), component by component
+    int steps = 0;
+    for (const auto& c : b.components()) {
+      EXPECT_NE(c.role, reports::Role::communication) << c.name;
+      EXPECT_FALSE(c.host_clock) << c.name;
+      if (c.role == reports::Role::total) continue;
+      b.run_component(c.name, s);
+      ++steps;
+    }
+    EXPECT_EQ(steps, m.shared.count > 0 ? 5 : 4);
+    b.finish(y_parts.data(), s);
+    EXPECT_EQ(bytes_of(*g, y_parts), want) << "components run alone";
+    EXPECT_THROW(b.run_component("ep_dispatch", s), Error);
+
+    // captured once, replayed: the same bytes, and no host synchronisation while capturing
+    syncs = b.host_syncs();
+    auto graph = dev.capture(s, [&](Stream st) { b.forward(x.data(), y_graph.data(), st); });
+    EXPECT_EQ(b.host_syncs() - syncs, 0);
+    graph->launch(s);
+    EXPECT_EQ(bytes_of(*g, y_graph), want) << "graph replay vs host path";
+    // a new input in the captured buffer: the replay routes it afresh (other counts)
+    b.fill_input(x.data(), 22, s);
+    graph->launch(s);
+    const auto replayed = bytes_of(*g, y_graph);
+    b.set_device_path(false);
+    b.forward(x.data(), y_host.data(), s);
+    EXPECT_NE(b.local_expert_rows(), rows) << "the second input routes differently";
+    EXPECT_EQ(replayed, bytes_of(*g, y_host)) << "graph replay on a new input vs the host path";
+  }
 }
 
 TEST_F(StdBlockTest, ExpertsMustDivideOverTheRanks) {
