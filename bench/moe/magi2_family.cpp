@@ -135,11 +135,18 @@ class Magi2Family final : public Family {
       r.after = "merge_linear";
       p.push_back(std::move(r));
     }
-    p.push_back({"moe_per_layer_exchange", [&layer](Stream st) { layer.routed_branch(std::nullopt, st); }, Clock::host});
-    p.push_back({"moe_reused_split_sizes", [&layer, splits](Stream st) { layer.routed_branch(splits, st); }, Clock::host});
+    auto probe = [](std::string name, std::function<void(Stream)> body, Clock clock) {
+      FamilyRow r;
+      r.name = std::move(name);
+      r.body = std::move(body);
+      r.clock = clock;
+      return r;
+    };
+    p.push_back(probe("moe_per_layer_exchange", [&layer](Stream st) { layer.routed_branch(std::nullopt, st); }, Clock::host));
+    p.push_back(probe("moe_reused_split_sizes", [&layer, splits](Stream st) { layer.routed_branch(splits, st); }, Clock::host));
     if (sp) {
-      p.push_back({"branches_serialized", [&layer, splits](Stream st) { layer.branches(splits, false, st); }});
-      p.push_back({"branches_overlapped", [&layer, splits](Stream st) { layer.branches(splits, true, st); }});
+      p.push_back(probe("branches_serialized", [&layer, splits](Stream st) { layer.branches(splits, false, st); }, Clock::device));
+      p.push_back(probe("branches_overlapped", [&layer, splits](Stream st) { layer.branches(splits, true, st); }, Clock::device));
     }
     return p;
   }
@@ -221,7 +228,8 @@ class Magi2Family final : public Family {
             Clock::device,
             sp ? Role::probe : Role::communication,
             sp ? "" : "routed_branch",
-            {.bytes = static_cast<double>(nelem_) * static_cast<double>(layer.act_bytes()), .bus_factor = bus}};
+            {.bytes = static_cast<double>(nelem_) * static_cast<double>(layer.act_bytes()), .bus_factor = bus},
+            ""};
   }
 
   // SP: the metadata saving, the communication inside the layer and the overlap probe.

@@ -181,7 +181,7 @@ std::vector<harness::WhatIfResult> run_what_ifs(LayerInterface& layer, const voi
   // The stack every what-if and removal A/B times: L layers with the per-layer exchange.
   auto body = [&] {
     dev.copy(a.data(), x, a.bytes(), s);
-    run_stack([&](const void* in, void* out, Stream st) { layer.stack_forward(in, out, st); }, a.data(), b.data(), L, s,
+    run_stack([&](const void* in, void* o2, Stream st) { layer.stack_forward(in, o2, st); }, a.data(), b.data(), L, s,
               parse_stack_input(c.stack_input));
   };
   std::optional<cli::Progress> bar;  // one step per what-if (rounds of a replication are adaptive)
@@ -192,8 +192,8 @@ std::vector<harness::WhatIfResult> run_what_ifs(LayerInterface& layer, const voi
     if (t.method == harness::WhatIfMethod::replicate) {
       harness::WhatIfOptions ro = o;
       const auto table = layer.components();
-      const auto* comp = find_component(table, t.component);
-      if (!comp || !comp->allows.removed) ro.copies = {1, 2, 3};
+      const auto* row = find_component(table, t.component);
+      if (!row || !row->allows.removed) ro.copies = {1, 2, 3};
       auto stack = [&](int k) {
         layer.set_copies(t.component, k);
         const double ms = harness::time_body(w, s, body);
