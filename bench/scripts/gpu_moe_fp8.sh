@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
-# One GPU, one call: the FP8 (e4m3, rowwise) grouped expert GEMMs at every preset's shape.
+# One GPU, one call: the FP8 (e4m3) grouped expert GEMMs, rowwise and block-scaled (DeepSeek-V3's
+# 1x128 / 128x128 recipe), at every preset's shape.
 #   1. build the FP8 tests, layerbench-moe-kernels and liblayerbench_fp8_experts (lb_build);
 #   2. the host FP8 tests (format, recipes, oracle) and the GPU test of the kernels at edge shapes
 #      against the CPU oracle on the dequantized operands; the QGMMA (FP8 wgmma) count of the
 #      Hopper kernels' SASS;
 #   3. layerbench-moe-kernels --models M --precision fp8-rowwise (router counts at TOKENS, the
 #      oracle checks, then gate/up, down and BF16 beside them timed), which writes the counts;
-#   4. bench/moe/torch_fp8.py on the same shapes and counts: ours and torch._scaled_grouped_mm
-#      interleaved in PAIRS ABBA pairs per GEMM, torch._scaled_mm 8192^3 as the ceiling.
+#   4. the same with --precision fp8-block (BLOCK=0 skips it): the block-scaled GEMMs, the act
+#      quantization separate and fused into gate/up, checked, then timed;
+#   5. bench/moe/torch_fp8.py on the same shapes and counts: ours (rowwise) and
+#      torch._scaled_grouped_mm interleaved in PAIRS ABBA pairs per GEMM, torch._scaled_mm 8192^3
+#      as the ceiling; with BLOCK=1 (default) also --block: each block-scaled GEMM paired with the
+#      dense ceiling.
 # Everything goes under a scratch folder packed into $OUT/moe-fp8.tgz after every stage; the
 # tables are copied to $OUT.
-# usage: [TOKENS=8192] [ITERATIONS=20] [PAIRS=30] [MODELS=deepseek-v3,...] bench/scripts/gpu_moe_fp8.sh
+# usage: [TOKENS=8192] [ITERATIONS=20] [PAIRS=30] [BLOCK=1] [MODELS=deepseek-v3,...] bench/scripts/gpu_moe_fp8.sh
 set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
 RESULT=$OUT
@@ -18,11 +23,12 @@ OUT=$(mktemp -d /tmp/moe-fp8.XXXXXX)
 TOKENS=${TOKENS:-8192}
 ITERATIONS=${ITERATIONS:-20}
 PAIRS=${PAIRS:-30}
+BLOCK=${BLOCK:-1}
 MODELS=${MODELS:-deepseek-v3,qwen3-30b-a3b,mixtral-8x7b,gpt-oss-120b,glm-4.5-air}
 T_START=$(date +%s)
 pack() {
   tar -czf "$RESULT/moe-fp8.tgz.part" -C "$OUT" . && mv "$RESULT/moe-fp8.tgz.part" "$RESULT/moe-fp8.tgz"
-  for f in ours-fp8.md torch-fp8.md torch-fp8.json ctest.log; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$RESULT/"; done
+  for f in ours-fp8.md ours-fp8-block.md torch-fp8.md torch-fp8.json ctest.log; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$RESULT/"; done
   return 0
 }
 trap pack EXIT
@@ -49,13 +55,22 @@ OURS_CMD=("$K" --models "$MODELS" --precision fp8-rowwise --std-tokens "$TOKENS"
 echo "${OURS_CMD[*]}" > "$OUT/ours.cmd"
 timeout 240 "${OURS_CMD[@]}" > "$OUT/ours-fp8.md" 2> "$OUT/ours-fp8.err"
 echo "layerbench-moe-kernels rc=$? at $(since)"; pack
+TORCH_BLOCK=()
+if [ "$BLOCK" = 1 ]; then
+  BLOCK_CMD=("$K" --models "$MODELS" --precision fp8-block --std-tokens "$TOKENS" --iterations "$ITERATIONS" --warmup 5)
+  echo "${BLOCK_CMD[*]}" > "$OUT/ours-block.cmd"
+  timeout 300 "${BLOCK_CMD[@]}" > "$OUT/ours-fp8-block.md" 2> "$OUT/ours-fp8-block.err"
+  echo "layerbench-moe-kernels --precision fp8-block rc=$? at $(since)"; pack
+  TORCH_BLOCK=(--block)
+fi
 
 LIB=$(find "$B" -name 'liblayerbench_fp8_experts.so' | head -1)
 TORCH_CMD=(python3 bench/moe/torch_fp8.py --dir "$OUT/shapes" --models "$MODELS" --ours-lib "$LIB"
-           --pairs "$PAIRS" --warmup 5 --json "$OUT/torch-fp8.json")
+           --pairs "$PAIRS" --warmup 5 --json "$OUT/torch-fp8.json" "${TORCH_BLOCK[@]}")
 echo "${TORCH_CMD[*]}" > "$OUT/torch.cmd"
-PYTHONUNBUFFERED=1 timeout 240 "${TORCH_CMD[@]}" > "$OUT/torch-fp8.md" 2> "$OUT/torch.err"
+PYTHONUNBUFFERED=1 timeout 300 "${TORCH_CMD[@]}" > "$OUT/torch-fp8.md" 2> "$OUT/torch.err"
 echo "torch rc=$? at $(since)"; pack
 grep -v "^| .* | routing" "$OUT/ours-fp8.md" | cut -c1-400; tail -5 "$OUT/ours-fp8.err"
+[ -f "$OUT/ours-fp8-block.md" ] && { grep -v "^| .* | routing" "$OUT/ours-fp8-block.md" | cut -c1-400; tail -5 "$OUT/ours-fp8-block.err"; }
 cat "$OUT/torch-fp8.md"; tail -5 "$OUT/torch.err"
 echo "total $(since)"
