@@ -358,8 +358,8 @@ bool study(Device& dev, const Model& m, const std::vector<std::int64_t>& counts,
 // up matrix, Wd 128x128). Two paths: A = gate/up + GLU (bf16 act), act quantized 1x128 in a
 // separate pass, down; B = gate/up + GLU quantized to e4m3 + 1x128 scales in the epilogue, down.
 // Checks (before timing, outputs poisoned first): every element written and finite; the device
-// quantizers against moe/fp8.hpp bit for bit (sampled rows of x and act, the sampled experts'
-// W13 and Wd); against the CPU oracle on the dequantized operands (double), sampled rows:
+// quantizers against moe/fp8.hpp bit for bit (sampled rows of x and act, W13 and Wd of the first
+// and last sampled experts); against the CPU oracle on the dequantized operands (double), sampled rows:
 // A's act and y, B's y on B's own act, tolerance 1e-2 each; B's act (e4m3, dequantized) against
 // the oracle's GLU output, tolerance 5e-2 (e4m3's own rounding, 3 mantissa bits, is ~2.5% rms);
 // and B's codes and scales against the host's 1x128 quantization of A's bf16 act: scales within
@@ -458,9 +458,11 @@ bool study_block(Device& dev, const Model& m, const std::vector<std::int64_t>& c
     const auto w13sc = fetch<float>(dev, w13s, 2 * e * KI * KH, 2 * KI * KH);
     const auto wdc = fetch<std::uint8_t>(dev, wdq, e * H * I, H * I);
     const auto wdsc = fetch<float>(dev, wds, e * KH * KI, KH * KI);
-    qbad += block_mismatches(fetch_bf16(dev, w13b, e * 2 * I * H, 2 * I * H), w13c, w13sc, 2, I, H, blk);
-    qbad += block_mismatches(fetch_bf16(dev, wdb, e * H * I, H * I), wdc, wdsc, 1, H, I, blk);
-    qchecked += 2 * I + H;
+    if (e == picks.front() || e == picks.back()) {  // the weight quantizer on two experts (host time)
+      qbad += block_mismatches(fetch_bf16(dev, w13b, e * 2 * I * H, 2 * I * H), w13c, w13sc, 2, I, H, blk);
+      qbad += block_mismatches(fetch_bf16(dev, wdb, e * H * I, H * I), wdc, wdsc, 1, H, I, blk);
+      qchecked += 2 * I + H;
+    }
     const auto w13d = dequant_rows(w13c, w13sc, 2, I, H, blk), wdd = dequant_rows(wdc, wdsc, 1, H, I, blk);
     std::vector<std::int64_t> rs{0, c / 2, c - 1};
     rs.erase(std::unique(rs.begin(), rs.end()), rs.end());

@@ -160,6 +160,10 @@ def run_preset(lib, m, counts, warmup, pairs, tolerance=1e-2):
                               "ours_median_ms": om, "torch_median_ms": tm,
                               "ours_tflops": flop / (om * 1e-3) * 1e-12, "torch_tflops": flop / (tm * 1e-3) * 1e-12,
                               "ratio_median": statistics.median(ratios), "ratio_ci95": ti.median_interval(ratios)})
+                    print(f"rowwise {name} {what}: err vs torch {err:.2e}, ours {r['ours_tflops']:.0f} TFLOP/s, torch "
+                          f"{r['torch_tflops']:.0f}, torch/ours {r['ratio_median']:.3f} {r['ratio_ci95']}", flush=True)
+                else:
+                    print(f"rowwise {name} {what}: check FAILED: err vs torch {err:.2e}", flush=True)
                 out.append(r)
     finally:
         lib.L.lbf8_destroy(h)
@@ -274,6 +278,10 @@ def run_block(lib, m, counts, warmup, pairs, dense_fn, dense_flop):
                               "ours_median_ms": om, "ours_tflops": flop / (om * 1e-3) * 1e-12,
                               "dense_tflops": dense_flop / (dm * 1e-3) * 1e-12,
                               "ratio_median": statistics.median(ratios), "ratio_ci95": ti.median_interval(ratios)})
+                    print(f"block {name} {what}: err {rel[key]:.2e}, ours {r['ours_tflops']:.0f} TFLOP/s, dense "
+                          f"{r['dense_tflops']:.0f}, ours/dense {r['ratio_median']:.3f} {r['ratio_ci95']}", flush=True)
+                else:
+                    print(f"block {name} {what}: check FAILED: err {rel[key]:.2e} (tolerance {tol:.0e})", flush=True)
                 out.append(r)
     finally:
         lib.L.lbf8_destroy(h)

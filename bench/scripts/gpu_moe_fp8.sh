@@ -5,17 +5,19 @@
 #   2. the host FP8 tests (format, recipes, oracle) and the GPU test of the kernels at edge shapes
 #      against the CPU oracle on the dequantized operands; the QGMMA (FP8 wgmma) count of the
 #      Hopper kernels' SASS;
-#   3. layerbench-moe-kernels --models M --precision fp8-rowwise (router counts at TOKENS, the
-#      oracle checks, then gate/up, down and BF16 beside them timed), which writes the counts;
-#   4. the same with --precision fp8-block (BLOCK=0 skips it): the block-scaled GEMMs, the act
-#      quantization separate and fused into gate/up, checked, then timed;
+#   3. layerbench-moe-kernels --models M --precision fp8-block (BLOCK=0 skips it): the
+#      block-scaled GEMMs, the act quantization separate and fused into gate/up, checked, then timed;
+#   4. the same with --precision fp8-rowwise (router counts at TOKENS, the oracle checks, then
+#      gate/up, down, the fused-quantization path and BF16 beside them timed), which writes the counts;
 #   5. bench/moe/torch_fp8.py on the same shapes and counts: ours (rowwise) and
 #      torch._scaled_grouped_mm interleaved in PAIRS ABBA pairs per GEMM, torch._scaled_mm 8192^3
 #      as the ceiling; with BLOCK=1 (default) also --block: each block-scaled GEMM paired with the
 #      dense ceiling.
 # Everything goes under a scratch folder packed into $OUT/moe-fp8.tgz after every stage; the
 # tables are copied to $OUT.
-# usage: [TOKENS=8192] [ITERATIONS=20] [PAIRS=30] [BLOCK=1] [MODELS=deepseek-v3,...] bench/scripts/gpu_moe_fp8.sh
+# Each study stage runs under STUDY_LIMIT seconds (default 240).
+# usage: [TOKENS=8192] [ITERATIONS=20] [PAIRS=30] [BLOCK=1] [STUDY_LIMIT=240] [MODELS=deepseek-v3,...]
+#        bench/scripts/gpu_moe_fp8.sh
 set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
 RESULT=$OUT
@@ -49,26 +51,26 @@ echo "ctest rc=$RC at $(since)"; pack; grep -E "tests passed|Failed|Skipped|fp8 
 [ "$RC" = 124 ] && { echo "the tests ran past their limit (a hang?): the study is not run"; exit 1; }
 
 K="$B/tools/layerbench-moe-kernels"
-mkdir -p "$OUT/shapes"
-OURS_CMD=("$K" --models "$MODELS" --precision fp8-rowwise --std-tokens "$TOKENS" --iterations "$ITERATIONS"
-          --warmup 5 --counts-dir "$OUT/shapes")
-echo "${OURS_CMD[*]}" > "$OUT/ours.cmd"
-timeout 240 "${OURS_CMD[@]}" > "$OUT/ours-fp8.md" 2> "$OUT/ours-fp8.err"
-echo "layerbench-moe-kernels rc=$? at $(since)"; pack
 TORCH_BLOCK=()
 if [ "$BLOCK" = 1 ]; then
   BLOCK_CMD=("$K" --models "$MODELS" --precision fp8-block --std-tokens "$TOKENS" --iterations "$ITERATIONS" --warmup 5)
   echo "${BLOCK_CMD[*]}" > "$OUT/ours-block.cmd"
-  timeout 300 "${BLOCK_CMD[@]}" > "$OUT/ours-fp8-block.md" 2> "$OUT/ours-fp8-block.err"
+  timeout "${STUDY_LIMIT:-240}" "${BLOCK_CMD[@]}" > "$OUT/ours-fp8-block.md" 2> "$OUT/ours-fp8-block.err"
   echo "layerbench-moe-kernels --precision fp8-block rc=$? at $(since)"; pack
   TORCH_BLOCK=(--block)
 fi
+mkdir -p "$OUT/shapes"
+OURS_CMD=("$K" --models "$MODELS" --precision fp8-rowwise --std-tokens "$TOKENS" --iterations "$ITERATIONS"
+          --warmup 5 --counts-dir "$OUT/shapes")
+echo "${OURS_CMD[*]}" > "$OUT/ours.cmd"
+timeout "${STUDY_LIMIT:-240}" "${OURS_CMD[@]}" > "$OUT/ours-fp8.md" 2> "$OUT/ours-fp8.err"
+echo "layerbench-moe-kernels rc=$? at $(since)"; pack
 
 LIB=$(find "$B" -name 'liblayerbench_fp8_experts.so' | head -1)
 TORCH_CMD=(python3 bench/moe/torch_fp8.py --dir "$OUT/shapes" --models "$MODELS" --ours-lib "$LIB"
            --pairs "$PAIRS" --warmup 5 --json "$OUT/torch-fp8.json" "${TORCH_BLOCK[@]}")
 echo "${TORCH_CMD[*]}" > "$OUT/torch.cmd"
-PYTHONUNBUFFERED=1 timeout 300 "${TORCH_CMD[@]}" > "$OUT/torch-fp8.md" 2> "$OUT/torch.err"
+PYTHONUNBUFFERED=1 timeout "${STUDY_LIMIT:-240}" "${TORCH_CMD[@]}" > "$OUT/torch-fp8.md" 2> "$OUT/torch.err"
 echo "torch rc=$? at $(since)"; pack
 grep -v "^| .* | routing" "$OUT/ours-fp8.md" | cut -c1-400; tail -5 "$OUT/ours-fp8.err"
 [ -f "$OUT/ours-fp8-block.md" ] && { grep -v "^| .* | routing" "$OUT/ours-fp8-block.md" | cut -c1-400; tail -5 "$OUT/ours-fp8-block.err"; }
