@@ -6,10 +6,13 @@
 #      against the CPU oracle on the dequantized operands; the QGMMA (FP8 wgmma) count of the
 #      Hopper kernels' SASS;
 #   3. layerbench-moe-kernels --models M --precision fp8-block (BLOCK=0 skips it): the
-#      block-scaled GEMMs, the act quantization separate and fused into gate/up, checked, then timed;
-#   4. the same with --precision fp8-rowwise (router counts at TOKENS, the oracle checks, then
-#      gate/up, down, the fused-quantization path and BF16 beside them timed), which writes the counts;
-#   5. bench/moe/torch_fp8.py on the same shapes and counts: ours (rowwise) and
+#      block-scaled GEMMs, the act quantization separate and fused into gate/up, checked, then
+#      timed; it writes the router counts at TOKENS;
+#   4. bench/moe/torch_fp8.py (below);
+#   5. the same study with --precision fp8-rowwise (the oracle checks, then gate/up, down, the
+#      fused-quantization path and BF16 beside them timed); with BLOCK=0 it runs before 4 and
+#      writes the counts;
+#   bench/moe/torch_fp8.py on the same shapes and counts: ours (rowwise) and
 #      torch._scaled_grouped_mm interleaved in PAIRS ABBA pairs per GEMM, torch._scaled_mm 8192^3
 #      as the ceiling; with BLOCK=1 (default) also --block: each block-scaled GEMM paired with the
 #      dense ceiling.
@@ -47,32 +50,43 @@ echo "QGMMA instructions in $(basename "$SM90_LIB"): $("$CUOBJDUMP" --dump-sass 
 
 (cd "$B" && timeout 120 ctest -R "test_fp8" --output-on-failure -V) > "$OUT/ctest.log" 2>&1
 RC=$?
-echo "ctest rc=$RC at $(since)"; pack; grep -E "tests passed|Failed|Skipped|fp8 rowwise h|\*\*\*" "$OUT/ctest.log" | tail -12
+echo "ctest rc=$RC at $(since)"; pack; grep -E "tests passed|Failed|Skipped|fp8 rowwise h|fp8 block h|\*\*\*" "$OUT/ctest.log" | tail -30
 [ "$RC" = 124 ] && { echo "the tests ran past their limit (a hang?): the study is not run"; exit 1; }
 
 K="$B/tools/layerbench-moe-kernels"
-TORCH_BLOCK=()
-if [ "$BLOCK" = 1 ]; then
-  BLOCK_CMD=("$K" --models "$MODELS" --precision fp8-block --std-tokens "$TOKENS" --iterations "$ITERATIONS" --warmup 5)
+mkdir -p "$OUT/shapes"
+block_study() {  # writes the counts too
+  BLOCK_CMD=("$K" --models "$MODELS" --precision fp8-block --std-tokens "$TOKENS" --iterations "$ITERATIONS" --warmup 5
+             --counts-dir "$OUT/shapes")
   echo "${BLOCK_CMD[*]}" > "$OUT/ours-block.cmd"
   timeout "${STUDY_LIMIT:-240}" "${BLOCK_CMD[@]}" > "$OUT/ours-fp8-block.md" 2> "$OUT/ours-fp8-block.err"
   echo "layerbench-moe-kernels --precision fp8-block rc=$? at $(since)"; pack
-  TORCH_BLOCK=(--block)
+}
+rowwise_study() {
+  OURS_CMD=("$K" --models "$MODELS" --precision fp8-rowwise --std-tokens "$TOKENS" --iterations "$ITERATIONS"
+            --warmup 5 --counts-dir "$OUT/shapes")
+  echo "${OURS_CMD[*]}" > "$OUT/ours.cmd"
+  timeout "${STUDY_LIMIT:-240}" "${OURS_CMD[@]}" > "$OUT/ours-fp8.md" 2> "$OUT/ours-fp8.err"
+  echo "layerbench-moe-kernels --precision fp8-rowwise rc=$? at $(since)"; pack
+}
+torch_peer() {
+  local extra=()
+  [ "$BLOCK" = 1 ] && extra=(--block)
+  LIB=$(find "$B" -name 'liblayerbench_fp8_experts.so' | head -1)
+  TORCH_CMD=(python3 bench/moe/torch_fp8.py --dir "$OUT/shapes" --models "$MODELS" --ours-lib "$LIB"
+             --pairs "$PAIRS" --warmup 5 --json "$OUT/torch-fp8.json" "${extra[@]}")
+  echo "${TORCH_CMD[*]}" > "$OUT/torch.cmd"
+  PYTHONUNBUFFERED=1 timeout "${STUDY_LIMIT:-240}" "${TORCH_CMD[@]}" > "$OUT/torch-fp8.md" 2> "$OUT/torch.err"
+  echo "torch rc=$? at $(since)"; pack
+}
+# With BLOCK=1 the block study writes the counts and the torch peer runs before the rowwise study
+# (what a short lease keeps); else the rowwise study writes them.
+if [ "$BLOCK" = 1 ]; then
+  block_study; torch_peer; rowwise_study
+else
+  rowwise_study; torch_peer
 fi
-mkdir -p "$OUT/shapes"
-OURS_CMD=("$K" --models "$MODELS" --precision fp8-rowwise --std-tokens "$TOKENS" --iterations "$ITERATIONS"
-          --warmup 5 --counts-dir "$OUT/shapes")
-echo "${OURS_CMD[*]}" > "$OUT/ours.cmd"
-timeout "${STUDY_LIMIT:-240}" "${OURS_CMD[@]}" > "$OUT/ours-fp8.md" 2> "$OUT/ours-fp8.err"
-echo "layerbench-moe-kernels rc=$? at $(since)"; pack
-
-LIB=$(find "$B" -name 'liblayerbench_fp8_experts.so' | head -1)
-TORCH_CMD=(python3 bench/moe/torch_fp8.py --dir "$OUT/shapes" --models "$MODELS" --ours-lib "$LIB"
-           --pairs "$PAIRS" --warmup 5 --json "$OUT/torch-fp8.json" "${TORCH_BLOCK[@]}")
-echo "${TORCH_CMD[*]}" > "$OUT/torch.cmd"
-PYTHONUNBUFFERED=1 timeout "${STUDY_LIMIT:-240}" "${TORCH_CMD[@]}" > "$OUT/torch-fp8.md" 2> "$OUT/torch.err"
-echo "torch rc=$? at $(since)"; pack
-grep -v "^| .* | routing" "$OUT/ours-fp8.md" | cut -c1-400; tail -5 "$OUT/ours-fp8.err"
 [ -f "$OUT/ours-fp8-block.md" ] && { grep -v "^| .* | routing" "$OUT/ours-fp8-block.md" | cut -c1-400; tail -5 "$OUT/ours-fp8-block.err"; }
 cat "$OUT/torch-fp8.md"; tail -5 "$OUT/torch.err"
+grep -v "^| .* | routing" "$OUT/ours-fp8.md" | cut -c1-400; tail -5 "$OUT/ours-fp8.err"
 echo "total $(since)"
