@@ -1,7 +1,7 @@
 // FP8 e4m3 on the host (moe/fp8.hpp).
 #include "moe/fp8.hpp"
 
-#include "moe/router.hpp"
+#include "moe/config/router.hpp"
 
 #include <algorithm>
 #include <bit>

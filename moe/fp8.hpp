@@ -17,7 +17,7 @@
 //              of `rows` rows separate.
 // Columns or rows past a multiple of 128 make a smaller edge group (the zero padding of the
 // checkpoints' recipe changes no amax).
-#include "moe/model.hpp"
+#include "moe/config/model.hpp"
 
 #include <cstdint>
 #include <string_view>

@@ -4,7 +4,11 @@
   in a library outside bench/);
 - no library (`common/`, `stats/`, `collectives/`, `harness/`, `reports/`, `study/`, `moe/`,
   `attention/`) and no developer tool (`tools/`) includes `bench/`;
-- no include climbs out of its directory with `../` (so the rules above cannot be side-stepped).
+- no include climbs out of its directory with `../` (so the rules above cannot be side-stepped);
+- `moe/`'s folders keep their order: `config/` (the model description and its reading) < `moe/`'s own
+  files (the layer interface, seeded values, FP8, expert tiles) < `hopper/` (the Hopper kernels) <
+  `magi2/` and `standard/` (the two families, which never include each other) < `advisor/`. A file
+  includes only its own folder and those below it.
 
 usage: layout_check.py SOURCE_DIR
 """
@@ -32,6 +36,17 @@ def includes(path):
         return INCLUDE.findall(f.read())
 
 
+# moe/'s folders, lowest first ("" = moe/'s own files); equal levels never include each other.
+MOE_LEVELS = {"config": 0, "": 1, "hopper": 2, "magi2": 3, "standard": 3, "advisor": 4}
+
+
+def moe_folder(rel_parts):
+    """The moe/ folder of a path split on '/', or None outside moe/."""
+    if len(rel_parts) < 2 or rel_parts[0] != "moe":
+        return None
+    return rel_parts[1] if len(rel_parts) > 2 else ""
+
+
 checked = 0
 for top in ["bench"] + LIBRARIES:
     for path in sources(top):
@@ -41,6 +56,12 @@ for top in ["bench"] + LIBRARIES:
         for inc in includes(path):
             if inc.startswith("../") or "/../" in inc:
                 failures.append(f"{rel}: includes {inc} (a path out of its directory)")
+            src_folder, inc_folder = moe_folder(parts), moe_folder(inc.split("/"))
+            if src_folder is not None and inc_folder is not None and src_folder != inc_folder:
+                if src_folder not in MOE_LEVELS or inc_folder not in MOE_LEVELS:
+                    failures.append(f"{rel}: includes {inc} (a moe/ folder the order does not know: add it to MOE_LEVELS)")
+                elif MOE_LEVELS[inc_folder] >= MOE_LEVELS[src_folder]:
+                    failures.append(f"{rel}: includes {inc} (moe/{inc_folder or '.'} is not below moe/{src_folder or '.'})")
             if not inc.startswith("bench/"):
                 continue
             if top != "bench":

@@ -3,10 +3,10 @@
 #include "tools/fp8_experts_capi.h"
 
 #include "common/usage.hpp"
-#include "moe/fp8_block_sm90.cuh"
-#include "moe/fp8_grouped_sm90.cuh"
-#include "moe/model.hpp"
-#include "moe/std_grouped_sm90.cuh"
+#include "moe/hopper/fp8_block_sm90.cuh"
+#include "moe/hopper/fp8_grouped_sm90.cuh"
+#include "moe/config/model.hpp"
+#include "moe/hopper/std_grouped_sm90.cuh"
 
 #include <cuda_runtime.h>
 

@@ -1,5 +1,6 @@
 /* liblayerbench_fp8_experts: the standard block's FP8 (e4m3) grouped expert GEMMs on Hopper,
- * rowwise-scaled (moe/fp8_grouped_sm90.cuh) and block-scaled (moe/fp8_block_sm90.cuh), behind a C ABI, so that a peer framework can run them on
+ * rowwise-scaled (moe/hopper/fp8_grouped_sm90.cuh) and block-scaled (moe/hopper/fp8_block_sm90.cuh),
+ * behind a C ABI, so that a peer framework can run them on
  * its own device buffers and stream, interleaved with its own kernels in one process
  * (bench/moe/torch_fp8.py loads it with ctypes).
  *
@@ -39,7 +40,7 @@ int lbf8_gate_up(lbf8_handle* h, const void* x, const float* x_scale, const void
 int lbf8_down(lbf8_handle* h, const void* a, const float* a_scale, const void* wd, const float* wd_scale, void* y,
               int64_t rows, void* stream);
 
-/* Block-scaled (DeepSeek-V3's recipe, moe/fp8_block_sm90.cuh): x (R, h) e4m3 with 1x128 scales
+/* Block-scaled (DeepSeek-V3's recipe, moe/hopper/fp8_block_sm90.cuh): x (R, h) e4m3 with 1x128 scales
  * (R, ceil(h/128)); w13 (E, 2I, h) e4m3 with 128x128 scales of each gate and up matrix
  * (2E, ceil(I/128), ceil(h/128)); wd (E, h, I) with (E, ceil(h/128), ceil(I/128)); a (R, I) e4m3
  * with (R, ceil(I/128)). lbf8_block_tiles builds the block kernels' own lists (128-column blocks).

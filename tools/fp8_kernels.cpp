@@ -4,7 +4,7 @@
 //   operands  seeded bf16 x (R, h), W13 (E, 2I, h), Wd (E, h, I), quantized on the device
 //             (fp8_quantize_rows: per row of x, per output channel of the weights);
 //   path      grouped gate/up with the GLU fused (bf16 act), the act rows quantized on the
-//             device, grouped down (moe/fp8_grouped_sm90.cuh);
+//             device, grouped down (moe/hopper/fp8_grouped_sm90.cuh);
 //   check     before timing, on the outputs poisoned with NaN first: every element of act and y
 //             written and finite; the device quantizer against moe/fp8.hpp's bit for bit on
 //             sampled rows of x, the act and the sampled experts' weights; act and y of sampled rows
@@ -13,7 +13,7 @@
 //             (what bf16 outputs and FP8 tensor-core accumulation leave; measured values printed);
 //   fused     also gate/up with the act quantized in its epilogue (e4m3, one scale per row per 128
 //             columns: a rowwise scale needs the row's amax across column blocks of other CTAs)
-//             and down on it (moe/fp8_block_sm90.cuh's kernel promoting every 128 K, rowwise weight
+//             and down on it (moe/hopper/fp8_block_sm90.cuh's kernel promoting every 128 K, rowwise weight
 //             scales): its codes and scales = the host's 1x128 quantization of the bf16 act bit for
 //             bit, its act against the oracle's GLU (<= 5e-2: e4m3 rounding), its y against the
 //             oracle on its own act (<= 1e-2);
@@ -26,13 +26,13 @@
 
 #include "collectives/cuda_internal.hpp"
 #include "collectives/types.hpp"
-#include "moe/cuda_kernels.cuh"
+#include "moe/magi2/cuda_kernels.cuh"
 #include "moe/fp8.hpp"
-#include "moe/fp8_block_sm90.cuh"
-#include "moe/fp8_grouped_sm90.cuh"
+#include "moe/hopper/fp8_block_sm90.cuh"
+#include "moe/hopper/fp8_grouped_sm90.cuh"
 #include "moe/init.hpp"
-#include "moe/std_grouped_sm90.cuh"
-#include "moe/std_ops.hpp"
+#include "moe/hopper/std_grouped_sm90.cuh"
+#include "moe/standard/std_ops.hpp"
 #include "tools/std_kernels.hpp"
 
 #include <fmt/core.h>
@@ -328,7 +328,7 @@ bool study(Device& dev, const Model& m, const std::vector<std::int64_t>& counts,
     row(m.name, "fp8-rowwise expert MLPs (gate/up fused 1x128 quantization + down)",
         time_it(dev, warmup, iterations, [&] { gate_up_q(); down_q(); }), gu_flop + dn_flop);
   }
-  // The launch variants the GPU test checks (tests/moe/test_fp8_grouped_gpu.cpp), gate/up and down alone.
+  // The launch variants the GPU test checks (tests/moe/hopper/test_fp8_grouped_gpu.cpp), gate/up and down alone.
   const cuda::StdGroupedVariant chosen = cuda::std_grouped_variant();
   for (const char* v : {"unpaired+whole-tiles", "pair-order"}) {
     cuda::std_grouped_set_variant(cuda::parse_grouped_variant(v));
@@ -353,7 +353,7 @@ bool study(Device& dev, const Model& m, const std::vector<std::int64_t>& counts,
 }
 
 
-// --precision fp8-block: DeepSeek-V3's recipe (moe/fp8_block_sm90.cuh). Operands: the same seeded
+// --precision fp8-block: DeepSeek-V3's recipe (moe/hopper/fp8_block_sm90.cuh). Operands: the same seeded
 // bf16 x, W13, Wd as the rowwise study, quantized on the device (x 1x128, W13 128x128 per gate /
 // up matrix, Wd 128x128). Two paths: A = gate/up + GLU (bf16 act), act quantized 1x128 in a
 // separate pass, down; B = gate/up + GLU quantized to e4m3 + 1x128 scales in the epilogue, down.

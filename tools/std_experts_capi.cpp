@@ -1,14 +1,14 @@
 // liblayerbench_std_experts (tools/std_experts_capi.h): the standard block's expert MLPs through
-// StdOps::expert_mlp of the CUDA backend (moe/std_cuda_ops.cu, moe/std_expert_paths.cu), on the
+// StdOps::expert_mlp of the CUDA backend (moe/standard/std_cuda_ops.cu, moe/standard/std_expert_paths.cu), on the
 // caller's buffers and stream. Everything is validated here, once; the device state is made on
 // the first run.
 #include "tools/std_experts_capi.h"
 
 #include "collectives/device.hpp"
 #include "common/usage.hpp"
-#include "moe/model.hpp"
-#include "moe/std_grouped_sm90.cuh"
-#include "moe/std_ops.hpp"
+#include "moe/config/model.hpp"
+#include "moe/hopper/std_grouped_sm90.cuh"
+#include "moe/standard/std_ops.hpp"
 
 #include <cuda_runtime.h>
 #include <fmt/core.h>

@@ -1,7 +1,7 @@
 // layerbench-moe-kernels --models: the standard block's router and expert MLPs alone, one GPU,
 // at each preset's shape (all experts local, --std-tokens tokens), the inputs seeded:
 //   router     cuBLAS logits (fp32 out) + the warp selection kernel, checked first against
-//              moe/router.cpp on the downloaded logits of the first 512 tokens (near-ties apart);
+//              moe/config/router.cpp on the downloaded logits of the first 512 tokens (near-ties apart);
 //              also each half alone;
 //   experts    row counts from that routing; gate/up GEMMs + activation + down GEMMs as one
 //              cuBLAS GEMM per expert (one stream, and spread over 4), as cuBLAS grouped GEMMs and as
@@ -19,11 +19,11 @@
 #include "collectives/cuda_internal.hpp"
 #include "collectives/device.hpp"
 #include "collectives/types.hpp"
-#include "moe/cuda_kernels.cuh"
+#include "moe/magi2/cuda_kernels.cuh"
 #include "moe/init.hpp"
-#include "moe/router.hpp"
-#include "moe/std_grouped_sm90.cuh"
-#include "moe/std_ops.hpp"
+#include "moe/config/router.hpp"
+#include "moe/hopper/std_grouped_sm90.cuh"
+#include "moe/standard/std_ops.hpp"
 #include "stats/ratio.hpp"
 #include "stats/summary.hpp"
 

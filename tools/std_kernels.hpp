@@ -2,8 +2,8 @@
 // layerbench-moe-kernels --models: the standard block's router and expert paths per preset
 // (tools/std_kernels.cpp).
 #include "collectives/device.hpp"
-#include "moe/model.hpp"
-#include "moe/std_ops.hpp"
+#include "moe/config/model.hpp"
+#include "moe/standard/std_ops.hpp"
 
 #include <cstdint>
 #include <functional>

@@ -6,10 +6,10 @@
 #include "common/cli.hpp"
 #include "common/cli/progress.hpp"
 #include "harness/main.hpp"
-#include "moe/advise_layout.hpp"
+#include "moe/advisor/advise_layout.hpp"
 #include "moe/init.hpp"
-#include "moe/std_block.hpp"
-#include "moe/std_ops.hpp"
+#include "moe/standard/std_block.hpp"
+#include "moe/standard/std_ops.hpp"
 
 #include <fmt/format.h>
 
@@ -63,7 +63,7 @@ double gemm_rate(StdOps& ops, Device& dev, bool gpu) {
   const std::int64_t g = gpu ? 8192 : 128;  // the profile's dense reference sizes
   const auto bytes = static_cast<std::size_t>(g * g) * (gpu ? 2 : 4);
   Buffer A = dev.alloc(bytes), B = dev.alloc(bytes), C = dev.alloc(bytes);
-  Ops& o = ops.base();
+  DenseOps& o = ops.dense();
   const Stream s = dev.compute_stream();
   auto run = [&] { o.linear(A.data(), B.data(), C.data(), {.m = g, .n = g, .k = g, .lda = g, .ldw = g, .ldc = g}, false, s); };
   run();
@@ -256,7 +256,7 @@ std::vector<std::int32_t> route_sample(harness::Context& ctx, const Model& m, st
   auto& dev = ctx.world.device();
   const Stream s = dev.compute_stream();
   auto ops = ctx.world.backend() == Backend::cuda ? make_cuda_std_ops(dev) : make_host_std_ops();
-  Ops& o = ops->base();
+  DenseOps& o = ops->dense();
   const DType act = o.act();
   const std::size_t a = dtype_size(act);
   const std::int64_t H = m.hidden, E = m.experts, k = m.topk, chunk = std::min<std::int64_t>(tokens, 4096);

@@ -1,5 +1,5 @@
 #pragma once
-// layerbench-moe --advise: every layout of the model on --gpus N (moe/advise_layout.hpp), each
+// layerbench-moe --advise: every layout of the model on --gpus N (moe/advisor/advise_layout.hpp), each
 // component's time predicted from one-rank layers timed on this device at the per-rank shapes the
 // layout implies (shrunk to --advise-budget-s and scaled by declared work when the backend cannot
 // run them in seconds), the expert load imbalance measured from real routing at each EP, and the

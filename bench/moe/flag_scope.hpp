@@ -3,7 +3,7 @@
 // flag given where it does not apply is exit 2 saying why, never ignored. One table
 // (flag_scope.cpp); the flag-by-flag test (tests/bench/moe/flags_test.py) runs every --help flag
 // against both families.
-#include "moe/model.hpp"
+#include "moe/config/model.hpp"
 
 #include <CLI/CLI.hpp>
 

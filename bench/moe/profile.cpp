@@ -7,7 +7,7 @@
 
 #include "collectives/error.hpp"
 #include "common/cli.hpp"
-#include "moe/expert_check.hpp"
+#include "moe/magi2/expert_check.hpp"
 #include "moe/init.hpp"
 #include "bench/moe/advise.hpp"
 #include "bench/moe/model_flags.hpp"
@@ -380,7 +380,7 @@ int run(harness::Context& ctx, const RunConfig& c) {
         Clock::device, sp ? Role::probe : Role::communication, sp ? "" : routed,
         moved(static_cast<double>(nelem) * act_b, 2.0 * (p.world - 1) / p.world));
   };
-  // The layer's own component table (moe/layer_table.cpp): role, parent and declared work once,
+  // The layer's own component table (moe/magi2/layer_table.cpp): role, parent and declared work once,
   // the kernel path of each component in its parameters.
   for (const auto& comp : layer.components()) {
     const std::string n = comp.name;

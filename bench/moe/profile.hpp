@@ -3,7 +3,7 @@
 // markdown) and the `--ab metadata` interleaved stack A/B.
 #include "harness/main.hpp"
 #include "bench/moe/run_config.hpp"
-#include "moe/layer.hpp"
+#include "moe/magi2/layer.hpp"
 
 #include <CLI/CLI.hpp>
 

@@ -6,7 +6,7 @@
 #include "harness/whatif.hpp"
 #include "collectives/telemetry.hpp"
 #include "bench/moe/run_config.hpp"
-#include "moe/layer.hpp"
+#include "moe/magi2/layer.hpp"
 #include "reports/document.hpp"
 #include "reports/result.hpp"
 #include "stats/common.hpp"

@@ -3,7 +3,7 @@
 #include "harness/whatif.hpp"
 #include "collectives/error.hpp"
 #include "common/numeric.hpp"
-#include "moe/layer.hpp"
+#include "moe/magi2/layer.hpp"
 #include "stats/amount.hpp"
 
 #include <fmt/format.h>

@@ -2,9 +2,9 @@
 // The layerbench-moe run configuration (flags beside the layer's geometry), validated once.
 // NOTES: every invariant the layer and the kernels rely on is checked here (UsageError).
 #include "harness/options.hpp"
-#include "moe/config.hpp"
-#include "moe/model.hpp"
-#include "moe/ops.hpp"
+#include "moe/magi2/config.hpp"
+#include "moe/config/model.hpp"
+#include "moe/magi2/ops.hpp"
 
 #include <cstdint>
 #include <optional>

@@ -7,8 +7,8 @@
 
 #include "collectives/error.hpp"
 #include "moe/init.hpp"
-#include "moe/std_block.hpp"
-#include "moe/std_reference.hpp"
+#include "moe/standard/std_block.hpp"
+#include "moe/standard/std_reference.hpp"
 #include "reports/profile.hpp"
 #include "reports/table.hpp"
 
@@ -67,7 +67,7 @@ reports::Measurement dense_reference(const harness::Runner& runner, StdBlock& bl
   const std::int64_t g = c.dense_gemm_size > 0 ? c.dense_gemm_size : (block.ep().backend() == Backend::cuda ? 8192 : 128);
   const auto gb = static_cast<std::size_t>(g * g) * block.act_bytes();
   Buffer A = dev.alloc(gb), B = dev.alloc(gb), C = dev.alloc(gb);
-  Ops& o = block.ops().base();
+  DenseOps& o = block.ops().dense();
   o.fill(A.data(), o.act(), {.seed = c.common.seed, .tensor = kDenseA, .scale = 1.0f, .rows = g, .cols = g, .full_cols = g, .ld = g}, s);
   o.fill(B.data(), o.act(), {.seed = c.common.seed, .tensor = kDenseB, .scale = 1.0f, .rows = g, .cols = g, .full_cols = g, .ld = g}, s);
   dev.synchronize(s);

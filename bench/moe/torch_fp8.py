@@ -21,7 +21,7 @@ For each preset (model-<name>.json and counts-<name>.txt, written by
             timed alone behind a short spin kernel), the median of the pair ratios torch / ours
             with its distribution-free 95% interval; the dense ceiling torch._scaled_mm 8192^3
             rowwise (fast accumulation) timed in the same process, before and after the presets.
-block       (--block) DeepSeek-V3's recipe (moe/fp8_block_sm90.cuh: x 1x128, weights 128x128, fp32
+block       (--block) DeepSeek-V3's recipe (moe/hopper/fp8_block_sm90.cuh: x 1x128, weights 128x128, fp32
             promotion every 128 K elements), operands quantized by our device quantizers from bf16
             randn; torch has no grouped block-scaled GEMM on Hopper, so each of our block GEMMs
             (gate/up + GLU with bf16 act, gate/up with the e4m3 act quantization fused, down) is

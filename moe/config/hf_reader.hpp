@@ -7,7 +7,7 @@
 #include "common/json_text.hpp"
 #include "common/text.hpp"
 #include "collectives/error.hpp"
-#include "moe/model.hpp"
+#include "moe/config/model.hpp"
 
 #include <fmt/format.h>
 

@@ -1,7 +1,7 @@
 // FP8 e4m3 on the host (moe/fp8.hpp): the format's exact values, rounding and saturation, the
 // scale recipes' round trips, and the grouped expert oracle.
 #include "moe/fp8.hpp"
-#include "moe/router.hpp"
+#include "moe/config/router.hpp"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 // experts, an expert over one 128-row tile), and "automatic" without a table is the per-expert path.
 #include "tools/std_experts_capi.h"
 
-#include "moe/cuda_kernels.cuh"
+#include "moe/magi2/cuda_kernels.cuh"
 #include "moe/init.hpp"
 
 #include <cuda_runtime.h>
