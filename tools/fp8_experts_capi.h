@@ -1,5 +1,6 @@
-/* liblayerbench_fp8_experts: the standard block's FP8 (e4m3, rowwise-scaled) grouped expert GEMMs
- * on Hopper (moe/hopper/fp8_grouped_sm90.cuh) behind a C ABI, so that a peer framework can run them on
+/* liblayerbench_fp8_experts: the standard block's FP8 (e4m3) grouped expert GEMMs on Hopper,
+ * rowwise-scaled (moe/hopper/fp8_grouped_sm90.cuh) and block-scaled (moe/hopper/fp8_block_sm90.cuh),
+ * behind a C ABI, so that a peer framework can run them on
  * its own device buffers and stream, interleaved with its own kernels in one process
  * (bench/moe/torch_fp8.py loads it with ctypes).
  *
@@ -38,6 +39,23 @@ int lbf8_gate_up(lbf8_handle* h, const void* x, const float* x_scale, const void
                  void* act, int64_t rows, void* stream);
 int lbf8_down(lbf8_handle* h, const void* a, const float* a_scale, const void* wd, const float* wd_scale, void* y,
               int64_t rows, void* stream);
+
+/* Block-scaled (DeepSeek-V3's recipe, moe/hopper/fp8_block_sm90.cuh): x (R, h) e4m3 with 1x128 scales
+ * (R, ceil(h/128)); w13 (E, 2I, h) e4m3 with 128x128 scales of each gate and up matrix
+ * (2E, ceil(I/128), ceil(h/128)); wd (E, h, I) with (E, ceil(h/128), ceil(I/128)); a (R, I) e4m3
+ * with (R, ceil(I/128)). lbf8_block_tiles builds the block kernels' own lists (128-column blocks).
+ * lbf8_block_gate_up writes bf16 act when act_q is null, else e4m3 act_q and its 1x128 act_scale
+ * (the quantization fused into the epilogue). */
+int lbf8_block_tiles(lbf8_handle* h, const int32_t* counts, void* stream);
+int lbf8_block_gate_up(lbf8_handle* h, const void* x, const float* x_scale, const void* w13, const float* w13_scale,
+                       void* act, void* act_q, float* act_scale, int64_t rows, void* stream);
+int lbf8_block_down(lbf8_handle* h, const void* a, const float* a_scale, const void* wd, const float* wd_scale,
+                    void* y, int64_t rows, void* stream);
+/* The device quantizers of the recipe (bf16 in; cols a multiple of 16): 1x128 of (rows, cols),
+ * and 128x128 of (groups, rows, cols). */
+int lbf8_quantize_1x128(const void* x, int64_t rows, int64_t cols, void* q, float* scales, void* stream);
+int lbf8_quantize_128x128(const void* w, int64_t groups, int64_t rows, int64_t cols, void* q, float* scales,
+                          void* stream);
 const char* lbf8_last_error(void);
 
 #ifdef __cplusplus

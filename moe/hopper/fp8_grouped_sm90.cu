@@ -43,7 +43,12 @@ constexpr int S_FLOATS = BN + 64, S_BYTES = S_FLOATS * 4;
 constexpr int SMEM = STAGES * STAGE_BYTES + 2 * C_BYTES + 4 * S_BYTES + 2 * STAGES * 8 + 1024;
 static_assert(SMEM <= 227 * 1024, "one CTA per SM");
 
-enum Epi : int { kStore = 0, kSiluGlu = 1, kClampedGlu = 2 };
+// kSiluGluQ / kClampedGluQ: the GLU, then the act quantized in the epilogue to e4m3 with one scale
+// per row per 128 columns (the tile's block: a rowwise scale would need the row's amax across
+// all of I's column blocks, i.e. other CTAs' tiles).
+enum Epi : int { kStore = 0, kSiluGlu = 1, kClampedGlu = 2, kSiluGluQ = 3, kClampedGluQ = 4 };
+__host__ __device__ constexpr bool clamped_epi(int e) { return e == kClampedGlu || e == kClampedGluQ; }
+__host__ __device__ constexpr bool quant_epi(int e) { return e == kSiluGluQ || e == kClampedGluQ; }
 
 #ifdef LB_WGMMA
 __device__ __forceinline__ void cp_async_16(std::uint32_t dst, const void* src) {
@@ -112,8 +117,8 @@ __device__ __forceinline__ void glu_packed(std::uint32_t (&pk)[64], float alpha,
 #pragma unroll
   for (int j = J0; j < J1; ++j) {
     const float2 g = unpack_bf16x2(pk[j]), u = unpack_bf16x2(pk[32 + j]);
-    const __nv_bfloat162 r = __floats2bfloat162_rn(std_glu_value<EPI == kClampedGlu>(g.x, u.x, alpha, limit),
-                                                   std_glu_value<EPI == kClampedGlu>(g.y, u.y, alpha, limit));
+    const __nv_bfloat162 r = __floats2bfloat162_rn(std_glu_value<clamped_epi(EPI)>(g.x, u.x, alpha, limit),
+                                                   std_glu_value<clamped_epi(EPI)>(g.y, u.y, alpha, limit));
     pk[j] = *reinterpret_cast<const std::uint32_t*>(&r);
   }
 }
@@ -147,6 +152,70 @@ __device__ __forceinline__ void store_tile(std::uint32_t (&pk)[64], bf16* __rest
     }
   }
 }
+
+// The act pairs pk[0..31] (bf16, after the GLU) quantized per row over the tile's 128 columns
+// (moe/fp8.hpp's recipe on the bf16 values: s = max(amax, 1e-4) / 448, q = e4m3(v / s)): the
+// row amax in-thread, then over the 4 lanes that share the row; columns past n_cols count 0.
+// pk[j] receives pair j's two codes (low 16 bits); s0 / s1 the scales of rows r and r + 8.
+__device__ __forceinline__ void quantize_packed(std::uint32_t (&pk)[64], const StdTile& t, int n_cols, int tid,
+                                                float& s0, float& s1) {
+  const int c0 = (tid & 3) * 2, col0 = t.block * GU_COLS;
+  float am0 = 0.0f, am1 = 0.0f;
+#pragma unroll
+  for (int j = 0; j < 32; ++j) {
+    const float2 v = unpack_bf16x2(pk[j]);
+    const int col = col0 + 8 * (j >> 1) + c0;
+    const float m = fmaxf(col < n_cols ? fabsf(v.x) : 0.0f, col + 1 < n_cols ? fabsf(v.y) : 0.0f);
+    if (j & 1)
+      am1 = fmaxf(am1, m);
+    else
+      am0 = fmaxf(am0, m);
+  }
+#pragma unroll
+  for (int o = 1; o <= 2; o <<= 1) {
+    am0 = fmaxf(am0, __shfl_xor_sync(0xffffffffu, am0, o));
+    am1 = fmaxf(am1, __shfl_xor_sync(0xffffffffu, am1, o));
+  }
+  s0 = fmaxf(am0, 1e-4f) / 448.0f;  // IEEE division (no fast math): the host's scale
+  s1 = fmaxf(am1, 1e-4f) / 448.0f;
+#pragma unroll
+  for (int j = 0; j < 32; ++j) {
+    const float2 v = unpack_bf16x2(pk[j]);
+    const float sc = (j & 1) ? s1 : s0;
+    pk[j] = static_cast<std::uint32_t>(
+        __nv_cvt_float2_to_fp8x2(make_float2(v.x / sc, v.y / sc), __NV_SATFINITE, __NV_E4M3));
+  }
+}
+
+// The quantized act of a tile (64 rows x 128 e4m3 per warpgroup) through the staging buffer
+// (rows of 144 bytes), 16-byte stores; its scales (rows_cap, qblocks) at column t.block.
+__device__ __forceinline__ void store_tile_q(const std::uint32_t (&pk)[64], std::uint8_t* __restrict__ outq,
+                                             float* __restrict__ outs, const StdTile& t, int n_cols, int qblocks,
+                                             int g, int tid, std::uint32_t c_base, float s0, float s1) {
+  const int lane = tid & 31, w = tid >> 5;
+  const int r0 = w * 16 + (lane >> 2), c0 = (lane & 3) * 2;
+  const int col0 = t.block * GU_COLS, valid = t.valid - g * 64, row0 = t.row0 + g * 64;
+  consumer_pair_sync(g);
+#pragma unroll
+  for (int j = 0; j < 32; ++j) {
+    const std::uint16_t two = static_cast<std::uint16_t>(pk[j]);
+    asm volatile("st.shared.b16 [%0], %1;\n" ::"r"(c_base + (r0 + 8 * (j & 1)) * C_PITCH * 2 + c0 + 8 * (j >> 1)),
+                 "h"(two)
+                 : "memory");
+  }
+  consumer_pair_sync(g);
+#pragma unroll
+  for (int p = 0; p < 4; ++p) {
+    const int id = tid + 128 * p, row = id >> 3, ch = id & 7, col = col0 + ch * 16;
+    if (row < valid && col < n_cols)
+      *reinterpret_cast<uint4*>(outq + std::int64_t(row0 + row) * n_cols + col) =
+          ld_shared_v4(c_base + (row * C_PITCH * 2) + ch * 16);
+  }
+  if ((lane & 3) == 0) {
+    if (r0 < valid) outs[std::int64_t(row0 + r0) * qblocks + t.block] = s0;
+    if (r0 + 8 < valid) outs[std::int64_t(row0 + r0 + 8) * qblocks + t.block] = s1;
+  }
+}
 #endif  // LB_WGMMA
 
 // b_rows: weight rows per expert (2I or h); up: the up rows' offset from the gate rows (I; GLU).
@@ -157,7 +226,8 @@ __global__ void __launch_bounds__(THREADS, 1)
                const __grid_constant__ CUtensorMap bmap, bf16* __restrict__ out, int n_cols,
                const StdTile* __restrict__ tiles, int max_tiles, const int* __restrict__ live, int ksteps, int b_rows,
                int up, int halves, float alpha, float limit, const float* __restrict__ sa, int rows_cap,
-               const float* __restrict__ sb, int sb_n) {
+               const float* __restrict__ sb, int sb_n, std::uint8_t* __restrict__ outq, float* __restrict__ outs,
+               int qblocks) {
 #ifdef LB_WGMMA
   grid_dependents_may_start();
   const int rank = PAIR ? cluster_rank() : 0;
@@ -212,8 +282,14 @@ __global__ void __launch_bounds__(THREADS, 1)
     float acc[128];
     std::uint32_t pk[64];
     StdTile pending{0, 0, 0, 0};
+    float qs0 = 0.0f, qs1 = 0.0f;  // the pending tile's act scales (quant_epi)
     auto piece = [&]<int Q>() {
       if (pending.valid <= 0) return;
+      if constexpr (quant_epi(EPI)) {
+        if constexpr (Q == 0)
+          store_tile_q(pk, outq, outs, pending, n_cols, qblocks, wg, tid, c_base + wg * C_BYTES, qs0, qs1);
+        return;
+      }
       if constexpr (EPI != kStore) {
         constexpr int j0 = 16 * Q > 32 - GLU_LATE ? 16 * Q : 32 - GLU_LATE, j1 = 16 * Q + 16;
         if constexpr (j0 < j1) glu_packed<EPI, j0, j1>(pk, alpha, limit);
@@ -240,11 +316,20 @@ __global__ void __launch_bounds__(THREADS, 1)
       consumer_pair_sync(wg);  // the warpgroup's scales are in shared memory
       pack_tile_scaled<EPI>(acc, pk, sbuf, tid);
       ++consumed;
-      if constexpr (EPI != kStore) glu_packed<EPI, 0, 32 - GLU_LATE>(pk, alpha, limit);
+      if constexpr (quant_epi(EPI)) {
+        glu_packed<EPI, 0, 32>(pk, alpha, limit);
+        quantize_packed(pk, t, n_cols, tid, qs0, qs1);
+      } else if constexpr (EPI != kStore) {
+        glu_packed<EPI, 0, 32 - GLU_LATE>(pk, alpha, limit);
+      }
     }
     if (pending.valid > 0) {
-      if constexpr (EPI != kStore) glu_packed<EPI, 32 - GLU_LATE, 32>(pk, alpha, limit);
-      store_tile<EPI>(pk, out, pending, n_cols, wg, tid, c_base + wg * C_BYTES);
+      if constexpr (quant_epi(EPI)) {
+        store_tile_q(pk, outq, outs, pending, n_cols, qblocks, wg, tid, c_base + wg * C_BYTES, qs0, qs1);
+      } else {
+        if constexpr (EPI != kStore) glu_packed<EPI, 32 - GLU_LATE, 32>(pk, alpha, limit);
+        store_tile<EPI>(pk, out, pending, n_cols, wg, tid, c_base + wg * C_BYTES);
+      }
     }
   }
   if constexpr (PAIR) cluster_sync();
@@ -256,7 +341,8 @@ __global__ void __launch_bounds__(THREADS, 1)
 template <int EPI>
 void launch(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMap& bmap, bf16* out, int n_cols,
             const StdTile* tiles, std::int64_t max_tiles, const int* live, int ksteps, int b_rows, int up,
-            const ActivationSpec& a, const float* sa, int rows_cap, const float* sb, int sb_n, cudaStream_t s) {
+            const ActivationSpec& a, const float* sa, int rows_cap, const float* sb, int sb_n, cudaStream_t s,
+            std::uint8_t* outq = nullptr, float* outs = nullptr, int qblocks = 0) {
   int dev = 0;
   const int sms = sm90::current_device_sms(dev);
   const StdGroupedVariant v = std_grouped_variant();
@@ -267,20 +353,21 @@ void launch(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMa
     sm90::Launch l(static_cast<unsigned>(std::max(1, std::min(mt, sms))), THREADS, SMEM, s);
     l.early_start();
     LB_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, fp8_kernel<EPI, false>, amap, amap64, bmap, out, n_cols, tiles, mt, live,
-                                     ksteps, b_rows, up, half, alpha, limit, sa, rows_cap, sb, sb_n));
+                                     ksteps, b_rows, up, half, alpha, limit, sa, rows_cap, sb, sb_n, outq, outs,
+                                     qblocks));
     LB_CUDA_CHECK_LAUNCH();
     return;
   }
   ensure_max_dynamic_smem(reinterpret_cast<const void*>(fp8_kernel<EPI, true>), SMEM);
   sm90::PairLaunch pl(static_cast<unsigned>(sms / 2 * 2), THREADS, SMEM, s);
   pl.early_start();
-  static int resident[3][64] = {};
+  static int resident[5][64] = {};
   int& clusters = resident[EPI][dev & 63];
   if (clusters == 0) LB_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, fp8_kernel<EPI, true>, &pl.cfg));
   const int grid_clusters = std::max(1, std::min(clusters, std::max(1, mt / 2)));
   pl.cfg.gridDim = dim3(static_cast<unsigned>(2 * grid_clusters));
   LB_CUDA_CHECK(cudaLaunchKernelEx(&pl.cfg, fp8_kernel<EPI, true>, amap, amap64, bmap, out, n_cols, tiles, mt, live,
-                                   ksteps, b_rows, up, half, alpha, limit, sa, rows_cap, sb, sb_n));
+                                   ksteps, b_rows, up, half, alpha, limit, sa, rows_cap, sb, sb_n, outq, outs, qblocks));
   LB_CUDA_CHECK_LAUNCH();
 }
 
@@ -381,6 +468,33 @@ void fp8_gate_up_sm90(const std::uint8_t* x, const float* x_scale, std::int64_t 
   else
     launch<kSiluGlu>(amap, amap64, bmap, act, I, tiles, max_tiles, live, ks, 2 * I, I, a, x_scale, rc, w13_scale, sbn,
                      s);
+}
+
+void fp8_gate_up_q_sm90(const std::uint8_t* x, const float* x_scale, std::int64_t rows_cap, std::int64_t h,
+                        const std::uint8_t* w13, const float* w13_scale, std::int64_t experts, std::int64_t inter,
+                        std::uint8_t* act_q, float* act_scale, const StdTile* tiles, std::int64_t max_tiles,
+                        const int* live, const ActivationSpec& a, cudaStream_t s) {
+  if (rows_cap == 0 || max_tiles == 0) return;
+  const std::string why = fp8_grouped_unsupported(h, inter, experts);
+  LB_CHECK(why.empty(), "Hopper FP8 grouped gate/up: " + why);
+  LB_CHECK(a.kind == Activation::silu_glu || a.kind == Activation::swiglu_clamped,
+           "Hopper FP8 grouped gate/up: the fused epilogue has SiLU-GLU and clamped SwiGLU only");
+  LB_CHECK(act_q != nullptr && act_scale != nullptr && reinterpret_cast<std::uintptr_t>(act_scale) % 4 == 0,
+           "Hopper FP8 grouped gate/up: the quantized act needs its codes and (4-byte aligned) scales");
+  check_sizes(rows_cap, experts, 2 * inter, max_tiles);
+  check_scales(x_scale, w13_scale);
+  const auto H = static_cast<std::uint64_t>(h), R = static_cast<std::uint64_t>(rows_cap);
+  const CUtensorMap amap = sm90::encode_tma_2d_u8(x, H, R, BK, BM), amap64 = sm90::encode_tma_2d_u8(x, H, R, BK, BM / 2);
+  const CUtensorMap bmap = sm90::encode_tma_2d_u8(w13, H, static_cast<std::uint64_t>(experts * 2 * inter), BK, BN / 2);
+  const int ks = static_cast<int>((h + BK - 1) / BK), I = static_cast<int>(inter);
+  const int rc = static_cast<int>(rows_cap), sbn = static_cast<int>(experts * 2 * inter);
+  const int qb = static_cast<int>((inter + GU_COLS - 1) / GU_COLS);
+  if (a.kind == Activation::swiglu_clamped)
+    launch<kClampedGluQ>(amap, amap64, bmap, nullptr, I, tiles, max_tiles, live, ks, 2 * I, I, a, x_scale, rc,
+                         w13_scale, sbn, s, act_q, act_scale, qb);
+  else
+    launch<kSiluGluQ>(amap, amap64, bmap, nullptr, I, tiles, max_tiles, live, ks, 2 * I, I, a, x_scale, rc, w13_scale,
+                      sbn, s, act_q, act_scale, qb);
 }
 
 void fp8_down_sm90(const std::uint8_t* act, const float* act_scale, std::int64_t rows_cap, std::int64_t inter,

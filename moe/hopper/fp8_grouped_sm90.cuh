@@ -38,6 +38,14 @@ void fp8_gate_up_sm90(const std::uint8_t* x, const float* x_scale, std::int64_t 
                       const std::uint8_t* w13, const float* w13_scale, std::int64_t experts, std::int64_t inter,
                       __nv_bfloat16* act, const StdTile* tiles, std::int64_t max_tiles, const int* live,
                       const ActivationSpec& a, cudaStream_t s);
+// gate/up with the act quantized in the epilogue (the GLU's bf16 values, then moe/fp8.hpp's recipe
+// per row per 128 columns, the tile's column block): act_q (R, I) e4m3 and act_scale
+// (R, ceil(I / 128)) fp32, for fp8_rowwise_down_1x128_sm90 (moe/hopper/fp8_block_sm90.cuh). One scale per
+// row would need the row's amax across all of I's column blocks, which other CTAs compute.
+void fp8_gate_up_q_sm90(const std::uint8_t* x, const float* x_scale, std::int64_t rows_cap, std::int64_t h,
+                        const std::uint8_t* w13, const float* w13_scale, std::int64_t experts, std::int64_t inter,
+                        std::uint8_t* act_q, float* act_scale, const StdTile* tiles, std::int64_t max_tiles,
+                        const int* live, const ActivationSpec& a, cudaStream_t s);
 void fp8_down_sm90(const std::uint8_t* act, const float* act_scale, std::int64_t rows_cap, std::int64_t inter,
                    const std::uint8_t* wd, const float* wd_scale, std::int64_t experts, std::int64_t h,
                    __nv_bfloat16* y, const StdTile* tiles, std::int64_t max_tiles, const int* live, cudaStream_t s);

@@ -1,10 +1,13 @@
-// The FP8 (e4m3, rowwise) grouped expert GEMMs on Hopper (moe/hopper/fp8_grouped_sm90.cuh) at edge
-// shapes (K off the 128-wide step, N off the 256-wide block, one-row and empty experts, half
-// tiles, odd tile counts), every launch variant's pairing: act and y, poisoned with NaN first,
-// against the CPU oracle on the dequantized operands (moe/fp8.hpp) on every row, and the device
-// quantizer against the host's bit for bit. Skips without a compute capability 9.0 device.
+// The FP8 (e4m3) grouped expert GEMMs on Hopper at edge shapes (K off the 128-wide step, N off
+// the column block, one-row and empty experts, half tiles, odd tile counts): rowwise
+// (moe/hopper/fp8_grouped_sm90.cuh) in every launch variant's pairing, and block-scaled
+// (moe/hopper/fp8_block_sm90.cuh, DeepSeek-V3's 1x128 / 128x128 recipe) with the act quantization
+// separate and fused into gate/up: act and y, poisoned first, against the CPU oracle on the
+// dequantized operands (moe/fp8.hpp) on every row, and the device quantizers against the host's
+// bit for bit. Skips without a compute capability 9.0 device.
 #include "collectives/types.hpp"
 #include "moe/fp8.hpp"
+#include "moe/hopper/fp8_block_sm90.cuh"
 #include "moe/hopper/fp8_grouped_sm90.cuh"
 #include "moe/hopper/std_grouped_sm90.cuh"
 
@@ -97,11 +100,154 @@ void run_case(std::int64_t h, std::int64_t I, const std::vector<std::int64_t>& c
   const auto yv = to_float(download(reinterpret_cast<const std::uint16_t*>(dy), static_cast<std::size_t>(R * h)));
   const double ey = fp8::relative_error(yv, fp8::grouped_down(fp8::dequantize(hq), fp8::dequantize(wd), counts, I, h));
   EXPECT_LE(ey, 1e-2) << "down against the oracle";
-  std::printf("fp8 rowwise h %lld I %lld E %lld (%s): ||act - ref|| / ||ref|| %.3g, ||y - ref|| / ||ref|| %.3g\n",
-              static_cast<long long>(h), static_cast<long long>(I), static_cast<long long>(E), variant, ea, ey);
+  // The fused path: gate/up quantizing its act per row per 128 columns in the epilogue (the host's
+  // 1x128 quantization of the bf16 act above, bit for bit), down promoting every 128 K on it.
+  const std::int64_t KI = (I + 127) / 128;
+  std::uint8_t* dfq = nullptr;
+  float* dfs = nullptr;
+  __nv_bfloat16* dyq = nullptr;
+  void* bwork = nullptr;
+  CK(cudaMalloc(&dfq, static_cast<std::size_t>(R * I)));
+  CK(cudaMalloc(&dfs, static_cast<std::size_t>(R * KI) * 4));
+  CK(cudaMalloc(&dyq, static_cast<std::size_t>(R * h) * 2));
+  CK(cudaMalloc(&bwork, static_cast<std::size_t>(cuda::fp8_block_work_bytes(R, E, h, I))));
+  CK(cudaMemset(dfq, 0x7F, static_cast<std::size_t>(R * I)));
+  CK(cudaMemset(dyq, 0xFF, static_cast<std::size_t>(R * h) * 2));
+  const auto bw = cuda::fp8_block_work(bwork, R, E, h, I);
+  cuda::fp8_block_tiles(dcounts, E, h, I, bw, nullptr);
+  cuda::fp8_gate_up_q_sm90(dx, dxs, R, h, dw13, dw13s, E, I, dfq, dfs, w.gu, w.gu_max, w.live, act, nullptr);
+  cuda::fp8_rowwise_down_1x128_sm90(dfq, dfs, R, I, dwd, dwds, E, h, dyq, bw.dn, bw.dn_max, bw.live + 1, nullptr);
+  CK(cudaDeviceSynchronize());
+  const auto hq1 = fp8::quantize(a.data(), 1, R, I, fp8::Scaling::block_1x128);
+  EXPECT_EQ(download(dfq, static_cast<std::size_t>(R * I)), hq1.q) << "fused act codes";
+  EXPECT_EQ(download(dfs, static_cast<std::size_t>(R * KI)), hq1.scales) << "fused act scales";
+  const auto yq = to_float(download(reinterpret_cast<const std::uint16_t*>(dyq), static_cast<std::size_t>(R * h)));
+  const double eyq = fp8::relative_error(yq, fp8::grouped_down(fp8::dequantize(hq1), fp8::dequantize(wd), counts, I, h));
+  EXPECT_LE(eyq, 1e-2) << "down on the 1x128 act against the oracle";
+  std::printf("fp8 rowwise h %lld I %lld E %lld (%s): ||act - ref|| / ||ref|| %.3g, ||y - ref|| / ||ref|| %.3g; "
+              "fused 1x128 act: y %.3g\n",
+              static_cast<long long>(h), static_cast<long long>(I), static_cast<long long>(E), variant, ea, ey, eyq);
+  for (void* p : {static_cast<void*>(dfq), static_cast<void*>(dfs), static_cast<void*>(dyq), bwork}) CK(cudaFree(p));
   for (void* p : {static_cast<void*>(dx), static_cast<void*>(dxs), static_cast<void*>(dw13), static_cast<void*>(dw13s),
                   static_cast<void*>(dwd), static_cast<void*>(dwds), static_cast<void*>(dcounts), static_cast<void*>(dact),
                   static_cast<void*>(dy), static_cast<void*>(daq), static_cast<void*>(das), work})
+    CK(cudaFree(p));
+  cuda::std_grouped_set_variant(cuda::StdGroupedVariant{});
+}
+
+
+std::vector<std::uint16_t> to_bf16(const std::vector<float>& f) {
+  std::vector<std::uint16_t> b(f.size());
+  for (std::size_t i = 0; i < f.size(); ++i) b[i] = float_to_bf16_bits(f[i]);
+  return b;
+}
+
+int signed_code(std::uint8_t v) { return (v & 0x80u) ? -static_cast<int>(v & 0x7Fu) : static_cast<int>(v & 0x7Fu); }
+
+// The block-scaled path: operands quantized on the device from bf16 (checked against the host's
+// quantization of the same values), then gate/up + GLU (bf16 act) -> 1x128 quantization -> down,
+// and gate/up with the e4m3 quantization fused -> down.
+void run_block_case(std::int64_t h, std::int64_t I, const std::vector<std::int64_t>& counts, const ActivationSpec& act,
+                    const char* variant) {
+  SCOPED_TRACE(::testing::Message() << "block h " << h << " I " << I << " E " << counts.size() << " " << variant);
+  cuda::std_grouped_set_variant(cuda::parse_grouped_variant(variant));
+  const auto E = static_cast<std::int64_t>(counts.size());
+  std::int64_t R = 0;
+  for (auto c : counts) R += c;
+  const std::int64_t KH = (h + 127) / 128, KI = (I + 127) / 128;
+  const auto blk = fp8::Scaling::block_128x128, row = fp8::Scaling::block_1x128;
+  const auto xb = to_bf16(randn(R * h, 11, 1.7f)), w13b = to_bf16(randn(E * 2 * I * h, 12, 1.0f / std::sqrt(float(h))));
+  const auto wdb = to_bf16(randn(E * h * I, 13, 1.0f / std::sqrt(float(I))));
+  const auto x = fp8::quantize(to_float(xb).data(), 1, R, h, row);
+  const auto w13 = fp8::quantize(to_float(w13b).data(), 2 * E, I, h, blk);
+  const auto wd = fp8::quantize(to_float(wdb).data(), E, h, I, blk);
+  auto* dxb = upload(xb);
+  auto* dw13b = upload(w13b);
+  auto* dwdb = upload(wdb);
+  auto* dcounts = upload(std::vector<int>(counts.begin(), counts.end()));
+  std::uint8_t *dx = nullptr, *dw13 = nullptr, *dwd = nullptr, *daq = nullptr, *dfq = nullptr;
+  float *dxs = nullptr, *dw13s = nullptr, *dwds = nullptr, *das = nullptr, *dfs = nullptr;
+  __nv_bfloat16 *dact = nullptr, *dy = nullptr, *dyf = nullptr;
+  void* work = nullptr;
+  auto n = [](std::int64_t v) { return static_cast<std::size_t>(std::max<std::int64_t>(v, 16)); };
+  CK(cudaMalloc(&dx, n(R * h)));
+  CK(cudaMalloc(&dxs, n(R * KH) * 4));
+  CK(cudaMalloc(&dw13, n(E * 2 * I * h)));
+  CK(cudaMalloc(&dw13s, n(2 * E * KI * KH) * 4));
+  CK(cudaMalloc(&dwd, n(E * h * I)));
+  CK(cudaMalloc(&dwds, n(E * KH * KI) * 4));
+  CK(cudaMalloc(&daq, n(R * I)));
+  CK(cudaMalloc(&das, n(R * KI) * 4));
+  CK(cudaMalloc(&dfq, n(R * I)));
+  CK(cudaMalloc(&dfs, n(R * KI) * 4));
+  CK(cudaMalloc(&dact, n(R * I) * 2));
+  CK(cudaMalloc(&dy, n(R * h) * 2));
+  CK(cudaMalloc(&dyf, n(R * h) * 2));
+  CK(cudaMalloc(&work, static_cast<std::size_t>(cuda::fp8_block_work_bytes(R, E, h, I))));
+  CK(cudaMemset(dact, 0xFF, n(R * I) * 2));
+  CK(cudaMemset(dy, 0xFF, n(R * h) * 2));
+  CK(cudaMemset(dyf, 0xFF, n(R * h) * 2));
+  CK(cudaMemset(dfq, 0x7F, n(R * I)));
+  CK(cudaMemset(dfs, 0xFF, n(R * KI) * 4));
+  const auto w = cuda::fp8_block_work(work, R, E, h, I);
+  cuda::fp8_quantize_1x128(reinterpret_cast<const __nv_bfloat16*>(dxb), R, h, dx, dxs, nullptr);
+  cuda::fp8_quantize_128x128(reinterpret_cast<const __nv_bfloat16*>(dw13b), 2 * E, I, h, dw13, dw13s, nullptr);
+  cuda::fp8_quantize_128x128(reinterpret_cast<const __nv_bfloat16*>(dwdb), E, h, I, dwd, dwds, nullptr);
+  cuda::fp8_block_tiles(dcounts, E, h, I, w, nullptr);
+  cuda::fp8_block_gate_up_sm90(dx, dxs, R, h, dw13, dw13s, E, I, dact, nullptr, nullptr, w.gu, w.gu_max, w.live, act,
+                               nullptr);
+  cuda::fp8_quantize_1x128(dact, R, I, daq, das, nullptr);
+  cuda::fp8_block_down_sm90(daq, das, R, I, dwd, dwds, E, h, dy, w.dn, w.dn_max, w.live + 1, nullptr);
+  cuda::fp8_block_gate_up_sm90(dx, dxs, R, h, dw13, dw13s, E, I, nullptr, dfq, dfs, w.gu, w.gu_max, w.live, act,
+                               nullptr);
+  cuda::fp8_block_down_sm90(dfq, dfs, R, I, dwd, dwds, E, h, dyf, w.dn, w.dn_max, w.live + 1, nullptr);
+  CK(cudaDeviceSynchronize());
+  // The device quantizers equal the host's.
+  EXPECT_EQ(download(dx, static_cast<std::size_t>(R * h)), x.q);
+  EXPECT_EQ(download(dxs, static_cast<std::size_t>(R * KH)), x.scales);
+  EXPECT_EQ(download(dw13, static_cast<std::size_t>(E * 2 * I * h)), w13.q);
+  EXPECT_EQ(download(dw13s, static_cast<std::size_t>(2 * E * KI * KH)), w13.scales);
+  EXPECT_EQ(download(dwd, static_cast<std::size_t>(E * h * I)), wd.q);
+  EXPECT_EQ(download(dwds, static_cast<std::size_t>(E * KH * KI)), wd.scales);
+  const auto a = to_float(download(reinterpret_cast<const std::uint16_t*>(dact), static_cast<std::size_t>(R * I)));
+  const auto ref_a = fp8::grouped_gate_up(fp8::dequantize(x), fp8::dequantize(w13), counts, h, I, act);
+  const double ea = fp8::relative_error(a, ref_a);
+  EXPECT_LE(ea, 1e-2) << "block gate/up + GLU against the oracle";
+  const auto hq = fp8::quantize(a.data(), 1, R, I, row);
+  EXPECT_EQ(download(daq, static_cast<std::size_t>(R * I)), hq.q);
+  EXPECT_EQ(download(das, static_cast<std::size_t>(R * KI)), hq.scales);
+  const auto wdd = fp8::dequantize(wd);
+  const auto yv = to_float(download(reinterpret_cast<const std::uint16_t*>(dy), static_cast<std::size_t>(R * h)));
+  const double ey = fp8::relative_error(yv, fp8::grouped_down(fp8::dequantize(hq), wdd, counts, I, h));
+  EXPECT_LE(ey, 1e-2) << "block down against the oracle";
+  // Fused: codes within one step of, scales within 2^-8 of the host's quantization of the bf16 act.
+  fp8::Quantized f;
+  f.scaling = row;
+  f.rows = R;
+  f.cols = I;
+  f.q = download(dfq, static_cast<std::size_t>(R * I));
+  f.scales = download(dfs, static_cast<std::size_t>(R * KI));
+  std::int64_t far = 0, off = 0;
+  for (std::size_t i = 0; i < f.q.size(); ++i) far += std::abs(signed_code(f.q[i]) - signed_code(hq.q[i])) > 1;
+  for (std::size_t i = 0; i < f.scales.size(); ++i)
+    off += !(std::fabs(f.scales[i] - hq.scales[i]) <= hq.scales[i] * 0x1p-8f);
+  EXPECT_EQ(far, 0) << "fused e4m3 codes more than one step from the host's";
+  EXPECT_EQ(off, 0) << "fused scales off the host's";
+  const auto fd = fp8::dequantize(f);
+  std::vector<float> fdv(fd.begin(), fd.end());
+  const double ef = fp8::relative_error(fdv, ref_a);
+  EXPECT_LE(ef, 5e-2) << "fused e4m3 act against the oracle (e4m3 rounding)";
+  const auto yfv = to_float(download(reinterpret_cast<const std::uint16_t*>(dyf), static_cast<std::size_t>(R * h)));
+  const double eyf = fp8::relative_error(yfv, fp8::grouped_down(fd, wdd, counts, I, h));
+  EXPECT_LE(eyf, 1e-2) << "block down on the fused act against the oracle";
+  std::printf("fp8 block h %lld I %lld E %lld (%s): ||act - ref|| / ||ref|| %.3g, ||y - ref|| / ||ref|| %.3g; fused: "
+              "e4m3 act %.3g, y %.3g\n",
+              static_cast<long long>(h), static_cast<long long>(I), static_cast<long long>(E), variant, ea, ey, ef, eyf);
+  for (void* p : {static_cast<void*>(dxb), static_cast<void*>(dw13b), static_cast<void*>(dwdb), static_cast<void*>(dcounts),
+                  static_cast<void*>(dx), static_cast<void*>(dxs), static_cast<void*>(dw13), static_cast<void*>(dw13s),
+                  static_cast<void*>(dwd), static_cast<void*>(dwds), static_cast<void*>(daq), static_cast<void*>(das),
+                  static_cast<void*>(dfq), static_cast<void*>(dfs), static_cast<void*>(dact), static_cast<void*>(dy),
+                  static_cast<void*>(dyf), work})
     CK(cudaFree(p));
   cuda::std_grouped_set_variant(cuda::StdGroupedVariant{});
 }
@@ -124,7 +270,21 @@ TEST_F(Fp8GroupedGpu, EdgeShapesMatchTheOracle) {
   }
 }
 
+TEST_F(Fp8GroupedGpu, BlockScaledMatchesTheOracle) {
+  ActivationSpec silu;
+  ActivationSpec clamped;
+  clamped.kind = Activation::swiglu_clamped;
+  for (const char* v : {"paired", "unpaired", "paired+pair-order"}) {
+    run_block_case(144, 48, {1, 0, 130, 64, 257}, silu, v);  // K = 144: one full and one partial scale block
+    run_block_case(384, 272, {200, 5, 0, 1}, clamped, v);    // I = 272: a 16-column last block; h off 128
+    run_block_case(256, 192, {65, 128, 3}, silu, v);         // I = 192: the last unit's second half past I
+  }
+}
+
 TEST_F(Fp8GroupedGpu, UnsupportedShapesSayWhy) {
+  EXPECT_NE(cuda::fp8_block_unsupported(136, 256, 4, 64), "");
+  EXPECT_NE(cuda::fp8_block_unsupported(256, 256, 0, 64), "");
+  EXPECT_NE(cuda::fp8_block_unsupported(256, 256, 4, std::int64_t{1} << 31), "");
   EXPECT_NE(cuda::fp8_grouped_unsupported(136, 256, 4), "");  // 136 bytes: not a 16-byte row stride
   EXPECT_NE(cuda::fp8_grouped_unsupported(256, 256, 0), "");
   EXPECT_NE(cuda::fp8_grouped_unsupported(256, 256, cuda::kStdGroupedMaxExperts + 1), "");

@@ -1,0 +1,596 @@
+// The standard block's FP8 (e4m3) grouped expert GEMMs with DeepSeek-V3's block scales on
+// Hopper (moe/hopper/fp8_block_sm90.cuh).
+//
+// Persistent CTAs of three warpgroups walk fp8_block_tiles' lists: warpgroup 2's first thread
+// feeds a 4-deep ring of TMA copies (128-byte swizzle, 128 e4m3 of K per step = one scale block),
+// warpgroups 0 and 1 each run wgmma m64n128k32 e4m3 into a fresh fp32 accumulator per K step (four
+// MMAs, 128 K elements), wait for it, hand the stage back and add it into the tile's fp32 sums
+// scaled by the step's activation-row and weight-block scales (DeepGEMM's promotion; while one
+// warpgroup promotes, the other's MMAs keep the tensor cores busy). 64 accumulators + 64 sums per
+// thread is what fits beside the rest (m64n256 would need 256 registers).
+//   down     a tile is 128 rows x 128 output columns (one weight block); warpgroup g takes rows
+//            64g..64g+63 of A and the whole (128, 128) B box; a tile of at most 64 live rows loads
+//            64 A rows and warpgroup 1 hands its stages straight back.
+//   gate/up  a list tile (128 rows x 128 activation columns) is two units of 64 rows (the second
+//            only when more than 64 rows live), so that the 128 activation columns of a 1x128
+//            group are one unit's: the A box is 64 rows, the B boxes four of 64 weight rows
+//            (gate c..c+63, up c..c+63, gate c+64.., up c+64..) so that warpgroup g's n128
+//            operand is its 64 gate rows then its 64 up rows; it produces activation columns
+//            64g..64g+63 (accumulator columns j and j + 64 are one gate/up pair, in one thread).
+// Epilogues (after the K loop, through a shared staging buffer per warpgroup, 16-byte stores):
+// bf16 y; bf16 act = glu(bf16(gate), bf16(up)); or e4m3 act with 1x128 scales: the GLU values'
+// row amax over the warpgroup's 64 columns (in-thread, then the lanes of a quad), exchanged with
+// the other warpgroup through shared memory (double-buffered by unit parity, one 256-thread
+// barrier), s = max(amax, 1e-4) / 448, q = e4m3(v / s) as moe/fp8.hpp; columns past I count 0.
+#include "collectives/error.hpp"
+#include "moe/hopper/experts_sm90.cuh"
+#include "moe/hopper/fp8_block_sm90.cuh"
+#include "moe/hopper/sm90.cuh"
+#include "moe/hopper/std_glu.cuh"
+
+#include <cuda_fp8.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace layerbench::moe::cuda {
+
+namespace {
+
+using namespace sm90;
+
+constexpr int BK = 128, STAGES = 4, THREADS = 384;
+constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
+enum Epi : int { kStore = 0, kGlu = 1, kGluQ = 2 };
+
+template <int EPI>
+struct Geo {
+  static constexpr bool GU = EPI != kStore;
+  static constexpr int A_BYTES = (GU ? 64 : 128) * BK;  // the A box: 64 or 128 rows of 128 bytes
+  static constexpr int B_BYTES = (GU ? 256 : 128) * BK;
+  static constexpr int STAGE = A_BYTES + B_BYTES;
+  // A consumer's staged rows: 128 bf16, 64 bf16 or 64 bytes, padded by 16 bytes (no bank conflicts).
+  static constexpr int C_PITCH = EPI == kStore ? 272 : EPI == kGlu ? 144 : 80;
+  static constexpr int C_BYTES = 64 * C_PITCH;
+  static constexpr int AMAX_BYTES = 2 * 2 * 64 * 4;  // [unit parity][warpgroup][64 rows] fp32
+  static constexpr int SMEM = STAGES * STAGE + 2 * C_BYTES + AMAX_BYTES + 2 * STAGES * 8 + 1024;
+  static_assert(SMEM <= 227 * 1024, "one CTA per SM");
+};
+
+#ifdef LB_WGMMA
+__device__ __forceinline__ void wgmma_m64n128k32_e4m3(float (&d)[64], std::uint64_t da, std::uint64_t db, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {"
+      "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63"
+      "}, %64, %65, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(da), "l"(db), "r"(scale_d));
+}
+
+__device__ __forceinline__ void st_shared_b16(std::uint32_t addr, std::uint16_t v) {
+  asm volatile("st.shared.b16 [%0], %1;\n" ::"r"(addr), "h"(v) : "memory");
+}
+__device__ __forceinline__ void st_shared_f32(std::uint32_t addr, float v) {
+  asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
+}
+__device__ __forceinline__ float ld_shared_f32(std::uint32_t addr) {
+  float v;
+  asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
+  return v;
+}
+// Both consumer warpgroups (named barrier 4, 256 threads).
+__device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 4, 256;\n" ::: "memory"); }
+__device__ __forceinline__ std::uint32_t bf16x2_bits(__nv_bfloat162 v) {
+  return *reinterpret_cast<const std::uint32_t*>(&v);
+}
+#endif  // LB_WGMMA
+
+// n_cols: output columns (h for down, I for gate/up); b_rows: weight rows per expert (h or 2I);
+// up: the up rows' offset (I); ksteps = ceil(K / 128); sb_blocks: 128-row weight blocks per
+// matrix (ceil(h / 128) for down, ceil(I / 128) for gate/up, also the act scales per row);
+// sa (rows_cap, ksteps) the A rows' 1x128 scales; sb the 128x128 weight scales, or with W_ROW
+// (down only) one scale per weight row (output channel), applied to the promoted sums at the end.
+// PAIR: 2-CTA clusters, units 2p and 2p + 1 to ranks 0 and 1 (gate/up: the two halves of a list
+// tile; down: consecutive list tiles); where both have rows and read the same weight block, each
+// CTA loads half of the weight boxes and multicasts it into both, and every consumer warp hands a
+// stage back to both CTAs' producers; both CTAs walk every unit's K steps (an empty unit with no
+// bytes), so that their rings stay in step.
+template <int EPI, bool CLAMPED, bool W_ROW, bool PAIR>
+__global__ void __launch_bounds__(THREADS, 1)
+    block_kernel(const __grid_constant__ CUtensorMap amap, const __grid_constant__ CUtensorMap amap64,
+                 const __grid_constant__ CUtensorMap bmap, const __grid_constant__ CUtensorMap bmap64,
+                 bf16* __restrict__ out, std::uint8_t* __restrict__ outq,
+                 float* __restrict__ outs, int n_cols, const StdTile* __restrict__ tiles, int max_tiles,
+                 const int* __restrict__ live, int ksteps, int b_rows, int up, int sb_blocks, float alpha, float limit,
+                 const float* __restrict__ sa, int rows_cap, const float* __restrict__ sb) {
+#ifdef LB_WGMMA
+  using G = Geo<EPI>;
+  constexpr bool GU = G::GU;
+  grid_dependents_may_start();
+  extern __shared__ unsigned char smem_raw[];
+  const std::uint32_t raw = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_raw));
+  const std::uint32_t base = (raw + 1023u) & ~1023u;
+  const std::uint32_t c_base = base + STAGES * G::STAGE;
+  const std::uint32_t amax_base = c_base + 2 * G::C_BYTES;
+  const std::uint32_t full = amax_base + G::AMAX_BYTES, empty = full + 8 * STAGES;
+  init_ring<STAGES, PAIR>(full, empty);
+  grid_dependency_wait();
+  const int rank = PAIR ? cluster_rank() : 0;
+  const int n_tiles = min(max_tiles, *live);  // even (std_grouped_tiles)
+  const int units = GU ? 2 * n_tiles : n_tiles;
+  const int first = PAIR ? static_cast<int>(blockIdx.x) / 2 * 2 + rank : static_cast<int>(blockIdx.x);
+  const int stride = static_cast<int>(gridDim.x);  // PAIR: gridDim.x / 2 pairs of units
+  // A unit's tile, half, and whether it has rows.
+  auto unit_tile = [&](int u) { return tiles[GU ? u >> 1 : u]; };
+  auto unit_live = [&](int u, const StdTile& t) { return t.valid > (GU ? 64 * (u & 1) : 0); };
+  const int wg = threadIdx.x >> 7;
+  if (wg == 2) {
+    regs_release<PRODUCER_REGS>();
+    if (threadIdx.x == 256) {
+      int s = 0;
+      for (int u = first; u < units; u += stride) {
+        const StdTile t = unit_tile(u);
+        const bool mine = unit_live(u, t);
+        if (!PAIR && !mine) continue;
+        bool shared = false;
+        if constexpr (PAIR) {
+          const StdTile o = unit_tile(u ^ 1);
+          shared = mine && unit_live(u ^ 1, o) && t.expert == o.expert && t.block == o.block;
+        }
+        const int hf = GU ? (u & 1) : 0;
+        const bool half = !GU && t.valid <= 64;
+        const int arow = t.row0 + 64 * hf, brow = t.expert * b_rows + t.block * 128;
+        for (int ks = 0; ks < ksteps; ++ks, ++s) {
+          const int stage = s % STAGES;
+          if (s >= STAGES) mbar_wait(empty + 8 * stage, ((s / STAGES) - 1) & 1);
+          const std::uint32_t dst = base + stage * G::STAGE, bar = full + 8 * stage;
+          mbar_arrive_expect_tx(bar, !mine ? 0 : half ? G::STAGE - G::A_BYTES / 2 : G::STAGE);
+          if (!mine) continue;
+          const int kc = ks * BK;
+          if constexpr (GU) {
+            tma_load_2d(dst, &amap64, kc, arow, bar);
+            // B boxes: gate 0-63, up 0-63, gate 64-127, up 64-127 of the block; shared: rank r
+            // multicasts the two of warpgroup r.
+            const std::uint32_t b = dst + G::A_BYTES;
+            if (shared) {
+              tma_load_2d_multicast(b + rank * 128 * BK, &bmap, kc, brow + 64 * rank, bar, 0x3);
+              tma_load_2d_multicast(b + rank * 128 * BK + 64 * BK, &bmap, kc, brow + up + 64 * rank, bar, 0x3);
+            } else {
+              tma_load_2d(b, &bmap, kc, brow, bar);
+              tma_load_2d(b + 64 * BK, &bmap, kc, brow + up, bar);
+              tma_load_2d(b + 128 * BK, &bmap, kc, brow + 64, bar);
+              tma_load_2d(b + 192 * BK, &bmap, kc, brow + up + 64, bar);
+            }
+          } else {
+            tma_load_2d(dst, half ? &amap64 : &amap, kc, arow, bar);
+            if (shared)  // rank r multicasts weight rows 64r..64r+63 of the block
+              tma_load_2d_multicast(dst + G::A_BYTES + rank * 64 * BK, &bmap64, kc, brow + 64 * rank, bar, 0x3);
+            else
+              tma_load_2d(dst + G::A_BYTES, &bmap, kc, brow, bar);
+          }
+        }
+      }
+    }
+  } else {
+    regs_take<CONSUMER_REGS>();
+    const int tid = threadIdx.x & 127, lane = tid & 31;
+    const int r = 16 * (tid >> 5) + (lane >> 2), c = lane & 3;
+    const std::uint32_t cb = c_base + wg * G::C_BYTES;
+    auto release = [&](int stage) { release_stage<PAIR>(empty, stage, lane, rank); };
+    float acc[64], fin[64];
+    int s = 0, done = 0;
+    for (int u = first; u < units; u += stride) {
+      const StdTile t = unit_tile(u);
+      const bool mine = unit_live(u, t);
+      if (!PAIR && !mine) continue;
+      const int hf = GU ? (u & 1) : 0;
+      // No rows here (PAIR: the stages still go round), or a half tile whose warpgroup 1 has none.
+      if (!mine || (!GU && wg == 1 && t.valid <= 64)) {
+        skip_tile<STAGES>(s, ksteps, full, release);
+        continue;
+      }
+      const int row_base = t.row0 + (GU ? 64 * hf : 64 * wg);
+      const int valid = min(64, t.valid - (GU ? 64 * hf : 64 * wg));
+      const float* sa0 = sa + static_cast<std::int64_t>(min(row_base + r, rows_cap - 1)) * ksteps;
+      const float* sa1 = sa + static_cast<std::int64_t>(min(row_base + r + 8, rows_cap - 1)) * ksteps;
+      const int gi = GU ? 2 * t.expert : t.expert;
+      const float* sbg = sb + (static_cast<std::int64_t>(gi) * sb_blocks + t.block) * ksteps;
+      const float* sbu = GU ? sbg + static_cast<std::int64_t>(sb_blocks) * ksteps : sbg;
+      const std::uint32_t a_off = GU ? 0u : static_cast<std::uint32_t>(wg) * 64 * BK;
+      const std::uint32_t b_off = G::A_BYTES + (GU ? static_cast<std::uint32_t>(wg) * 128 * BK : 0u);
+#pragma unroll
+      for (int i = 0; i < 64; ++i) fin[i] = 0.0f;
+      for (int ks = 0; ks < ksteps; ++ks, ++s) {
+        const int stage = s % STAGES;
+        const float a0 = __ldg(sa0 + ks), a1 = __ldg(sa1 + ks);
+        const float bg = W_ROW ? 1.0f : __ldg(sbg + ks), bu = W_ROW ? 1.0f : __ldg(sbu + ks);
+        mbar_wait(full + 8 * stage, (s / STAGES) & 1);
+        fence_acc(acc);
+        wgmma_fence();
+        const std::uint64_t da = desc_sw128(base + stage * G::STAGE + a_off);
+        const std::uint64_t db = desc_sw128(base + stage * G::STAGE + b_off);
+#pragma unroll
+        for (int kk = 0; kk < BK / 32; ++kk) wgmma_m64n128k32_e4m3(acc, da + 2 * kk, db + 2 * kk, kk > 0);
+        wgmma_commit();
+        wgmma_wait<0>();
+        fence_acc(acc);
+        release(stage);
+        // Promotion: accumulator i is row r + 8 ((i >> 1) & 1), column 8 (i >> 2) + 2c + (i & 1);
+        // for gate/up columns 0-63 are gate rows, 64-127 up rows.
+        const float s0g = a0 * bg, s1g = a1 * bg, s0u = a0 * bu, s1u = a1 * bu;
+#pragma unroll
+        for (int i = 0; i < 64; ++i) {
+          const bool hi = ((i >> 1) & 1) != 0, upc = GU && i >= 32;
+          fin[i] = fmaf(upc ? (hi ? s1u : s0u) : (hi ? s1g : s0g), acc[i], fin[i]);
+        }
+      }
+      consumer_pair_sync(wg);  // the previous unit's staged rows are out
+      if constexpr (EPI == kStore) {
+#pragma unroll
+        for (int i = 0; i < 64; i += 2) {
+          const int row = r + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + 2 * c;
+          float2 w = make_float2(1.0f, 1.0f);
+          if constexpr (W_ROW) {
+            const int oc = t.block * 128 + col;
+            w = oc < n_cols ? __ldg(reinterpret_cast<const float2*>(sb + static_cast<std::int64_t>(t.expert) * n_cols + oc))
+                            : make_float2(0.0f, 0.0f);
+          }
+          st_shared_b32(cb + row * G::C_PITCH + col * 2,
+                        bf16x2_bits(__floats2bfloat162_rn(fin[i] * w.x, fin[i + 1] * w.y)));
+        }
+        consumer_pair_sync(wg);
+#pragma unroll
+        for (int p = 0; p < 8; ++p) {
+          const int id = tid + 128 * p, row = id >> 4, ch = id & 15, col = t.block * 128 + ch * 8;
+          if (row < valid && col < n_cols)
+            *reinterpret_cast<uint4*>(out + static_cast<std::int64_t>(row_base + row) * n_cols + col) =
+                ld_shared_v4(cb + row * G::C_PITCH + ch * 16);
+        }
+      } else {
+        float v[32];
+#pragma unroll
+        for (int i = 0; i < 32; i += 2) {
+          const float2 g = __bfloat1622float2(__floats2bfloat162_rn(fin[i], fin[i + 1]));
+          const float2 w = __bfloat1622float2(__floats2bfloat162_rn(fin[i + 32], fin[i + 33]));
+          v[i] = std_glu_value<CLAMPED>(g.x, w.x, alpha, limit);
+          v[i + 1] = std_glu_value<CLAMPED>(g.y, w.y, alpha, limit);
+        }
+        const int col_w = t.block * 128 + wg * 64;  // the warpgroup's first activation column
+        if constexpr (EPI == kGlu) {
+#pragma unroll
+          for (int i = 0; i < 32; i += 2) {
+            const int row = r + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + 2 * c;
+            st_shared_b32(cb + row * G::C_PITCH + col * 2, bf16x2_bits(__floats2bfloat162_rn(v[i], v[i + 1])));
+          }
+          consumer_pair_sync(wg);
+#pragma unroll
+          for (int p = 0; p < 4; ++p) {
+            const int id = tid + 128 * p, row = id >> 3, ch = id & 7, col = col_w + ch * 8;
+            if (row < valid && col < n_cols)
+              *reinterpret_cast<uint4*>(out + static_cast<std::int64_t>(row_base + row) * n_cols + col) =
+                  ld_shared_v4(cb + row * G::C_PITCH + ch * 16);
+          }
+        } else {
+          float am0 = 0.0f, am1 = 0.0f;
+#pragma unroll
+          for (int i = 0; i < 32; ++i) {
+            if (col_w + 8 * (i >> 2) + 2 * c + (i & 1) >= n_cols) v[i] = 0.0f;  // past I: not in the group
+            if ((i >> 1) & 1)
+              am1 = fmaxf(am1, fabsf(v[i]));
+            else
+              am0 = fmaxf(am0, fabsf(v[i]));
+          }
+#pragma unroll
+          for (int o = 1; o <= 2; o <<= 1) {
+            am0 = fmaxf(am0, __shfl_xor_sync(0xffffffffu, am0, o));
+            am1 = fmaxf(am1, __shfl_xor_sync(0xffffffffu, am1, o));
+          }
+          const std::uint32_t mine = amax_base + ((done & 1) * 2 + wg) * 256, other = mine + (wg ? -256 : 256);
+          if (c == 0) {
+            st_shared_f32(mine + r * 4, am0);
+            st_shared_f32(mine + (r + 8) * 4, am1);
+          }
+          consumers_sync();
+          am0 = fmaxf(am0, ld_shared_f32(other + r * 4));
+          am1 = fmaxf(am1, ld_shared_f32(other + (r + 8) * 4));
+          const float s0 = fmaxf(am0, 1e-4f) / 448.0f, s1 = fmaxf(am1, 1e-4f) / 448.0f;  // IEEE: the host's
+#pragma unroll
+          for (int i = 0; i < 32; i += 2) {
+            const bool hi = ((i >> 1) & 1) != 0;
+            const float sc = hi ? s1 : s0;
+            const int row = r + 8 * hi, col = 8 * (i >> 2) + 2 * c;
+            const auto two = static_cast<std::uint16_t>(
+                __nv_cvt_float2_to_fp8x2(make_float2(v[i] / sc, v[i + 1] / sc), __NV_SATFINITE, __NV_E4M3));
+            st_shared_b16(cb + row * G::C_PITCH + col, two);
+          }
+          if (wg == 0 && c == 0) {
+            if (r < valid) outs[static_cast<std::int64_t>(row_base + r) * sb_blocks + t.block] = s0;
+            if (r + 8 < valid) outs[static_cast<std::int64_t>(row_base + r + 8) * sb_blocks + t.block] = s1;
+          }
+          consumer_pair_sync(wg);
+#pragma unroll
+          for (int p = 0; p < 2; ++p) {
+            const int id = tid + 128 * p, row = id >> 2, ch = id & 3, col = col_w + ch * 16;
+            if (row < valid && col < n_cols)
+              *reinterpret_cast<uint4*>(outq + static_cast<std::int64_t>(row_base + row) * n_cols + col) =
+                  ld_shared_v4(cb + row * G::C_PITCH + ch * 16);
+          }
+        }
+      }
+      ++done;
+    }
+  }
+  if constexpr (PAIR) cluster_sync();  // no CTA leaves while its peer may still write into it
+#else
+  __trap();
+#endif
+}
+
+// Paired (2-CTA clusters, the weight boxes multicast) unless the process-wide launch variant
+// says unpaired (std_grouped_variant().paired, as the rowwise kernels).
+template <int EPI, bool CLAMPED, bool W_ROW = false>
+void launch(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMap& bmap, const CUtensorMap& bmap64,
+            bf16* out, std::uint8_t* outq, float* outs, int n_cols, const StdTile* tiles, std::int64_t max_tiles,
+            const int* live, int ksteps, int b_rows, int up, int sb_blocks, const ActivationSpec& a, const float* sa,
+            int rows_cap, const float* sb, cudaStream_t s) {
+  int dev = 0;
+  const int sms = sm90::current_device_sms(dev);
+  const std::int64_t units = (EPI == kStore ? 1 : 2) * max_tiles;
+  const auto alpha = static_cast<float>(a.alpha), limit = static_cast<float>(a.limit);
+  const int mt = static_cast<int>(max_tiles);
+  if (!std_grouped_variant().paired) {
+    const auto kernel = block_kernel<EPI, CLAMPED, W_ROW, false>;
+    ensure_max_dynamic_smem(reinterpret_cast<const void*>(kernel), Geo<EPI>::SMEM);
+    sm90::Launch l(static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>(units, sms))), THREADS,
+                   Geo<EPI>::SMEM, s);
+    l.early_start();
+    LB_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, kernel, amap, amap64, bmap, bmap64, out, outq, outs, n_cols, tiles, mt,
+                                     live, ksteps, b_rows, up, sb_blocks, alpha, limit, sa, rows_cap, sb));
+    LB_CUDA_CHECK_LAUNCH();
+    return;
+  }
+  const auto kernel = block_kernel<EPI, CLAMPED, W_ROW, true>;
+  ensure_max_dynamic_smem(reinterpret_cast<const void*>(kernel), Geo<EPI>::SMEM);
+  sm90::PairLaunch pl(static_cast<unsigned>(sms / 2 * 2), THREADS, Geo<EPI>::SMEM, s);
+  pl.early_start();
+  static int resident[3][2][2][64] = {};
+  int& clusters = resident[EPI][CLAMPED ? 1 : 0][W_ROW ? 1 : 0][dev & 63];
+  if (clusters == 0) LB_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &pl.cfg));
+  LB_CHECK(clusters > 0, "Hopper FP8 block-scaled GEMM: no 2-CTA cluster fits on this device");
+  const std::int64_t pairs = std::max<std::int64_t>(1, units / 2);
+  pl.cfg.gridDim = dim3(static_cast<unsigned>(2 * std::min<std::int64_t>(clusters, pairs)));
+  LB_CUDA_CHECK(cudaLaunchKernelEx(&pl.cfg, kernel, amap, amap64, bmap, bmap64, out, outq, outs, n_cols, tiles, mt,
+                                   live, ksteps, b_rows, up, sb_blocks, alpha, limit, sa, rows_cap, sb));
+  LB_CUDA_CHECK_LAUNCH();
+}
+
+std::int64_t blocks_of(std::int64_t n) { return (n + 127) / 128; }
+
+constexpr int Q_THREADS = 256;
+
+// 1x128: one warp per (row, 128-column group), 4 columns per lane.
+__global__ void __launch_bounds__(Q_THREADS)
+    quantize_1x128_kernel(const bf16* __restrict__ x, std::int64_t rows, int cols, int cb, std::uint8_t* __restrict__ q,
+                          float* __restrict__ scales) {
+  const std::int64_t gid = static_cast<std::int64_t>(blockIdx.x) * (Q_THREADS / 32) + (threadIdx.x >> 5);
+  if (gid >= rows * cb) return;
+  const std::int64_t row = gid / cb;
+  const int lane = static_cast<int>(threadIdx.x & 31), col = static_cast<int>(gid % cb) * 128 + 4 * lane;
+  const bool ok = col < cols;
+  float2 f0 = make_float2(0.0f, 0.0f), f1 = f0;
+  if (ok) {
+    const uint2 v = *reinterpret_cast<const uint2*>(x + row * cols + col);
+    f0 = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&v.x));
+    f1 = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&v.y));
+  }
+  float amax = fmaxf(fmaxf(fabsf(f0.x), fabsf(f0.y)), fmaxf(fabsf(f1.x), fabsf(f1.y)));
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+  const float s = fmaxf(amax, 1e-4f) / 448.0f;  // IEEE division (no fast math): the host's scale
+  if (lane == 0) scales[gid] = s;
+  if (ok) {
+    const auto lo = static_cast<std::uint32_t>(
+        __nv_cvt_float2_to_fp8x2(make_float2(f0.x / s, f0.y / s), __NV_SATFINITE, __NV_E4M3));
+    const auto hi = static_cast<std::uint32_t>(
+        __nv_cvt_float2_to_fp8x2(make_float2(f1.x / s, f1.y / s), __NV_SATFINITE, __NV_E4M3));
+    *reinterpret_cast<std::uint32_t*>(q + row * cols + col) = lo | (hi << 16);
+  }
+}
+
+// 128x128: one CTA per block, 8 chunks of 8 columns per thread.
+__global__ void __launch_bounds__(Q_THREADS)
+    quantize_128x128_kernel(const bf16* __restrict__ w, int rows, int cols, int rb, int cb,
+                            std::uint8_t* __restrict__ q, float* __restrict__ scales) {
+  const std::int64_t blk = blockIdx.x;
+  const int cbi = static_cast<int>(blk % cb), rbi = static_cast<int>((blk / cb) % rb);
+  const std::int64_t grp = blk / cb / rb;
+  uint4 v[8];
+  float amax = 0.0f;
+#pragma unroll
+  for (int p = 0; p < 8; ++p) {
+    const int id = static_cast<int>(threadIdx.x) + Q_THREADS * p, rr = rbi * 128 + (id >> 4),
+              cc = cbi * 128 + (id & 15) * 8;
+    v[p] = make_uint4(0, 0, 0, 0);
+    if (rr < rows && cc < cols) v[p] = *reinterpret_cast<const uint4*>(w + (grp * rows + rr) * cols + cc);
+    const auto* h = reinterpret_cast<const __nv_bfloat162*>(&v[p]);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float2 f = __bfloat1622float2(h[i]);
+      amax = fmaxf(amax, fmaxf(fabsf(f.x), fabsf(f.y)));
+    }
+  }
+  __shared__ float red[Q_THREADS / 32];
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = amax;
+  __syncthreads();
+  amax = red[0];
+#pragma unroll
+  for (int i = 1; i < Q_THREADS / 32; ++i) amax = fmaxf(amax, red[i]);
+  const float s = fmaxf(amax, 1e-4f) / 448.0f;
+  if (threadIdx.x == 0) scales[blk] = s;
+#pragma unroll
+  for (int p = 0; p < 8; ++p) {
+    const int id = static_cast<int>(threadIdx.x) + Q_THREADS * p, rr = rbi * 128 + (id >> 4),
+              cc = cbi * 128 + (id & 15) * 8;
+    if (rr >= rows || cc >= cols) continue;
+    const auto* h = reinterpret_cast<const __nv_bfloat162*>(&v[p]);
+    std::uint32_t lo = 0, hi = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float2 f = __bfloat1622float2(h[i]);
+      const auto two = static_cast<std::uint32_t>(
+          __nv_cvt_float2_to_fp8x2(make_float2(f.x / s, f.y / s), __NV_SATFINITE, __NV_E4M3));
+      (i < 2 ? lo : hi) |= two << (16 * (i & 1));
+    }
+    *reinterpret_cast<uint2*>(q + (grp * rows + rr) * cols + cc) = make_uint2(lo, hi);
+  }
+}
+
+void check_alignment(const void* p, int bytes, const char* what) {
+  LB_CHECK(reinterpret_cast<std::uintptr_t>(p) % static_cast<std::uintptr_t>(bytes) == 0,
+           std::string("Hopper FP8 block-scaled GEMM: ") + what + " must be " + std::to_string(bytes) +
+               "-byte aligned");
+}
+
+}  // namespace
+
+std::string fp8_block_unsupported(std::int64_t h, std::int64_t inter, std::int64_t experts, std::int64_t rows_cap) {
+  if (!sm90::device_is_sm90())
+    return "the FP8 block-scaled kernels need a compute capability 9.0 device (sm_90a wgmma)";
+  if (h <= 0 || inter <= 0 || h % 16 != 0 || inter % 16 != 0)
+    return "the FP8 block-scaled kernels need hidden and intermediate sizes that are positive multiples of 16 "
+           "(16-byte TMA row strides of e4m3), not " +
+           std::to_string(h) + " and " + std::to_string(inter);
+  if (experts < 1 || experts > kStdGroupedMaxExperts)
+    return "the FP8 block-scaled kernels take 1 to " + std::to_string(kStdGroupedMaxExperts) +
+           " local experts, not " + std::to_string(experts);
+  if (rows_cap >= (std::int64_t{1} << 31) || experts * 2 * inter >= (std::int64_t{1} << 31) ||
+      experts * h >= (std::int64_t{1} << 31))
+    return "the FP8 block-scaled kernels use 32-bit TMA coordinates: rows and expert weight rows under 2^31";
+  return "";
+}
+
+void fp8_quantize_1x128(const bf16* x, std::int64_t rows, std::int64_t cols, std::uint8_t* q, float* scales,
+                        cudaStream_t s) {
+  if (rows == 0) return;
+  LB_CHECK(cols > 0 && cols % 16 == 0 && cols < (std::int64_t{1} << 31), "fp8_quantize_1x128: cols must be a "
+                                                                          "positive multiple of 16");
+  const std::int64_t cb = blocks_of(cols), groups = rows * cb, per = Q_THREADS / 32;
+  LB_CHECK((groups + per - 1) / per < (std::int64_t{1} << 31), "fp8_quantize_1x128: too many rows");
+  quantize_1x128_kernel<<<static_cast<unsigned>((groups + per - 1) / per), Q_THREADS, 0, s>>>(
+      x, rows, static_cast<int>(cols), static_cast<int>(cb), q, scales);
+  LB_CUDA_CHECK_LAUNCH();
+}
+
+void fp8_quantize_128x128(const bf16* w, std::int64_t groups, std::int64_t rows, std::int64_t cols, std::uint8_t* q,
+                          float* scales, cudaStream_t s) {
+  if (groups == 0 || rows == 0) return;
+  LB_CHECK(cols > 0 && cols % 16 == 0 && rows < (std::int64_t{1} << 31) && cols < (std::int64_t{1} << 31),
+           "fp8_quantize_128x128: cols must be a positive multiple of 16");
+  const std::int64_t rb = blocks_of(rows), cb = blocks_of(cols), n = groups * rb * cb;
+  LB_CHECK(n < (std::int64_t{1} << 31), "fp8_quantize_128x128: too many blocks");
+  quantize_128x128_kernel<<<static_cast<unsigned>(n), Q_THREADS, 0, s>>>(w, static_cast<int>(rows),
+                                                                          static_cast<int>(cols), static_cast<int>(rb),
+                                                                          static_cast<int>(cb), q, scales);
+  LB_CUDA_CHECK_LAUNCH();
+}
+
+std::int64_t fp8_block_work_bytes(std::int64_t rows_cap, std::int64_t experts, std::int64_t h, std::int64_t inter) {
+  const auto n = static_cast<std::int64_t>(sizeof(StdTile));
+  auto up256 = [](std::int64_t b) { return (b + 255) / 256 * 256; };
+  return up256(std_grouped_max_tiles(rows_cap, experts, blocks_of(inter)) * n) +
+         up256(std_grouped_max_tiles(rows_cap, experts, blocks_of(h)) * n) + 256;
+}
+
+StdGroupedWork fp8_block_work(void* base, std::int64_t rows_cap, std::int64_t experts, std::int64_t h,
+                              std::int64_t inter) {
+  auto up256 = [](std::int64_t b) { return (b + 255) / 256 * 256; };
+  StdGroupedWork w;
+  w.gu_max = std_grouped_max_tiles(rows_cap, experts, blocks_of(inter));
+  w.dn_max = std_grouped_max_tiles(rows_cap, experts, blocks_of(h));
+  auto* p = static_cast<unsigned char*>(base);
+  w.gu = reinterpret_cast<StdTile*>(p);
+  p += up256(w.gu_max * static_cast<std::int64_t>(sizeof(StdTile)));
+  w.dn = reinterpret_cast<StdTile*>(p);
+  p += up256(w.dn_max * static_cast<std::int64_t>(sizeof(StdTile)));
+  w.live = reinterpret_cast<int*>(p);
+  return w;
+}
+
+void fp8_block_tiles(const int* counts, std::int64_t experts, std::int64_t h, std::int64_t inter,
+                     const StdGroupedWork& w, cudaStream_t s) {
+  std_grouped_tiles(counts, experts, blocks_of(inter), blocks_of(h), w.gu, w.gu_max, w.dn, w.dn_max, w.live, s);
+}
+
+void fp8_block_gate_up_sm90(const std::uint8_t* x, const float* x_scale, std::int64_t rows_cap, std::int64_t h,
+                            const std::uint8_t* w13, const float* w13_scale, std::int64_t experts, std::int64_t inter,
+                            bf16* act_bf16, std::uint8_t* act_q, float* act_scale, const StdTile* tiles,
+                            std::int64_t max_tiles, const int* live, const ActivationSpec& a, cudaStream_t s) {
+  if (rows_cap == 0 || max_tiles == 0) return;
+  const std::string why = fp8_block_unsupported(h, inter, experts, rows_cap);
+  LB_CHECK(why.empty(), "Hopper FP8 block-scaled gate/up: " + why);
+  LB_CHECK(a.kind == Activation::silu_glu || a.kind == Activation::swiglu_clamped,
+           "Hopper FP8 block-scaled gate/up: the fused epilogue has SiLU-GLU and clamped SwiGLU only");
+  LB_CHECK(max_tiles < (std::int64_t{1} << 30), "Hopper FP8 block-scaled gate/up: too many tiles");
+  check_alignment(x_scale, 4, "the activation scales");
+  check_alignment(w13_scale, 4, "the weight scales");
+  if (act_q != nullptr) check_alignment(act_scale, 4, "the output scales");
+  const auto H = static_cast<std::uint64_t>(h), R = static_cast<std::uint64_t>(rows_cap);
+  const CUtensorMap amap64 = sm90::encode_tma_2d_u8(x, H, R, BK, 64);
+  const CUtensorMap bmap = sm90::encode_tma_2d_u8(w13, H, static_cast<std::uint64_t>(experts * 2 * inter), BK, 64);
+  const int ks = static_cast<int>(blocks_of(h)), I = static_cast<int>(inter), ib = static_cast<int>(blocks_of(inter));
+  const int rc = static_cast<int>(rows_cap);
+  const bool clamped = a.kind == Activation::swiglu_clamped;
+  if (act_q == nullptr) {
+    LB_CHECK(act_bf16 != nullptr, "Hopper FP8 block-scaled gate/up: no output");
+    (clamped ? launch<kGlu, true> : launch<kGlu, false>)(amap64, amap64, bmap, bmap, act_bf16, nullptr, nullptr, I, tiles,
+                                                         max_tiles, live, ks, 2 * I, I, ib, a, x_scale, rc, w13_scale,
+                                                         s);
+  } else {
+    LB_CHECK(act_scale != nullptr, "Hopper FP8 block-scaled gate/up: e4m3 output without its scales");
+    (clamped ? launch<kGluQ, true> : launch<kGluQ, false>)(amap64, amap64, bmap, bmap, nullptr, act_q, act_scale, I, tiles,
+                                                           max_tiles, live, ks, 2 * I, I, ib, a, x_scale, rc,
+                                                           w13_scale, s);
+  }
+}
+
+void fp8_block_down_sm90(const std::uint8_t* act, const float* act_scale, std::int64_t rows_cap, std::int64_t inter,
+                         const std::uint8_t* wd, const float* wd_scale, std::int64_t experts, std::int64_t h, bf16* y,
+                         const StdTile* tiles, std::int64_t max_tiles, const int* live, cudaStream_t s) {
+  if (rows_cap == 0 || max_tiles == 0) return;
+  const std::string why = fp8_block_unsupported(h, inter, experts, rows_cap);
+  LB_CHECK(why.empty(), "Hopper FP8 block-scaled down: " + why);
+  LB_CHECK(max_tiles < (std::int64_t{1} << 31), "Hopper FP8 block-scaled down: too many tiles");
+  check_alignment(act_scale, 4, "the activation scales");
+  check_alignment(wd_scale, 4, "the weight scales");
+  const auto I = static_cast<std::uint64_t>(inter), R = static_cast<std::uint64_t>(rows_cap);
+  const CUtensorMap amap = sm90::encode_tma_2d_u8(act, I, R, BK, 128), amap64 = sm90::encode_tma_2d_u8(act, I, R, BK, 64);
+  const CUtensorMap bmap = sm90::encode_tma_2d_u8(wd, I, static_cast<std::uint64_t>(experts * h), BK, 128),
+                    bmap64 = sm90::encode_tma_2d_u8(wd, I, static_cast<std::uint64_t>(experts * h), BK, 64);
+  launch<kStore, false>(amap, amap64, bmap, bmap64, y, nullptr, nullptr, static_cast<int>(h), tiles, max_tiles, live,
+                        static_cast<int>(blocks_of(inter)), static_cast<int>(h), 0, static_cast<int>(blocks_of(h)),
+                        ActivationSpec{}, act_scale, static_cast<int>(rows_cap), wd_scale, s);
+}
+
+void fp8_rowwise_down_1x128_sm90(const std::uint8_t* act, const float* act_scale, std::int64_t rows_cap,
+                                 std::int64_t inter, const std::uint8_t* wd, const float* wd_scale, std::int64_t experts,
+                                 std::int64_t h, bf16* y, const StdTile* tiles, std::int64_t max_tiles, const int* live,
+                                 cudaStream_t s) {
+  if (rows_cap == 0 || max_tiles == 0) return;
+  const std::string why = fp8_block_unsupported(h, inter, experts, rows_cap);
+  LB_CHECK(why.empty(), "Hopper FP8 down (1x128 act, rowwise weights): " + why);
+  LB_CHECK(max_tiles < (std::int64_t{1} << 31), "Hopper FP8 down (1x128 act, rowwise weights): too many tiles");
+  check_alignment(act_scale, 4, "the activation scales");
+  check_alignment(wd_scale, 8, "the weight scales");
+  const auto I = static_cast<std::uint64_t>(inter), R = static_cast<std::uint64_t>(rows_cap);
+  const CUtensorMap amap = sm90::encode_tma_2d_u8(act, I, R, BK, 128), amap64 = sm90::encode_tma_2d_u8(act, I, R, BK, 64);
+  const CUtensorMap bmap = sm90::encode_tma_2d_u8(wd, I, static_cast<std::uint64_t>(experts * h), BK, 128),
+                    bmap64 = sm90::encode_tma_2d_u8(wd, I, static_cast<std::uint64_t>(experts * h), BK, 64);
+  launch<kStore, false, true>(amap, amap64, bmap, bmap64, y, nullptr, nullptr, static_cast<int>(h), tiles, max_tiles, live,
+                              static_cast<int>(blocks_of(inter)), static_cast<int>(h), 0, static_cast<int>(blocks_of(h)),
+                              ActivationSpec{}, act_scale, static_cast<int>(rows_cap), wd_scale, s);
+}
+
+}  // namespace layerbench::moe::cuda
