@@ -3,8 +3,11 @@
 # Qwen3-30B-A3B and gpt-oss-120b at EP 1 (one layer's experts on one GPU), and the MAGI-2 layer,
 # each profiled by the one driver with a stack, the CUDA graph, replication what-ifs of its
 # components and the removal A/Bs checked against them, PROCESSES times (the removals' coverage
-# over processes). PART picks what one call runs (a call has 10 minutes):
-#   PART=standard  build + the standard block's GPU test + the three presets
+# over processes). At EP 1 the standard block runs its device path (no exchange, no host
+# synchronisation), so its table has no ep_* rows and the graph holds the whole layer.
+# PART picks what one call runs (a call has 10 minutes):
+#   PART=standard  build + the GPU tests of the standard block, its FP8 dispatch kernels and the FP8
+#                  grouped kernels + the three presets; then MAGI-2 once if LIMIT_S leaves time
 #   PART=magi2     (same warm machine: the build is kept) the MAGI-2 layer
 # Then bench/scripts/moe_removals.py tabulates how many removals landed inside their prediction.
 set -uo pipefail
@@ -17,25 +20,39 @@ WHATIF_S=${WHATIF_S:-8}
 MODELS=${MODELS:-deepseek-v3 qwen3-30b-a3b gpt-oss-120b}
 TOKENS=${TOKENS:-4096}
 { date -u; nvidia-smi --query-gpu=name,driver_version,power.limit --format=csv; } > "$OUT/machine-$PART.txt" 2>&1
-lb_build layerbench-moe test_moe_std_mpi || exit 1
+T0=$(date +%s)
+LIMIT_S=${LIMIT_S:-540}
+left() { echo $(( LIMIT_S - ($(date +%s) - T0) )); }
+lb_build layerbench-moe test_moe_std_mpi test_std_kernels_gpu test_fp8_grouped_gpu || exit 1
+echo "build done at +$(( $(date +%s) - T0 )) s"
 MOE=("$B/bench/moe/layerbench-moe" --backend cuda --telemetry gpu --layers "$LAYERS" --what-if-rounds 8
      --what-if-seconds "$WHATIF_S" --pairs "$PAIRS")
 run() {  # NAME P ARGS...: one process of one configuration
   local name=$1 p=$2; shift 2
-  timeout 280 mpirun -np 1 "${MPIRUN_ENV[@]}" "${MOE[@]}" "$@" --json "$OUT/$name-p$p.json" \
+  local cap=$(( $(left) - 10 )); [ "$cap" -gt 280 ] && cap=280
+  timeout "$cap" mpirun -np 1 "${MPIRUN_ENV[@]}" "${MOE[@]}" "$@" --json "$OUT/$name-p$p.json" \
     --markdown "$OUT/$name-p$p.md" > "$OUT/$name-p$p.txt" 2> "$OUT/$name-p$p.err"
   echo "$name process $p rc=$? ($(date -u +%T))"
 }
 if [ "$PART" = standard ]; then
-  timeout 200 mpirun -np 1 "${MPIRUN_ENV[@]}" "$B/tests/moe/test_moe_std_mpi" --gpu > "$OUT/std-gpu-test.txt" 2>&1
-  echo "standard block GPU test rc=$?"; tail -3 "$OUT/std-gpu-test.txt"
-  COMPS=router,ep_dispatch,expert_compute
+  timeout 120 mpirun -np 1 "${MPIRUN_ENV[@]}" "$B/tests/moe/test_moe_std_mpi" --gpu > "$OUT/std-gpu-test.txt" 2>&1
+  echo "standard block GPU test rc=$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED)|FAILED TEST" "$OUT/std-gpu-test.txt" | head
+  for t in test_std_kernels_gpu test_fp8_grouped_gpu; do
+    timeout 90 "$B/tests/moe/$t" > "$OUT/$t.txt" 2>&1
+    echo "$t rc=$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED)|FAILED TEST" "$OUT/$t.txt" | head
+  done
+  COMPS=router,dispatch_permute,expert_compute
   for p in $(seq 1 "$PROCESSES"); do
     for m in $MODELS; do
+      [ "$(left)" -gt 60 ] || { echo "$m process $p: skipped (LIMIT_S)"; continue; }
       run "$m" "$p" --model "$m" --tokens "$TOKENS" --graph --what-if "$COMPS" \
-        --ab drop:router --ab drop:ep_dispatch --ab drop:expert_compute
+        --ab drop:router --ab drop:dispatch_permute --ab drop:expert_compute
     done
   done
+  if [ "$(left)" -gt 120 ]; then
+    run magi2 1 --tokens 15000 --graph --what-if routing,local_expert_compute,merge_linear \
+      --ab drop:routing --ab drop:local_expert_compute --ab drop:merge_linear
+  fi
 else
   COMPS=routing,shared_branch,local_expert_compute,split_linear,merge_linear
   DROPS=()
