@@ -30,10 +30,6 @@ const reports::Measurement* find(const std::vector<reports::Measurement>& v, con
     if (m.name == n) return &m;
   return nullptr;
 }
-double med(const std::vector<reports::Measurement>& v, const std::string& n) {
-  const auto* m = find(v, n);
-  return m ? median_ms(*m) : stats::nan_value;
-}
 
 // "k: v, k2: v2" of a flat check object; nested objects in parentheses.
 std::string checks_text(const nlohmann::json& j) {
