@@ -8,7 +8,9 @@
 - `moe/`'s folders keep their order: `config/` (the model description and its reading) < `moe/`'s own
   files (the layer interface, seeded values, FP8, expert tiles) < `hopper/` (the Hopper kernels) <
   `magi2/` and `standard/` (the two families, which never include each other) < `advisor/`. A file
-  includes only its own folder and those below it.
+  includes only its own folder and those below it;
+- no source file under `moe/` is longer than MOE_MAX_LINES lines (a longer one is split by what it
+  does, so that a folder's files show its seams).
 
 usage: layout_check.py SOURCE_DIR
 """
@@ -36,6 +38,8 @@ def includes(path):
         return INCLUDE.findall(f.read())
 
 
+MOE_MAX_LINES = 500
+
 # moe/'s folders, lowest first ("" = moe/'s own files); equal levels never include each other.
 MOE_LEVELS = {"config": 0, "": 1, "hopper": 2, "magi2": 3, "standard": 3, "advisor": 4}
 
@@ -53,6 +57,11 @@ for top in ["bench"] + LIBRARIES:
         checked += 1
         rel = os.path.relpath(path, ROOT)
         parts = rel.split(os.sep)
+        if top == "moe":
+            with open(path, encoding="utf-8", errors="replace") as f:
+                lines = sum(1 for _ in f)
+            if lines > MOE_MAX_LINES:
+                failures.append(f"{rel}: {lines} lines (a moe/ source file has at most {MOE_MAX_LINES}: split it)")
         for inc in includes(path):
             if inc.startswith("../") or "/../" in inc:
                 failures.append(f"{rel}: includes {inc} (a path out of its directory)")

@@ -19,8 +19,8 @@
 #include "collectives/error.hpp"
 #include "moe/hopper/experts_sm90.cuh"
 #include "moe/hopper/fp8_grouped_sm90.cuh"
+#include "moe/hopper/grouped_epilogue.cuh"
 #include "moe/hopper/sm90.cuh"
-#include "moe/hopper/std_glu.cuh"
 
 #include <cuda_fp8.h>
 
@@ -49,8 +49,16 @@ static_assert(SMEM <= 227 * 1024, "one CTA per SM");
 enum Epi : int { kStore = 0, kSiluGlu = 1, kClampedGlu = 2, kSiluGluQ = 3, kClampedGluQ = 4 };
 __host__ __device__ constexpr bool clamped_epi(int e) { return e == kClampedGlu || e == kClampedGluQ; }
 __host__ __device__ constexpr bool quant_epi(int e) { return e == kSiluGluQ || e == kClampedGluQ; }
+static_assert(BN == grouped::kTileCols && GU_COLS == grouped::kGluCols && C_PITCH == grouped::kStagePitch,
+              "the shared epilogue's tile (moe/hopper/grouped_epilogue.cuh)");
 
 #ifdef LB_WGMMA
+// The GLU and the staged store of a packed tile, as the BF16 kernels' (moe/hopper/grouped_epilogue.cuh).
+using grouped::glu_packed;
+using grouped::ld_shared_f32;
+using grouped::store_tile;
+using grouped::unpack_bf16x2;
+
 __device__ __forceinline__ void cp_async_16(std::uint32_t dst, const void* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
 }
@@ -59,11 +67,6 @@ __device__ __forceinline__ void cp_async_4(std::uint32_t dst, const void* src) {
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
-__device__ __forceinline__ float ld_shared_f32(std::uint32_t addr) {
-  float v;
-  asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
-  return v;
-}
 __device__ __forceinline__ float2 ld_shared_f32x2(std::uint32_t addr) {
   float2 v;
   asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(v.x), "=f"(v.y) : "r"(addr) : "memory");
@@ -103,53 +106,6 @@ __device__ __forceinline__ void pack_tile_scaled(const float (&acc)[128], std::u
     const float rs = ((i >> 1) & 1) ? sa1 : sa0;
     const __nv_bfloat162 v = __floats2bfloat162_rn(acc[i] * rs * sc.x, acc[i + 1] * rs * sc.y);
     pk[j] = *reinterpret_cast<const std::uint32_t*>(&v);
-  }
-}
-
-__device__ __forceinline__ float2 unpack_bf16x2(std::uint32_t v) {
-  return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&v));
-}
-
-// GLU of the packed gate/up pairs j in [J0, J1) into packed activation pairs (pk[j]); as the
-// BF16 kernels' (moe/hopper/std_grouped_sm90.cu).
-template <int EPI, int J0, int J1>
-__device__ __forceinline__ void glu_packed(std::uint32_t (&pk)[64], float alpha, float limit) {
-#pragma unroll
-  for (int j = J0; j < J1; ++j) {
-    const float2 g = unpack_bf16x2(pk[j]), u = unpack_bf16x2(pk[32 + j]);
-    const __nv_bfloat162 r = __floats2bfloat162_rn(std_glu_value<clamped_epi(EPI)>(g.x, u.x, alpha, limit),
-                                                   std_glu_value<clamped_epi(EPI)>(g.y, u.y, alpha, limit));
-    pk[j] = *reinterpret_cast<const std::uint32_t*>(&r);
-  }
-}
-
-// Chunks [Q0, Q1) of 64 columns of a packed tile into out through the staging buffer; as the
-// BF16 kernels' store_tile.
-template <int EPI, int Q0 = 0, int Q1 = (EPI == kStore ? BN / 64 : GU_COLS / 64)>
-__device__ __forceinline__ void store_tile(std::uint32_t (&pk)[64], bf16* __restrict__ out, const StdTile& t,
-                                           int n_cols, int g, int tid, std::uint32_t c_base) {
-  const int lane = tid & 31, w = tid >> 5;
-  const int r0 = w * 16 + (lane >> 2), c0 = (lane & 3) * 2;
-  const int col0 = t.block * (EPI == kStore ? BN : GU_COLS), valid = t.valid - g * 64;
-#pragma unroll
-  for (int q = Q0; q < Q1; ++q) {
-    if (col0 + q * 64 >= n_cols) break;  // uniform across the warpgroup
-    consumer_pair_sync(g);
-#pragma unroll
-    for (int i = 32 * q; i < 32 * q + 32; i += 2) {
-      const int row = r0 + ((i >> 1) & 1) * 8, col = c0 + ((i >> 2) - 8 * q) * 8;
-      st_shared_b32(c_base + (row * C_PITCH + col) * 2, pk[i / 2]);
-    }
-    consumer_pair_sync(g);
-#pragma unroll
-    for (int p = 0; p < 4; ++p) {
-      const int id = tid + 128 * p, row = id >> 3, ch = id & 7;
-      const int col = col0 + q * 64 + ch * 8;
-      if (row < valid && col < n_cols) {
-        const uint4 v = ld_shared_v4(c_base + (row * C_PITCH + ch * 8) * 2);
-        *reinterpret_cast<uint4*>(out + std::int64_t(t.row0 + g * 64 + row) * n_cols + col) = v;
-      }
-    }
   }
 }
 
@@ -292,9 +248,9 @@ __global__ void __launch_bounds__(THREADS, 1)
       }
       if constexpr (EPI != kStore) {
         constexpr int j0 = 16 * Q > 32 - GLU_LATE ? 16 * Q : 32 - GLU_LATE, j1 = 16 * Q + 16;
-        if constexpr (j0 < j1) glu_packed<EPI, j0, j1>(pk, alpha, limit);
+        if constexpr (j0 < j1) glu_packed<clamped_epi(EPI), j0, j1>(pk, alpha, limit);
       }
-      store_tile<EPI, Q, Q + 1>(pk, out, pending, n_cols, wg, tid, c_base + wg * C_BYTES);
+      store_tile<EPI == kStore, Q, Q + 1>(pk, out, pending, n_cols, wg, tid, c_base + wg * C_BYTES);
     };
     int s = 0, consumed = 0;
     for (int u = first; u < units; u += stride) {
@@ -317,18 +273,18 @@ __global__ void __launch_bounds__(THREADS, 1)
       pack_tile_scaled<EPI>(acc, pk, sbuf, tid);
       ++consumed;
       if constexpr (quant_epi(EPI)) {
-        glu_packed<EPI, 0, 32>(pk, alpha, limit);
+        glu_packed<clamped_epi(EPI), 0, 32>(pk, alpha, limit);
         quantize_packed(pk, t, n_cols, tid, qs0, qs1);
       } else if constexpr (EPI != kStore) {
-        glu_packed<EPI, 0, 32 - GLU_LATE>(pk, alpha, limit);
+        glu_packed<clamped_epi(EPI), 0, 32 - GLU_LATE>(pk, alpha, limit);
       }
     }
     if (pending.valid > 0) {
       if constexpr (quant_epi(EPI)) {
         store_tile_q(pk, outq, outs, pending, n_cols, qblocks, wg, tid, c_base + wg * C_BYTES, qs0, qs1);
       } else {
-        if constexpr (EPI != kStore) glu_packed<EPI, 32 - GLU_LATE, 32>(pk, alpha, limit);
-        store_tile<EPI>(pk, out, pending, n_cols, wg, tid, c_base + wg * C_BYTES);
+        if constexpr (EPI != kStore) glu_packed<clamped_epi(EPI), 32 - GLU_LATE, 32>(pk, alpha, limit);
+        store_tile<EPI == kStore>(pk, out, pending, n_cols, wg, tid, c_base + wg * C_BYTES);
       }
     }
   }

@@ -33,10 +33,9 @@
 // Handing the packed tile through shared memory to epilogue warps, with a 3-stage ring to make
 // the room, measured 4-10% slower than in place (results/moe/2026-12-02-h200-m).
 #include "collectives/error.hpp"
-#include "common/usage.hpp"
 #include "moe/hopper/experts_sm90.cuh"
+#include "moe/hopper/grouped_epilogue.cuh"
 #include "moe/hopper/sm90.cuh"
-#include "moe/hopper/std_glu.cuh"
 #include "moe/hopper/std_grouped_sm90.cuh"
 
 #include <cub/block/block_scan.cuh>
@@ -68,8 +67,14 @@ static_assert(SMEM <= 227 * 1024, "one CTA per SM");
 constexpr int TILE_THREADS = 1024;
 
 enum Epi : int { kStore = 0, kSiluGlu = 1, kClampedGlu = 2 };
+__host__ __device__ constexpr bool clamped_epi(int e) { return e == kClampedGlu; }
+static_assert(BN == grouped::kTileCols && GU_COLS == grouped::kGluCols && C_PITCH == grouped::kStagePitch,
+              "the shared epilogue's tile (moe/hopper/grouped_epilogue.cuh)");
 
 #ifdef LB_WGMMA
+using grouped::glu_packed;  // the GLU and the staged store of a packed tile (moe/hopper/grouped_epilogue.cuh)
+using grouped::store_tile;
+
 // One consumer's accumulators (rows 16 w + l/4 (+8) of its 64; per n8 group q the columns
 // 8q + 2(l%4) + {0,1}) rounded to bf16 pairs: kStore all 128 values; GLU the 64 gate values
 // (columns c < 128) then the 64 up values (c + 128). The epilogue reads only these registers, so
@@ -81,55 +86,6 @@ __device__ __forceinline__ void pack_tile(const float (&acc)[128], std::uint32_t
     const int i = EPI == kStore ? 2 * j : j < 32 ? 2 * j : 64 + 2 * (j - 32);
     const __nv_bfloat162 v = __floats2bfloat162_rn(acc[i], acc[i + 1]);
     pk[j] = *reinterpret_cast<const std::uint32_t*>(&v);
-  }
-}
-
-__device__ __forceinline__ float2 unpack_bf16x2(std::uint32_t v) {
-  return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&v));
-}
-
-// GLU: the packed gate/up pairs j in [J0, J1) into packed activation pairs, in place (pk[j]).
-template <int EPI, int J0, int J1>
-__device__ __forceinline__ void glu_packed(std::uint32_t (&pk)[64], float alpha, float limit) {
-#pragma unroll
-  for (int j = J0; j < J1; ++j) {
-    const float2 g = unpack_bf16x2(pk[j]), u = unpack_bf16x2(pk[32 + j]);
-    const __nv_bfloat162 r = __floats2bfloat162_rn(std_glu_value<EPI == kClampedGlu>(g.x, u.x, alpha, limit),
-                                                   std_glu_value<EPI == kClampedGlu>(g.y, u.y, alpha, limit));
-    pk[j] = *reinterpret_cast<const std::uint32_t*>(&r);
-  }
-}
-
-// A packed tile (pack_tile) into out, 64 output columns at a time through the consumer's staging
-// buffer (c_base), stored as 16-byte chunks of whole 128-byte row segments. kStore: columns
-// 256 block + c of y (ld = n_cols). GLU (glu_packed first): the pairs (c, c + 128), c < 128, into
-// act column 128 block + c (ld = n_cols = I). n_cols is a multiple of 8: a 16-byte chunk is in or
-// out whole. Chunks [Q0, Q1) of the tile's (kStore 4, GLU 2).
-template <int EPI, int Q0 = 0, int Q1 = (EPI == kStore ? BN / 64 : GU_COLS / 64)>
-__device__ __forceinline__ void store_tile(std::uint32_t (&pk)[64], bf16* __restrict__ out, const StdTile& t,
-                                           int n_cols, int g, int tid, std::uint32_t c_base) {
-  const int lane = tid & 31, w = tid >> 5;
-  const int r0 = w * 16 + (lane >> 2), c0 = (lane & 3) * 2;
-  const int col0 = t.block * (EPI == kStore ? BN : GU_COLS), valid = t.valid - g * 64;
-#pragma unroll
-  for (int q = Q0; q < Q1; ++q) {
-    if (col0 + q * 64 >= n_cols) break;  // uniform across the warpgroup
-    consumer_pair_sync(g);  // the previous chunk's reads are done
-#pragma unroll
-    for (int i = 32 * q; i < 32 * q + 32; i += 2) {
-      const int row = r0 + ((i >> 1) & 1) * 8, col = c0 + ((i >> 2) - 8 * q) * 8;
-      st_shared_b32(c_base + (row * C_PITCH + col) * 2, pk[i / 2]);
-    }
-    consumer_pair_sync(g);
-#pragma unroll
-    for (int p = 0; p < 4; ++p) {  // 64 rows x 8 chunks of 16 B
-      const int id = tid + 128 * p, row = id >> 3, ch = id & 7;
-      const int col = col0 + q * 64 + ch * 8;
-      if (row < valid && col < n_cols) {
-        const uint4 v = ld_shared_v4(c_base + (row * C_PITCH + ch * 8) * 2);
-        *reinterpret_cast<uint4*>(out + std::int64_t(t.row0 + g * 64 + row) * n_cols + col) = v;
-      }
-    }
   }
 }
 #endif  // LB_WGMMA
@@ -203,8 +159,8 @@ __global__ void __launch_bounds__(THREADS, 1)
     std::uint32_t pk[64];        // the last tile's results, packed (pack_tile)
     StdTile pending{0, 0, 0, 0};  // DEFER: that tile, while its epilogue waits (valid > 0)
     auto epilogue = [&](const StdTile& t) {
-      if constexpr (DEFER && EPI != kStore) glu_packed<EPI, 32 - GLU_LATE, 32>(pk, alpha, limit);
-      store_tile<EPI>(pk, out, t, n_cols, wg, tid, c_base + wg * C_BYTES);
+      if constexpr (DEFER && EPI != kStore) glu_packed<clamped_epi(EPI), 32 - GLU_LATE, 32>(pk, alpha, limit);
+      store_tile<EPI == kStore>(pk, out, t, n_cols, wg, tid, c_base + wg * C_BYTES);
     };
     // DEFER 2: chunk Q of the pending tile (chunk Q of a GLU tile holds activation pairs
     // [16 Q, 16 Q + 16); the late ones get their GLU just before).
@@ -212,9 +168,9 @@ __global__ void __launch_bounds__(THREADS, 1)
       if (pending.valid <= 0) return;
       if constexpr (EPI != kStore) {
         constexpr int j0 = 16 * Q > 32 - GLU_LATE ? 16 * Q : 32 - GLU_LATE, j1 = 16 * Q + 16;
-        if constexpr (j0 < j1) glu_packed<EPI, j0, j1>(pk, alpha, limit);
+        if constexpr (j0 < j1) glu_packed<clamped_epi(EPI), j0, j1>(pk, alpha, limit);
       }
-      store_tile<EPI, Q, Q + 1>(pk, out, pending, n_cols, wg, tid, c_base + wg * C_BYTES);
+      store_tile<EPI == kStore, Q, Q + 1>(pk, out, pending, n_cols, wg, tid, c_base + wg * C_BYTES);
     };
     int s = 0;
     for (int u = first; u < units; u += stride) {
@@ -238,7 +194,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         consume_tile<STAGES, STAGE_BYTES, A_STAGE, BK>(acc, s, ksteps, full, base, wg, release);
       }
       pack_tile<EPI>(acc, pk);
-      if constexpr (EPI != kStore) glu_packed<EPI, 0, DEFER ? 32 - GLU_LATE : 32>(pk, alpha, limit);
+      if constexpr (EPI != kStore) glu_packed<clamped_epi(EPI), 0, DEFER ? 32 - GLU_LATE : 32>(pk, alpha, limit);
       if constexpr (!DEFER) epilogue(t);
     }
     if (DEFER && pending.valid > 0) epilogue(pending);  // the last tile's
@@ -358,9 +314,6 @@ StdGroupedVariant g_variant;  // the launches' variant (std_grouped_set_variant)
 std::uint64_t l2_policy(L2Priority p) {
   return p == L2Priority::evict_first ? kL2EvictFirst : p == L2Priority::evict_last ? kL2EvictLast : kL2EvictNormal;
 }
-const char* l2_words(L2Priority p) {
-  return p == L2Priority::evict_first ? "evict first" : p == L2Priority::evict_last ? "evict last" : "normal";
-}
 
 template <int EPI, int DEFER>
 void launch_as(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMap& bmap, bf16* out, int n_cols,
@@ -423,40 +376,6 @@ bool std_grouped_sm90_supported(std::int64_t h, std::int64_t inter, std::int64_t
 
 void std_grouped_set_variant(const StdGroupedVariant& v) { g_variant = v; }
 
-std::string describe(const StdGroupedVariant& v) {
-  return std::string(v.paired ? "paired" : "unpaired") + (v.half_tiles ? ", half tiles" : ", whole tiles") +
-         (v.pack_leftovers ? ", pair order" : ", plain order") +
-         (!v.deferred_epilogue ? ", epilogue in place"
-          : v.spread_epilogue  ? ", deferred epilogue spread over K steps"
-                               : ", deferred epilogue") +
-         (v.a_l2 != L2Priority::normal ? std::string(", A lines ") + l2_words(v.a_l2) : std::string()) +
-         (v.b_l2 != L2Priority::normal ? std::string(", B lines ") + l2_words(v.b_l2) : std::string());
-}
-
-StdGroupedVariant parse_grouped_variant(std::string_view modifiers) {
-  StdGroupedVariant v;
-  while (!modifiers.empty()) {
-    const auto cut = modifiers.find('+');
-    const std::string_view w = modifiers.substr(0, cut);
-    if (w == "paired" || w == "unpaired") v.paired = w == "paired";
-    else if (w == "half-tiles" || w == "whole-tiles") v.half_tiles = w == "half-tiles";
-    else if (w == "plain-order" || w == "pair-order") v.pack_leftovers = w == "pair-order";
-    else if (w == "deferred" || w == "in-place") v.deferred_epilogue = w == "deferred";
-    else if (w == "spread" || w == "at-once") v.spread_epilogue = w == "spread";
-    else if (w.size() > 2 && (w[0] == 'a' || w[0] == 'b') && w[1] == '-' &&
-             (w.substr(2) == "evict-first" || w.substr(2) == "evict-last" || w.substr(2) == "evict-normal"))
-      (w[0] == 'a' ? v.a_l2 : v.b_l2) = w.substr(2) == "evict-first"  ? L2Priority::evict_first
-                                        : w.substr(2) == "evict-last" ? L2Priority::evict_last
-                                                                      : L2Priority::normal;
-    else
-      throw UsageError("grouped wgmma variant '" + std::string(w) +
-                       "': expected paired, unpaired, half-tiles, whole-tiles, plain-order, pair-order, deferred, "
-                       "in-place, spread, at-once, or a-/b- with evict-first, evict-last or evict-normal, joined "
-                       "by '+'");
-    modifiers = cut == std::string_view::npos ? std::string_view{} : modifiers.substr(cut + 1);
-  }
-  return v;
-}
 StdGroupedVariant std_grouped_variant() { return g_variant; }
 
 std::int64_t std_gate_up_blocks(std::int64_t inter) { return (inter + GU_COLS - 1) / GU_COLS; }
