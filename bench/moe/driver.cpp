@@ -20,13 +20,13 @@ namespace layerbench::moe {
 
 using harness::Clock;
 
-namespace {
-
 bool bitwise_equal(Device& dev, const void* x, const void* y, std::size_t bytes) {
   const auto a = dev.download<std::uint8_t>(x, bytes);
   const auto b = dev.download<std::uint8_t>(y, bytes);
   return std::memcmp(a.data(), b.data(), bytes) == 0;
 }
+
+namespace {
 
 // Host synchronisations inside one forward (workspaces already sized), the maximum over ranks:
 // zero lets the host run ahead and the layer be captured in a CUDA graph.

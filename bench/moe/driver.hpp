@@ -95,6 +95,9 @@ class Family {
   }
 };
 
+// Whether `bytes` bytes at x and y (device or host memory of `dev`) are equal bit for bit.
+bool bitwise_equal(Device& dev, const void* x, const void* y, std::size_t bytes);
+
 // Times, stacks, repeats, captures, prices and reports the family's layer per `c`.
 int run_profile(harness::Context& ctx, const RunConfig& c, Family& family);
 

@@ -16,7 +16,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <cstring>
 
 namespace layerbench::moe {
 
@@ -25,11 +24,6 @@ namespace {
 using harness::Clock;
 using reports::Role;
 
-const reports::Measurement* find(const std::vector<reports::Measurement>& v, const std::string& n) {
-  for (const auto& m : v)
-    if (m.name == n) return &m;
-  return nullptr;
-}
 
 class Magi2Family final : public Family {
  public:
@@ -66,8 +60,7 @@ class Magi2Family final : public Family {
     dev.synchronize(s);
     const auto n2 = layer.ep().scalar_exchange_count();
     const std::size_t bytes = o1.bytes();
-    const auto a = dev.download<std::uint8_t>(o1.data(), bytes), b = dev.download<std::uint8_t>(o2.data(), bytes);
-    double same = std::memcmp(a.data(), b.data(), bytes) == 0 ? 1.0 : 0.0;
+    double same = bitwise_equal(dev, o1.data(), o2.data(), bytes) ? 1.0 : 0.0;
     double finite = 1.0;
     if (layer.act_bytes() == 4) {
       for (float v : dev.download<float>(o1.data(), bytes / 4)) finite = std::isfinite(v) ? finite : 0.0;

@@ -25,11 +25,6 @@ using reports::fmt_share;
 using reports::fmt_time;
 using reports::Unit;
 
-const reports::Measurement* find(const std::vector<reports::Measurement>& v, const std::string& n) {
-  for (const auto& m : v)
-    if (m.name == n) return &m;
-  return nullptr;
-}
 
 // "k: v, k2: v2" of a flat check object; nested objects in parentheses.
 std::string checks_text(const nlohmann::json& j) {
@@ -285,6 +280,12 @@ nlohmann::json config_json(const ProfileInputs& in) {
 }
 
 }  // namespace
+
+const reports::Measurement* find(const std::vector<reports::Measurement>& v, const std::string& name) {
+  for (const auto& m : v)
+    if (m.name == name) return &m;
+  return nullptr;
+}
 
 void finish_report(harness::Context& ctx, const harness::Runner& runner, ProfileInputs& in) {
   const RunConfig& c = in.cfg;

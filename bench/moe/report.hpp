@@ -60,6 +60,9 @@ struct ProfileInputs {
 
 using reports::median_ms;  // NaN without samples
 
+// The measurement named `name`, or nullptr.
+const reports::Measurement* find(const std::vector<reports::Measurement>& v, const std::string& name);
+
 // What reusing the split sizes should save: the exchange's own median cost times the exchanges
 // saved, with the percentile-bootstrap interval of that median (at `confidence`).
 struct ExchangeEstimate {

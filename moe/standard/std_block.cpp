@@ -89,6 +89,7 @@ StdBlock::StdBlock(const Model& m, const StdPlan& plan, Communicator& ep, std::u
   s_act_ = zeros(N * Is * act_size_);
   shared_out_ = zeros(N * H * act_size_);
   s_gate_ = zeros(N * 4);
+  blocker_ = find_graph_blocker();
   if (device_path()) prepare_device_path();
   ep_.device().synchronize(s);
 }

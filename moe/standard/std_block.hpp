@@ -114,11 +114,12 @@ class StdBlock final : public LayerInterface {
 
   // --- The device path (EP 1 on CUDA; moe/standard/std_block_device.cpp) ---
   // "" where forward() runs the device path, else why it runs the host path (the backend, the EP
-  // size, the device or the shape's expert path).
-  std::string graph_blocker() const;
+  // size, the device or the shape's expert path), decided once at construction (everything it reads
+  // is fixed by then), so the timed steps do not re-derive it.
+  const std::string& graph_blocker() const { return blocker_; }
   // Off: forward() runs the host path even where the device path applies (on by default).
   void set_device_path(bool on) { device_on_ = on; }
-  bool device_path() const { return device_on_ && graph_blocker().empty(); }
+  bool device_path() const { return device_on_ && blocker_.empty(); }
   // Its steps: after route(), the counts and the expert-major rows (device_permute), the expert
   // MLPs (device_experts); then weighted_sum(), shared() and finish() as on the host path.
   void device_permute(Stream s);
@@ -150,6 +151,7 @@ class StdBlock final : public LayerInterface {
     for (int c = name == copied_ ? copies_ : 1; c > 0; --c) body();
     if (hook_) [[unlikely]] hook_->at(name, Edge::end, s);
   }
+  std::string find_graph_blocker() const;  // graph_blocker()'s reason, derived
   void prepare_device_path();  // its workspaces, once (allocates: outside a capture)
   // The host path's table as the device path runs it: no exchange, no host clock.
   std::vector<Component> device_table(std::vector<Component> host) const;
@@ -200,6 +202,7 @@ class StdBlock final : public LayerInterface {
   std::int64_t host_syncs_ = 0;
 
   // The device path: per-expert counts (int32 (E)) on the device; whether its workspaces exist.
+  std::string blocker_;  // graph_blocker(), set in the constructor
   bool device_on_ = true, device_ready_ = false;
   bool on_device_ = false;  // the last permutation ran on the device (weighted_sum reads ye_)
   mutable bool device_rows_read_ = false;  // expert_rows_ holds the device path's last counts

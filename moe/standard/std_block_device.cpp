@@ -37,7 +37,7 @@ void StdOps::expert_mlp_on_device(const void*, const void*, const void*, void*, 
   throw Error("the device-side schedule runs on the CUDA backend only");
 }
 
-std::string StdBlock::graph_blocker() const {
+std::string StdBlock::find_graph_blocker() const {
   if (ep_.backend() != Backend::cuda) return "the host backend runs the layer on the host";
   if (plan_.world > 1)
     return fmt::format(
