@@ -32,7 +32,9 @@ run() {  # NAME P ARGS...: one process of one configuration
   local cap=$(( $(left) - 10 )); [ "$cap" -gt 280 ] && cap=280
   timeout "$cap" mpirun -np 1 "${MPIRUN_ENV[@]}" "${MOE[@]}" "$@" --json "$OUT/$name-p$p.json" \
     --markdown "$OUT/$name-p$p.md" > "$OUT/$name-p$p.txt" 2> "$OUT/$name-p$p.err"
-  echo "$name process $p rc=$? ($(date -u +%T))"
+  local rc=$?
+  echo "$name process $p rc=$rc ($(date -u +%T))"
+  [ "$rc" = 0 ] || tail -5 "$OUT/$name-p$p.err"
 }
 if [ "$PART" = standard ]; then
   timeout 120 mpirun -np 1 "${MPIRUN_ENV[@]}" "$B/tests/moe/test_moe_std_mpi" --gpu > "$OUT/std-gpu-test.txt" 2>&1
@@ -41,6 +43,13 @@ if [ "$PART" = standard ]; then
     timeout 90 "$B/tests/moe/$t" > "$OUT/$t.txt" 2>&1
     echo "$t rc=$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED)|FAILED TEST" "$OUT/$t.txt" | head
   done
+  # A short profile first (one preset, graph, a 2-layer stack): a path that fails here would fail
+  # every long run after it, so the call stops and returns what it has.
+  run smoke 0 --model qwen3-30b-a3b --tokens 1024 --graph --iterations 5 --what-if-rounds 2 --what-if-seconds 2 \
+    --what-if router --ab drop:router --pairs 5
+  if ! grep -q '"whole_layer' "$OUT/smoke-p0.json" 2>/dev/null; then
+    echo "smoke profile failed:"; tail -20 "$OUT/smoke-p0.err" "$OUT/smoke-p0.txt"; exit 1
+  fi
   COMPS=router,dispatch_permute,expert_compute
   for p in $(seq 1 "$PROCESSES"); do
     for m in $MODELS; do
