@@ -25,16 +25,17 @@ LIMIT_S=${LIMIT_S:-540}
 left() { echo $(( LIMIT_S - ($(date +%s) - T0) )); }
 lb_build layerbench-moe test_moe_std_mpi test_std_kernels_gpu test_fp8_grouped_gpu || exit 1
 echo "build done at +$(( $(date +%s) - T0 )) s"
-MOE=("$B/bench/moe/layerbench-moe" --backend cuda --telemetry gpu --layers "$LAYERS" --what-if-rounds 8
-     --what-if-seconds "$WHATIF_S" --pairs "$PAIRS")
-run() {  # NAME P ARGS...: one process of one configuration
+ROUNDS=${ROUNDS:-8}
+run() {  # NAME P ARGS...: one process of one configuration (PAIRS, ROUNDS, WHATIF_S as set now)
   local name=$1 p=$2; shift 2
+  local MOE=("$B/bench/moe/layerbench-moe" --backend cuda --telemetry gpu --layers "$LAYERS" --what-if-rounds "$ROUNDS"
+             --what-if-seconds "$WHATIF_S" --pairs "$PAIRS")
   local cap=$(( $(left) - 10 )); [ "$cap" -gt 280 ] && cap=280
   timeout "$cap" mpirun -np 1 "${MPIRUN_ENV[@]}" "${MOE[@]}" "$@" --json "$OUT/$name-p$p.json" \
     --markdown "$OUT/$name-p$p.md" > "$OUT/$name-p$p.txt" 2> "$OUT/$name-p$p.err"
   local rc=$?
   echo "$name process $p rc=$rc ($(date -u +%T))"
-  [ "$rc" = 0 ] || tail -5 "$OUT/$name-p$p.err"
+  [ "$rc" = 0 ] || tail -n 5 "$OUT/$name-p$p.err"
 }
 if [ "$PART" = standard ]; then
   timeout 120 mpirun -np 1 "${MPIRUN_ENV[@]}" "$B/tests/moe/test_moe_std_mpi" --gpu > "$OUT/std-gpu-test.txt" 2>&1
@@ -45,10 +46,10 @@ if [ "$PART" = standard ]; then
   done
   # A short profile first (one preset, graph, a 2-layer stack): a path that fails here would fail
   # every long run after it, so the call stops and returns what it has.
-  run smoke 0 --model qwen3-30b-a3b --tokens 1024 --graph --iterations 5 --what-if-rounds 2 --what-if-seconds 2 \
-    --what-if router --ab drop:router --pairs 5
+  PAIRS=5 ROUNDS=2 WHATIF_S=2 run smoke 0 --model qwen3-30b-a3b --tokens 1024 --graph --iterations 5 \
+    --what-if router --ab drop:router
   if ! grep -q '"whole_layer' "$OUT/smoke-p0.json" 2>/dev/null; then
-    echo "smoke profile failed:"; tail -20 "$OUT/smoke-p0.err" "$OUT/smoke-p0.txt"; exit 1
+    echo "smoke profile failed:"; tail -n 20 "$OUT/smoke-p0.err" "$OUT/smoke-p0.txt"; exit 1
   fi
   COMPS=router,dispatch_permute,expert_compute
   for p in $(seq 1 "$PROCESSES"); do
