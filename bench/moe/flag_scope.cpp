@@ -24,6 +24,8 @@ const std::vector<FlagScope>& flag_scopes() {
       {"--what-if-rounds", true, true, "", {"--what-if", "--ab"}},
       {"--what-if-method", true, true, "", {"--what-if", "--ab"}},
       {"--what-if-seconds", true, true, "", {"--what-if", "--ab"}},
+      {"--what-if-precision", true, true, "", {"--what-if", "--ab"}},
+      {"--what-if-floor-ms", true, true, "", {"--what-if", "--ab"}},
       {"--telemetry-period", true, true, "", {"--telemetry"}},
       // MAGI-2 only.
       {"--layout", true, false, "experts are sharded over the --ep ranks", {}},

@@ -107,6 +107,12 @@ void add_flags(CLI::App& app, RunConfig& c) {
                  "@begin edges), replicate (run the component 0-3 times per instance), delay (inject idle)");
   cli::add_real(app, "--what-if-seconds", c.what_if_seconds, "replicate: cap on the stacks' time per component (s)",
                 num::RealRange::positive(86400));
+  cli::add_real(app, "--what-if-precision", c.what_if_precision,
+                "replicate: stop once the slope's 95% interval is within this fraction of it (or --what-if-seconds)",
+                num::RealRange::positive(1));
+  cli::add_real(app, "--what-if-floor-ms", c.what_if_floor_ms,
+                "replicate: ... or within this many ms, for components under 0.2 ms (0: the relative rule alone)",
+                num::RealRange::non_negative(1000));
   cli::add_int(app, "--repeat", c.repeat, "time the components against the dense reference this many times "
                "(run-to-run spread of the reference ratios beside each run's interval)", 1, 100);
   app.add_option("--telemetry", c.telemetry, "GPU telemetry during every measurement: auto (on the cuda backend), gpu, off");

@@ -106,6 +106,10 @@ void validate(const RunConfig& c) {
     throw UsageError(fmt::format("--what-if-method must be auto, replicate or delay, got '{}'", c.what_if_method));
   if (c.stack_input != "same" && c.stack_input != "chained")
     throw UsageError(fmt::format("--stack-input must be same or chained, got '{}'", c.stack_input));
+  if (!(c.what_if_precision > 0) || !(c.what_if_precision < 1))
+    throw UsageError(fmt::format("--what-if-precision must be in (0, 1), got {}", c.what_if_precision));
+  if (!(c.what_if_floor_ms >= 0) || !std::isfinite(c.what_if_floor_ms))
+    throw UsageError(fmt::format("--what-if-floor-ms must be >= 0, got {}", c.what_if_floor_ms));
   if (!(c.what_if_seconds > 0) || !std::isfinite(c.what_if_seconds) || c.what_if_seconds > 86400)
     throw UsageError("--what-if-seconds must be in (0, 86400]");
   if (c.repeat < 1 || c.repeat > 100) throw UsageError("--repeat must be in [1, 100]");

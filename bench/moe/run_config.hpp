@@ -53,6 +53,8 @@ struct RunConfig {
   int what_if_rounds = 8;               // replicate: the minimum before the stopping rule
   std::string what_if_method;           // "" (auto: replicate device work, delay idle), replicate, delay
   double what_if_seconds = 60;          // replicate: cap on the stacks' time per component
+  double what_if_precision = 0.10;      // replicate: stop at this relative half-width of the slope's interval
+  double what_if_floor_ms = 0.02;       // replicate: ... or this absolute one, for components under 0.2 ms (0: none)
   int repeat = 1;                       // runs of the interleaved reference ratios (run-to-run spread)
   std::string telemetry = "auto";     // auto (gpu on the cuda backend) | gpu | off
   double telemetry_period_ms = 10;

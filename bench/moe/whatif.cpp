@@ -175,6 +175,8 @@ std::vector<harness::WhatIfResult> run_what_ifs(LayerInterface& layer, const voi
   o.levels_us = c.what_if_levels;
   o.rounds = c.what_if_rounds;
   o.max_seconds = c.what_if_seconds;
+  o.target_relative_half_width = c.what_if_precision;
+  o.target_absolute_half_width_ms = c.what_if_floor_ms;
   o.prime_stacks = c.prime_stacks;
   const int L = c.layers;
   const auto energy = energy_meter(w, sampler);

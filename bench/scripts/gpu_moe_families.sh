@@ -7,19 +7,27 @@
 # synchronisation), so its table has no ep_* rows and the graph holds the whole layer.
 # PART picks what one call runs (a call has 10 minutes):
 #   PART=standard  build + the GPU tests of the standard block, its FP8 dispatch kernels and the FP8
-#                  grouped kernels + the three presets; then MAGI-2 once if LIMIT_S leaves time
-#   PART=magi2     (same warm machine: the build is kept) the MAGI-2 layer
-# Then bench/scripts/moe_removals.py tabulates how many removals landed inside their prediction.
+#                  grouped kernels + a short profile + the three presets
+#   PART=magi2     build + the MAGI-2 layer
+#   PART=all       both (about 8 minutes on an H100 at the defaults)
+# The what-ifs stop at PRECISION (relative half-width of the slope's interval, no absolute floor) or
+# WHATIF_S seconds of stacks per component. Then bench/scripts/moe_removals.py tabulates how many
+# removals landed inside their prediction. Everything comes back as $OUT/families-$PART.tgz.
 set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
 PART=${PART:-standard}
 PROCESSES=${PROCESSES:-2}
 LAYERS=${LAYERS:-4}
 PAIRS=${PAIRS:-61}
-WHATIF_S=${WHATIF_S:-8}
+WHATIF_S=${WHATIF_S:-20}
 MODELS=${MODELS:-deepseek-v3 qwen3-30b-a3b gpt-oss-120b}
 TOKENS=${TOKENS:-4096}
-{ date -u; nvidia-smi --query-gpu=name,driver_version,power.limit --format=csv; } > "$OUT/machine-$PART.txt" 2>&1
+PRECISION=${PRECISION:-0.10}
+RESULT=$OUT
+OUT=$(mktemp -d /tmp/families.XXXXXX)
+pack() { tar -czf "$RESULT/families-$PART.tgz" -C "$OUT" . ; }
+trap pack EXIT
+{ date -u; echo "commit $(cat .git-sha 2>/dev/null)"; nvidia-smi --query-gpu=name,driver_version,power.limit --format=csv; } > "$OUT/machine-$PART.txt" 2>&1
 T0=$(date +%s)
 LIMIT_S=${LIMIT_S:-540}
 left() { echo $(( LIMIT_S - ($(date +%s) - T0) )); }
@@ -29,7 +37,7 @@ ROUNDS=${ROUNDS:-8}
 run() {  # NAME P ARGS...: one process of one configuration (PAIRS, ROUNDS, WHATIF_S as set now)
   local name=$1 p=$2; shift 2
   local MOE=("$B/bench/moe/layerbench-moe" --backend cuda --telemetry gpu --layers "$LAYERS" --what-if-rounds "$ROUNDS"
-             --what-if-seconds "$WHATIF_S" --pairs "$PAIRS")
+             --what-if-seconds "$WHATIF_S" --what-if-precision "$PRECISION" --what-if-floor-ms 0 --pairs "$PAIRS")
   local cap=$(( $(left) - 10 )); [ "$cap" -gt 280 ] && cap=280
   timeout "$cap" mpirun -np 1 "${MPIRUN_ENV[@]}" "${MOE[@]}" "$@" --json "$OUT/$name-p$p.json" \
     --markdown "$OUT/$name-p$p.md" > "$OUT/$name-p$p.txt" 2> "$OUT/$name-p$p.err"
@@ -37,7 +45,8 @@ run() {  # NAME P ARGS...: one process of one configuration (PAIRS, ROUNDS, WHAT
   echo "$name process $p rc=$rc ($(date -u +%T))"
   [ "$rc" = 0 ] || tail -n 5 "$OUT/$name-p$p.err"
 }
-if [ "$PART" = standard ]; then
+case $PART in standard|magi2|all) ;; *) echo "PART must be standard, magi2 or all" >&2; exit 2 ;; esac
+if [ "$PART" != magi2 ]; then
   timeout 120 mpirun -np 1 "${MPIRUN_ENV[@]}" "$B/tests/moe/test_moe_std_mpi" --gpu > "$OUT/std-gpu-test.txt" 2>&1
   echo "standard block GPU test rc=$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED)|FAILED TEST" "$OUT/std-gpu-test.txt" | head
   for t in test_std_kernels_gpu test_fp8_grouped_gpu; do
@@ -59,14 +68,14 @@ if [ "$PART" = standard ]; then
         --ab drop:router --ab drop:dispatch_permute --ab drop:expert_compute
     done
   done
-  if [ "$(left)" -gt 120 ]; then
-    run magi2 1 --tokens 15000 --graph --what-if routing,local_expert_compute,merge_linear \
-      --ab drop:routing --ab drop:local_expert_compute --ab drop:merge_linear
-  fi
-else
+fi
+if [ "$PART" != standard ]; then
   COMPS=routing,shared_branch,local_expert_compute,split_linear,merge_linear
   DROPS=()
   for c in ${COMPS//,/ }; do DROPS+=(--ab "drop:$c"); done
-  for p in $(seq 1 "$PROCESSES"); do run magi2 "$p" --tokens 15000 --graph --what-if "$COMPS" "${DROPS[@]}"; done
+  for p in $(seq 1 "$PROCESSES"); do
+    [ "$(left)" -gt 60 ] || { echo "magi2 process $p: skipped (LIMIT_S)"; continue; }
+    run magi2 "$p" --tokens 15000 --graph --what-if "$COMPS" "${DROPS[@]}"
+  done
 fi
-python3 "$(dirname "$0")/moe_removals.py" "$OUT"/*-p*.json | tee "$OUT/removals-$PART.md"
+python3 "$(dirname "$0")/moe_removals.py" $(ls "$OUT"/*-p*.json | grep -v smoke) | tee "$OUT/removals-$PART.md"
