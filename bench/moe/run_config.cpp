@@ -17,16 +17,20 @@ namespace layerbench::moe {
 
 void validate(const RunConfig& c) {
   if (c.describe || c.list_models) return;  // the model resolved when parsing completed; nothing runs
-  // The model carries its precision (moe/config/model.hpp Precision); the profile and the advisor time
-  // BF16 layers only for now, so an FP8 part is refused here rather than timed as BF16 unsaid.
+  // The model carries its precision (moe/config/model.hpp Precision). The standard block runs its
+  // routed and shared experts in FP8 (moe/standard/std_fp8_experts.hpp); a part that nothing here
+  // runs in FP8 is refused rather than timed as BF16 unsaid.
   for (const auto& [name, part] : {std::pair{"routed experts", &c.model.precision.experts},
                                    {"shared experts", &c.model.precision.shared}, {"router", &c.model.precision.router}}) {
     if (part->format == Precision::Format::bf16 || (part == &c.model.precision.shared && c.model.shared.count == 0))
       continue;
-    throw UsageError(fmt::format("{} {} (from {}): the MoE profile and the advisor time BF16 layers only for now (FP8 "
-                                 "expert kernels and FP8 dispatch are not in this build); --precision bf16 profiles the "
-                                 "BF16 layer, --describe prints the model with its precision", name,
-                                 to_string(part->format), part->source));
+    const char* why = part == &c.model.precision.router ? "the router GEMM runs in BF16 only (its kernel has no FP8 path)"
+                      : c.model.block != Block::standard ? "the MAGI-2 layer runs its experts in BF16 only"
+                      : c.advise ? "the advisor prices BF16 layers only for now"
+                                 : nullptr;
+    if (!why) continue;
+    throw UsageError(fmt::format("{} {} (from {}): {}; --precision bf16 profiles the BF16 layer, --describe prints the "
+                                 "model with its precision", name, to_string(part->format), part->source, why));
   }
   if (!c.advise) {  // the advisor's inputs: a value away from its default means the user gave it
     const RunConfig d;

@@ -72,6 +72,7 @@ StdBlock::StdBlock(const Model& m, const StdPlan& plan, Communicator& ep, std::u
   w_sgate_ = zeros(H * act_size_);
   const Stream s = ep_.device().compute_stream();
   fill_weights(std_layer_seed(seed, layer_index), s);
+  make_fp8_experts(s);
   logits_ = zeros(N * E * 4);
   idx_ = zeros(N * k * 4);
   weight_ = zeros(N * k * 4);
@@ -134,6 +135,29 @@ void StdBlock::fill_weights(std::uint64_t seed, Stream s) {
     o.fill(w_s2_.data(), act_, {.seed = seed, .tensor = kSharedFc2, .scale = uniform_scale_for(Is), .rows = H, .cols = Is, .full_cols = Is, .ld = Is}, s);
     // the gate reuses the id of a tensor this block does not have (MAGI-2 modality MLP)
     o.fill(w_sgate_.data(), act_, {.seed = seed, .tensor = kModalityFc1, .scale = uniform_scale_for(H), .rows = 1, .cols = H, .full_cols = H, .ld = H}, s);
+  }
+}
+
+void StdBlock::make_fp8_experts(Stream s) {
+  const bool cuda = ep_.backend() == Backend::cuda;
+  auto make = [&](ExpertPrecision p, std::int64_t experts, std::int64_t inter, std::int64_t rows_cap, const char* what) {
+    const Fp8ExpertShape shape{p, experts, model_.hidden, inter, rows_cap, model_.activation};
+    if (!cuda) return make_host_fp8_experts(shape);
+    const std::string why = cuda_fp8_experts_unsupported(shape);
+    if (!why.empty())
+      throw UsageError(fmt::format("{} in {} (hidden {}, intermediate {}, {} experts): {}; --precision bf16 runs the "
+                                   "BF16 layer", what, to_string(p), model_.hidden, inter, experts, why));
+    return make_cuda_fp8_experts(ep_.device(), shape);
+  };
+  if (plan_.experts != ExpertPrecision::act && plan_.experts_local > 0) {
+    // A rank receives at most min(k, local experts) copies of every token.
+    const std::int64_t cap = plan_.global_tokens * std::min<std::int64_t>(model_.topk, plan_.experts_local);
+    fp8_experts_ = make(plan_.experts, plan_.experts_local, model_.moe_intermediate, cap, "the routed experts");
+    fp8_experts_->set_weights(w13_.data(), w_down_.data(), s);
+  }
+  if (shared_precision() != ExpertPrecision::act) {
+    fp8_shared_ = make(plan_.shared, 1, inter_shared(), plan_.tokens, "the shared experts");
+    fp8_shared_->set_weights(w_s13_.data(), w_s2_.data(), s);
   }
 }
 
@@ -246,8 +270,11 @@ void StdBlock::experts(Stream s) {
     ops_->gather_dequantize_fp8(recv_fp8_.as<std::uint8_t>(), expert_map_.as<std::int32_t>(), xe_.data(), R, H, s);
   else
     ops_->gather_rows(recv_.data(), expert_map_.as<std::int32_t>(), xe_.data(), R, H, s);
-  ops_->expert_mlp(xe_.data(), w13_.data(), w_down_.data(), gu_.data(), act_buf_.data(), ye_.data(), expert_rows_, H,
-                   I, model_.activation, s);
+  if (fp8_experts_)
+    fp8_experts_->mlp(xe_.data(), act_buf_.data(), ye_.data(), expert_rows_, s);
+  else
+    ops_->expert_mlp(xe_.data(), w13_.data(), w_down_.data(), gu_.data(), act_buf_.data(), ye_.data(), expert_rows_, H,
+                     I, model_.activation, s);
   ops_->scatter_rows(ye_.data(), expert_map_.as<std::int32_t>(), y_recv_.data(), R, H, s);
 }
 
@@ -270,10 +297,15 @@ void StdBlock::weighted_sum(Stream s) {
 void StdBlock::shared(Stream s) {
   const std::int64_t Is = inter_shared(), N = plan_.tokens, H = model_.hidden;
   if (Is == 0) return;
-  DenseOps& o = ops_->dense();
-  o.linear(x_, w_s13_.data(), s_gu_.data(), {.m = N, .n = 2 * Is, .k = H, .lda = H, .ldw = H, .ldc = 2 * Is}, false, s);
-  ops_->glu(s_gu_.data(), s_act_.data(), N, Is, model_.activation, s);
-  o.linear(s_act_.data(), w_s2_.data(), shared_out_.data(), {.m = N, .n = H, .k = Is, .lda = Is, .ldw = Is, .ldc = H}, false, s);
+  if (fp8_shared_) {  // one expert over every token
+    fp8_shared_->mlp(x_, s_act_.data(), shared_out_.data(), {N}, s);
+  } else {
+    DenseOps& o = ops_->dense();
+    o.linear(x_, w_s13_.data(), s_gu_.data(), {.m = N, .n = 2 * Is, .k = H, .lda = H, .ldw = H, .ldc = 2 * Is}, false, s);
+    ops_->glu(s_gu_.data(), s_act_.data(), N, Is, model_.activation, s);
+    o.linear(s_act_.data(), w_s2_.data(), shared_out_.data(), {.m = N, .n = H, .k = Is, .lda = Is, .ldw = Is, .ldc = H},
+             false, s);
+  }
   if (model_.shared.gate) {
     ops_->logits(x_, w_sgate_.data(), s_gate_.as<float>(), N, H, 1, s);
     ops_->gate_scale(shared_out_.data(), s_gate_.as<float>(), N, H, s);
@@ -340,7 +372,9 @@ std::vector<Component> StdBlock::components() const {
     expert_path += fmt::format("; this shape (hidden {}, intermediate {}, {} local experts) runs {}: {}", hh, ii, ee,
                                to_string(ops_->expert_path_for(hh, ii, ee)), ops_->expert_choice_reason(hh, ii, ee));
   }
+  if (fp8_experts_) expert_path = fp8_experts_->path();
   if (fp8) expert_path = "FP8 dispatch: rows dequantized to the act type as they are reordered; " + expert_path;
+  const std::string shared_path = fp8_shared_ ? fp8_shared_->path() + " (one expert over every token)" : path("shared_experts");
   std::vector<Component> t = {
       {"router", Role::part, total, {.flops = 2 * N * E * H}, false, path("router")},
       {"dispatch_permute", Role::part, total, {.bytes = S * H * a + S * drow}, true, permute_path},
@@ -352,7 +386,7 @@ std::vector<Component> StdBlock::components() const {
   };
   if (Is > 0)
     t.push_back({"shared_experts", Role::part, total, {.flops = 6 * N * H * Is + (model_.shared.gate ? 2 * N * H : 0)},
-                 false, path("shared_experts")});
+                 false, shared_path});
   for (auto& c : t) c.allows = {.replicated = true, .removed = true, .delayed = true};
   t.push_back({total, Role::total, "", {}, true, ""});
   return device_path() ? device_table(std::move(t)) : t;

@@ -25,6 +25,11 @@
 // packed rows stay in received_fp8() for experts that read FP8 directly). The combine stays in
 // the act type (bf16 on CUDA, fp32 on the host), as DeepEP's BF16 combine.
 //
+// FP8 experts (StdPlan::experts / shared: Model::precision; moe/standard/std_fp8_experts.hpp): the
+// weights are filled in the act type as always and quantized once at construction; expert_compute
+// (and shared_experts, as one expert over every token) quantizes its rows, runs the FP8 grouped
+// GEMMs and writes act-type outputs. The rest of the block is unchanged.
+//
 // At EP 1 on CUDA, where the shape's expert path takes device counts (the grouped wgmma kernels),
 // forward() runs the device path instead (graph_blocker() says where not, and why): the
 // permutation and the per-expert counts on the device, no exchange (one rank: the dispatch and
@@ -35,6 +40,7 @@
 #include "collectives/communicator.hpp"
 #include "moe/layer_interface.hpp"
 #include "moe/config/model.hpp"
+#include "moe/standard/std_fp8_experts.hpp"
 #include "moe/standard/std_ops.hpp"
 
 #include <cstdint>
@@ -54,6 +60,8 @@ struct StdPlan {
   std::int64_t tokens = 0, token0 = 0, global_tokens = 0;
   std::int64_t experts_local = 0, expert0 = 0;
   DispatchPrecision dispatch = DispatchPrecision::act;  // set after make_std_plan
+  ExpertPrecision experts = ExpertPrecision::act;       // the routed experts (set after make_std_plan)
+  ExpertPrecision shared = ExpertPrecision::act;        // the shared experts
 };
 // UsageError when the experts do not divide over the ranks.
 StdPlan make_std_plan(const Model& m, int rank, int world, const std::vector<std::int64_t>& splits);
@@ -128,6 +136,8 @@ class StdBlock final : public LayerInterface {
   // in the combine (hidden x act size); bytes this rank sent in the last dispatch and combine
   // (the component table's ep_dispatch and ep_combine bytes).
   DispatchPrecision dispatch_precision() const { return plan_.dispatch; }
+  ExpertPrecision expert_precision() const { return plan_.experts; }
+  ExpertPrecision shared_precision() const { return inter_shared() > 0 ? plan_.shared : ExpertPrecision::act; }
   std::int64_t dispatch_row_bytes() const;
   std::int64_t combine_row_bytes() const;
   std::int64_t dispatch_bytes() const { return send_rows_ * dispatch_row_bytes(); }
@@ -143,6 +153,7 @@ class StdBlock final : public LayerInterface {
   Buffer zeros(std::size_t bytes);
   void ensure(Buffer& b, std::size_t bytes);
   void fill_weights(std::uint64_t seed, Stream s);
+  void make_fp8_experts(Stream s);  // FP8 experts: quantize the weights once
   std::int64_t inter_shared() const { return model_.shared.intermediate(); }
   // Runs `body` as component `name`: its delay edges around set_copies' number of copies.
   template <class F>
@@ -172,6 +183,7 @@ class StdBlock final : public LayerInterface {
   Buffer w_down_;        // (El, H, I)
   Buffer w_s13_, w_s2_;  // shared: (2Is, H), (H, Is)
   Buffer w_sgate_;       // shared gate (1, H)
+  std::unique_ptr<Fp8Experts> fp8_experts_, fp8_shared_;  // FP8 experts: their quantized weights
 
   // Activations and workspaces.
   Buffer logits_;                    // fp32 (N, E)

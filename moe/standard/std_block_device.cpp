@@ -49,6 +49,8 @@ std::string StdBlock::find_graph_blocker() const {
            "quantizing gather yet)";
   if (plan_.tokens * model_.topk >= INT_MAX)
     return fmt::format("{} routed copies: the device permutation counts copies in 32 bits", plan_.tokens * model_.topk);
+  // FP8 experts take device counts wherever they run (their kernels build the tile lists).
+  if (plan_.experts != ExpertPrecision::act) return "";
   return ops_->device_schedule_blocker(model_.hidden, model_.moe_intermediate, plan_.experts_local);
 }
 
@@ -78,6 +80,10 @@ void StdBlock::device_permute(Stream s) {
 
 void StdBlock::device_experts(Stream s) {
   LB_CHECK(device_ready_ && on_device_, "device_experts runs after device_permute");
+  if (fp8_experts_) {
+    fp8_experts_->mlp_on_device(xe_.data(), act_buf_.data(), ye_.data(), counts_dev_.as<std::int32_t>(), recv_rows_, s);
+    return;
+  }
   ops_->expert_mlp_on_device(xe_.data(), w13_.data(), w_down_.data(), act_buf_.data(), ye_.data(),
                              counts_dev_.as<std::int32_t>(), plan_.experts_local, recv_rows_, model_.hidden,
                              model_.moe_intermediate, model_.activation, s);
@@ -100,6 +106,8 @@ std::vector<Component> StdBlock::device_table(std::vector<Component> host) const
     if (c.name == "dispatch_permute")
       c.kernel_path = "on the device: histogram of the ids, stable radix sort of the copies by expert (cub), "
                       "placement kernel, row gather expert-major (nothing read back; EP 1: no exchange)";
+    else if (c.name == "expert_compute" && fp8_experts_)
+      c.kernel_path = fp8_experts_->path() + "; from the device counts (EP 1: no exchange)";
     else if (c.name == "expert_compute")
       c.kernel_path = "tile list built on the device from the device counts, one persistent TMA + wgmma grouped GEMM "
                       "per projection (the activation in the gate/up epilogue); EP 1: the rows are read and written "

@@ -18,8 +18,10 @@ namespace {
 float uniform_scale_for(std::int64_t fan_in) { return std::sqrt(3.0f / static_cast<float>(fan_in)); }
 }  // namespace
 
-StdReference::StdReference(const Model& m, std::uint64_t seed, int layer_index, bool bf16, DispatchPrecision dispatch)
-    : m_(m), seed_(std_layer_seed(seed, layer_index)), bf16_(bf16), dispatch_(dispatch) {
+StdReference::StdReference(const Model& m, std::uint64_t seed, int layer_index, bool bf16, DispatchPrecision dispatch,
+                           ExpertPrecision experts, ExpertPrecision shared)
+    : m_(m), seed_(std_layer_seed(seed, layer_index)), bf16_(bf16), dispatch_(dispatch), experts_p_(experts),
+      shared_p_(shared) {
   const std::int64_t H = m.hidden, E = m.experts, Is = m.shared.intermediate();
   router_.resize(static_cast<std::size_t>(E * H));
   for (std::int64_t i = 0; i < E * H; ++i) router_[i] = w(kRouterGate, i, uniform_scale_for(H));
@@ -32,6 +34,7 @@ StdReference::StdReference(const Model& m, std::uint64_t seed, int layer_index, 
     for (std::int64_t i = 0; i < H * Is; ++i) s2_[i] = w(kSharedFc2, i, uniform_scale_for(Is));
     sgate_.resize(static_cast<std::size_t>(H));
     for (std::int64_t i = 0; i < H; ++i) sgate_[i] = w(kModalityFc1, i, uniform_scale_for(H));
+    if (shared_p_ != ExpertPrecision::act) quantize_dequantize_weights(s13_.data(), s2_.data(), 1, H, Is, shared_p_);
   }
 }
 
@@ -54,6 +57,7 @@ const std::vector<float>& StdReference::expert(std::int64_t e) {
     }
   for (std::int64_t i = 0; i < H * I; ++i)
     v[static_cast<std::size_t>(2 * I * H + i)] = w(kExpertDown, static_cast<std::uint64_t>(e * H * I + i), uniform_scale_for(I));
+  if (experts_p_ != ExpertPrecision::act) quantize_dequantize_weights(v.data(), v.data() + 2 * I * H, 1, H, I, experts_p_);
   return experts_.emplace(e, std::move(v)).first->second;
 }
 
@@ -69,7 +73,12 @@ float StdReference::token(const float* x, float* out, std::int32_t* ids, float* 
   std::vector<float> wt(static_cast<std::size_t>(k));
   const float margin = route_token(logits.data(), bias_.data(), m_.router, E, k, idx.data(), wt.data(), work);
   // A two-layer GLU MLP: w13 (2I', H), w2 (H, I') -> y (H), the backend's order and roundings.
-  auto mlp = [&](const float* in, const float* w13, const float* w2, std::int64_t inter, std::vector<float>& y) {
+  // FP8 (p not act): the row read and the activation quantized and dequantized with the recipe
+  // (dequantized values are not rounded: the kernels apply the scales in fp32).
+  auto mlp = [&](const float* x_in, const float* w13, const float* w2, std::int64_t inter, std::vector<float>& y,
+                 ExpertPrecision p) {
+    std::vector<float> in(x_in, x_in + H);
+    if (p != ExpertPrecision::act) quantize_dequantize_rows(in.data(), 1, H, p);
     std::vector<float> gu(static_cast<std::size_t>(2 * inter)), a(static_cast<std::size_t>(inter));
     for (std::int64_t c = 0; c < 2 * inter; ++c) {
       float acc = 0;
@@ -77,6 +86,7 @@ float StdReference::token(const float* x, float* out, std::int32_t* ids, float* 
       gu[c] = round(acc);
     }
     for (std::int64_t c = 0; c < inter; ++c) a[c] = round(glu(gu[c], gu[inter + c], m_.activation));
+    if (p != ExpertPrecision::act) quantize_dequantize_rows(a.data(), 1, inter, p);
     y.assign(static_cast<std::size_t>(H), 0.0f);
     for (std::int64_t q = 0; q < H; ++q) {
       float acc = 0;
@@ -95,11 +105,11 @@ float StdReference::token(const float* x, float* out, std::int32_t* ids, float* 
   std::vector<std::vector<float>> ys(static_cast<std::size_t>(k));
   for (std::int64_t j = 0; j < k; ++j) {
     const auto& ew = expert(idx[j]);
-    mlp(xd.data(), ew.data(), ew.data() + 2 * I * H, I, ys[j]);
+    mlp(xd.data(), ew.data(), ew.data() + 2 * I * H, I, ys[j], experts_p_);
   }
   std::vector<float> shared;
   if (Is > 0) {
-    mlp(x, s13_.data(), s2_.data(), Is, shared);
+    mlp(x, s13_.data(), s2_.data(), Is, shared, shared_p_);
     if (m_.shared.gate) {
       float g = 0;
       for (std::int64_t q = 0; q < H; ++q) g += x[q] * sgate_[q];
@@ -128,7 +138,7 @@ StdCheck check_std_block(StdBlock& block, const void* x, const void* out, std::u
   const Model& m = block.model();
   const bool bf16 = block.act_bytes() == 2;
   const std::int64_t N = block.plan().tokens, H = m.hidden, k = m.topk;
-  StdReference ref(m, seed, 0, bf16, block.dispatch_precision());
+  StdReference ref(m, seed, 0, bf16, block.dispatch_precision(), block.expert_precision(), block.shared_precision());
   auto rows = [&](const void* p) {
     std::vector<float> v(static_cast<std::size_t>(N * H));
     if (!bf16) return dev.download<float>(p, v.size());

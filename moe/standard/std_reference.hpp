@@ -5,7 +5,9 @@
 // and every stored activation as the CUDA backend does, for the sampled check of a GPU run.
 // With an FP8 dispatch, the routed experts see the token quantized and dequantized as the block's
 // dispatch does (moe/standard/fp8_dispatch.hpp, then rounded to the act type); the router and the
-// shared experts see the token as it is.
+// shared experts see the token as it is. With FP8 experts (moe/standard/std_fp8_experts.hpp) the
+// expert weights are quantized and dequantized with the block's recipe, and so are the rows each
+// expert MLP reads and its activation (the routed experts, or the shared ones, or both).
 #include "moe/config/model.hpp"
 #include "moe/standard/std_block.hpp"
 
@@ -23,7 +25,8 @@ std::uint64_t std_layer_seed(std::uint64_t seed, int layer);
 class StdReference {
  public:
   StdReference(const Model& m, std::uint64_t seed, int layer_index, bool bf16,
-               DispatchPrecision dispatch = DispatchPrecision::act);
+               DispatchPrecision dispatch = DispatchPrecision::act, ExpertPrecision experts = ExpertPrecision::act,
+               ExpertPrecision shared = ExpertPrecision::act);
   // x (hidden) -> out (hidden); the token's routing in ids / weights (topk each) when given.
   // Returns the routing's selection margin (moe/config/router.hpp).
   float token(const float* x, float* out, std::int32_t* ids = nullptr, float* weights = nullptr);
@@ -37,6 +40,7 @@ class StdReference {
   std::uint64_t seed_;
   bool bf16_;
   DispatchPrecision dispatch_;
+  ExpertPrecision experts_p_, shared_p_;
   std::vector<float> router_, bias_, s13_, s2_, sgate_;
   std::map<std::int64_t, std::vector<float>> experts_;
 };
