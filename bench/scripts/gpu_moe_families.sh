@@ -7,7 +7,8 @@
 # synchronisation), so its table has no ep_* rows and the graph holds the whole layer.
 # PART picks what one call runs (a call has 10 minutes):
 #   PART=standard  build + the GPU tests of the standard block, its FP8 dispatch kernels and the FP8
-#                  grouped kernels + a short profile + the three presets
+#                  grouped kernels + a short profile + DeepSeek-V3 with FP8 experts (both recipes) +
+#                  the three presets
 #   PART=magi2     build + the MAGI-2 layer
 #   PART=all       both (about 8 minutes on an H100 at the defaults)
 # The what-ifs stop at PRECISION (relative half-width of the slope's interval, no absolute floor) or
@@ -59,6 +60,16 @@ if [ "$PART" != magi2 ]; then
     --what-if router --ab drop:router
   if ! grep -q '"whole_layer' "$OUT/smoke-p0.json" 2>/dev/null; then
     echo "smoke profile failed:"; tail -n 20 "$OUT/smoke-p0.err" "$OUT/smoke-p0.txt"; exit 1
+  fi
+  # FP8 experts (issue 47) at DeepSeek-V3's shape, both recipes, checked against the oracle and
+  # captured in a graph (FP8=0 skips): the layer as deployed beside the BF16 runs below.
+  if [ "${FP8:-1}" = 1 ]; then
+    for r in fp8-block fp8-rowwise; do
+      timeout 120 mpirun -np 1 "${MPIRUN_ENV[@]}" "$B/bench/moe/layerbench-moe" --backend cuda --model deepseek-v3 \
+        --tokens "$TOKENS" --precision "$r" --graph --iterations 20 --json "$OUT/fp8-$r.json" --markdown "$OUT/fp8-$r.md" \
+        > "$OUT/fp8-$r.txt" 2> "$OUT/fp8-$r.err"
+      echo "deepseek-v3 $r rc=$?"; grep -E "whole_layer|expert_compute|checks:" "$OUT/fp8-$r.txt" | head -4
+    done
   fi
   COMPS=router,dispatch_permute,expert_compute
   for p in $(seq 1 "$PROCESSES"); do

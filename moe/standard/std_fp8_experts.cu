@@ -12,7 +12,9 @@
 #include "moe/standard/std_fp8_experts.hpp"
 
 #include <cuda_bf16.h>
-#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
 
 namespace layerbench::moe {
 
@@ -25,7 +27,7 @@ class CudaFp8Experts final : public Fp8Experts {
  public:
   CudaFp8Experts(Device& dev, const Fp8ExpertShape& s) : dev_(dev), s_(s) {
     const std::string why = cuda_fp8_experts_unsupported(s);
-    if (!why.empty()) throw UsageError(fmt::format("FP8 experts ({}): {}", to_string(s.precision), why));
+    if (!why.empty()) throw UsageError("FP8 experts (" + std::string(to_string(s.precision)) + "): " + why);
     const std::int64_t E = s.experts, H = s.hidden, I = s.inter, R = std::max<std::int64_t>(s.rows_cap, 1);
     const bool block = s.precision == ExpertPrecision::fp8_block;
     auto alloc = [&](std::int64_t bytes) { return dev_.alloc(static_cast<std::size_t>(std::max<std::int64_t>(bytes, 256))); };
@@ -122,7 +124,7 @@ std::string cuda_fp8_experts_unsupported(const Fp8ExpertShape& s) {
   if (s.precision == ExpertPrecision::act) return "not an FP8 recipe";
   if (s.activation.kind != Activation::silu_glu && s.activation.kind != Activation::swiglu_clamped)
     return "the FP8 kernels' fused epilogue has SiLU-GLU and clamped SwiGLU only";
-  if (s.rows_cap >= (std::int64_t{1} << 31)) return fmt::format("{} rows: the kernels count rows in 32 bits", s.rows_cap);
+  if (s.rows_cap >= (std::int64_t{1} << 31)) return std::to_string(s.rows_cap) + " rows: the kernels count rows in 32 bits";
   return s.precision == ExpertPrecision::fp8_block
              ? cuda::fp8_block_unsupported(s.hidden, s.inter, s.experts, std::max<std::int64_t>(s.rows_cap, 1))
              : cuda::fp8_grouped_unsupported(s.hidden, s.inter, s.experts);
