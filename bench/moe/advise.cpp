@@ -7,6 +7,7 @@
 #include "common/cli/progress.hpp"
 #include "harness/main.hpp"
 #include "moe/advisor/advise_layout.hpp"
+#include "moe/standard/fp8_dispatch.hpp"
 #include "moe/init.hpp"
 #include "moe/standard/std_block.hpp"
 #include "moe/standard/std_ops.hpp"
@@ -215,7 +216,11 @@ Calibration time_cal(harness::Context& ctx, const RunConfig& c, const CalRun& ru
     results.push_back(std::move(m));
   };
   if (c.model.block == Block::standard) {
-    const StdPlan plan = make_std_plan(run.model, 0, 1, {run.tokens});
+    StdPlan plan = make_std_plan(run.model, 0, 1, {run.tokens});
+    // The model's precision: FP8 experts and an FP8 dispatch are calibrated as they run.
+    plan.experts = expert_precision(run.model.precision.experts);
+    plan.shared = expert_precision(run.model.precision.shared);
+    plan.dispatch = c.dispatch == "fp8" ? DispatchPrecision::fp8 : DispatchPrecision::act;
     auto ops = gpu ? make_cuda_std_ops(dev) : make_host_std_ops();
     if (!c.expert_table.empty()) load_expert_table(*ops, c.expert_table);
     StdBlock block(run.model, plan, world, std::move(ops), c.common.seed);
@@ -293,6 +298,15 @@ std::vector<std::int32_t> route_sample(harness::Context& ctx, const Model& m, st
   return ids;
 }
 
+// The precision a calibration was made at: the routed and shared experts' recipes and the dispatch's.
+std::string precision_key(const RunConfig& c) {
+  const auto e = expert_precision(c.model.precision.experts), s = expert_precision(c.model.precision.shared);
+  auto name = [](ExpertPrecision p) { return p == ExpertPrecision::act ? std::string("bf16") : std::string(to_string(p)); };
+  std::string key = name(e) + " experts";
+  if (c.model.shared.count > 0 && s != e) key += ", " + name(s) + " shared experts";
+  return key + ", " + (c.dispatch == "fp8" ? "fp8" : "act") + " dispatch";
+}
+
 // A previous --advise JSON: its calibration (by group) and imbalances, checked against this run.
 // Returns the activation bytes the calibration was made with (its message sizes follow them).
 double load_calibration(const RunConfig& c, std::map<std::string, Calibration>& cals, std::map<std::string, Imbalance>& imbs) {
@@ -303,6 +317,10 @@ double load_calibration(const RunConfig& c, std::map<std::string, Calibration>& 
     throw UsageError(fmt::format("--calibration {}: calibrated for {} at {} tokens per GPU, not {} at {}", c.calibration,
                                  f.config.value("model_name", std::string("?")), f.config.value("tokens", std::int64_t{0}),
                                  c.model.name, c.tokens));
+  // The experts' precision and the dispatch's are part of what was calibrated.
+  const std::string want = precision_key(c), got = f.config.value("precision_key", std::string("bf16 experts, act dispatch"));
+  if (got != want)
+    throw UsageError(fmt::format("--calibration {}: calibrated with {}, not {}", c.calibration, got, want));
   read_calibration(f, cals, imbs);
   return f.config.value("act_bytes", 2.0);
 }
@@ -332,6 +350,7 @@ int run_advise(harness::Context& ctx, const RunConfig& c) {
   std::map<std::string, Imbalance> imbs;
   const double act_b = c.calibration.empty() ? (gpu ? 2 : 4) : load_calibration(c, cals, imbs);
   AdviceInputs in{&m, c.tokens, act_b, c.margin, &coll};
+  if (c.dispatch == "fp8") in.dispatch_row_bytes = double(fp8::dispatch_row_bytes(m.hidden));
 
   check_collectives(layouts, in);  // a group no sweep can serve: exit 2 before any timing
 
@@ -481,7 +500,10 @@ int run_advise(harness::Context& ctx, const RunConfig& c) {
                                  {"inter_gbps", c.inter_gbps}, {"inter_latency_us", c.inter_latency_us},
                                  {"margin", c.margin}, {"advise_budget_s", budget}, {"calibration", c.calibration},
                                  {"imbalance", imb_json}, {"routing_sample_tokens", sample},
-                                 {"dense_gemm_rate_flops", rate}, {"act_bytes", act_b}};
+                                 {"dense_gemm_rate_flops", rate}, {"act_bytes", act_b},
+                                 {"precision_key", precision_key(c)},
+                                 {"dispatch_row_bytes", in.dispatch_row_bytes > 0 ? in.dispatch_row_bytes
+                                                                                   : double(m.hidden) * act_b}};
   if (ctx.is_root()) std::fputs(md.c_str(), harness::text_stream(c.common));
   const auto doc = harness::make_document(ctx, runner, config, results, {{"advice", advice}});
   harness::write_outputs(ctx, c.common, doc, results, md);

@@ -26,8 +26,7 @@ void validate(const RunConfig& c) {
       continue;
     const char* why = part == &c.model.precision.router ? "the router GEMM runs in BF16 only (its kernel has no FP8 path)"
                       : c.model.block != Block::standard ? "the MAGI-2 layer runs its experts in BF16 only"
-                      : c.advise ? "the advisor prices BF16 layers only for now"
-                                 : nullptr;
+                                                     : nullptr;
     if (!why) continue;
     throw UsageError(fmt::format("{} {} (from {}): {}; --precision bf16 profiles the BF16 layer, --describe prints the "
                                  "model with its precision", name, to_string(part->format), part->source, why));
@@ -40,9 +39,6 @@ void validate(const RunConfig& c) {
       throw UsageError("--gpus, --gpus-per-node, --coll, --coll-inter, --coll-rescale, --inter-gbps, --inter-latency-us, "
                        "--margin, --advise-budget-s and --calibration belong to --advise");
   }
-  if (c.advise && c.dispatch == "fp8")
-    throw UsageError("--dispatch fp8: the advisor (--advise) prices the act-type dispatch; its FP8 dispatch bytes "
-                     "are not modelled yet (drop one of the two)");
   const Geometry& g = c.geo;
   auto positive = [](std::int64_t v, const char* flag) {
     if (v <= 0) throw UsageError(fmt::format("{} must be positive, got {}", flag, v));

@@ -218,28 +218,28 @@ reports::Prediction assemble(const AdviceLayout& l, const AdviceInputs& in, cons
       if (cal.count("ep_counts_exchange")) a.add("ep_counts_exchange", a.local("ep_counts_exchange", {}));
     }
     // The all-to-allv is bound by the busiest receiver: mean rows x the imbalance at this EP.
-    const auto a2a = [&](const std::string& name) {
+    const auto a2a = [&](const std::string& name, double copy_bytes) {
       if (l.ep <= 1) {
         if (cal.count(name)) a.add(name, a.local(name, w.at(name)));
         else a.note(name + ": a copy to itself at EP 1, not in this calibration (left out)");
         return;
       }
-      const Interval base = coll.time("all_to_all", rows * row_bytes * imb.factor.median, l.ep, l.tp, &how);
-      const Interval lo = coll.time("all_to_all", rows * row_bytes * imb.factor.lo, l.ep, l.tp, nullptr);
-      const Interval hi = coll.time("all_to_all", rows * row_bytes * imb.factor.hi, l.ep, l.tp, nullptr);
+      const Interval base = coll.time("all_to_all", rows * copy_bytes * imb.factor.median, l.ep, l.tp, &how);
+      const Interval lo = coll.time("all_to_all", rows * copy_bytes * imb.factor.lo, l.ep, l.tp, nullptr);
+      const Interval hi = coll.time("all_to_all", rows * copy_bytes * imb.factor.hi, l.ep, l.tp, nullptr);
       a.note(fmt::format("{}: all_to_allv of {:.4g} rows x {:g} bytes (busiest rank: mean {:g} x imbalance {:.3f} "
                          "[{:.3f}, {:.3f}]); {}",
-                         name, rows * imb.factor.median, row_bytes, rows, imb.factor.median, imb.factor.lo,
+                         name, rows * imb.factor.median, copy_bytes, rows, imb.factor.median, imb.factor.lo,
                          imb.factor.hi, how));
       a.add(name, {base.median, lo.lo, hi.hi});
     };
-    a2a("ep_dispatch");
+    a2a("ep_dispatch", in.dispatch_row_bytes > 0 ? in.dispatch_row_bytes : row_bytes);
     Interval ex = a.local("expert_compute", w.at("expert_compute"));
     ex = {ex.median * imb.factor.median, ex.lo * imb.factor.lo, ex.hi * imb.factor.hi};
     a.note(fmt::format("expert_compute: the busiest rank's rows, imbalance {:.3f} [{:.3f}, {:.3f}] ({})", imb.factor.median,
                        imb.factor.lo, imb.factor.hi, imb.source));
     a.add("expert_compute", ex);
-    a2a("ep_combine");
+    a2a("ep_combine", row_bytes);
     a.add("weighted_sum", a.local("weighted_sum", w.at("weighted_sum")));
     if (w.count("shared_experts")) a.add("shared_experts", a.local("shared_experts", w.at("shared_experts")));
     if (l.tp > 1) {

@@ -96,6 +96,9 @@ struct AdviceInputs {
   double act_bytes = 2;
   double margin = 0.05;
   const ClusterCollModel* coll = nullptr;
+  // Bytes of one token copy in the dispatch (FP8: moe/standard/fp8_dispatch.hpp's packed row);
+  // 0: hidden x act_bytes, as the combine always is.
+  double dispatch_row_bytes = 0;
 };
 
 // The predicted layer of layout `l`: every component (local ones scaled from `cal` by declared
