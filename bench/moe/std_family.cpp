@@ -117,12 +117,14 @@ class StdFamily final : public Family {
     return {fmt::format("dispatch {}: {} B per token copy; combine {}: {} B per copy; the checked forward moved {:.0f} B "
                         "in the dispatch and {:.0f} B in the combine over all ranks",
                         fp8() ? "fp8 (e4m3 + fp32 scale per 128 channels)" : act, b.dispatch_row_bytes(), act,
-                        b.combine_row_bytes(), bytes_[0], bytes_[1])};
+                        b.combine_row_bytes(), bytes_[0], bytes_[1]),
+            experts_line()};
   }
   nlohmann::json extra_json() override {
     const StdBlock& b = *block_;
     return {{"dispatch_bytes", {{"row", b.dispatch_row_bytes()}, {"all_ranks", bytes_[0]}}},
-            {"combine_bytes", {{"row", b.combine_row_bytes()}, {"all_ranks", bytes_[1]}}}};
+            {"combine_bytes", {{"row", b.combine_row_bytes()}, {"all_ranks", bytes_[1]}}},
+            {"expert_precision", {{"routed", to_string(b.expert_precision())}, {"shared", to_string(b.shared_precision())}}}};
   }
 
   std::vector<StackFigure> stacks() override {
@@ -168,6 +170,16 @@ class StdFamily final : public Family {
 
  private:
   bool fp8() const { return block_->plan().dispatch == DispatchPrecision::fp8; }
+  // The experts' precision as run, and what the rate column compares them with.
+  std::string experts_line() const {
+    const StdBlock& b = *block_;
+    const auto e = b.expert_precision(), s = b.shared_precision();
+    if (e == ExpertPrecision::act && s == ExpertPrecision::act)
+      return fmt::format("experts: routed and shared in the act type ({})", b.act_bytes() == 2 ? "bf16" : "fp32");
+    return fmt::format("experts: routed {}, shared {} (e4m3 operands, fp32 scales; outputs in the act type); the rate "
+                       "column is against the act-type dense reference GEMM, so FP8 parts can read above 100%",
+                       to_string(e), to_string(s));
+  }
 
   const RunConfig& c_;
   std::unique_ptr<StdBlock> block_;
