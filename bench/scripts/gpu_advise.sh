@@ -12,8 +12,10 @@
 #   PARTS picks the parts (default "b c d"). In (c), REPEAT_C alternates profile and advice that many
 #   times (the run-to-run spread beside each run's interval) and TABLES_C names the expert paths to
 #   run: "auto" (no table: the device's default path, wgmma on sm_90) and any of the standard block's
-#   paths (wgmma, grouped, padded, multi-stream) through a one-row --expert-table for the shape.
-# usage: [ITERATIONS=20] [PARTS="b c d"] [TOKENS_C="1024 4096 16384"] [REPEAT_C=1] [TABLES_C=auto]
+#   paths (wgmma, grouped, padded, multi-stream) through a one-row --expert-table for the shape;
+#   PRECISIONS_C the experts' precision (bf16, fp8-block, fp8-rowwise: --precision; tags of a non-bf16
+#   precision carry it, e.g. c-ep1-auto-fp8-block-t1024-r1).
+# usage: [ITERATIONS=20] [PARTS="b c d"] [TOKENS_C="1024 4096 16384"] [REPEAT_C=1] [TABLES_C=auto] [PRECISIONS_C=bf16]
 #        [GPUS_D="8 16 64 256"] bench/scripts/gpu_advise.sh
 #        (from a snapshot, in .devbuild/NN/src with OUT=$OUT)
 set -uo pipefail
@@ -55,13 +57,16 @@ for table in ${TABLES_C:-auto}; do
     printf '# hidden\tinter\texperts\tpath\n2048\t768\t128\t%s\n' "$table" > "$OUT/tables/$table.tsv"
     targs=(--expert-table "$OUT/tables/$table.tsv")
   fi
+  for prec in ${PRECISIONS_C:-bf16}; do
+  p=$table; [[ $prec == bf16 ]] || p=$table-$prec
   for rep in $(seq 1 "${REPEAT_C:-1}"); do
     for tok in ${TOKENS_C:-1024 4096 16384}; do
-      run c-ep1-$table-t$tok-r$rep 120 "$MOE" "${T[@]}" "${targs[@]}" --model qwen3-30b-a3b --tokens "$tok" \
-        --json "$OUT/c-ep1-$table-t$tok-r$rep.json"
-      run c-advise-$table-t$tok-r$rep 120 "$MOE" "${T[@]}" "${targs[@]}" --model qwen3-30b-a3b --tokens "$tok" \
-        --advise --gpus 1 --json "$OUT/c-advise-$table-t$tok-r$rep.json"
+      run c-ep1-$p-t$tok-r$rep 120 "$MOE" "${T[@]}" "${targs[@]}" --model qwen3-30b-a3b --precision "$prec" \
+        --tokens "$tok" --json "$OUT/c-ep1-$p-t$tok-r$rep.json"
+      run c-advise-$p-t$tok-r$rep 120 "$MOE" "${T[@]}" "${targs[@]}" --model qwen3-30b-a3b --precision "$prec" \
+        --tokens "$tok" --advise --gpus 1 --json "$OUT/c-advise-$p-t$tok-r$rep.json"
     done
+  done
   done
 done
 fi
