@@ -172,7 +172,10 @@ StdCheck check_std_block(StdBlock& block, const void* x, const void* out, std::u
       c.max_abs_ref = std::max(c.max_abs_ref, double(std::fabs(want[q])));
     }
   }
-  c.tolerance = bf16 ? 2e-2 * c.max_abs_ref + 1e-3 : 1e-5 * c.max_abs_ref + 1e-6;
+  // FP8 experts on bf16: the activation's e4m3 quantization adds a rounding step (up to 6.25%) to the
+  // elements where the device's bf16 activation and the oracle's fall on either side of a boundary.
+  const bool fp8 = block.expert_precision() != ExpertPrecision::act || block.shared_precision() != ExpertPrecision::act;
+  c.tolerance = bf16 ? (fp8 ? 3e-2 : 2e-2) * c.max_abs_ref + 1e-3 : 1e-5 * c.max_abs_ref + 1e-6;
   return c;
 }
 
