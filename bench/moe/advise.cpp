@@ -217,9 +217,7 @@ Calibration time_cal(harness::Context& ctx, const RunConfig& c, const CalRun& ru
   };
   if (c.model.block == Block::standard) {
     StdPlan plan = make_std_plan(run.model, 0, 1, {run.tokens});
-    // The model's precision: FP8 experts and an FP8 dispatch are calibrated as they run.
-    plan.experts = expert_precision(run.model.precision.experts);
-    plan.shared = expert_precision(run.model.precision.shared);
+    // At the model's precision (make_std_plan) and the dispatch's: calibrated as they run.
     plan.dispatch = c.dispatch == "fp8" ? DispatchPrecision::fp8 : DispatchPrecision::act;
     auto ops = gpu ? make_cuda_std_ops(dev) : make_host_std_ops();
     if (!c.expert_table.empty()) load_expert_table(*ops, c.expert_table);

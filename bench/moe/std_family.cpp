@@ -33,8 +33,6 @@ std::unique_ptr<StdBlock> make_block(const RunConfig& c, Communicator& world) {
   const int P = world.size();
   StdPlan plan = make_std_plan(c.model, world.rank(), P, splits_of(c, P));
   plan.dispatch = c.dispatch == "fp8" ? DispatchPrecision::fp8 : DispatchPrecision::act;
-  plan.experts = expert_precision(c.model.precision.experts);
-  plan.shared = expert_precision(c.model.precision.shared);
   if (world.backend() == Backend::cuda && c.model.activation.kind == Activation::gelu_tanh_glu)
     throw UsageError(fmt::format("activation gelu_tanh_glu (from {}): the CUDA expert kernels run silu-glu and "
                                  "swiglu-clamped only; use --backend host, or --activation silu-glu to time the "

@@ -3,6 +3,7 @@
 // (weights) quantization kernels. The grouped GEMM kernels and their launches are in
 // moe/hopper/fp8_block_sm90.cu.
 #include "collectives/error.hpp"
+#include "moe/fp8_device.cuh"
 #include "moe/hopper/fp8_block_sm90.cuh"
 #include "moe/hopper/sm90.cuh"
 
@@ -71,14 +72,7 @@ __global__ void __launch_bounds__(Q_THREADS)
     }
   }
   __shared__ float red[Q_THREADS / 32];
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
-  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = amax;
-  __syncthreads();
-  amax = red[0];
-#pragma unroll
-  for (int i = 1; i < Q_THREADS / 32; ++i) amax = fmaxf(amax, red[i]);
-  const float s = fmaxf(amax, 1e-4f) / 448.0f;
+  const float s = fp8::block_scale<Q_THREADS>(amax, red);
   if (threadIdx.x == 0) scales[blk] = s;
 #pragma unroll
   for (int p = 0; p < 8; ++p) {

@@ -17,6 +17,7 @@
 // stores through the staging buffer, deferred and spread over the next tile's K steps as the
 // BF16 kernels' default does.
 #include "collectives/error.hpp"
+#include "moe/fp8_device.cuh"
 #include "moe/hopper/experts_sm90.cuh"
 #include "moe/hopper/fp8_grouped_sm90.cuh"
 #include "moe/hopper/grouped_epilogue.cuh"
@@ -355,14 +356,7 @@ __global__ void __launch_bounds__(Q_THREADS)
     }
   }
   __shared__ float red[Q_THREADS / 32];
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
-  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = amax;
-  __syncthreads();
-  amax = red[0];
-#pragma unroll
-  for (int w = 1; w < Q_THREADS / 32; ++w) amax = fmaxf(amax, red[w]);
-  const float s = fmaxf(amax, 1e-4f) / 448.0f;  // IEEE division (no fast math): the host's scale
+  const float s = fp8::block_scale<Q_THREADS>(amax, red);
   if (threadIdx.x == 0) scale[row] = s;
   for (int c = 8 * static_cast<int>(threadIdx.x); c < cols; c += 8 * Q_THREADS) {
     const uint4 v = *reinterpret_cast<const uint4*>(xr + c);

@@ -35,6 +35,8 @@ StdPlan make_std_plan(const Model& m, int rank, int world, const std::vector<std
   p.global_tokens = std::accumulate(splits.begin(), splits.end(), std::int64_t{0});
   p.experts_local = m.experts / world;
   p.expert0 = rank * p.experts_local;
+  p.experts = expert_precision(m.precision.experts);
+  p.shared = expert_precision(m.precision.shared);
   return p;
 }
 

@@ -60,10 +60,11 @@ struct StdPlan {
   std::int64_t tokens = 0, token0 = 0, global_tokens = 0;
   std::int64_t experts_local = 0, expert0 = 0;
   DispatchPrecision dispatch = DispatchPrecision::act;  // set after make_std_plan
-  ExpertPrecision experts = ExpertPrecision::act;       // the routed experts (set after make_std_plan)
-  ExpertPrecision shared = ExpertPrecision::act;        // the shared experts
+  ExpertPrecision experts = ExpertPrecision::act;       // the routed experts (make_std_plan: the model's)
+  ExpertPrecision shared = ExpertPrecision::act;        // the shared experts (make_std_plan: the model's)
 };
-// UsageError when the experts do not divide over the ranks.
+// UsageError when the experts do not divide over the ranks. The experts' precision is the model's
+// (Model::precision); the dispatch's is a flag, set after.
 StdPlan make_std_plan(const Model& m, int rank, int world, const std::vector<std::int64_t>& splits);
 // UsageError when the model cannot be dispatched at that precision (FP8: an odd hidden size).
 void check_dispatch(const Model& m, DispatchPrecision d);

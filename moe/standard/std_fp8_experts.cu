@@ -66,9 +66,13 @@ class CudaFp8Experts final : public Fp8Experts {
       host_counts_[e] = static_cast<std::int32_t>(rows[e]);
     }
     if (R == 0) return;
-    // The host path's counts are known here; the kernels read them from the device.
-    LB_CUDA_CHECK(cudaMemcpyAsync(counts_.data(), host_counts_.data(), host_counts_.size() * 4, cudaMemcpyHostToDevice,
-                                  detail::cuda_stream(s)));
+    // The host path's counts are known here; the kernels read them from the device (uploaded only
+    // when they change: the loads of one input repeat, as ExpertPaths::wgmma does).
+    if (host_counts_ != uploaded_) {
+      LB_CUDA_CHECK(cudaMemcpyAsync(counts_.data(), host_counts_.data(), host_counts_.size() * 4,
+                                    cudaMemcpyHostToDevice, detail::cuda_stream(s)));
+      uploaded_ = host_counts_;
+    }
     mlp_on_device(x, act, y, counts_.as<std::int32_t>(), R, s);
   }
 
@@ -115,7 +119,7 @@ class CudaFp8Experts final : public Fp8Experts {
   Device& dev_;
   Fp8ExpertShape s_;
   Buffer w13_q_, w13_s_, wd_q_, wd_s_, x_q_, x_s_, a_q_, a_s_, counts_, work_;
-  std::vector<std::int32_t> host_counts_;
+  std::vector<std::int32_t> host_counts_, uploaded_;  // this call's counts, and those counts_ holds
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 // expert id) then a 5-step (value, id) butterfly. Sums (softmax, renormalisation) are tree sums,
 // so they differ from the host's sequential sums by rounding only.
 #include "collectives/error.hpp"
+#include "moe/fp8_device.cuh"
 #include "moe/hopper/std_glu.cuh"
 #include "moe/standard/std_kernels.cuh"
 
@@ -264,16 +265,7 @@ __global__ void __launch_bounds__(kFp8Threads)
     for (long long g = 0; g < groups; ++g) {
       const long long c = g * kFp8Group + threadIdx.x;
       const float v = c < h ? __bfloat162float(x[c]) : 0.0f;
-      float amax = fabsf(v);
-#pragma unroll
-      for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
-      if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = amax;
-      __syncthreads();
-      amax = red[0];
-#pragma unroll
-      for (int w = 1; w < kFp8Threads / 32; ++w) amax = fmaxf(amax, red[w]);
-      __syncthreads();  // red is rewritten by the next group
-      const float s = fmaxf(amax, 1e-4f) / 448.0f;  // IEEE division (no fast math): the host's scale
+      const float s = fp8::block_scale<kFp8Threads>(fabsf(v), red);
       if (c < h) out[c] = static_cast<std::uint8_t>(__nv_cvt_float_to_fp8(v / s, __NV_SATFINITE, __NV_E4M3));
       if (threadIdx.x < 4) out[h + 4 * g + threadIdx.x] = static_cast<std::uint8_t>(__float_as_uint(s) >> (8 * threadIdx.x));
     }
