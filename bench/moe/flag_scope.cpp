@@ -25,6 +25,7 @@ const std::vector<FlagScope>& flag_scopes() {
       {"--what-if-method", true, true, "", {"--what-if", "--ab"}},
       {"--what-if-seconds", true, true, "", {"--what-if", "--ab"}},
       {"--what-if-precision", true, true, "", {"--what-if", "--ab"}},
+      {"--what-if-copies", true, true, "", {"--what-if", "--ab"}},
       {"--what-if-floor-ms", true, true, "", {"--what-if", "--ab"}},
       {"--telemetry-period", true, true, "", {"--telemetry"}},
       // MAGI-2 only.

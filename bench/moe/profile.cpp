@@ -104,7 +104,11 @@ void add_flags(CLI::App& app, RunConfig& c) {
   cli::add_int(app, "--what-if-rounds", c.what_if_rounds, "what-if rounds (each visits every level once; replicate: the minimum)", 2, 100000);
   app.add_option("--what-if-method", c.what_if_method,
                  "auto (replicate device components, delay the idle ones: the sequence-size exchange, tp_reduction, "
-                 "@begin edges), replicate (run the component 0-3 times per instance), delay (inject idle)");
+                 "@begin edges), replicate (run the component --what-if-copies times per instance), delay (inject idle)");
+  app.add_option("--what-if-copies", c.what_if_copies,
+                 "replicate: copies per instance, one level each (0 only for components that can be skipped); "
+                 "wider counts (0,1,4,8) price a small component in fewer rounds")
+      ->delimiter(',');
   cli::add_real(app, "--what-if-seconds", c.what_if_seconds, "replicate: cap on the stacks' time per component (s)",
                 num::RealRange::positive(86400));
   cli::add_real(app, "--what-if-precision", c.what_if_precision,

@@ -7,6 +7,7 @@
 #include "stats/amount.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -108,6 +109,16 @@ void validate(const RunConfig& c) {
     throw UsageError(fmt::format("--stack-input must be same or chained, got '{}'", c.stack_input));
   if (!(c.what_if_precision > 0) || !(c.what_if_precision < 1))
     throw UsageError(fmt::format("--what-if-precision must be in (0, 1), got {}", c.what_if_precision));
+  {
+    std::vector<int> k = c.what_if_copies;
+    std::sort(k.begin(), k.end());
+    const bool distinct = std::adjacent_find(k.begin(), k.end()) == k.end();
+    const auto above_zero = std::count_if(k.begin(), k.end(), [](int n) { return n > 0; });
+    if (k.empty() || k.front() < 0 || k.back() > 64 || !distinct || above_zero < 2)
+      throw UsageError(fmt::format("--what-if-copies {}: expected distinct counts in [0, 64], at least two of them "
+                                   "above 0 (a component that cannot be skipped runs without the 0)",
+                                   fmt::join(c.what_if_copies, ",")));
+  }
   if (!(c.what_if_floor_ms >= 0) || !std::isfinite(c.what_if_floor_ms))
     throw UsageError(fmt::format("--what-if-floor-ms must be >= 0, got {}", c.what_if_floor_ms));
   if (!(c.what_if_seconds > 0) || !std::isfinite(c.what_if_seconds) || c.what_if_seconds > 86400)

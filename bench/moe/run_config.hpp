@@ -54,6 +54,7 @@ struct RunConfig {
   std::string what_if_method;           // "" (auto: replicate device work, delay idle), replicate, delay
   double what_if_seconds = 60;          // replicate: cap on the stacks' time per component
   double what_if_precision = 0.10;      // replicate: stop at this relative half-width of the slope's interval
+  std::vector<int> what_if_copies = {0, 1, 2, 3};  // replicate: copies per instance (0 where removable)
   double what_if_floor_ms = 0.02;       // replicate: ... or this absolute one, for components under 0.2 ms (0: none)
   int repeat = 1;                       // runs of the interleaved reference ratios (run-to-run spread)
   std::string telemetry = "auto";     // auto (gpu on the cuda backend) | gpu | off

@@ -195,7 +195,8 @@ std::vector<harness::WhatIfResult> run_what_ifs(LayerInterface& layer, const voi
       harness::WhatIfOptions ro = o;
       const auto table = layer.components();
       const auto* row = find_component(table, t.component);
-      if (!row || !row->allows.removed) ro.copies = {1, 2, 3};
+      ro.copies = c.what_if_copies;
+      if (!row || !row->allows.removed) std::erase(ro.copies, 0);
       auto stack = [&](int k) {
         layer.set_copies(t.component, k);
         const double ms = harness::time_body(w, s, body);

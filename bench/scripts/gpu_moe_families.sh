@@ -10,7 +10,7 @@
 #                  grouped kernels + a short profile + DeepSeek-V3 with FP8 experts (both recipes) +
 #                  the three presets
 #   PART=magi2     build + the MAGI-2 layer
-#   PART=all       both (about 8 minutes on an H100 at the defaults)
+#   PART=all       both, one process of each family in turn (FIRST numbers the first process)
 # The what-ifs stop at PRECISION (relative half-width of the slope's interval, no absolute floor) or
 # WHATIF_S seconds of stacks per component. Then bench/scripts/moe_removals.py tabulates how many
 # removals landed inside their prediction. Everything comes back as $OUT/families-$PART.tgz.
@@ -24,6 +24,13 @@ WHATIF_S=${WHATIF_S:-20}
 MODELS=${MODELS:-deepseek-v3 qwen3-30b-a3b gpt-oss-120b}
 TOKENS=${TOKENS:-4096}
 PRECISION=${PRECISION:-0.10}
+# The standard block's copy counts: a router is 0.2-2% of its stack, so the counts are spread
+# (its slope's interval shrinks with their spread); MAGI-2 keeps the default 0,1,2,3.
+COPIES=${COPIES:-0,1,4,8}
+FIRST=${FIRST:-1}   # the first process's number (a second call on the same card continues the count)
+MAGI2_COMPS=routing,shared_branch,local_expert_compute,split_linear,merge_linear
+MAGI2_DROPS=()
+for c in ${MAGI2_COMPS//,/ }; do MAGI2_DROPS+=(--ab "drop:$c"); done
 RESULT=$OUT
 OUT=$(mktemp -d /tmp/families.XXXXXX)
 pack() { tar -czf "$RESULT/families-$PART.tgz" -C "$OUT" . ; }
@@ -57,7 +64,7 @@ if [ "$PART" != magi2 ]; then
   # A short profile first (one preset, graph, a 2-layer stack): a path that fails here would fail
   # every long run after it, so the call stops and returns what it has.
   PAIRS=5 ROUNDS=2 WHATIF_S=2 run smoke 0 --model qwen3-30b-a3b --tokens 1024 --graph --iterations 5 \
-    --what-if router --ab drop:router
+    --what-if router --what-if-copies "$COPIES" --ab drop:router
   if ! grep -q '"whole_layer' "$OUT/smoke-p0.json" 2>/dev/null; then
     echo "smoke profile failed:"; tail -n 20 "$OUT/smoke-p0.err" "$OUT/smoke-p0.txt"; exit 1
   fi
@@ -71,22 +78,20 @@ if [ "$PART" != magi2 ]; then
       echo "deepseek-v3 $r rc=$?"; grep -E "whole_layer|expert_compute|checks:" "$OUT/fp8-$r.txt" | head -4
     done
   fi
-  COMPS=router,dispatch_permute,expert_compute
-  for p in $(seq 1 "$PROCESSES"); do
+fi
+# One process of every family in turn, PROCESSES times (a call cut short by LIMIT_S keeps whole
+# processes of both families; the removal table merges the JSONs of several calls).
+for p in $(seq "$FIRST" $(( FIRST + PROCESSES - 1 ))); do
+  if [ "$PART" != magi2 ]; then
     for m in $MODELS; do
       [ "$(left)" -gt 60 ] || { echo "$m process $p: skipped (LIMIT_S)"; continue; }
-      run "$m" "$p" --model "$m" --tokens "$TOKENS" --graph --what-if "$COMPS" \
-        --ab drop:router --ab drop:dispatch_permute --ab drop:expert_compute
+      run "$m" "$p" --model "$m" --tokens "$TOKENS" --graph --what-if router,dispatch_permute,expert_compute \
+        --what-if-copies "$COPIES" --ab drop:router --ab drop:dispatch_permute --ab drop:expert_compute
     done
-  done
-fi
-if [ "$PART" != standard ]; then
-  COMPS=routing,shared_branch,local_expert_compute,split_linear,merge_linear
-  DROPS=()
-  for c in ${COMPS//,/ }; do DROPS+=(--ab "drop:$c"); done
-  for p in $(seq 1 "$PROCESSES"); do
+  fi
+  if [ "$PART" != standard ]; then
     [ "$(left)" -gt 60 ] || { echo "magi2 process $p: skipped (LIMIT_S)"; continue; }
-    run magi2 "$p" --tokens 15000 --graph --what-if "$COMPS" "${DROPS[@]}"
-  done
-fi
+    run magi2 "$p" --tokens 15000 --graph --what-if "$MAGI2_COMPS" "${MAGI2_DROPS[@]}"
+  fi
+done
 python3 "$(dirname "$0")/moe_removals.py" $(ls "$OUT"/*-p*.json | grep -v smoke) | tee "$OUT/removals-$PART.md"

@@ -236,6 +236,7 @@ ROWS = {
     "--what-if-seconds": (["--what-if-seconds", "1"], same(exit2("--what-if-seconds applies with --what-if or --ab"))),
     "--what-if-precision": (["--what-if-precision", "0.2"], same(exit2("--what-if-precision applies with --what-if or --ab"))),
     "--what-if-floor-ms": (["--what-if-floor-ms", "0"], same(exit2("--what-if-floor-ms applies with --what-if or --ab"))),
+    "--what-if-copies": (["--what-if-copies", "0,1,4"], same(exit2("--what-if-copies applies with --what-if or --ab"))),
     "--repeat": (["--repeat", "2"], same(exit2("which the host backend does not print"))),
     "--telemetry": (["--telemetry", "off"], same(ok(json_is(["telemetry_status"], "off")))),
     "--telemetry-period": (["--telemetry-period", "20"], same(exit2("--telemetry-period applies with --telemetry only"))),
