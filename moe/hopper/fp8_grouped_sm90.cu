@@ -101,13 +101,15 @@ __device__ __forceinline__ void pack_tile_scaled(const float (&acc)[128], std::u
                                                  int tid) {
   const int lane = tid & 31, r = (tid >> 5) * 16 + (lane >> 2);
   const float sa0 = ld_shared_f32(sbuf + (BN + r) * 4), sa1 = ld_shared_f32(sbuf + (BN + r + 8) * 4);
+  // Pairs j = 2m and 2m + 1 (rows r and r + 8) share column group m: one load of its two scales.
 #pragma unroll
-  for (int j = 0; j < 64; ++j) {
-    const int i = EPI == kStore ? 2 * j : j < 32 ? 2 * j : 64 + 2 * (j - 32);
+  for (int m = 0; m < 32; ++m) {
+    const int i = EPI == kStore ? 4 * m : m < 16 ? 4 * m : 64 + 4 * (m - 16);
     const float2 sc = ld_shared_f32x2(sbuf + (8 * (i >> 2) + 2 * (lane & 3)) * 4);
-    const float rs = ((i >> 1) & 1) ? sa1 : sa0;
-    const __nv_bfloat162 v = __floats2bfloat162_rn(acc[i] * rs * sc.x, acc[i + 1] * rs * sc.y);
-    pk[j] = *reinterpret_cast<const std::uint32_t*>(&v);
+    const __nv_bfloat162 v0 = __floats2bfloat162_rn(acc[i] * sa0 * sc.x, acc[i + 1] * sa0 * sc.y);
+    const __nv_bfloat162 v1 = __floats2bfloat162_rn(acc[i + 2] * sa1 * sc.x, acc[i + 3] * sa1 * sc.y);
+    pk[2 * m] = *reinterpret_cast<const std::uint32_t*>(&v0);
+    pk[2 * m + 1] = *reinterpret_cast<const std::uint32_t*>(&v1);
   }
 }
 
