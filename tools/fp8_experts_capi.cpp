@@ -110,6 +110,13 @@ int lbf8_shape(const lbf8_handle* h, int64_t* hidden, int64_t* inter, int64_t* e
   });
 }
 
+int lbf8_set_variant(const char* modifiers) {
+  return guarded([&] {
+    namespace c = layerbench::moe::cuda;
+    c::std_grouped_set_variant(modifiers && *modifiers ? c::parse_grouped_variant(modifiers) : c::StdGroupedVariant{});
+  });
+}
+
 int lbf8_tiles(lbf8_handle* h, const int32_t* counts, void* stream) {
   return guarded([&] {
     need(h != nullptr && counts != nullptr, "null argument");

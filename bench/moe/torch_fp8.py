@@ -61,6 +61,7 @@ class Fp8Lib:
         L.lbf8_block_down.argtypes = [vp, vp, vp, vp, vp, vp, i64, vp]
         L.lbf8_quantize_1x128.argtypes = [vp, i64, i64, vp, vp, vp]
         L.lbf8_quantize_128x128.argtypes = [vp, i64, i64, i64, vp, vp, vp]
+        L.lbf8_set_variant.argtypes = [ctypes.c_char_p]
         L.lbf8_last_error.argtypes = []
         L.lbf8_last_error.restype = ctypes.c_char_p
         self.L = L
@@ -113,7 +114,7 @@ def dense_ceiling(warmup, iterations, n=8192):
             "min_ms": min(ms), "tflops": 2.0 * n ** 3 / (med * 1e-3) * 1e-12}
 
 
-def run_preset(lib, m, counts, warmup, pairs, tolerance=1e-2):
+def run_preset(lib, m, counts, warmup, pairs, variants=("",), tolerance=1e-2):
     dev, name = "cuda", m["name"]
     H, E, I = m["hidden"], m["experts"], m["moe_intermediate"]
     R = int(sum(counts))
@@ -129,43 +130,53 @@ def run_preset(lib, m, counts, warmup, pairs, tolerance=1e-2):
     lib.check(lib.L.lbf8_create(name.encode(), R, ctypes.byref(h)), f"lbf8_create({name})")
     out = []
     try:
-        lib.check(lib.L.lbf8_tiles(h, counts_d.data_ptr(), lib.stream()), "lbf8_tiles")
-        ours_gu = lambda: lib.check(lib.L.lbf8_gate_up(h, xq.data_ptr(), xs.data_ptr(), w13q.data_ptr(),
-                                                       w13s.data_ptr(), act.data_ptr(), R, lib.stream()), "lbf8_gate_up")
-        ours_dn = lambda: lib.check(lib.L.lbf8_down(h, aq.data_ptr(), as_.data_ptr(), wdq.data_ptr(), wds.data_ptr(),
-                                                    y.data_ptr(), R, lib.stream()), "lbf8_down")
-        torch_gu = lambda: torch._scaled_grouped_mm(xq, w13q.transpose(-2, -1), xs, w13s, offs=offs,
-                                                    out_dtype=torch.bfloat16, use_fast_accum=True)
-        torch_dn = lambda: torch._scaled_grouped_mm(aq, wdq.transpose(-2, -1), as_, wds, offs=offs,
-                                                    out_dtype=torch.bfloat16, use_fast_accum=True)
-        glu = glu_ops(m)
-        with torch.no_grad():
-            ours_gu()
-            ours_dn()
-            ref_act = glu(torch_gu())
-            ref_y = torch_dn()
-            torch.cuda.synchronize()
-            checks = {"gate/up + GLU": rel_err(act, ref_act), "down": rel_err(y, ref_y)}
-            for what, err, ours, theirs, flop in (
-                    ("gate/up + GLU", checks["gate/up + GLU"], ours_gu, torch_gu, 4.0 * R * H * I),
-                    ("down", checks["down"], ours_dn, torch_dn, 2.0 * R * H * I)):
-                r = {"model": name, "gemm": what, "rows": R, "experts": E, "hidden": H, "inter": I,
-                     "rel_err_vs_torch": err, "tolerance": tolerance, "check": err <= tolerance, "flop": flop}
-                if r["check"]:
-                    samples = ti.time_pairs(ours, theirs, warmup, pairs)
-                    ratios = [b / a for a, b in samples]
-                    om = statistics.median(a for a, _ in samples)
-                    tm = statistics.median(b for _, b in samples)
-                    r.update({"ours_ms": [a for a, _ in samples], "torch_ms": [b for _, b in samples],
-                              "ours_median_ms": om, "torch_median_ms": tm,
-                              "ours_tflops": flop / (om * 1e-3) * 1e-12, "torch_tflops": flop / (tm * 1e-3) * 1e-12,
-                              "ratio_median": statistics.median(ratios), "ratio_ci95": ti.median_interval(ratios)})
-                    print(f"rowwise {name} {what}: err vs torch {err:.2e}, ours {r['ours_tflops']:.0f} TFLOP/s, torch "
-                          f"{r['torch_tflops']:.0f}, torch/ours {r['ratio_median']:.3f} {r['ratio_ci95']}", flush=True)
-                else:
-                    print(f"rowwise {name} {what}: check FAILED: err vs torch {err:.2e}", flush=True)
-                out.append(r)
+        for variant in variants:  # each launch variant: its own lists, checked, then paired with torch
+            lib.check(lib.L.lbf8_set_variant(variant.encode()), f"lbf8_set_variant({variant!r})")
+            lib.check(lib.L.lbf8_tiles(h, counts_d.data_ptr(), lib.stream()), "lbf8_tiles")
+            act.fill_(float("nan"))
+            y.fill_(float("nan"))
+            ours_gu = lambda: lib.check(lib.L.lbf8_gate_up(h, xq.data_ptr(), xs.data_ptr(), w13q.data_ptr(),
+                                                           w13s.data_ptr(), act.data_ptr(), R, lib.stream()),
+                                        "lbf8_gate_up")
+            ours_dn = lambda: lib.check(lib.L.lbf8_down(h, aq.data_ptr(), as_.data_ptr(), wdq.data_ptr(),
+                                                        wds.data_ptr(), y.data_ptr(), R, lib.stream()), "lbf8_down")
+            torch_gu = lambda: torch._scaled_grouped_mm(xq, w13q.transpose(-2, -1), xs, w13s, offs=offs,
+                                                        out_dtype=torch.bfloat16, use_fast_accum=True)
+            torch_dn = lambda: torch._scaled_grouped_mm(aq, wdq.transpose(-2, -1), as_, wds, offs=offs,
+                                                        out_dtype=torch.bfloat16, use_fast_accum=True)
+            glu = glu_ops(m)
+            with torch.no_grad():
+                ours_gu()
+                ours_dn()
+                ref_act = glu(torch_gu())
+                ref_y = torch_dn()
+                torch.cuda.synchronize()
+                checks = {"gate/up + GLU": rel_err(act, ref_act), "down": rel_err(y, ref_y)}
+                for what, err, ours, theirs, flop in (
+                        ("gate/up + GLU", checks["gate/up + GLU"], ours_gu, torch_gu, 4.0 * R * H * I),
+                        ("down", checks["down"], ours_dn, torch_dn, 2.0 * R * H * I)):
+                    r = {"model": name, "variant": variant or "default", "gemm": what, "rows": R, "experts": E,
+                         "hidden": H, "inter": I, "rel_err_vs_torch": err, "tolerance": tolerance,
+                         "check": err <= tolerance, "flop": flop}
+                    if r["check"]:
+                        samples = ti.time_pairs(ours, theirs, warmup, pairs)
+                        ratios = [b / a for a, b in samples]
+                        om = statistics.median(a for a, _ in samples)
+                        tm = statistics.median(b for _, b in samples)
+                        r.update({"ours_ms": [a for a, _ in samples], "torch_ms": [b for _, b in samples],
+                                  "ours_median_ms": om, "torch_median_ms": tm,
+                                  "ours_tflops": flop / (om * 1e-3) * 1e-12,
+                                  "torch_tflops": flop / (tm * 1e-3) * 1e-12,
+                                  "ratio_median": statistics.median(ratios), "ratio_ci95": ti.median_interval(ratios)})
+                        print(f"rowwise {name} [{variant or 'default'}] {what}: err vs torch {err:.2e}, "
+                              f"ours {r['ours_tflops']:.0f} TFLOP/s, torch {r['torch_tflops']:.0f}, "
+                              f"torch/ours {r['ratio_median']:.3f} {r['ratio_ci95']}", flush=True)
+                    else:
+                        print(f"rowwise {name} [{variant or 'default'}] {what}: check FAILED: "
+                              f"err vs torch {err:.2e}", flush=True)
+                    out.append(r)
     finally:
+        lib.L.lbf8_set_variant(b"")
         lib.L.lbf8_destroy(h)
     del xq, w13q, wdq, aq, act, y
     torch.cuda.empty_cache()
@@ -311,6 +322,9 @@ def main():
     ap.add_argument("--json", required=True)
     ap.add_argument("--block", action="store_true",
                     help="also our block-scaled GEMMs, each paired with the dense ceiling")
+    ap.add_argument("--variants", default="",
+                    help="comma list of the rowwise kernels' launch variants to pair with torch, each as modifiers "
+                         "(e.g. ',staggered': the default, then staggered); default: the default only")
     args = ap.parse_args()
     if args.pairs < 20:
         ap.error("--pairs must be at least 20 (the 95% interval of the median needs them)")
@@ -325,7 +339,7 @@ def main():
         with open(f"{args.dir}/counts-{name}.txt") as f:
             counts = [int(v) for v in f.read().split()]
         try:
-            results += run_preset(lib, m, counts, args.warmup, args.pairs)
+            results += run_preset(lib, m, counts, args.warmup, args.pairs, args.variants.split(","))
         except Exception as e:  # noqa: BLE001 -- a preset that fails is reported, the others still run
             print(f"{name}: failed: {e}")
             results.append({"model": name, "error": str(e)})
@@ -348,14 +362,14 @@ def main():
     print("\n## ours (FP8 rowwise, wgmma) and torch._scaled_grouped_mm interleaved\n")
     for d in dense:
         print(f"dense ceiling: {d['case']}: median {d['median_ms']:.4f} ms, {d['tflops']:.0f} TFLOP/s")
-    print("\n| model | GEMM | rows | check: rel err vs torch | ours ms | torch ms | ours TFLOP/s | torch TFLOP/s "
+    print("\n| model | variant | GEMM | rows | check: rel err vs torch | ours ms | torch ms | ours TFLOP/s | torch TFLOP/s "
           "| ours % of dense | torch / ours (median of pair ratios) | 95% interval | pairs | >= 1.3x |\n"
-          "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---|---:|---|")
+          "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---|---:|---|")
     for r in results:
         if "error" in r:
-            print(f"| {r['model']} | failed: {r['error']} | | | | | | | | | | | |")
+            print(f"| {r['model']} | | failed: {r['error']} | | | | | | | | | | | |")
             continue
-        head = f"| {r['model']} | {r['gemm']} | {r['rows']} | {r['rel_err_vs_torch']:.2e}"
+        head = f"| {r['model']} | {r['variant']} | {r['gemm']} | {r['rows']} | {r['rel_err_vs_torch']:.2e}"
         if not r["check"]:
             print(f"{head} FAILED | | | | | | | | | not timed |")
             continue

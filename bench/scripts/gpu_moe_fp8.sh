@@ -20,7 +20,7 @@
 # tables are copied to $OUT.
 # Each study stage runs under STUDY_LIMIT seconds (default 240).
 # usage: [TOKENS=8192] [ITERATIONS=20] [PAIRS=30] [BLOCK=1] [STUDY_LIMIT=240] [PREBUILT=DIR]
-#        [MODELS=deepseek-v3,...] bench/scripts/gpu_moe_fp8.sh
+#        [MODELS=deepseek-v3,...] [VARIANTS=,staggered] bench/scripts/gpu_moe_fp8.sh
 set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
 RESULT=$OUT
@@ -29,6 +29,7 @@ TOKENS=${TOKENS:-8192}
 ITERATIONS=${ITERATIONS:-20}
 PAIRS=${PAIRS:-30}
 BLOCK=${BLOCK:-1}
+VARIANTS=${VARIANTS-}   # the rowwise launch variants paired with torch (torch_fp8.py --variants), e.g. ",staggered"
 MODELS=${MODELS:-deepseek-v3,qwen3-30b-a3b,mixtral-8x7b,gpt-oss-120b,glm-4.5-air}
 T_START=$(date +%s)
 pack() {
@@ -94,7 +95,7 @@ torch_peer() {
   [ "$BLOCK" = 1 ] && extra=(--block)
   LIB=$(find "$B" -name 'liblayerbench_fp8_experts.so' | head -1)
   TORCH_CMD=(python3 bench/moe/torch_fp8.py --dir "$OUT/shapes" --models "$MODELS" --ours-lib "$LIB"
-             --pairs "$PAIRS" --warmup 5 --json "$OUT/torch-fp8.json" "${extra[@]}")
+             --pairs "$PAIRS" --warmup 5 --json "$OUT/torch-fp8.json" --variants "$VARIANTS" "${extra[@]}")
   echo "${TORCH_CMD[*]}" > "$OUT/torch.cmd"
   PYTHONUNBUFFERED=1 timeout "${STUDY_LIMIT:-240}" "${TORCH_CMD[@]}" > "$OUT/torch-fp8.md" 2> "$OUT/torch.err"
   echo "torch rc=$? at $(since)"; pack
