@@ -2,7 +2,7 @@
 """The removal A/Bs of layerbench-moe profiles (--ab drop:COMPONENT), per family and component:
 the measured removal, its prediction from the component's replication what-if, whether the
 measured mean landed inside the predicted interval and the prediction's half-width relative to
-it, and the count per family over every process given.
+it, and the counts per family over every process given (inside; half-width <= 15%).
 
 usage: moe_removals.py PROFILE.json [...]   (markdown on stdout)
 """
@@ -12,7 +12,7 @@ from collections import defaultdict
 
 
 def main(paths):
-    rows, per_family = [], defaultdict(lambda: [0, 0])
+    rows, per_family = [], defaultdict(lambda: [0, 0, 0])
     for path in paths:
         with open(path) as f:
             doc = json.load(f)
@@ -27,6 +27,7 @@ def main(paths):
                              p["predicted_ms"], p["predicted_ci_ms"], half, inside, ab.get("pairs")))
                 per_family[family][0] += inside
                 per_family[family][1] += 1
+                per_family[family][2] += half <= 0.15
     print("| family | model | component | process | measured delta (ms) | predicted (ms) [CI] | half-width / predicted "
           "| inside | pairs |")
     print("|---|---|---|---|---:|---:|---:|---|---:|")
@@ -34,8 +35,9 @@ def main(paths):
         print(f"| {fam} | {model} | {comp} | {proc} | {meas:+.4f} | {pred:+.4f} [{ci[0]:+.4f}, {ci[1]:+.4f}] | "
               f"{100 * half:.1f}% | {'yes' if inside else 'NO'} | {pairs} |")
     print()
-    for fam, (inside, total) in sorted(per_family.items()):
-        print(f"- {fam}: {inside} of {total} removals inside their predicted interval")
+    for fam, (inside, total, narrow) in sorted(per_family.items()):
+        print(f"- {fam}: {inside} of {total} removals inside their predicted interval; "
+              f"{narrow} of {total} predictions with a half-width <= 15% of the prediction")
 
 
 if __name__ == "__main__":
