@@ -57,7 +57,7 @@ int lbf8_quantize_1x128(const void* x, int64_t rows, int64_t cols, void* q, floa
 int lbf8_quantize_128x128(const void* w, int64_t groups, int64_t rows, int64_t cols, void* q, float* scales,
                           void* stream);
 /* The rowwise kernels' launch variant for the calls that follow, process-wide: modifiers joined by
- * '+' (moe/hopper/std_grouped_sm90.cuh: paired, unpaired, pair-order, staggered, ...) applied to
+ * '+' (moe/hopper/std_grouped_sm90.cuh: paired, unpaired, pair-order, at-once, ...) applied to
  * the default, or "" for the default. Rebuild the tile lists after it (their order may change). */
 int lbf8_set_variant(const char* modifiers);
 const char* lbf8_last_error(void);

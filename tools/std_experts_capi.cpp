@@ -149,8 +149,6 @@ int lbse_create(const char* preset, const char* path, const char* table, lbse_ha
       if (h->path != StdExpertPath::wgmma)
         throw UsageError(fmt::format("path '{}': launch modifiers apply to the wgmma path only", p));
       h->variant = layerbench::moe::cuda::parse_grouped_variant(p.substr(colon + 1));
-      if (h->variant->staggered)
-        throw UsageError(fmt::format("path '{}': 'staggered' is a launch variant of the FP8 rowwise kernels only", p));
       h->variant_words = std::string(p.substr(colon));
     }
     if (table && *table) {

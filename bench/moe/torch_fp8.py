@@ -324,7 +324,7 @@ def main():
                     help="also our block-scaled GEMMs, each paired with the dense ceiling")
     ap.add_argument("--variants", default="",
                     help="comma list of the rowwise kernels' launch variants to pair with torch, each as modifiers "
-                         "(e.g. ',staggered': the default, then staggered); default: the default only")
+                         "(e.g. ',unpaired': the default, then unpaired); default: the default only")
     args = ap.parse_args()
     if args.pairs < 20:
         ap.error("--pairs must be at least 20 (the 95% interval of the median needs them)")

@@ -336,7 +336,6 @@ void launch(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMa
   const std::int64_t units = (EPI == kStore ? 1 : 2) * max_tiles;
   const auto alpha = static_cast<float>(a.alpha), limit = static_cast<float>(a.limit);
   const int mt = static_cast<int>(max_tiles);
-  LB_CHECK(!std_grouped_variant().staggered, "the staggered launch variant is the FP8 rowwise kernels' only (block-scaled)");
   if (!std_grouped_variant().paired) {
     const auto kernel = block_kernel<EPI, CLAMPED, W_ROW, false>;
     ensure_max_dynamic_smem(reinterpret_cast<const void*>(kernel), Geo<EPI>::SMEM);

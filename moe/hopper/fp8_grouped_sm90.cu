@@ -37,7 +37,6 @@ using namespace sm90;
 constexpr int BM = 128, BN = 256, BK = 128, STAGES = 4, THREADS = 384, GU_COLS = 128;
 constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
 constexpr int GLU_LATE = 16;  // as the BF16 kernels: the GLU of the last 16 of 32 pairs runs deferred
-constexpr int kStaggerNs = 1000;  // the staggered variant's late start of consumer 1 (about one epilogue)
 constexpr int A_STAGE = BM * BK, B_HALF = (BN / 2) * BK, STAGE_BYTES = A_STAGE + 2 * B_HALF;
 constexpr int C_PITCH = 72, C_BYTES = 64 * C_PITCH * 2;
 // Per consumer warpgroup two scale buffers of 256 column scales + 64 row scales (fp32).
@@ -187,7 +186,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                const StdTile* __restrict__ tiles, int max_tiles, const int* __restrict__ live, int ksteps, int b_rows,
                int up, int halves, float alpha, float limit, const float* __restrict__ sa, int rows_cap,
                const float* __restrict__ sb, int sb_n, std::uint8_t* __restrict__ outq, float* __restrict__ outs,
-               int qblocks, int stagger_ns) {
+               int qblocks) {
 #ifdef LB_WGMMA
   grid_dependents_may_start();
   const int rank = PAIR ? cluster_rank() : 0;
@@ -237,7 +236,6 @@ __global__ void __launch_bounds__(THREADS, 1)
     }
   } else {
     regs_take<CONSUMER_REGS>();
-    if (stagger_ns > 0 && wg == 1) __nanosleep(static_cast<unsigned>(stagger_ns));
     const int tid = threadIdx.x & 127, lane = tid & 31;
     auto release = [&](int stage) { release_stage<PAIR>(empty, stage, lane, rank); };
     float acc[128];
@@ -308,7 +306,6 @@ void launch(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMa
   const int sms = sm90::current_device_sms(dev);
   const StdGroupedVariant v = std_grouped_variant();
   const int mt = static_cast<int>(max_tiles), half = v.half_tiles ? 1 : 0;
-  const int stagger = v.staggered ? kStaggerNs : 0;
   const auto alpha = static_cast<float>(a.alpha), limit = static_cast<float>(a.limit);
   if (!v.paired) {
     ensure_max_dynamic_smem(reinterpret_cast<const void*>(fp8_kernel<EPI, false>), SMEM);
@@ -316,7 +313,7 @@ void launch(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMa
     l.early_start();
     LB_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, fp8_kernel<EPI, false>, amap, amap64, bmap, out, n_cols, tiles, mt, live,
                                      ksteps, b_rows, up, half, alpha, limit, sa, rows_cap, sb, sb_n, outq, outs,
-                                     qblocks, stagger));
+                                     qblocks));
     LB_CUDA_CHECK_LAUNCH();
     return;
   }
@@ -329,8 +326,7 @@ void launch(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMa
   const int grid_clusters = std::max(1, std::min(clusters, std::max(1, mt / 2)));
   pl.cfg.gridDim = dim3(static_cast<unsigned>(2 * grid_clusters));
   LB_CUDA_CHECK(cudaLaunchKernelEx(&pl.cfg, fp8_kernel<EPI, true>, amap, amap64, bmap, out, n_cols, tiles, mt, live,
-                                   ksteps, b_rows, up, half, alpha, limit, sa, rows_cap, sb, sb_n, outq, outs, qblocks,
-                                   stagger));
+                                   ksteps, b_rows, up, half, alpha, limit, sa, rows_cap, sb, sb_n, outq, outs, qblocks));
   LB_CUDA_CHECK_LAUNCH();
 }
 

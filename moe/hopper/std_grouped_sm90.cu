@@ -321,7 +321,6 @@ void launch_as(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtenso
                const ActivationSpec& a, cudaStream_t s) {
   int dev = 0;
   const int sms = sm90::current_device_sms(dev);
-  LB_CHECK(!g_variant.staggered, "the staggered launch variant is the FP8 rowwise kernels' only (BF16 grouped wgmma)");
   const int mt = static_cast<int>(max_tiles), half = g_variant.half_tiles ? 1 : 0;
   const auto alpha = static_cast<float>(a.alpha), limit = static_cast<float>(a.limit);
   const std::uint64_t a_l2 = l2_policy(g_variant.a_l2), b_l2 = l2_policy(g_variant.b_l2);

@@ -49,16 +49,12 @@ struct StdGroupedVariant {
   L2Priority a_l2 = L2Priority::normal;
   L2Priority b_l2 = L2Priority::normal;
   bool spread_epilogue = true;
-  // The FP8 rowwise kernels only: the second consumer warpgroup starts a microsecond late, so that
-  // the two run their tiles' epilogues at different times (one keeps the tensor cores busy while
-  // the other converts and stores). The BF16 and block-scaled launches refuse it.
-  bool staggered = false;
 };
 void std_grouped_set_variant(const StdGroupedVariant& v);
 StdGroupedVariant std_grouped_variant();
 // A variant as words ("paired, half tiles, plain order, deferred epilogue"), and from modifiers
 // joined by '+' applied to the default variant: paired | unpaired, half-tiles | whole-tiles,
-// plain-order | pair-order, deferred | in-place, spread | at-once, staggered | in-step, a-evict-first | a-evict-last | a-evict-normal and
+// plain-order | pair-order, deferred | in-place, spread | at-once, a-evict-first | a-evict-last | a-evict-normal and
 // the same for b (UsageError naming the unknown word).
 std::string describe(const StdGroupedVariant& v);
 StdGroupedVariant parse_grouped_variant(std::string_view modifiers);
