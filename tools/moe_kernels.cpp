@@ -21,6 +21,7 @@
 #include "common/cli/app.hpp"
 #include "common/cli.hpp"
 #include "common/numeric.hpp"
+#include "common/output_file.hpp"
 #include "common/usage.hpp"
 #include "collectives/cuda_internal.hpp"
 #include "collectives/device.hpp"
@@ -246,9 +247,16 @@ int main(int argc, char** argv) {
       return kExitUsage;
     }
   }
+  if (models.empty() && (!expert_table.empty() || !counts_dir.empty())) {
+    fmt::print(stderr, "layerbench-moe-kernels: {}: applies to --models only\n",
+               expert_table.empty() ? "--counts-dir" : "--expert-table");
+    return kExitUsage;
+  }
   if (!models.empty()) {
     try {
       for (const auto& name : models) (void)preset(name);  // UsageError on an unknown name, before the GPU
+      if (!counts_dir.empty()) check_output_dir(counts_dir, "--counts-dir");  // created when missing
+      if (!expert_table.empty()) check_output_path(expert_table, "--expert-table");
       if (cuda_device_count() == 0) throw UsageError("no CUDA device is visible (the kernel study runs on one GPU)");
     } catch (const UsageError& e) {
       fmt::print(stderr, "layerbench-moe-kernels: {}\n", e.what());
