@@ -19,15 +19,54 @@ if [ ! -e /usr/include/sqlite3.h ] && compgen -G "../debs/libsqlite3*.deb" >/dev
   LB_CMAKE_EXTRA+=(-DCMAKE_PREFIX_PATH="$SQLITE_PREFIX/usr")
   export LD_LIBRARY_PATH="$SQLITE_PREFIX/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
+# Binaries built on a development machine (bench/scripts/prebuild.sh): ../prebuilt/<commit>.tar.xz
+# beside the source, unpacked once into $LB_PREBUILT_ROOT/<commit>; a library the pack carries is
+# kept only where this machine lacks it. lb_build uses a pack whose commit is the tree's .git-sha.
+LB_PREBUILT_ROOT=/tmp/lb-prebuilt
+for pack in ../prebuilt/*.tar.xz; do
+  [ -f "$pack" ] || continue
+  dest=$LB_PREBUILT_ROOT/$(basename "$pack" .tar.xz)
+  if [ ! -f "$dest/PREBUILT" ]; then
+    mkdir -p "$dest" && tar -xJf "$pack" -C "$dest"
+    for l in "$dest"/lib/*.so*; do
+      [ -e "$l" ] && ldconfig -p | grep -q "^[[:space:]]*$(basename "$l") " && rm -f "$l"
+    done
+  fi
+  for d in "$dest/lib" /usr/local/cuda/lib64; do  # the pack's RUNPATH names this machine's CUDA as lib/
+    case ":${LD_LIBRARY_PATH:-}:" in *":$d:"*) ;; *) export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$d" ;; esac
+  done
+done
 MPIRUN_ENV=(-x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MULTICAST -x NVSHMEM_DISABLE_NVLS)
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 B=${BUILD_DIR:-/tmp/lb-build}
 echo "commit $(cat .git-sha 2>/dev/null || git rev-parse --short=12 HEAD 2>/dev/null)"
 
+# lb_prebuilt TARGET...: links the named targets' files of the pack of this tree's commit into $B
+# (same layout as a build); fails, saying why, when there is no pack, a target is not in it or a
+# library does not resolve here.
+lb_prebuilt() {
+  local sha P t f files=()
+  sha=$(cat .git-sha 2>/dev/null) || return 1
+  P=$LB_PREBUILT_ROOT/$sha
+  [ -f "$P/PREBUILT" ] && [ $# -gt 0 ] || return 1
+  for t in "$@"; do
+    f=$(cd "$P" && find . -type f \( -name "$t" -o -name "lib$t.so" \) | head -1)
+    [ -n "$f" ] || { echo "prebuilt $sha has no $t: building"; return 1; }
+    if ldd "$P/$f" | grep -q "not found"; then
+      echo "prebuilt $t: $(ldd "$P/$f" | grep "not found" | head -3 | tr -s ' \t\n' ' '): building"; return 1
+    fi
+    files+=("$f")
+  done
+  for f in "${files[@]}"; do mkdir -p "$B/$(dirname "$f")" && ln -sfn "$P/$f" "$B/$f"; done
+  echo "lb_build: prebuilt binaries of $sha ($(grep '^built' "$P/PREBUILT"))" | tee "$OUT/build.log"
+}
+
 # lb_build [TARGET...]: the project's own CMake with the CUDA paths on, into $B; all targets when
-# none are named. Logs in $OUT; on failure prints the first errors and returns non-zero.
+# none are named (or the pack of bench/scripts/prebuild.sh, see lb_prebuilt). Logs in $OUT; on
+# failure prints the first errors and returns non-zero.
 lb_build() {
+  lb_prebuilt "$@" && return 0
   cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLAYERBENCH_ENABLE_TESTING=ON -DLAYERBENCH_CUDA=ON "${LB_CMAKE_EXTRA[@]}" \
     > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; return 1; }
   local targets=()

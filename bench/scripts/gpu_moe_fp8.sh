@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One GPU, one call: the FP8 (e4m3) grouped expert GEMMs, rowwise and block-scaled (DeepSeek-V3's
 # 1x128 / 128x128 recipe), at every preset's shape.
-#   1. build the FP8 tests, layerbench-moe-kernels and liblayerbench_fp8_experts (lb_build);
+#   1. build the FP8 tests, layerbench-moe-kernels and liblayerbench_fp8_experts (lb_build, or the
+#      pack of bench/scripts/prebuild.sh);
 #   2. the host FP8 tests (format, recipes, oracle) and the GPU test of the kernels at edge shapes
 #      against the CPU oracle on the dequantized operands; the QGMMA (FP8 wgmma) count of the
 #      Hopper kernels' SASS;
@@ -19,8 +20,8 @@
 # Everything goes under a scratch folder packed into $OUT/moe-fp8.tgz after every stage; the
 # tables are copied to $OUT.
 # Each study stage runs under STUDY_LIMIT seconds (default 240).
-# usage: [TOKENS=8192] [ITERATIONS=20] [PAIRS=30] [BLOCK=1] [STUDY_LIMIT=240] [PREBUILT=DIR]
-#        [MODELS=deepseek-v3,...] [VARIANTS=,staggered] bench/scripts/gpu_moe_fp8.sh
+# usage: [TOKENS=8192] [ITERATIONS=20] [PAIRS=30] [BLOCK=1] [STUDY_LIMIT=240]
+#        [MODELS=deepseek-v3,...] [VARIANTS=,unpaired] bench/scripts/gpu_moe_fp8.sh
 set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
 RESULT=$OUT
@@ -29,7 +30,7 @@ TOKENS=${TOKENS:-8192}
 ITERATIONS=${ITERATIONS:-20}
 PAIRS=${PAIRS:-30}
 BLOCK=${BLOCK:-1}
-VARIANTS=${VARIANTS-}   # the rowwise launch variants paired with torch (torch_fp8.py --variants), e.g. ",staggered"
+VARIANTS=${VARIANTS-}   # the rowwise launch variants paired with torch (torch_fp8.py --variants), e.g. ",unpaired"
 MODELS=${MODELS:-deepseek-v3,qwen3-30b-a3b,mixtral-8x7b,gpt-oss-120b,glm-4.5-air}
 T_START=$(date +%s)
 pack() {
@@ -42,36 +43,18 @@ since() { echo "+$(( $(date +%s) - T_START )) s"; }
 { date -u; echo "commit $(cat .git-sha 2>/dev/null || git rev-parse HEAD 2>/dev/null)";
   nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv; } > "$OUT/machine.txt" 2>&1
 
-# PREBUILT=DIR: the four binaries built elsewhere with the same toolchain (DIR/tools/layerbench-moe-kernels,
-# DIR/tools/liblayerbench_fp8_experts.so, DIR/tests/moe/test_fp8_{host,grouped_gpu}), used when every
-# library they need resolves here; else (or without it) the build.
-USE_PREBUILT=0
-if [ -n "${PREBUILT:-}" ]; then
-  USE_PREBUILT=1
-  for f in tools/layerbench-moe-kernels tools/liblayerbench_fp8_experts.so tests/moe/test_fp8_host tests/moe/test_fp8_grouped_gpu; do
-    if [ ! -e "$PREBUILT/$f" ] || ldd "$PREBUILT/$f" | grep -q "not found"; then USE_PREBUILT=0; fi
-  done
-  echo "prebuilt binaries usable: $USE_PREBUILT" | tee -a "$OUT/machine.txt"
-fi
-if [ "$USE_PREBUILT" = 1 ]; then
-  B=$PREBUILT
-  SM90_LIB=$B/tools/layerbench-moe-kernels
-else
-  lb_build test_fp8_host test_fp8_grouped_gpu layerbench-moe-kernels layerbench_fp8_experts || { cp "$RESULT"/build.log "$OUT"/ 2>/dev/null; exit 1; }
-  SM90_LIB=$(find "$B" -name 'liblb_moe_sm90.a' | head -1)
-fi
+lb_build test_fp8_host test_fp8_grouped_gpu layerbench-moe-kernels layerbench_fp8_experts || { cp "$RESULT"/build.log "$OUT"/ 2>/dev/null; exit 1; }
+SM90_LIB=$(find "$B" -name 'liblb_moe_sm90.a' | head -1)
+[ -n "$SM90_LIB" ] || SM90_LIB=$(readlink -f "$B/tools/layerbench-moe-kernels")  # a prebuilt pack has no static libraries
 echo "build done at $(since)"; pack
 CUOBJDUMP=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
 echo "QGMMA instructions in $(basename "$SM90_LIB"): $("$CUOBJDUMP" --dump-sass "$SM90_LIB" 2>/dev/null | grep -c QGMMA)" \
   | tee -a "$OUT/machine.txt"
 
-if [ "$USE_PREBUILT" = 1 ]; then
-  { timeout 60 "$B/tests/moe/test_fp8_host" && timeout 120 "$B/tests/moe/test_fp8_grouped_gpu"; } > "$OUT/ctest.log" 2>&1
-else
-  (cd "$B" && timeout 120 ctest -R "test_fp8" --output-on-failure -V) > "$OUT/ctest.log" 2>&1
-fi
+# The test binaries themselves (not ctest: a prebuilt pack has no CTest files).
+{ timeout 60 "$B/tests/moe/test_fp8_host" && timeout 120 "$B/tests/moe/test_fp8_grouped_gpu"; } > "$OUT/ctest.log" 2>&1
 RC=$?
-echo "ctest rc=$RC at $(since)"; pack; grep -E "tests passed|PASSED|FAILED|Failed|Skipped|fp8 rowwise h|fp8 block h|\*\*\*" "$OUT/ctest.log" | tail -30
+echo "FP8 tests rc=$RC at $(since)"; pack; grep -E "tests passed|PASSED|FAILED|Failed|Skipped|fp8 rowwise h|fp8 block h|\*\*\*" "$OUT/ctest.log" | tail -30
 [ "$RC" = 124 ] && { echo "the tests ran past their limit (a hang?): the study is not run"; exit 1; }
 
 K="$B/tools/layerbench-moe-kernels"
@@ -93,7 +76,7 @@ rowwise_study() {
 torch_peer() {
   local extra=()
   [ "$BLOCK" = 1 ] && extra=(--block)
-  LIB=$(find "$B" -name 'liblayerbench_fp8_experts.so' | head -1)
+  LIB=$(readlink -f "$(find "$B" -name 'liblayerbench_fp8_experts.so' | head -1)")
   TORCH_CMD=(python3 bench/moe/torch_fp8.py --dir "$OUT/shapes" --models "$MODELS" --ours-lib "$LIB"
              --pairs "$PAIRS" --warmup 5 --json "$OUT/torch-fp8.json" --variants "$VARIANTS" "${extra[@]}")
   echo "${TORCH_CMD[*]}" > "$OUT/torch.cmd"
