@@ -22,7 +22,7 @@ fi
 # Binaries built on a development machine (bench/scripts/prebuild.sh): ../prebuilt/<commit>.tar.xz
 # beside the source, unpacked once into $LB_PREBUILT_ROOT/<commit>; a library the pack carries is
 # kept only where this machine lacks it. lb_build uses a pack whose commit is the tree's .git-sha.
-LB_PREBUILT_ROOT=/tmp/lb-prebuilt
+LB_PREBUILT_ROOT=${LB_PREBUILT_ROOT:-/tmp/lb-prebuilt}
 for pack in ../prebuilt/*.tar.xz; do
   [ -f "$pack" ] || continue
   dest=$LB_PREBUILT_ROOT/$(basename "$pack" .tar.xz)
@@ -52,8 +52,9 @@ lb_prebuilt() {
   [ -f "$P/PREBUILT" ] && [ $# -gt 0 ] || return 1
   for t in "$@"; do
     f=$(cd "$P" && find . -type f \( -name "$t" -o -name "lib$t.so" \) | head -1)
+    f=${f#./}
     [ -n "$f" ] || { echo "prebuilt $sha has no $t: building"; return 1; }
-    if ldd "$P/$f" | grep -q "not found"; then
+    if ldd "$P/$f" 2>/dev/null | grep -q "not found"; then
       echo "prebuilt $t: $(ldd "$P/$f" | grep "not found" | head -3 | tr -s ' \t\n' ' '): building"; return 1
     fi
     files+=("$f")

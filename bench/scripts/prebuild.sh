@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Builds the GPU scripts' binaries here (no GPU needed: nvcc, sm_90) so that a GPU call spends its
-# minutes measuring, not compiling. Run after snapshot.sh; for each REF (default HEAD) it configures
-# exactly as gpu_env.sh's lb_build does on the GPU machine (Release, CUDA on, architecture 90),
-# builds TARGETS and packs them, in the build tree's layout, into
-# .devbuild/prebuilt/<commit>.tar.xz with the shared libraries the GPU machine may lack (fmt,
-# Open MPI's C++ bindings: tried after its own). There, gpu_env.sh unpacks every pack and lb_build
-# links a pack's files into $B instead of building when the pack's commit is the source tree's
-# (.git-sha) and every library resolves; otherwise it builds as before.
+# minutes measuring, not compiling. For each REF (default HEAD) it configures exactly as
+# gpu_env.sh's lb_build does on the GPU machine (Release, CUDA on, architecture 90), builds TARGETS
+# and packs them, in the build tree's layout, into .devbuild/prebuilt/<commit>.tar.xz with the
+# shared libraries the GPU machine may lack (fmt, Open MPI's C++ bindings; used there only where it
+# has none). There gpu_env.sh unpacks every pack, and lb_build links a pack's files into $B instead
+# of building when the pack's commit is the source tree's (.git-sha) and every library resolves;
+# otherwise it builds as before. snapshot.sh keeps the packs of the commits it packs.
 # A REF other than HEAD is built in a detached worktree under build/prebuild-<commit>/.
 # usage: bench/scripts/prebuild.sh [REF...]   (TARGETS="layerbench-moe ..." to choose)
 set -euo pipefail
@@ -14,7 +14,6 @@ cd "$(dirname "$0")/../.."
 ROOT=$PWD
 TARGETS=${TARGETS:-"layerbench-moe layerbench-ab layerbench-coll layerbench-moe-kernels layerbench_fp8_experts
   test_moe_std_mpi test_std_kernels_gpu test_fp8_grouped_gpu test_fp8_host"}
-[ -d .devbuild/src ] || { echo "prebuild: run bench/scripts/snapshot.sh first" >&2; exit 2; }
 command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] || { echo "prebuild: no nvcc here" >&2; exit 2; }
 export PATH=$PATH:/usr/local/cuda/bin
 mkdir -p .devbuild/prebuilt

@@ -47,5 +47,27 @@ for p in fast models vs-torch ncu experts limit profile noregress; do
   grep -q "^$p " <<< "$parts" && [ -f "$src/bench/scripts/gpu_moe_${p//-/_}.sh" ] \
     || { echo "FAIL: gpu_moe.sh part $p"; fail=1; }
 done
+# A binary pack of prebuild.sh (here a stand-in): lb_build links the pack's files into $B instead of
+# building when the pack's commit is the tree's; a target the pack lacks, or another commit, builds.
+t=$(mktemp -d)
+mkdir -p "$t/src" "$t/prebuilt" "$t/pack/bench/moe" "$t/pack/lib"
+echo 0123456789ab > "$t/src/.git-sha"
+printf '#!/bin/sh\necho packed binary\n' > "$t/pack/bench/moe/layerbench-moe"
+chmod +x "$t/pack/bench/moe/layerbench-moe"
+printf 'commit 0123456789ab\nbuilt in a test\n' > "$t/pack/PREBUILT"
+tar -C "$t/pack" -cJf "$t/prebuilt/0123456789ab.tar.xz" .
+packed() {
+  (cd "$t/src" && LAYERBENCH_SKIP_GPU_CHECK=1 LB_PREBUILT_ROOT="$t/root" OUT="$t/out" BUILD_DIR="$t/b" \
+     bash -c "source '$src/bench/scripts/gpu_env.sh' >/dev/null; $1" 2>&1)
+}
+out=$(packed 'lb_build layerbench-moe && "$B/bench/moe/layerbench-moe"; lb_prebuilt layerbench-coll || echo fallback')
+for want in "lb_build: prebuilt binaries of 0123456789ab (built in a test)" "packed binary" \
+            "prebuilt 0123456789ab has no layerbench-coll: building" fallback; do
+  grep -qF "$want" <<< "$out" || { echo "FAIL: prebuilt pack: '$want' not in: $out"; fail=1; }
+done
+echo fedcba987654 > "$t/src/.git-sha"
+out=$(packed 'lb_prebuilt layerbench-moe || echo "not this commit"')
+grep -qx "not this commit" <<< "$out" || { echo "FAIL: a pack of another commit was used: $out"; fail=1; }
+rm -rf "$t"
 [ "$fail" -eq 0 ] && echo PASS
 exit "$fail"
