@@ -7,6 +7,7 @@
 #include "moe/hopper/fp8_grouped_sm90.cuh"
 #include "moe/config/model.hpp"
 #include "moe/hopper/std_grouped_sm90.cuh"
+#include "tools/capi_guard.hpp"
 
 #include <cuda_runtime.h>
 
@@ -14,6 +15,7 @@
 #include <exception>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 struct lbf8_handle {
   layerbench::moe::Model model;
@@ -31,20 +33,7 @@ thread_local std::string last_error;
 
 template <class F>
 int guarded(F&& body) {
-  try {
-    body();
-    last_error.clear();
-    return layerbench::kExitOk;
-  } catch (const UsageError& e) {
-    last_error = e.what();
-    return layerbench::kExitUsage;
-  } catch (const std::exception& e) {
-    last_error = e.what();
-    return layerbench::kExitFailure;
-  } catch (...) {
-    last_error = "unknown failure";
-    return layerbench::kExitFailure;
-  }
+  return layerbench::capi::guarded(last_error, std::forward<F>(body));
 }
 
 void need(bool ok, const std::string& what) {

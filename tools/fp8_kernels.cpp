@@ -129,6 +129,28 @@ constexpr double kTolerance = 1e-2;
 
 constexpr double kFusedTolerance = 5e-2;
 
+// The experts the oracle checks sample (first and last with rows, the largest, three spread
+// between) and each expert's first row in the grouped layout (row0[e], row0[E] = all rows).
+struct SampledExperts {
+  std::vector<std::int64_t> row0, picks;
+};
+SampledExperts sampled_experts(const std::vector<std::int64_t>& counts) {
+  SampledExperts out;
+  out.row0.assign(counts.size() + 1, 0);
+  std::vector<std::int64_t> live;
+  for (std::size_t e = 0; e < counts.size(); ++e) {
+    out.row0[e + 1] = out.row0[e] + counts[e];
+    if (counts[e] > 0) live.push_back(static_cast<std::int64_t>(e));
+  }
+  if (!live.empty()) {
+    for (std::size_t i = 0; i < 5; ++i) out.picks.push_back(live[i * (live.size() - 1) / 4]);
+    out.picks.push_back(static_cast<std::int64_t>(std::max_element(counts.begin(), counts.end()) - counts.begin()));
+    std::sort(out.picks.begin(), out.picks.end());
+    out.picks.erase(std::unique(out.picks.begin(), out.picks.end()), out.picks.end());
+  }
+  return out;
+}
+
 std::int64_t blocks128(std::int64_t n) { return (n + 127) / 128; }
 
 std::vector<float> dequant_rows(const std::vector<std::uint8_t>& q, const std::vector<float>& s, std::int64_t groups,
@@ -247,19 +269,7 @@ bool study(Device& dev, const Model& m, const std::vector<std::int64_t>& counts,
   fmt::print("check: {} fp8-rowwise: non-finite (unwritten) elements: act {} of {}, y {} of {}; fused 1x128 act: "
              "codes {}, scales {}, y {}{}\n",
              m.name, bad_act, R * I, bad_y, R * H, bad_fq, bad_fs, bad_yq, fused ? "" : " (fused path not run)");
-  // Sampled experts (first and last with rows, the largest, and spread) and rows (first, middle, last).
-  std::vector<std::int64_t> row0(static_cast<std::size_t>(E) + 1, 0), live;
-  for (std::int64_t e = 0; e < E; ++e) {
-    row0[static_cast<std::size_t>(e) + 1] = row0[static_cast<std::size_t>(e)] + counts[static_cast<std::size_t>(e)];
-    if (counts[static_cast<std::size_t>(e)] > 0) live.push_back(e);
-  }
-  std::vector<std::int64_t> picks;
-  if (!live.empty()) {
-    for (std::size_t i = 0; i < 5; ++i) picks.push_back(live[i * (live.size() - 1) / 4]);
-    picks.push_back(static_cast<std::int64_t>(std::max_element(counts.begin(), counts.end()) - counts.begin()));
-    std::sort(picks.begin(), picks.end());
-    picks.erase(std::unique(picks.begin(), picks.end()), picks.end());
-  }
+  const auto [row0, picks] = sampled_experts(counts);
   Err eg, ed, ef, edq;
   std::int64_t qbad = 0, qchecked = 0, sampled = 0, fbad = 0;
   for (const auto e : picks) {
@@ -437,18 +447,7 @@ bool study_block(Device& dev, const Model& m, const std::vector<std::int64_t>& c
   fmt::print("check: {} fp8-block: non-finite (unwritten) elements: act {} of {}, y {} of {}; fused: act codes {} of "
              "{}, act scales {} of {}, y {} of {}\n",
              m.name, bad_act, R * I, bad_y, R * H, bad_fq, R * I, bad_fs, R * KI, bad_yf, R * H);
-  std::vector<std::int64_t> row0(static_cast<std::size_t>(E) + 1, 0), live;
-  for (std::int64_t e = 0; e < E; ++e) {
-    row0[static_cast<std::size_t>(e) + 1] = row0[static_cast<std::size_t>(e)] + counts[static_cast<std::size_t>(e)];
-    if (counts[static_cast<std::size_t>(e)] > 0) live.push_back(e);
-  }
-  std::vector<std::int64_t> picks;
-  if (!live.empty()) {
-    for (std::size_t i = 0; i < 5; ++i) picks.push_back(live[i * (live.size() - 1) / 4]);
-    picks.push_back(static_cast<std::int64_t>(std::max_element(counts.begin(), counts.end()) - counts.begin()));
-    std::sort(picks.begin(), picks.end());
-    picks.erase(std::unique(picks.begin(), picks.end()), picks.end());
-  }
+  const auto [row0, picks] = sampled_experts(counts);
   Err eg, ed, ef, edf;
   std::int64_t qbad = 0, qchecked = 0, sampled = 0, fused_bad = 0;
   const auto row_scaling = fp8::Scaling::block_1x128, blk = fp8::Scaling::block_128x128;

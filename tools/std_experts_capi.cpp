@@ -9,6 +9,7 @@
 #include "moe/config/model.hpp"
 #include "moe/hopper/std_grouped_sm90.cuh"
 #include "moe/standard/std_ops.hpp"
+#include "tools/capi_guard.hpp"
 
 #include <cuda_runtime.h>
 #include <fmt/core.h>
@@ -19,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 struct lbse_handle {
@@ -43,23 +45,9 @@ using layerbench::moe::StdExpertPath;
 
 thread_local std::string last_error;
 
-// Runs `body`, turning every exception into the binaries' exit codes (2 bad input, 1 failure).
 template <class F>
 int guarded(F&& body) {
-  try {
-    body();
-    last_error.clear();
-    return layerbench::kExitOk;
-  } catch (const UsageError& e) {
-    last_error = e.what();
-    return layerbench::kExitUsage;
-  } catch (const std::exception& e) {
-    last_error = e.what();
-    return layerbench::kExitFailure;
-  } catch (...) {
-    last_error = "unknown failure";
-    return layerbench::kExitFailure;
-  }
+  return layerbench::capi::guarded(last_error, std::forward<F>(body));
 }
 
 StdExpertPath parse_path(const char* name) {
