@@ -28,19 +28,20 @@ for ref in "$@"; do
     [ -d "$src" ] || git worktree add --detach "$src" "$sha" >/dev/null
   fi
   bdir=$src/build/gpu
+  mkdir -p "$bdir"
   launcher=()
   command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
   cmake -S "$src" -B "$bdir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLAYERBENCH_ENABLE_TESTING=ON \
-    -DLAYERBENCH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 "${launcher[@]}" > "$bdir.configure.log" 2>&1 \
-    || { tail -20 "$bdir.configure.log"; exit 1; }
+    -DLAYERBENCH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 "${launcher[@]}" > "$bdir/prebuild-configure.log" 2>&1 \
+    || { tail -20 "$bdir/prebuild-configure.log"; exit 1; }
   # Targets this commit does not have are skipped (an older REF may lack the newer tools).
   have=()
   for t in $TARGETS; do
     ninja -C "$bdir" -t query "$t" >/dev/null 2>&1 && have+=("$t")
   done
   echo "prebuild $sha: ${have[*]}"
-  cmake --build "$bdir" -j"$(nproc)" $(printf -- '--target %s ' "${have[@]}") > "$bdir.build.log" 2>&1 \
-    || { grep -B2 -A10 -m5 error "$bdir.build.log"; exit 1; }
+  cmake --build "$bdir" -j"$(nproc)" $(printf -- '--target %s ' "${have[@]}") > "$bdir/prebuild-build.log" 2>&1 \
+    || { grep -B2 -A10 -m5 error "$bdir/prebuild-build.log"; exit 1; }
   stage=$(mktemp -d)
   for t in "${have[@]}"; do
     f=$(cd "$bdir" && find . -type f \( -name "$t" -o -name "lib$t.so" \) -perm -u+x | head -1)
