@@ -29,7 +29,7 @@ for pack in ../prebuilt/*.tar.xz; do
   if [ ! -f "$dest/PREBUILT" ]; then
     mkdir -p "$dest" && tar -xJf "$pack" -C "$dest"
     for l in "$dest"/lib/*.so*; do
-      [ -e "$l" ] && ldconfig -p | grep -q "^[[:space:]]*$(basename "$l") " && rm -f "$l"
+      [ -e "$l" ] && [ "$(ldconfig -p | grep -c "^[[:space:]]*$(basename "$l") ")" -gt 0 ] && rm -f "$l"
     done
   fi
   for d in "$dest/lib" /usr/local/cuda/lib64; do  # the pack's RUNPATH names this machine's CUDA as lib/
@@ -51,11 +51,12 @@ lb_prebuilt() {
   P=$LB_PREBUILT_ROOT/$sha
   [ -f "$P/PREBUILT" ] && [ $# -gt 0 ] || return 1
   for t in "$@"; do
-    f=$(cd "$P" && find . -type f \( -name "$t" -o -name "lib$t.so" \) | head -1)
+    f=$(cd "$P" && find . -type f \( -name "$t" -o -name "lib$t.so" \) | sed -n 1p)
     f=${f#./}
     [ -n "$f" ] || { echo "prebuilt $sha has no $t: building"; return 1; }
-    if ldd "$P/$f" 2>/dev/null | grep -q "not found"; then
-      echo "prebuilt $t: $(ldd "$P/$f" | grep "not found" | head -3 | tr -s ' \t\n' ' '): building"; return 1
+    if [ "$(ldd "$P/$f" 2>/dev/null | grep -c "not found")" -gt 0 ]; then
+      echo "prebuilt $t: $(ldd "$P/$f" 2>/dev/null | awk '/not found/ {printf "%s%s", n++ ? ", " : "", $1}') not found here: building"
+      return 1
     fi
     files+=("$f")
   done

@@ -44,13 +44,13 @@ for ref in "$@"; do
     || { grep -B2 -A10 -m5 error "$bdir/prebuild-build.log"; exit 1; }
   stage=$(mktemp -d)
   for t in "${have[@]}"; do
-    f=$(cd "$bdir" && find . -type f \( -name "$t" -o -name "lib$t.so" \) -perm -u+x | head -1)
+    f=$(cd "$bdir" && find . -type f \( -name "$t" -o -name "lib$t.so" \) -perm -u+x | sed -n 1p)
     [ -n "$f" ] || { echo "prebuild: no file for target $t" >&2; exit 1; }
     mkdir -p "$stage/$(dirname "$f")" && cp "$bdir/$f" "$stage/$f"
   done
   mkdir -p "$stage/lib"
   for l in libfmt.so.9 libmpi_cxx.so.40; do
-    p=$(ldconfig -p | awk -v l="$l" '$1 == l {print $NF; exit}')
+    p=$(ldconfig -p | awk -v l="$l" '$1 == l && p == "" {p = $NF} END {print p}')  # reads it all: no SIGPIPE under pipefail
     [ -n "$p" ] && cp -L "$p" "$stage/lib/"
   done
   { echo "commit $sha"; echo "built $(date -u +%FT%TZ) on $(. /etc/os-release && echo "$PRETTY_NAME")";

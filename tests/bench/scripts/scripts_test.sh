@@ -55,6 +55,13 @@ echo 0123456789ab > "$t/src/.git-sha"
 printf '#!/bin/sh\necho packed binary\n' > "$t/pack/bench/moe/layerbench-moe"
 chmod +x "$t/pack/bench/moe/layerbench-moe"
 printf 'commit 0123456789ab\nbuilt in a test\n' > "$t/pack/PREBUILT"
+# A binary that needs a library nowhere to be found: its pack is not used.
+if command -v cc >/dev/null; then
+  printf 'int lb_gone(void) { return 0; }\n' > "$t/gone.c"
+  printf 'int lb_gone(void);\nint main(void) { return lb_gone(); }\n' > "$t/main.c"
+  cc -shared -fPIC -o "$t/liblbgone.so" "$t/gone.c" && cc -o "$t/pack/bench/moe/layerbench-ab" "$t/main.c" -L"$t" -llbgone \
+    && rm "$t/liblbgone.so" || { echo "FAIL: could not build the stand-in binary"; fail=1; }
+fi
 tar -C "$t/pack" -cJf "$t/prebuilt/0123456789ab.tar.xz" .
 packed() {
   (cd "$t/src" && LAYERBENCH_SKIP_GPU_CHECK=1 LB_PREBUILT_ROOT="$t/root" OUT="$t/out" BUILD_DIR="$t/b" \
@@ -65,6 +72,11 @@ for want in "lb_build: prebuilt binaries of 0123456789ab (built in a test)" "pac
             "prebuilt 0123456789ab has no layerbench-coll: building" fallback; do
   grep -qF "$want" <<< "$out" || { echo "FAIL: prebuilt pack: '$want' not in: $out"; fail=1; }
 done
+if command -v cc >/dev/null; then
+  out=$(packed 'lb_prebuilt layerbench-moe layerbench-ab || echo "not used"')
+  grep -qF "prebuilt layerbench-ab: liblbgone.so not found here: building" <<< "$out" && grep -qx "not used" <<< "$out" \
+    || { echo "FAIL: a pack whose library does not resolve was used: $out"; fail=1; }
+fi
 echo fedcba987654 > "$t/src/.git-sha"
 out=$(packed 'lb_prebuilt layerbench-moe || echo "not this commit"')
 grep -qx "not this commit" <<< "$out" || { echo "FAIL: a pack of another commit was used: $out"; fail=1; }
