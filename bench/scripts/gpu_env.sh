@@ -51,8 +51,7 @@ lb_prebuilt() {
   P=$LB_PREBUILT_ROOT/$sha
   [ -f "$P/PREBUILT" ] && [ $# -gt 0 ] || return 1
   for t in "$@"; do
-    f=$(cd "$P" && find . -type f \( -name "$t" -o -name "lib$t.so" \) | sed -n 1p)
-    f=${f#./}
+    f=$(awk -v t="$t" '$1 == "file" && $2 == t {print $3}' "$P/PREBUILT")  # prebuild.sh's list
     [ -n "$f" ] || { echo "prebuilt $sha has no $t: building"; return 1; }
     if [ "$(ldd "$P/$f" 2>/dev/null | grep -c "not found")" -gt 0 ]; then
       echo "prebuilt $t: $(ldd "$P/$f" 2>/dev/null | awk '/not found/ {printf "%s%s", n++ ? ", " : "", $1}') not found here: building"

@@ -76,7 +76,7 @@ rowwise_study() {
 torch_peer() {
   local extra=()
   [ "$BLOCK" = 1 ] && extra=(--block)
-  LIB=$(readlink -f "$(find "$B" -name 'liblayerbench_fp8_experts.so' | head -1)")
+  LIB=$(readlink -f "$B/tools/liblayerbench_fp8_experts.so")
   TORCH_CMD=(python3 bench/moe/torch_fp8.py --dir "$OUT/shapes" --models "$MODELS" --ours-lib "$LIB"
              --pairs "$PAIRS" --warmup 5 --json "$OUT/torch-fp8.json" --variants "$VARIANTS" "${extra[@]}")
   echo "${TORCH_CMD[*]}" > "$OUT/torch.cmd"

@@ -43,10 +43,13 @@ for ref in "$@"; do
   cmake --build "$bdir" -j"$(nproc)" $(printf -- '--target %s ' "${have[@]}") > "$bdir/prebuild-build.log" 2>&1 \
     || { grep -B2 -A10 -m5 error "$bdir/prebuild-build.log"; exit 1; }
   stage=$(mktemp -d)
+  files=()
   for t in "${have[@]}"; do
     f=$(cd "$bdir" && find . -type f \( -name "$t" -o -name "lib$t.so" \) -perm -u+x | sed -n 1p)
     [ -n "$f" ] || { echo "prebuild: no file for target $t" >&2; exit 1; }
+    f=${f#./}
     mkdir -p "$stage/$(dirname "$f")" && cp "$bdir/$f" "$stage/$f"
+    files+=("file $t $f")
   done
   mkdir -p "$stage/lib"
   for l in libfmt.so.9 libmpi_cxx.so.40; do
@@ -54,7 +57,7 @@ for ref in "$@"; do
     [ -n "$p" ] && cp -L "$p" "$stage/lib/"
   done
   { echo "commit $sha"; echo "built $(date -u +%FT%TZ) on $(. /etc/os-release && echo "$PRETTY_NAME")";
-    nvcc --version | tail -1; echo "targets ${have[*]}"; } > "$stage/PREBUILT"
+    nvcc --version | tail -1; printf '%s\n' "${files[@]}"; } > "$stage/PREBUILT"  # file TARGET PATH: what lb_prebuilt links
   tar -C "$stage" -cJf ".devbuild/prebuilt/$sha.tar.xz" .
   rm -rf "$stage"
   echo "prebuild: .devbuild/prebuilt/$sha.tar.xz ($(du -h ".devbuild/prebuilt/$sha.tar.xz" | cut -f1))"

@@ -54,7 +54,8 @@ mkdir -p "$t/src" "$t/prebuilt" "$t/pack/bench/moe" "$t/pack/lib"
 echo 0123456789ab > "$t/src/.git-sha"
 printf '#!/bin/sh\necho packed binary\n' > "$t/pack/bench/moe/layerbench-moe"
 chmod +x "$t/pack/bench/moe/layerbench-moe"
-printf 'commit 0123456789ab\nbuilt in a test\n' > "$t/pack/PREBUILT"
+printf 'commit 0123456789ab\nbuilt in a test\nfile layerbench-moe bench/moe/layerbench-moe\nfile layerbench-ab bench/moe/layerbench-ab\n' \
+  > "$t/pack/PREBUILT"
 # A binary that needs a library nowhere to be found: its pack is not used.
 if command -v cc >/dev/null; then
   printf 'int lb_gone(void) { return 0; }\n' > "$t/gone.c"
