@@ -1,5 +1,6 @@
 // Host dense primitives (moe/dense_ops.hpp): fp32, plain loops in a fixed order.
 #include "moe/dense_ops.hpp"
+#include "moe/fp8_lt.hpp"
 
 #include "collectives/error.hpp"
 
@@ -50,6 +51,13 @@ std::unique_ptr<DenseOps> make_host_dense_ops() { return std::make_unique<HostDe
 
 #if !defined(LAYERBENCH_HAVE_CUDA)
 std::unique_ptr<DenseOps> make_cuda_dense_ops(Device&) {
+  throw UsageError("this build has no CUDA support (use --backend host)");
+}
+std::string fp8_lt_unsupported(std::int64_t, std::int64_t, std::int64_t) { return "this build has no CUDA support"; }
+std::unique_ptr<Fp8LtGemm> make_fp8_lt_gemm(Device&, std::int64_t, std::int64_t, std::int64_t) {
+  throw UsageError("this build has no CUDA support (use --backend host)");
+}
+std::unique_ptr<Fp8DenseReference> make_fp8_dense_reference(Device&, std::int64_t, std::uint64_t) {
   throw UsageError("this build has no CUDA support (use --backend host)");
 }
 #endif

@@ -38,6 +38,9 @@ struct Component {
   bool host_clock = false;   // it synchronises with the host: time it on the host clock
   std::string kernel_path;   // how it runs on this backend ("" = no kernel of its own)
   Allows allows = {};
+  // The number format its declared FLOPs run in: "" the act type; "fp8-block" or "fp8-rowwise"
+  // (e4m3 operands): the driver rates those FLOPs against its FP8 dense reference.
+  std::string precision = {};
 };
 
 class LayerInterface {

@@ -7,14 +7,17 @@
 #include "collectives/error.hpp"
 #include "common/cli/progress.hpp"
 #include "common/json_text.hpp"
+#include "moe/fp8_lt.hpp"
 #include "moe/init.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 namespace layerbench::moe {
 
@@ -126,6 +129,25 @@ int run_profile(harness::Context& ctx, const RunConfig& c, Family& family) {
     dense_ops.linear(dA.data(), dB.data(), dC.data(), {.m = g, .n = g, .k = g, .lda = g, .ldw = g, .ldc = g}, false, st);
   };
   const std::string dense_name = "dense_gemm_reference";
+  // FP8 components (Component::precision) are rated against an FP8 dense GEMM of the same size
+  // (cuBLASLt e4m3, rowwise scales: torch._scaled_mm's recipe), on every rank or none.
+  const auto table = layer.components();
+  const bool has_fp8 = std::any_of(table.begin(), table.end(), [](const Component& comp) {
+    return comp.work.flops > 0 && comp.precision.rfind("fp8", 0) == 0;
+  });
+  std::unique_ptr<Fp8DenseReference> fp8_ref;
+  std::string fp8_ref_note;
+  if (has_fp8 && world.backend() == Backend::cuda) {
+    fp8_ref_note = fp8_lt_unsupported(g, g, g);
+    double missing = fp8_ref_note.empty() ? 0.0 : 1.0;
+    world.control_max(std::span<double>(&missing, 1));
+    if (missing == 0.0)
+      fp8_ref = make_fp8_dense_reference(dev, g, c.common.seed);
+    else if (fp8_ref_note.empty())
+      fp8_ref_note = "another rank's device has no cuBLASLt e4m3 GEMM";
+  }
+  const std::string fp8_name = "dense_gemm_reference_fp8";
+  const std::function<void(Stream)> fp8_body = [&](Stream st) { fp8_ref->run(st); };
 
   // The expert load of the timed input, measured before any timing changes the layer's state;
   // the stack's expert tiles by layer under either input when a what-if or removal will run.
@@ -133,28 +155,35 @@ int run_profile(harness::Context& ctx, const RunConfig& c, Family& family) {
   if (c.layers > 1 && (!targets.empty() || !c.ab_drops.empty()))
     load["stack_expert_tiles"] = stack_expert_tiles(layer, x.data(), c.layers);
 
-  const auto table = layer.components();
   auto probes = family.probes(x.data(), out.data());
   const auto figures = family.stacks();
   const bool capturable = world.backend() == Backend::cuda && checks.value("host_syncs_per_layer", 0.0) == 0.0;
   const std::size_t graph_rows = c.graph && capturable ? (c.layers > 1 ? 2 : 1) : 0;
-  std::size_t n_rows = table.size() + probes.size() + 1 + (c.layers > 1 ? figures.size() : 0) + graph_rows;
+  std::size_t n_rows = table.size() + probes.size() + 1 + (fp8_ref ? 1 : 0) + (c.layers > 1 ? figures.size() : 0) + graph_rows;
   std::optional<cli::Progress> progress;
   if (world.rank() == 0) progress.emplace("profile", n_rows);
 
   // Every component declares its place in the layer (role, parent) and its work once; shares,
   // rates and the composition are derived from that by reports/.
-  std::vector<std::pair<std::string, std::function<void(Stream)>>> rated;  // for --repeat
+  struct Rated {
+    std::string name;
+    std::function<void(Stream)> body;
+    bool fp8 = false;  // paired with the FP8 reference
+  };
+  std::vector<Rated> rated;  // for --repeat
   std::vector<ComponentResult> comps;
   const std::string group = family.group();
   auto add = [&](const std::string& name, const std::function<void(Stream)>& body, Clock clock, reports::Role role,
-                 const std::string& parent, reports::Work work, int instances) {
+                 const std::string& parent, reports::Work work, int instances, const std::string& precision = "") {
     ComponentResult r;
     if (std::getenv("LB_MOE_TRACE")) std::fprintf(stderr, "[moe] %s\n", name.c_str());
     const double t0 = telemetry::Sampler::now();
     if (work.flops > 0) {
-      r.m = runner.time_interleaved(name, body, dense_name, dense_body, clock);
-      rated.emplace_back(name, body);
+      const bool fp8 = fp8_ref && precision.rfind("fp8", 0) == 0;
+      r.m = fp8 ? runner.time_interleaved(name, body, fp8_name, fp8_body, clock)
+                : runner.time_interleaved(name, body, dense_name, dense_body, clock);
+      rated.push_back({name, body, fp8});
+      if (!precision.empty()) r.m.params["precision"] = precision;
     } else {
       r.m = runner.time(name, body, clock);
     }
@@ -181,7 +210,8 @@ int run_profile(harness::Context& ctx, const RunConfig& c, Family& family) {
         body = [&](Stream st) { layer.forward(x.data(), out.data(), st); };
       else
         body = [&layer, n = comp.name](Stream st) { layer.run_component(n, st); };
-      add(comp.name, body, comp.host_clock ? Clock::host : Clock::device, comp.role, comp.parent, comp.work, 1);
+      add(comp.name, body, comp.host_clock ? Clock::host : Clock::device, comp.role, comp.parent, comp.work, 1,
+          comp.precision);
       if (!comp.kernel_path.empty()) comps.back().m.params["kernel_path"] = comp.kernel_path;
     }
     probes_after(comp.name);
@@ -223,6 +253,18 @@ int run_profile(harness::Context& ctx, const RunConfig& c, Family& family) {
   dense.m.group = group;
   dense.m.role = reports::Role::reference;
   dense.m.work.flops = 2.0 * double(g) * double(g) * double(g);
+  std::optional<DenseRef> dense_fp8;
+  if (fp8_ref) {
+    dense_fp8.emplace();
+    dense_fp8->m = runner.time(fp8_name, fp8_body);
+    dense_fp8->size = g;
+    dense_fp8->m.group = group;
+    dense_fp8->m.role = reports::Role::reference;
+    dense_fp8->m.work.flops = dense.m.work.flops;
+    dense_fp8->describe = fp8_ref->describe();
+    if (progress) progress->step(fp8_name);
+  }
+  dense.note = fp8_ref_note;
 
   // --repeat: the components with declared FLOPs timed against the reference again (runs 2..R),
   // for the run-to-run spread of their ratios beside each run's own interval.
@@ -236,9 +278,10 @@ int run_profile(harness::Context& ctx, const RunConfig& c, Family& family) {
     if (world.rank() == 0) rp.emplace("repeat runs", static_cast<std::size_t>(c.repeat - 1) * rated.size());
     for (int run = 1; run < c.repeat; ++run) {
       std::vector<reports::Measurement> ms;
-      for (const auto& [name, body] : rated) {
-        ms.push_back(runner.time_interleaved(name, body, dense_name, dense_body));
-        if (rp) rp->step(fmt::format("run {} {}", run + 1, name));
+      for (const auto& r : rated) {
+        ms.push_back(r.fp8 ? runner.time_interleaved(r.name, r.body, fp8_name, fp8_body)
+                           : runner.time_interleaved(r.name, r.body, dense_name, dense_body));
+        if (rp) rp->step(fmt::format("run {} {}", run + 1, r.name));
       }
       repeats.push_back(std::move(ms));
     }
@@ -250,8 +293,8 @@ int run_profile(harness::Context& ctx, const RunConfig& c, Family& family) {
   std::vector<AbResult> drops;
   for (const auto& d : c.ab_drops) drops.push_back(run_drop_ab(layer, x.data(), c, d, what_ifs, sampler.get()));
 
-  ProfileInputs in{c, family, family.ops_text(), checks, load, comps, dense, ab, what_ifs, telemetry_status, drops,
-                   repeats};
+  ProfileInputs in{c,        family, family.ops_text(), checks, load,    comps, dense, ab, what_ifs, telemetry_status,
+                   drops,    repeats, dense_fp8 ? &*dense_fp8 : nullptr};
   finish_report(ctx, runner, in);
   return 0;
 }

@@ -50,7 +50,7 @@ struct RepeatSection {
 
 // --repeat: each run's paired ratio to the reference with its interval, and the spread of the
 // run values beside the mean within-run half-width.
-RepeatSection repeat_section(const std::vector<std::vector<reports::Measurement>>& runs, const reports::Measurement& dense,
+RepeatSection repeat_section(const std::vector<std::vector<reports::Measurement>>& runs, const ProfileInputs& in,
                              double confidence) {
   RepeatSection out;
   out.json = nlohmann::json::array();
@@ -73,7 +73,7 @@ RepeatSection repeat_section(const std::vector<std::vector<reports::Measurement>
         continue;
       }
       const auto e = reports::paired_rate_ratio(*it, it->work.flops > 0 ? it->work.flops : runs.front()[i].work.flops,
-                                                dense.work.flops, confidence);
+                                                reference_of(in, *it).m.work.flops, confidence);
       per.push_back(e.to_json());
       row.push_back(e.valid ? fmt::format("{} [{}, {}]", fmt_share(e.value), fmt_share(e.ci.low), fmt_share(e.ci.high)) : "n/a");
       if (!e.valid) continue;
@@ -112,7 +112,7 @@ reports::ExtraColumns profile_columns(const ProfileInputs& in, double confidence
   }
   if (with_tel) extra.headers.push_back("SM MHz / power-capped");
   extra.cells = [&in, confidence, with_ratio, with_what_if, with_tel](const reports::Measurement& m) {
-    const auto& dense = in.dense.m;
+    const auto& dense = reference_of(in, m).m;
     std::vector<std::string> cells;
     const bool rated = m.work.flops > 0 && &m != &dense && m.role != reports::Role::reference && dense.work.flops > 0;
     if (with_ratio && rated) {
@@ -159,13 +159,20 @@ reports::Section profile_section(const ProfileInputs& in, const harness::Runner&
   s.title = in.family.title(in.ops);
   s.intro = fmt::format(
       "{} warmup + {} timed iterations, rank-max per iteration. Parts are nested under their parent, with their share "
-      "of it; every part is timed on its own. Rates from declared work (dense GEMM reference {}^3).",
-      runner.options().warmup, runner.options().iterations, in.dense.size);
+      "of it; every part is timed on its own. Rates from declared work (dense GEMM reference {}^3{}).",
+      runner.options().warmup, runner.options().iterations, in.dense.size,
+      in.dense_fp8 ? "; FP8 parts against the FP8 dense reference of the same size" : "");
   s.notes = {"model: " + summary(c.model), "model source: " + c.model.origin};
   if (!c.model.inference.empty()) s.notes.push_back(c.model.inference);
   for (const auto& line : not_from_config_lines(c.model)) s.notes.push_back("not read from the config: " + line);
   for (const auto& n : c.model.notes) s.notes.push_back("note: " + n);
   for (const auto& n : in.family.header_notes()) s.notes.push_back(n);
+  if (in.dense_fp8)
+    s.notes.push_back(fmt::format("FP8 dense reference ({}^3, same seeded operands quantized rowwise): {}",
+                                  in.dense_fp8->size, in.dense_fp8->describe));
+  else if (!in.dense.note.empty())
+    s.notes.push_back("FP8 parts rated against the bf16 dense reference: no FP8 dense reference here (" +
+                      in.dense.note + ")");
   for (const auto& r : in.comps)
     if (r.m.params.contains("kernel_path")) {
       kernel_paths[r.m.name] = r.m.params["kernel_path"];
@@ -204,19 +211,23 @@ void load_lines(const ProfileInputs& in, std::vector<std::string>& notes) {
 void derived_lines(const ProfileInputs& in, const std::vector<reports::Measurement>& results, nlohmann::json& derived,
                    std::vector<std::string>& notes) {
   const double confidence = in.cfg.confidence;
-  const auto& dense = in.dense.m;
   in.family.derived_lines(results, derived, notes);
   if (!on_cuda(in)) {
     derived["expert_rate_over_dense"] = nullptr;
     notes.push_back("FLOP rate / dense GEMM: not printed on the host backend (its dense reference is a naive fp32 loop, "
                     "not a tuned GEMM, so a ratio to it says nothing about the experts' efficiency)");
-  } else if (const auto* lec = find(results, in.family.expert_component()); lec && dense.work.flops > 0) {
+  } else if (const auto* lec = find(results, in.family.expert_component());
+             lec && reference_of(in, *lec).m.work.flops > 0) {
+    const auto& ref = reference_of(in, *lec);
+    const auto& dense = ref.m;
     const auto e = reports::rate_ratio_to_reference(*lec, lec->work.flops, dense, dense.work.flops, confidence);
     derived["expert_rate_over_dense"] = e.to_json();
-    notes.push_back(fmt::format("{}: {} against the dense GEMM reference's {} ({}^3, same run): {} "
+    derived["expert_rate_reference"] = dense.name;
+    notes.push_back(fmt::format("{}: {} against the {}dense GEMM reference's {} ({}^3, same run): {} "
                       "(FLOPs: 2 per MAC of the gate, up and down expert GEMMs over this rank's routed assignments; "
                       "router, activation and combine not counted)",
-                      lec->name, reports::rate_text(*lec), reports::rate_text(dense) + " alone", in.dense.size,
+                      lec->name, reports::rate_text(*lec), &ref == in.dense_fp8 ? "FP8 " : "",
+                      reports::rate_text(dense) + " alone", ref.size,
                       e.valid ? fmt::format("{} [{}, {}]", fmt_share(e.value), fmt_share(e.ci.low), fmt_share(e.ci.high))
                               : "n/a"));
   }
@@ -281,6 +292,10 @@ nlohmann::json config_json(const ProfileInputs& in) {
 
 }  // namespace
 
+const DenseRef& reference_of(const ProfileInputs& in, const reports::Measurement& m) {
+  return in.dense_fp8 && m.reference == in.dense_fp8->m.name ? *in.dense_fp8 : in.dense;
+}
+
 const reports::Measurement* find(const std::vector<reports::Measurement>& v, const std::string& name) {
   for (const auto& m : v)
     if (m.name == name) return &m;
@@ -299,6 +314,12 @@ void finish_report(harness::Context& ctx, const harness::Runner& runner, Profile
     results.push_back(r.m);
   }
   results.push_back(in.dense.m);
+  if (in.dense_fp8) {
+    reports::Measurement f = in.dense_fp8->m;
+    f.params = {{"m", in.dense_fp8->size}, {"n", in.dense_fp8->size}, {"k", in.dense_fp8->size},
+                {"precision", "fp8-rowwise"}, {"kernel_path", in.dense_fp8->describe}};
+    results.push_back(std::move(f));
+  }
 
   // The profile's section: the composition table (roles) with the what-if and telemetry columns;
   // then the model, the composition's warnings and the derived lines as notes.
@@ -312,7 +333,7 @@ void finish_report(harness::Context& ctx, const harness::Runner& runner, Profile
   derived_lines(in, results, derived, profile.notes);
   std::string md = reports::to_markdown(sections, 2);
   if (!in.repeats.empty()) {
-    const auto rr = repeat_section(in.repeats, in.dense.m, c.confidence);
+    const auto rr = repeat_section(in.repeats, in, c.confidence);
     derived["reference_ratio_repeats"] = rr.json;
     md += "\n" + reports::to_markdown(std::vector{rr.section}, 3);
   }

@@ -30,6 +30,8 @@ struct ComponentResult {
 struct DenseRef {
   reports::Measurement m;  // role reference, work.flops declared
   std::int64_t size = 0;
+  std::string describe;  // how it runs (the FP8 reference: cuBLASLt's algorithm)
+  std::string note;      // the bf16 reference: why FP8 components have no FP8 reference ("" = they have one)
 };
 
 // An in-process A/B: its JSON, and its document sections: `head` (the design, printed as a level-3
@@ -56,7 +58,12 @@ struct ProfileInputs {
   // --repeat R > 1: the components timed against the reference, one entry per run (run 1 = the
   // profile's own); empty otherwise.
   std::vector<std::vector<reports::Measurement>>& repeats;
+  // The FP8 dense reference the FP8 components were paired with (nullptr: none in this run).
+  const DenseRef* dense_fp8 = nullptr;
 };
+
+// The reference a component was timed against: the FP8 dense reference or the bf16 one.
+const DenseRef& reference_of(const ProfileInputs& in, const reports::Measurement& m);
 
 using reports::median_ms;  // NaN without samples
 

@@ -6,8 +6,8 @@
 # over processes). At EP 1 the standard block runs its device path (no exchange, no host
 # synchronisation), so its table has no ep_* rows and the graph holds the whole layer.
 # PART picks what one call runs (a call has 10 minutes):
-#   PART=standard  build + the GPU tests of the standard block, its FP8 dispatch kernels and the FP8
-#                  grouped kernels + a short profile + DeepSeek-V3 with FP8 experts (both recipes) +
+#   PART=standard  build + the GPU tests of the standard block, its FP8 dispatch kernels, the FP8
+#                  grouped kernels and the cuBLASLt FP8 GEMM (the FP8 dense reference) + a short profile + DeepSeek-V3 with FP8 experts (both recipes) +
 #                  the three presets
 #   PART=magi2     build + the MAGI-2 layer
 #   PART=all       both, one process of each family in turn (FIRST numbers the first process)
@@ -39,7 +39,7 @@ trap pack EXIT
 T0=$(date +%s)
 LIMIT_S=${LIMIT_S:-540}
 left() { echo $(( LIMIT_S - ($(date +%s) - T0) )); }
-lb_build layerbench-moe test_moe_std_mpi test_std_kernels_gpu test_fp8_grouped_gpu || exit 1
+lb_build layerbench-moe test_moe_std_mpi test_std_kernels_gpu test_fp8_grouped_gpu test_fp8_lt_gpu || exit 1
 echo "build done at +$(( $(date +%s) - T0 )) s"
 ROUNDS=${ROUNDS:-8}
 run() {  # NAME P ARGS...: one process of one configuration (PAIRS, ROUNDS, WHATIF_S as set now)
@@ -57,7 +57,7 @@ case $PART in standard|magi2|all) ;; *) echo "PART must be standard, magi2 or al
 if [ "$PART" != magi2 ]; then
   timeout 120 mpirun -np 1 "${MPIRUN_ENV[@]}" "$B/tests/moe/test_moe_std_mpi" --gpu > "$OUT/std-gpu-test.txt" 2>&1
   echo "standard block GPU test rc=$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED)|FAILED TEST" "$OUT/std-gpu-test.txt" | head
-  for t in test_std_kernels_gpu test_fp8_grouped_gpu; do
+  for t in test_std_kernels_gpu test_fp8_grouped_gpu test_fp8_lt_gpu; do
     timeout 90 "$B/tests/moe/$t" > "$OUT/$t.txt" 2>&1
     echo "$t rc=$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED)|FAILED TEST" "$OUT/$t.txt" | head
   done

@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 TARGETS=${TARGETS:-"layerbench-moe layerbench-ab layerbench-coll layerbench-moe-kernels layerbench_fp8_experts
-  test_moe_std_mpi test_std_kernels_gpu test_fp8_grouped_gpu test_fp8_host"}
+  test_moe_std_mpi test_std_kernels_gpu test_fp8_grouped_gpu test_fp8_lt_gpu test_fp8_host"}
 command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] || { echo "prebuild: no nvcc here" >&2; exit 2; }
 export PATH=$PATH:/usr/local/cuda/bin
 mkdir -p .devbuild/prebuilt

@@ -13,6 +13,7 @@
 // torch._scaled_grouped_mm's use_fast_accum and CUTLASS's FP8FastAccum schedules do); the error
 // against the oracle on the dequantized operands is measured by layerbench-moe-kernels --precision.
 #include "moe/config/model.hpp"
+#include "moe/fp8_quant.cuh"
 #include "moe/hopper/std_grouped_sm90.cuh"
 
 #include <cuda_bf16.h>
@@ -27,12 +28,6 @@ namespace layerbench::moe::cuda {
 // device, h and I multiples of 16 (16-byte TMA row strides of one-byte elements), 1 to
 // kStdGroupedMaxExperts experts.
 std::string fp8_grouped_unsupported(std::int64_t h, std::int64_t inter, std::int64_t experts);
-
-// Rowwise quantization on the device, the host's recipe (moe/fp8.hpp) bit for bit: per row of a
-// (rows, cols) bf16 matrix (cols a multiple of 8) s = max(amax, 1e-4) / 448, q = e4m3(x / s) with
-// IEEE division and the GPU's round-to-nearest-even, saturating conversion. One CTA per row.
-void fp8_quantize_rows(const __nv_bfloat16* x, std::int64_t rows, std::int64_t cols, std::uint8_t* q, float* scale,
-                       cudaStream_t s);
 
 void fp8_gate_up_sm90(const std::uint8_t* x, const float* x_scale, std::int64_t rows_cap, std::int64_t h,
                       const std::uint8_t* w13, const float* w13_scale, std::int64_t experts, std::int64_t inter,

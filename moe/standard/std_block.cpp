@@ -389,7 +389,11 @@ std::vector<Component> StdBlock::components() const {
   if (Is > 0)
     t.push_back({"shared_experts", Role::part, total, {.flops = 6 * N * H * Is + (model_.shared.gate ? 2 * N * H : 0)},
                  false, shared_path});
-  for (auto& c : t) c.allows = {.replicated = true, .removed = true, .delayed = true};
+  for (auto& c : t) {
+    c.allows = {.replicated = true, .removed = true, .delayed = true};
+    if (c.name == "expert_compute" && fp8_experts_) c.precision = std::string(to_string(expert_precision()));
+    if (c.name == "shared_experts" && fp8_shared_) c.precision = std::string(to_string(shared_precision()));
+  }
   t.push_back({total, Role::total, "", {}, true, ""});
   return device_path() ? device_table(std::move(t)) : t;
 }
