@@ -110,6 +110,10 @@ struct WhatIfResult {
   // moves the clocks of everything else); elsewhere the slope does.
   double removal_step_ms = stats::nan_value;
   stats::Interval removal_step_ci;
+  // Step rounds: once the slope is known to the target and the step is not, rounds that time only
+  // k = 1 and k = 0 (in alternating order), their differences kept here, out of the slope's fit
+  // (a first copy may cost more than the next ones: x in L2, launches queued behind each other).
+  std::vector<double> step_only_ms;
   bool removal_from_step = false;
   std::string removal_step_reason;  // why the step predicts the removal ("" when the slope does)
   int prime_stacks = 0;                          // untimed stacks per change of level (0 = off)

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 
@@ -33,6 +34,19 @@ double half_width(const stats::BlockSlopeFit& f) {
   return std::max(f.slope - ci.low, ci.high - f.slope);
 }
 
+// Whether the removal step is known to the stopping rule's target (true where the levels have
+// no k = 0 and k = 1: there is no step to know).
+bool step_known(const WhatIfResult& r, const WhatIfOptions& o) {
+  if (!std::isfinite(r.removal_step_ms)) {
+    const bool has_step = std::find(r.copies.begin(), r.copies.end(), 0) != r.copies.end() &&
+                          std::find(r.copies.begin(), r.copies.end(), 1) != r.copies.end();
+    return !has_step;
+  }
+  const int per_stack = std::max(1, r.instances_per_stack);
+  const double hw = std::max(r.removal_step_ms - r.removal_step_ci.low, r.removal_step_ci.high - r.removal_step_ms);
+  return std::isfinite(hw) && hw <= replicate_target_half_width(o, r.removal_step_ms / per_stack, r.cost_ms) * per_stack;
+}
+
 }  // namespace
 
 void fit_removal_step(WhatIfResult& r, const WhatIfOptions& o) {
@@ -50,6 +64,7 @@ void fit_removal_step(WhatIfResult& r, const WhatIfOptions& o) {
   }
   for (std::size_t b = 0; b < rounds; ++b)
     if (std::isfinite(y0[b]) && std::isfinite(y1[b])) d.push_back(y1[b] - y0[b]);
+  d.insert(d.end(), r.step_only_ms.begin(), r.step_only_ms.end());
   if (d.size() < 2) return;
   const auto t = stats::t_test(d, o.confidence);
   r.removal_step_ms = t.mean;
@@ -105,6 +120,11 @@ WhatIfResult run_replicate_what_if(const WhatIfOptions& o, const WhatIfTarget& t
   // time, not the wall clock of this rank.
   double timed_s = 0;
   r.stop = "time cap";
+  bool slope_known = false;
+  auto level_of = [&](int copies) {
+    return static_cast<std::size_t>(std::find(o.copies.begin(), o.copies.end(), copies) - o.copies.begin());
+  };
+  const bool zero_one = level_of(0) < k && level_of(1) < k;
   for (int round = 0;; ++round) {
     if (on_round) on_round(round, o.rounds);
     for (std::size_t l : round_order(k, static_cast<std::size_t>(round))) {
@@ -127,22 +147,48 @@ WhatIfResult run_replicate_what_if(const WhatIfOptions& o, const WhatIfTarget& t
     primer.pause();  // the look below keeps the device idle: the next timed stack is primed
     const auto look = stats::fit_block_slope(r.x_ms, r.y_ms, r.round, r.level, so);
     const double hw = half_width(look);
-    // Not linear at k = 0: the removal step must be as well known as the slope would be.
+    // The removal step (k = 1 against k = 0) must be known to the target as well as the slope:
+    // it is what a removal takes away, and it predicts the removal once known (fit_removal_step).
     r.fit = look;
     fit_removal_step(r, o);
-    bool step_ok = true;
-    if (r.removal_from_step) {
-      const double step_hw = std::max(r.removal_step_ms - r.removal_step_ci.low, r.removal_step_ci.high - r.removal_step_ms);
-      step_ok = step_hw <= replicate_target_half_width(o, r.removal_step_ms / instances_per_stack, r.cost_ms) * instances_per_stack;
-    }
-    if (std::isfinite(hw) && hw <= replicate_target_half_width(o, look.slope, r.cost_ms) && step_ok) {
-      r.stop = "interval within target";
-      break;
+    if (std::isfinite(hw) && hw <= replicate_target_half_width(o, look.slope, r.cost_ms)) {
+      if (step_known(r, o)) {
+        r.stop = "interval within target";
+        break;
+      }
+      slope_known = true;
+      break;  // the step rounds below time only k = 1 and k = 0
     }
     if (timed_s >= o.max_seconds) break;
     if (round + 1 >= std::max(o.max_rounds, o.rounds)) {
       r.stop = "round cap";
       break;
+    }
+  }
+  if (slope_known && zero_one) {
+    const std::size_t l0 = level_of(0), l1 = level_of(1);
+    r.stop = "time cap (step rounds)";
+    for (int step = 0;; ++step) {
+      double y[2] = {0, 0};
+      for (const std::size_t l : step % 2 == 0 ? std::array{l1, l0} : std::array{l0, l1}) {
+        primer.before(static_cast<int>(l), [&] { timed_s += stack(o.copies[l]) / 1000; });
+        const double ms = stack(o.copies[l]);
+        y[l == l1 ? 1 : 0] = ms;
+        timed_s += ms / 1000;
+      }
+      r.step_only_ms.push_back(y[1] - y[0]);
+      if (step % 8 != 7) continue;  // look every 8 step rounds
+      primer.pause();
+      fit_removal_step(r, o);
+      if (step_known(r, o)) {
+        r.stop = "interval within target (slope, then step rounds)";
+        break;
+      }
+      if (timed_s >= o.max_seconds) break;
+      if (step + 1 >= 8 * std::max(o.max_rounds, o.rounds)) {
+        r.stop = "round cap (step rounds)";
+        break;
+      }
     }
   }
   for (std::size_t l = 0; l < k; ++l) {

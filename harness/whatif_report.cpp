@@ -78,6 +78,8 @@ json WhatIfResult::to_json(double confidence) const {
     j["slope_unit"] = "ms per copy";
     j["x_unit"] = "copies per stack";
     j["stop"] = stop;
+    j["step_rounds"] = step_only_ms.size();
+    j["step_only_ms_per_stack"] = step_only_ms;
   } else {
     j["edge"] = target.edge == Edge::begin ? "begin" : "end";
     j["delay"] = target.kind == DelayKind::host ? "host busy-wait" : "device spin kernel on the component's stream";
@@ -121,7 +123,9 @@ std::vector<std::string> what_if_row(const WhatIfResult& r, double confidence) {
                                          : std::string(text::kNotAvailable),
           energy,
           clocks.empty() ? "-" : clocks,
-          rep ? fmt::format("{} ({})", r.fit.blocks, r.stop) : fmt::format("{}", r.fit.blocks),
+          rep ? (r.step_only_ms.empty() ? fmt::format("{} ({})", r.fit.blocks, r.stop)
+                                        : fmt::format("{} + {} step rounds ({})", r.fit.blocks, r.step_only_ms.size(), r.stop))
+              : fmt::format("{}", r.fit.blocks),
           fmt::format("{:.1f}", r.seconds)};
 }
 
@@ -173,7 +177,10 @@ std::vector<std::string> what_if_note_list() {
           "also measured in the same rounds (one copy minus none, the unit `--ab drop:` takes away); it predicts the "
           "removal (marked \"removal step\") wherever its interval is within the same target, or where the response "
           "is not linear (lack-of-fit p < 0.01): under a power cap a component whose power density differs from the "
-          "rest's moves the clocks of everything else when it is removed.",
+          "rest's moves the clocks of everything else when it is removed. Where the slope is known before the step, "
+      "rounds of one copy and none alone follow (\"step rounds\") until the step is known too or the time cap: a "
+      "small kernel's first copy can cost more than the next ones (its input in L2, its launches queued behind each "
+      "other), which the spread copy counts would not see.",
       "neighbours: on a power-capped GPU a stack's time depends on the stack before it (the clocks the previous "
       "stack's work left). Every timed stack follows one of its own level: where the stack before it ran another "
       "level (or the host paused), an untimed stack of the same level runs first (`--prime-stacks`); the removal "

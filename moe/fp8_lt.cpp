@@ -37,6 +37,7 @@ struct LtPlan {
   cublasLtMatmulHeuristicResult_t algo{};
   std::size_t workspace = 0;
   std::string error;  // "" when planned
+  void* placeholder = nullptr;  // the scale pointers while planning
 
   LtPlan() = default;
   LtPlan(const LtPlan&) = delete;
@@ -48,6 +49,7 @@ struct LtPlan {
     if (la) cublasLtMatrixLayoutDestroy(la);
     if (op) cublasLtMatmulDescDestroy(op);
     if (handle) cublasLtDestroy(handle);
+    if (placeholder) cudaFree(placeholder);
   }
 
   bool fail(const char* what, cublasStatus_t st) {
@@ -81,6 +83,11 @@ struct LtPlan {
     const auto outer = static_cast<std::int32_t>(CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F);
     LT_TRY(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &outer, sizeof outer));
     LT_TRY(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &outer, sizeof outer));
+    // The heuristic refuses a scale mode whose pointers are unset (it does not read them): a
+    // device allocation of its own stands in until run() sets the call's.
+    LB_CUDA_CHECK(cudaMalloc(&placeholder, 256));
+    LT_TRY(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &placeholder, sizeof placeholder));
+    LT_TRY(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &placeholder, sizeof placeholder));
     const auto M = static_cast<std::uint64_t>(m), N = static_cast<std::uint64_t>(n), K = static_cast<std::uint64_t>(k);
     LT_TRY(cublasLtMatrixLayoutCreate(&la, CUDA_R_8F_E4M3, K, N, k));  // W: k x n column-major = W[n, k] row-major
     LT_TRY(cublasLtMatrixLayoutCreate(&lb, CUDA_R_8F_E4M3, K, M, k));  // A: k x m column-major = A[m, k] row-major

@@ -52,7 +52,8 @@ for ref in "$@"; do
     files+=("file $t $f")
   done
   mkdir -p "$stage/lib"
-  for l in libfmt.so.9 libmpi_cxx.so.40; do
+  # Debian 12 sonames the GPU machine (Ubuntu 24.04) lacks: lb_prebuilt drops those it has.
+  for l in libfmt.so.9 libmpi_cxx.so.40 libbenchmark.so.1debian libre2.so.9; do
     p=$(ldconfig -p | awk -v l="$l" '$1 == l && p == "" {p = $NF} END {print p}')  # reads it all: no SIGPIPE under pipefail
     [ -n "$p" ] && cp -L "$p" "$stage/lib/"
   done
