@@ -49,8 +49,16 @@ std::string StdBlock::find_graph_blocker() const {
            "quantizing gather yet)";
   if (plan_.tokens * model_.topk >= INT_MAX)
     return fmt::format("{} routed copies: the device permutation counts copies in 32 bits", plan_.tokens * model_.topk);
-  // FP8 experts take device counts wherever they run (their kernels build the tile lists).
-  if (plan_.experts != ExpertPrecision::act) return "";
+  // FP8 experts take device counts where the grouped kernels run them (the kernels build the tile
+  // lists); the cuBLASLt fallback sizes its GEMMs from host counts.
+  if (plan_.experts != ExpertPrecision::act) {
+    const std::int64_t cap = plan_.global_tokens * std::min<std::int64_t>(model_.topk, plan_.experts_local);
+    const Fp8ExpertShape shape{plan_.experts, plan_.experts_local, model_.hidden, model_.moe_intermediate, cap,
+                               model_.activation};
+    if (cuda_fp8_experts_take_device_counts(shape)) return "";
+    return "the FP8 experts run the per-expert cuBLASLt fallback (no compute capability 9.0 kernels on this device), "
+           "whose GEMMs are sized by host counts";
+  }
   return ops_->device_schedule_blocker(model_.hidden, model_.moe_intermediate, plan_.experts_local);
 }
 

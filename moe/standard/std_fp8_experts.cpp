@@ -136,6 +136,11 @@ std::unique_ptr<Fp8Experts> make_host_fp8_experts(const Fp8ExpertShape& shape) {
 
 #if !defined(LAYERBENCH_HAVE_CUDA)
 std::string cuda_fp8_experts_unsupported(const Fp8ExpertShape&) { return "this build has no CUDA support"; }
+bool cuda_fp8_experts_take_device_counts(const Fp8ExpertShape&) { return false; }
+std::string lt_fp8_experts_unsupported(const Fp8ExpertShape&) { return "this build has no CUDA support"; }
+std::unique_ptr<Fp8Experts> make_lt_fp8_experts(Device&, const Fp8ExpertShape&) {
+  throw UsageError("this build has no CUDA support (use --backend host)");
+}
 std::unique_ptr<Fp8Experts> make_cuda_fp8_experts(Device&, const Fp8ExpertShape&) {
   throw UsageError("this build has no CUDA support (use --backend host)");
 }

@@ -20,13 +20,15 @@ namespace layerbench::moe {
 
 namespace {
 
+std::string grouped_unsupported(const Fp8ExpertShape& s);  // the grouped kernels' limits (below)
+
 using bf16 = __nv_bfloat16;
 std::int64_t groups_of(std::int64_t n) { return (n + fp8::kBlock - 1) / fp8::kBlock; }
 
 class CudaFp8Experts final : public Fp8Experts {
  public:
   CudaFp8Experts(Device& dev, const Fp8ExpertShape& s) : dev_(dev), s_(s) {
-    const std::string why = cuda_fp8_experts_unsupported(s);
+    const std::string why = grouped_unsupported(s);
     if (!why.empty()) throw UsageError("FP8 experts (" + std::string(to_string(s.precision)) + "): " + why);
     const std::int64_t E = s.experts, H = s.hidden, I = s.inter, R = std::max<std::int64_t>(s.rows_cap, 1);
     const bool block = s.precision == ExpertPrecision::fp8_block;
@@ -124,7 +126,9 @@ class CudaFp8Experts final : public Fp8Experts {
 
 }  // namespace
 
-std::string cuda_fp8_experts_unsupported(const Fp8ExpertShape& s) {
+namespace {
+
+std::string grouped_unsupported(const Fp8ExpertShape& s) {
   if (s.precision == ExpertPrecision::act) return "not an FP8 recipe";
   if (s.activation.kind != Activation::silu_glu && s.activation.kind != Activation::swiglu_clamped)
     return "the FP8 kernels' fused epilogue has SiLU-GLU and clamped SwiGLU only";
@@ -134,8 +138,20 @@ std::string cuda_fp8_experts_unsupported(const Fp8ExpertShape& s) {
              : cuda::fp8_grouped_unsupported(s.hidden, s.inter, s.experts);
 }
 
+}  // namespace
+
+std::string cuda_fp8_experts_unsupported(const Fp8ExpertShape& s) {
+  const std::string grouped = grouped_unsupported(s);
+  if (grouped.empty()) return "";
+  const std::string lt = lt_fp8_experts_unsupported(s);
+  return lt.empty() ? "" : grouped + "; " + lt;
+}
+
+bool cuda_fp8_experts_take_device_counts(const Fp8ExpertShape& s) { return grouped_unsupported(s).empty(); }
+
 std::unique_ptr<Fp8Experts> make_cuda_fp8_experts(Device& dev, const Fp8ExpertShape& shape) {
-  return std::make_unique<CudaFp8Experts>(dev, shape);
+  if (grouped_unsupported(shape).empty()) return std::make_unique<CudaFp8Experts>(dev, shape);
+  return make_lt_fp8_experts(dev, shape);  // throws UsageError where neither takes the shape
 }
 
 }  // namespace layerbench::moe

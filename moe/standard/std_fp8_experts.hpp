@@ -63,9 +63,17 @@ struct Fp8ExpertShape {
 };
 
 std::unique_ptr<Fp8Experts> make_host_fp8_experts(const Fp8ExpertShape& shape);
-// "" where the CUDA backend runs the shape (the grouped FP8 kernels' limits: moe/hopper), else why not.
+// "" where the CUDA backend runs the shape, else why not: the grouped FP8 kernels on compute
+// capability 9.0 (their limits: moe/hopper), elsewhere the cuBLASLt fallback
+// (moe/standard/std_fp8_lt_experts.cpp: fp8-rowwise, compute capability 8.9 or newer).
 std::string cuda_fp8_experts_unsupported(const Fp8ExpertShape& shape);
-// Throws without CUDA.
+// Whether the CUDA experts of this shape take device counts (mlp_on_device): the grouped kernels
+// do, the cuBLASLt fallback does not (its GEMMs are sized by host counts).
+bool cuda_fp8_experts_take_device_counts(const Fp8ExpertShape& shape);
+// Throws without CUDA, and where cuda_fp8_experts_unsupported says why.
 std::unique_ptr<Fp8Experts> make_cuda_fp8_experts(Device& dev, const Fp8ExpertShape& shape);
+// The fallback on its own (the GPU test runs it on a compute capability 9.0 device too).
+std::string lt_fp8_experts_unsupported(const Fp8ExpertShape& shape);
+std::unique_ptr<Fp8Experts> make_lt_fp8_experts(Device& dev, const Fp8ExpertShape& shape);
 
 }  // namespace layerbench::moe

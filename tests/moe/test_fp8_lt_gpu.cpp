@@ -1,7 +1,9 @@
 // The cuBLASLt FP8 GEMM (moe/fp8_lt.hpp) against the CPU oracle on the dequantized operands:
 // A and W quantized rowwise on the device (moe/fp8_quant.cuh, checked bit for bit against the
 // host's recipe), the GEMM's bf16 output against the double product of the dequantized values, at
-// shapes off the 128 step (m odd, k and n multiples of 16 only). Skips below compute capability 8.9 (no e4m3 GEMMs in cuBLASLt).
+// shapes off the 128 step (m odd, k and n multiples of 16 only); the FP8 experts' per-expert
+// cuBLASLt fallback against the host FP8 experts. Skips below compute capability 8.9 (no e4m3 GEMMs
+// in cuBLASLt).
 #include "collectives/cuda_internal.hpp"
 #include "collectives/device.hpp"
 #include "collectives/error.hpp"
@@ -9,10 +11,12 @@
 #include "moe/fp8.hpp"
 #include "moe/fp8_lt.hpp"
 #include "moe/fp8_quant.cuh"
+#include "moe/standard/std_fp8_experts.hpp"
 
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -91,11 +95,65 @@ TEST(Fp8LtGemmGpu, MatchesTheOracleOnDequantizedOperands) {
   run_case(96, 2048, 768);
 }
 
+// The FP8 experts' cuBLASLt fallback (moe/standard/std_fp8_lt_experts.cpp), run on this device
+// whatever its compute capability, against the host FP8 experts (the oracle: the same recipe on
+// the dequantized operands in fp32) at uneven counts with an empty and a one-row expert, K off the
+// 128 step: max |y - oracle| within 3% of the oracle's largest magnitude (the block tests' FP8
+// tolerance: the act's e4m3 rounding can flip where bf16 and fp32 GLU values straddle a step).
+TEST(Fp8LtExpertsGpu, MatchTheHostOracle) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  auto dev = make_cuda_device(0);
+  int major = 0, minor = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0), cudaSuccess);
+  if (major * 10 + minor < 89) GTEST_SKIP() << "cuBLASLt runs e4m3 GEMMs on compute capability 8.9 or newer";
+  for (const Activation kind : {Activation::silu_glu, Activation::swiglu_clamped}) {
+    ActivationSpec act;
+    act.kind = kind;
+    const std::vector<std::int64_t> rows = {5, 0, 37, 1};
+    const std::int64_t E = 4, H = 256, I = 144, R = 43;
+    const Fp8ExpertShape shape{ExpertPrecision::fp8_rowwise, E, H, I, R, act};
+    ASSERT_EQ(lt_fp8_experts_unsupported(shape), "");
+    std::vector<std::uint16_t> xb, w13b, wdb;
+    const auto x = bf16_randn(R * H, 21, 1.0f, xb);
+    const auto w13 = bf16_randn(E * 2 * I * H, 22, 0.06f, w13b);
+    const auto wd = bf16_randn(E * H * I, 23, 0.08f, wdb);
+    auto host = make_host_fp8_experts(shape);
+    std::vector<float> ha(static_cast<std::size_t>(R * I)), hy(static_cast<std::size_t>(R * H));
+    host->set_weights(w13.data(), wd.data(), Stream{});
+    host->mlp(x.data(), ha.data(), hy.data(), rows, Stream{});
+
+    auto lt = make_lt_fp8_experts(*dev, shape);
+    Buffer dx = dev->upload(xb), dw13 = dev->upload(w13b), dwd = dev->upload(wdb);
+    Buffer da = dev->alloc(static_cast<std::size_t>(2 * R * I)), dy = dev->alloc(static_cast<std::size_t>(2 * R * H));
+    const Stream s = dev->compute_stream();
+    dev->memset(dy.data(), 0x7f, dy.bytes(), s);  // poisoned: every row must be written
+    lt->set_weights(dw13.data(), dwd.data(), s);
+    lt->mlp(dx.data(), da.data(), dy.data(), rows, s);
+    dev->synchronize(s);
+    const auto yb = dev->download<std::uint16_t>(dy.data(), static_cast<std::size_t>(R * H));
+    double err = 0, scale = 0;
+    for (std::size_t i = 0; i < yb.size(); ++i) {
+      const double g = bf16_bits_to_float(yb[i]), r = hy[i];
+      ASSERT_TRUE(std::isfinite(g)) << "row " << i / static_cast<std::size_t>(H);
+      err = std::max(err, std::fabs(g - r));
+      scale = std::max(scale, std::fabs(r));
+    }
+    std::printf("cuBLASLt FP8 experts (%s): max |y - oracle| %.4g of |oracle| max %.4g\n",
+                kind == Activation::silu_glu ? "silu_glu" : "swiglu_clamped", err, scale);
+    ASSERT_GT(scale, 0.0);
+    EXPECT_LE(err, 3e-2 * scale + 1e-3) << lt->path();
+  }
+}
+
 TEST(Fp8LtGemmGpu, RefusesWhatCublasLtDoesNotTake) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
   auto dev = make_cuda_device(0);
   EXPECT_NE(fp8_lt_unsupported(64, 100, 128), "");  // n not a multiple of 16
   EXPECT_THROW(make_fp8_lt_gemm(*dev, 64, 128, 120), UsageError);  // k not a multiple of 16
+  // The fallback takes the rowwise recipe only, and says so.
+  const Fp8ExpertShape block{ExpertPrecision::fp8_block, 4, 256, 144, 64, {}};
+  EXPECT_NE(lt_fp8_experts_unsupported(block).find("fp8-rowwise recipe only"), std::string::npos);
 }
 
 }  // namespace
