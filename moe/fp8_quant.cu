@@ -18,31 +18,13 @@ __global__ void __launch_bounds__(Q_THREADS)
   const std::int64_t row = blockIdx.x;
   const __nv_bfloat16* xr = x + row * cols;
   float amax = 0.0f;
-  for (int c = 8 * static_cast<int>(threadIdx.x); c < cols; c += 8 * Q_THREADS) {
-    const uint4 v = *reinterpret_cast<const uint4*>(xr + c);
-    const auto* p = reinterpret_cast<const __nv_bfloat162*>(&v);
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const float2 f = __bfloat1622float2(p[i]);
-      amax = fmaxf(amax, fmaxf(fabsf(f.x), fabsf(f.y)));
-    }
-  }
+  for (int c = 8 * static_cast<int>(threadIdx.x); c < cols; c += 8 * Q_THREADS)
+    amax = fp8::amax8(*reinterpret_cast<const uint4*>(xr + c), amax);
   __shared__ float red[Q_THREADS / 32];
   const float s = fp8::block_scale<Q_THREADS>(amax, red);
   if (threadIdx.x == 0) scale[row] = s;
-  for (int c = 8 * static_cast<int>(threadIdx.x); c < cols; c += 8 * Q_THREADS) {
-    const uint4 v = *reinterpret_cast<const uint4*>(xr + c);
-    const auto* p = reinterpret_cast<const __nv_bfloat162*>(&v);
-    std::uint32_t lo = 0, hi = 0;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const float2 f = __bfloat1622float2(p[i]);
-      const auto two = static_cast<std::uint32_t>(
-          __nv_cvt_float2_to_fp8x2(make_float2(f.x / s, f.y / s), __NV_SATFINITE, __NV_E4M3));
-      (i < 2 ? lo : hi) |= two << (16 * (i & 1));
-    }
-    *reinterpret_cast<uint2*>(q + row * cols + c) = make_uint2(lo, hi);
-  }
+  for (int c = 8 * static_cast<int>(threadIdx.x); c < cols; c += 8 * Q_THREADS)
+    *reinterpret_cast<uint2*>(q + row * cols + c) = fp8::e4m3x8(*reinterpret_cast<const uint4*>(xr + c), s);
 }
 
 }  // namespace

@@ -64,12 +64,7 @@ __global__ void __launch_bounds__(Q_THREADS)
               cc = cbi * 128 + (id & 15) * 8;
     v[p] = make_uint4(0, 0, 0, 0);
     if (rr < rows && cc < cols) v[p] = *reinterpret_cast<const uint4*>(w + (grp * rows + rr) * cols + cc);
-    const auto* h = reinterpret_cast<const __nv_bfloat162*>(&v[p]);
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const float2 f = __bfloat1622float2(h[i]);
-      amax = fmaxf(amax, fmaxf(fabsf(f.x), fabsf(f.y)));
-    }
+    amax = fp8::amax8(v[p], amax);
   }
   __shared__ float red[Q_THREADS / 32];
   const float s = fp8::block_scale<Q_THREADS>(amax, red);
@@ -79,16 +74,7 @@ __global__ void __launch_bounds__(Q_THREADS)
     const int id = static_cast<int>(threadIdx.x) + Q_THREADS * p, rr = rbi * 128 + (id >> 4),
               cc = cbi * 128 + (id & 15) * 8;
     if (rr >= rows || cc >= cols) continue;
-    const auto* h = reinterpret_cast<const __nv_bfloat162*>(&v[p]);
-    std::uint32_t lo = 0, hi = 0;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const float2 f = __bfloat1622float2(h[i]);
-      const auto two = static_cast<std::uint32_t>(
-          __nv_cvt_float2_to_fp8x2(make_float2(f.x / s, f.y / s), __NV_SATFINITE, __NV_E4M3));
-      (i < 2 ? lo : hi) |= two << (16 * (i & 1));
-    }
-    *reinterpret_cast<uint2*>(q + (grp * rows + rr) * cols + cc) = make_uint2(lo, hi);
+    *reinterpret_cast<uint2*>(q + (grp * rows + rr) * cols + cc) = fp8::e4m3x8(v[p], s);
   }
 }
 
