@@ -172,7 +172,11 @@ WhatIfResult run_replicate_what_if(const WhatIfOptions& o, const WhatIfTarget& t
       double y[2] = {0, 0};
       for (const std::size_t l : step % 2 == 0 ? std::array{l1, l0} : std::array{l0, l1}) {
         primer.before(static_cast<int>(l), [&] { timed_s += stack(o.copies[l]) / 1000; });
+        // Timed as the rounds above time a stack (the energy read around it included): the
+        // step must be measured under the conditions the slope and the removal A/B are.
+        if (energy_j) (void)energy_j();
         const double ms = stack(o.copies[l]);
+        if (energy_j) (void)energy_j();
         y[l == l1 ? 1 : 0] = ms;
         timed_s += ms / 1000;
       }

@@ -272,7 +272,9 @@ TEST(WhatIf, StepRoundsFollowWhenTheSlopeIsKnownBeforeTheStep) {
     std::normal_distribution<double> eps(0, 0.02);
     return 3.6 + (k > 0 ? 4 * (0.045 + (k - 1) * 0.017) : 0.0) + eps(rng);  // 4 instances per stack
   };
-  const auto r = run_replicate_what_if(o, t, 4, 48, {}, stack);
+  int meter_reads = 0;  // the energy meter is read around every timed stack, step rounds included
+  const auto r = run_replicate_what_if(o, t, 4, 48, {}, stack, nullptr, {}, [&] { return double(++meter_reads); });
+  EXPECT_EQ(meter_reads, 2 * static_cast<int>(4 * r.fit.blocks + 2 * r.step_only_ms.size()));
   EXPECT_NEAR(r.fit.slope, 0.017 * 4 / 4, 0.003);  // ms per copy per stack / instances: the marginal copy
   EXPECT_FALSE(r.step_only_ms.empty());
   EXPECT_EQ(r.stop, "interval within target (slope, then step rounds)");
