@@ -1,7 +1,7 @@
 // The FP8 expert MLPs' fallback on CUDA devices without the Hopper kernels (compute capability 8.9
 // or newer, not 9.0: Ada, Blackwell): per expert, cuBLASLt e4m3 GEMMs with the rowwise recipe
 // (moe/fp8_lt.hpp), the recipe's own quantizers (moe/fp8_quant.cuh) and the block's GLU kernel:
-//   x rows quantized one scale per row; per expert gate/up = [gate | up] bf16 (rows, 2I) (gate and
+//   x rows quantized one scale per row (per expert); per expert gate/up = [gate | up] bf16 (rows, 2I) (gate and
 //   up rounded to bf16, as every expert path); the GLU into act (bf16); act quantized per row; per
 //   expert down into y. The oracle's order of operations (moe/standard/std_fp8_experts.hpp).
 // The GEMMs are sized by the host counts (a plan per row count, kept): no device counts, so the
@@ -36,10 +36,10 @@ class LtFp8Experts final : public Fp8Experts {
     w13_s_ = alloc(4 * E * 2 * I);
     wd_s_ = alloc(4 * E * H);
     x_q_ = alloc(R * H);
-    x_s_ = alloc(4 * R);
+    x_s_ = alloc(4 * (R + 4 * E));  // each expert's row scales from a 16-byte boundary (see mlp)
     gu_ = alloc(2 * R * 2 * I);
     a_q_ = alloc(R * I);
-    a_s_ = alloc(4 * R);
+    a_s_ = alloc(4 * (R + 4 * E));
   }
 
   void set_weights(const void* w13, const void* wd, Stream s) override {
@@ -62,24 +62,34 @@ class LtFp8Experts final : public Fp8Experts {
     auto* xq = x_q_.as<std::uint8_t>();
     auto* aq = a_q_.as<std::uint8_t>();
     auto* gu = gu_.as<__nv_bfloat16>();
-    cuda::fp8_quantize_rows(static_cast<const __nv_bfloat16*>(x), R, H, xq, x_s_.as<float>(), st);
-    std::int64_t off = 0;
+    // Each expert's rows are quantized on their own, their scales from a 16-byte boundary: a
+    // cuBLASLt scale vector starts where a vector load may (the operands' row offsets are
+    // multiples of 16 bytes already: hidden and intermediate are multiples of 16).
+    std::int64_t off = 0, slot = 0;
     for (std::size_t e = 0; e < rows.size(); ++e) {
-      if (rows[e] > 0)
+      if (rows[e] > 0) {
+        float* xs = x_s_.as<float>() + slot;
+        cuda::fp8_quantize_rows(static_cast<const __nv_bfloat16*>(x) + off * H, rows[e], H, xq + off * H, xs, st);
         gemm(gate_up_, rows[e], 2 * I, H)
-            .run(xq + off * H, x_s_.as<float>() + off, w13_q_.as<std::uint8_t>() + static_cast<std::int64_t>(e) * 2 * I * H,
+            .run(xq + off * H, xs, w13_q_.as<std::uint8_t>() + static_cast<std::int64_t>(e) * 2 * I * H,
                  w13_s_.as<float>() + static_cast<std::int64_t>(e) * 2 * I, gu + off * 2 * I, s);
+      }
       off += rows[e];
+      slot += (rows[e] + 3) / 4 * 4;
     }
     cuda::std_glu(gu, static_cast<__nv_bfloat16*>(act), R, I, s_.activation, st);
-    cuda::fp8_quantize_rows(static_cast<const __nv_bfloat16*>(act), R, I, aq, a_s_.as<float>(), st);
     off = 0;
+    slot = 0;
     for (std::size_t e = 0; e < rows.size(); ++e) {
-      if (rows[e] > 0)
+      if (rows[e] > 0) {
+        float* as = a_s_.as<float>() + slot;
+        cuda::fp8_quantize_rows(static_cast<const __nv_bfloat16*>(act) + off * I, rows[e], I, aq + off * I, as, st);
         gemm(down_, rows[e], H, I)
-            .run(aq + off * I, a_s_.as<float>() + off, wd_q_.as<std::uint8_t>() + static_cast<std::int64_t>(e) * H * I,
+            .run(aq + off * I, as, wd_q_.as<std::uint8_t>() + static_cast<std::int64_t>(e) * H * I,
                  wd_s_.as<float>() + static_cast<std::int64_t>(e) * H, static_cast<__nv_bfloat16*>(y) + off * H, s);
+      }
       off += rows[e];
+      slot += (rows[e] + 3) / 4 * 4;
     }
   }
 
