@@ -34,14 +34,9 @@ double half_width(const stats::BlockSlopeFit& f) {
   return std::max(f.slope - ci.low, ci.high - f.slope);
 }
 
-// Whether the removal step is known to the stopping rule's target (true where the levels have
-// no k = 0 and k = 1: there is no step to know).
-bool step_known(const WhatIfResult& r, const WhatIfOptions& o) {
-  if (!std::isfinite(r.removal_step_ms)) {
-    const bool has_step = std::find(r.copies.begin(), r.copies.end(), 0) != r.copies.end() &&
-                          std::find(r.copies.begin(), r.copies.end(), 1) != r.copies.end();
-    return !has_step;
-  }
+// Whether the removal step fitted so far (removal_step_ms and its interval) is known to the
+// stopping rule's target; false where it has not been fitted.
+bool step_within_target(const WhatIfResult& r, const WhatIfOptions& o) {
   const int per_stack = std::max(1, r.instances_per_stack);
   const double hw = std::max(r.removal_step_ms - r.removal_step_ci.low, r.removal_step_ci.high - r.removal_step_ms);
   return std::isfinite(hw) && hw <= replicate_target_half_width(o, r.removal_step_ms / per_stack, r.cost_ms) * per_stack;
@@ -73,10 +68,7 @@ void fit_removal_step(WhatIfResult& r, const WhatIfOptions& o) {
   // predicts the removal wherever it is known to the stopping rule's precision. Elsewhere the
   // slope does (more precise, but it assumes the response is linear down to k = 0), unless the
   // linearity test fails.
-  const double step_hw = std::max(t.mean - t.ci.low, t.ci.high - t.mean);
-  const int per_stack = std::max(1, r.instances_per_stack);
-  const bool precise = std::isfinite(step_hw) &&
-                       step_hw <= replicate_target_half_width(o, t.mean / per_stack, r.cost_ms) * per_stack;
+  const bool precise = step_within_target(r, o);
   const bool not_linear = std::isfinite(r.fit.lack_of_fit_p) && r.fit.lack_of_fit_p < 0.01;
   r.removal_from_step = precise || not_linear;
   if (r.removal_from_step) r.removal_step_reason = precise ? "known to the target precision" : "not linear at k = 0";
@@ -125,23 +117,32 @@ WhatIfResult run_replicate_what_if(const WhatIfOptions& o, const WhatIfTarget& t
     return static_cast<std::size_t>(std::find(o.copies.begin(), o.copies.end(), copies) - o.copies.begin());
   };
   const bool zero_one = level_of(0) < k && level_of(1) < k;
+  // One timed stack at level l, after its neighbour is primed, with the energy read around it (its
+  // joules returned through `joules`) and the sampler's window into `samples` (either may be null).
+  auto timed_stack = [&](std::size_t l, double* joules, std::vector<telemetry::Sample>* samples) {
+    primer.before(static_cast<int>(l), [&] { timed_s += stack(o.copies[l]) / 1000; });
+    const double t0 = telemetry::Sampler::now();
+    const double e0 = energy_j ? energy_j() : stats::nan_value;
+    const double ms = stack(o.copies[l]);
+    const double e1 = energy_j ? energy_j() : stats::nan_value;
+    if (joules) *joules = e1 - e0;
+    if (sampler && samples) {
+      auto w = sampler->between(t0, telemetry::Sampler::now());
+      samples->insert(samples->end(), w.begin(), w.end());
+    }
+    timed_s += ms / 1000;
+    return ms;
+  };
   for (int round = 0;; ++round) {
     if (on_round) on_round(round, o.rounds);
     for (std::size_t l : round_order(k, static_cast<std::size_t>(round))) {
-      primer.before(static_cast<int>(l), [&] { timed_s += stack(o.copies[l]) / 1000; });
-      const double t0 = telemetry::Sampler::now();
-      const double e0 = energy_j ? energy_j() : stats::nan_value;
-      const double ms = stack(o.copies[l]);
-      r.energy_j.push_back(energy_j ? energy_j() - e0 : stats::nan_value);
-      if (sampler) {
-        auto w = sampler->between(t0, telemetry::Sampler::now());
-        level_samples[l].insert(level_samples[l].end(), w.begin(), w.end());
-      }
+      double joules = stats::nan_value;
+      const double ms = timed_stack(l, &joules, &level_samples[l]);
+      r.energy_j.push_back(joules);
       r.x_ms.push_back(static_cast<double>(o.copies[l]) * instances_per_stack);
       r.y_ms.push_back(ms);
       r.round.push_back(static_cast<std::size_t>(round));
       r.level.push_back(l);
-      timed_s += ms / 1000;
     }
     if (round + 1 < o.rounds) continue;
     primer.pause();  // the look below keeps the device idle: the next timed stack is primed
@@ -152,7 +153,7 @@ WhatIfResult run_replicate_what_if(const WhatIfOptions& o, const WhatIfTarget& t
     r.fit = look;
     fit_removal_step(r, o);
     if (std::isfinite(hw) && hw <= replicate_target_half_width(o, look.slope, r.cost_ms)) {
-      if (step_known(r, o)) {
+      if (!zero_one || step_within_target(r, o)) {
         r.stop = "interval within target";
         break;
       }
@@ -170,21 +171,15 @@ WhatIfResult run_replicate_what_if(const WhatIfOptions& o, const WhatIfTarget& t
     r.stop = "time cap (step rounds)";
     for (int step = 0;; ++step) {
       double y[2] = {0, 0};
-      for (const std::size_t l : step % 2 == 0 ? std::array{l1, l0} : std::array{l0, l1}) {
-        primer.before(static_cast<int>(l), [&] { timed_s += stack(o.copies[l]) / 1000; });
-        // Timed as the rounds above time a stack (the energy read around it included): the
-        // step must be measured under the conditions the slope and the removal A/B are.
-        if (energy_j) (void)energy_j();
-        const double ms = stack(o.copies[l]);
-        if (energy_j) (void)energy_j();
-        y[l == l1 ? 1 : 0] = ms;
-        timed_s += ms / 1000;
-      }
+      // Timed as the rounds above time a stack (the energy read around it included): the step
+      // must be measured under the conditions the slope and the removal A/B are.
+      for (const std::size_t l : step % 2 == 0 ? std::array{l1, l0} : std::array{l0, l1})
+        y[l == l1 ? 1 : 0] = timed_stack(l, nullptr, nullptr);
       r.step_only_ms.push_back(y[1] - y[0]);
       if (step % 8 != 7) continue;  // look every 8 step rounds
       primer.pause();
       fit_removal_step(r, o);
-      if (step_known(r, o)) {
+      if (step_within_target(r, o)) {
         r.stop = "interval within target (slope, then step rounds)";
         break;
       }

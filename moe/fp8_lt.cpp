@@ -136,7 +136,7 @@ class CudaFp8LtGemm final : public Fp8LtGemm {
 
 class CudaFp8DenseReference final : public Fp8DenseReference {
  public:
-  CudaFp8DenseReference(Device& dev, std::int64_t g, std::uint64_t seed) : gemm_(dev, g, g, g), g_(g) {
+  CudaFp8DenseReference(Device& dev, std::int64_t g, std::uint64_t seed) : gemm_(dev, g, g, g) {
     const auto n = static_cast<std::size_t>(g * g);
     a_ = dev.alloc(n);
     b_ = dev.alloc(n);
@@ -159,7 +159,6 @@ class CudaFp8DenseReference final : public Fp8DenseReference {
 
  private:
   CudaFp8LtGemm gemm_;
-  std::int64_t g_;
   Buffer a_, b_, c_, sa_, sb_;
 };
 

@@ -132,8 +132,9 @@ int run_profile(harness::Context& ctx, const RunConfig& c, Family& family) {
   // FP8 components (Component::precision) are rated against an FP8 dense GEMM of the same size
   // (cuBLASLt e4m3, rowwise scales: torch._scaled_mm's recipe), on every rank or none.
   const auto table = layer.components();
-  const bool has_fp8 = std::any_of(table.begin(), table.end(), [](const Component& comp) {
-    return comp.work.flops > 0 && comp.precision.rfind("fp8", 0) == 0;
+  const auto is_fp8 = [](const std::string& precision) { return precision.rfind("fp8", 0) == 0; };
+  const bool has_fp8 = std::any_of(table.begin(), table.end(), [&](const Component& comp) {
+    return comp.work.flops > 0 && is_fp8(comp.precision);
   });
   std::unique_ptr<Fp8DenseReference> fp8_ref;
   std::string fp8_ref_note;
@@ -179,7 +180,7 @@ int run_profile(harness::Context& ctx, const RunConfig& c, Family& family) {
     if (std::getenv("LB_MOE_TRACE")) std::fprintf(stderr, "[moe] %s\n", name.c_str());
     const double t0 = telemetry::Sampler::now();
     if (work.flops > 0) {
-      const bool fp8 = fp8_ref && precision.rfind("fp8", 0) == 0;
+      const bool fp8 = fp8_ref && is_fp8(precision);
       r.m = fp8 ? runner.time_interleaved(name, body, fp8_name, fp8_body, clock)
                 : runner.time_interleaved(name, body, dense_name, dense_body, clock);
       rated.push_back({name, body, fp8});

@@ -52,10 +52,7 @@ std::string StdBlock::find_graph_blocker() const {
   // FP8 experts take device counts where the grouped kernels run them (the kernels build the tile
   // lists); the cuBLASLt fallback sizes its GEMMs from host counts.
   if (plan_.experts != ExpertPrecision::act) {
-    const std::int64_t cap = plan_.global_tokens * std::min<std::int64_t>(model_.topk, plan_.experts_local);
-    const Fp8ExpertShape shape{plan_.experts, plan_.experts_local, model_.hidden, model_.moe_intermediate, cap,
-                               model_.activation};
-    if (cuda_fp8_experts_take_device_counts(shape)) return "";
+    if (!fp8_experts_ || fp8_experts_->takes_device_counts()) return "";
     return "the FP8 experts run the per-expert cuBLASLt fallback (no compute capability 9.0 kernels on this device), "
            "whose GEMMs are sized by host counts";
   }

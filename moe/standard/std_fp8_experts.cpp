@@ -61,7 +61,7 @@ void quantize_dequantize_weights(float* w13, float* wd, std::int64_t experts, st
 }
 
 void Fp8Experts::mlp_on_device(const void*, void*, void*, const std::int32_t*, std::int64_t, Stream) {
-  throw Error("FP8 experts from device counts run on the CUDA backend only");
+  throw Error("these FP8 experts size their work from host counts (takes_device_counts() is false)");
 }
 
 namespace {
@@ -136,7 +136,6 @@ std::unique_ptr<Fp8Experts> make_host_fp8_experts(const Fp8ExpertShape& shape) {
 
 #if !defined(LAYERBENCH_HAVE_CUDA)
 std::string cuda_fp8_experts_unsupported(const Fp8ExpertShape&) { return "this build has no CUDA support"; }
-bool cuda_fp8_experts_take_device_counts(const Fp8ExpertShape&) { return false; }
 std::string lt_fp8_experts_unsupported(const Fp8ExpertShape&) { return "this build has no CUDA support"; }
 std::unique_ptr<Fp8Experts> make_lt_fp8_experts(Device&, const Fp8ExpertShape&) {
   throw UsageError("this build has no CUDA support (use --backend host)");

@@ -107,6 +107,8 @@ class CudaFp8Experts final : public Fp8Experts {
     }
   }
 
+  bool takes_device_counts() const override { return true; }
+
   std::string path() const override {
     if (s_.precision == ExpertPrecision::fp8_block)
       return "fp8-block: rows quantized 1x128 on the device (e4m3, fp32 scales), tile lists built on the device, "
@@ -146,8 +148,6 @@ std::string cuda_fp8_experts_unsupported(const Fp8ExpertShape& s) {
   const std::string lt = lt_fp8_experts_unsupported(s);
   return lt.empty() ? "" : grouped + "; " + lt;
 }
-
-bool cuda_fp8_experts_take_device_counts(const Fp8ExpertShape& s) { return grouped_unsupported(s).empty(); }
 
 std::unique_ptr<Fp8Experts> make_cuda_fp8_experts(Device& dev, const Fp8ExpertShape& shape) {
   if (grouped_unsupported(shape).empty()) return std::make_unique<CudaFp8Experts>(dev, shape);

@@ -48,9 +48,12 @@ class Fp8Experts {
   // the activation into act (R, I), down into y (R, h).
   virtual void mlp(const void* x, void* act, void* y, const std::vector<std::int64_t>& rows, Stream s) = 0;
   // The same from per-expert counts on the device (int32, summing to `rows`): no host
-  // synchronisation (CUDA only; the host backend throws Error).
+  // synchronisation. Only where takes_device_counts(); elsewhere it throws Error.
   virtual void mlp_on_device(const void* x, void* act, void* y, const std::int32_t* counts, std::int64_t rows,
                              Stream s);
+  // Whether mlp_on_device runs (the grouped Hopper kernels build their tile lists from device
+  // counts; the host backend and the cuBLASLt fallback size their work from host counts).
+  virtual bool takes_device_counts() const { return false; }
   // How it runs (the component table's path text).
   virtual std::string path() const = 0;
 };
@@ -67,9 +70,6 @@ std::unique_ptr<Fp8Experts> make_host_fp8_experts(const Fp8ExpertShape& shape);
 // capability 9.0 (their limits: moe/hopper), elsewhere the cuBLASLt fallback
 // (moe/standard/std_fp8_lt_experts.cpp: fp8-rowwise, compute capability 8.9 or newer).
 std::string cuda_fp8_experts_unsupported(const Fp8ExpertShape& shape);
-// Whether the CUDA experts of this shape take device counts (mlp_on_device): the grouped kernels
-// do, the cuBLASLt fallback does not (its GEMMs are sized by host counts).
-bool cuda_fp8_experts_take_device_counts(const Fp8ExpertShape& shape);
 // Throws without CUDA, and where cuda_fp8_experts_unsupported says why.
 std::unique_ptr<Fp8Experts> make_cuda_fp8_experts(Device& dev, const Fp8ExpertShape& shape);
 // The fallback on its own (the GPU test runs it on a compute capability 9.0 device too).
