@@ -221,7 +221,7 @@ def dequant_128x128(q, s):
     return q.float() * s.repeat_interleave(128, dim=0).repeat_interleave(128, dim=1)[:N, :K]
 
 
-def run_block(lib, m, counts, warmup, pairs, dense_fn, dense_flop):
+def run_block(lib, m, counts, warmup, pairs, dense_fn, dense_flop, variants=("",)):
     dev, name = "cuda", m["name"]
     H, E, I = m["hidden"], m["experts"], m["moe_intermediate"]
     R = int(sum(counts))
@@ -238,62 +238,71 @@ def run_block(lib, m, counts, warmup, pairs, dense_fn, dense_flop):
     lib.check(lib.L.lbf8_create(name.encode(), R, ctypes.byref(h)), f"lbf8_create({name})")
     out = []
     try:
-        lib.check(lib.L.lbf8_block_tiles(h, counts_d.data_ptr(), lib.stream()), "lbf8_block_tiles")
-        gu = lambda: lib.check(lib.L.lbf8_block_gate_up(h, xq.data_ptr(), xs.data_ptr(), w13q.data_ptr(),
-                                                        w13s.data_ptr(), act.data_ptr(), None, None, R,
-                                                        lib.stream()), "lbf8_block_gate_up")
-        guq = lambda: lib.check(lib.L.lbf8_block_gate_up(h, xq.data_ptr(), xs.data_ptr(), w13q.data_ptr(),
-                                                         w13s.data_ptr(), None, fq.data_ptr(), fs.data_ptr(), R,
-                                                         lib.stream()), "lbf8_block_gate_up (fused)")
-        dn = lambda: lib.check(lib.L.lbf8_block_down(h, aq.data_ptr(), as_.data_ptr(), wdq.data_ptr(),
-                                                     wds.data_ptr(), y.data_ptr(), R, lib.stream()),
-                               "lbf8_block_down")
-        glu = glu_ops(m)
-        with torch.no_grad():
-            gu()
-            guq()
-            dn()
-            torch.cuda.synchronize()
-            # Torch on the dequantized operands, the rows of the first and the largest expert.
-            offs = [0] + list(itertools.accumulate(counts))
-            live = [e for e in range(E) if counts[e] > 0]
-            picks = sorted({live[0], max(range(E), key=lambda e: counts[e])}) if live else []
-            err = {"act": [0.0, 0.0], "fused act": [0.0, 0.0], "y": [0.0, 0.0]}
-            finite = (torch.isfinite(act).all() and torch.isfinite(y).all() and torch.isfinite(fs).all()
-                      and torch.isfinite(fq.float()).all()).item()
-            for e in picks:
-                r0, r1 = offs[e], offs[e + 1]
-                xd = dequant_1x128(xq[r0:r1], xs[r0:r1])
-                g = xd @ dequant_128x128(w13q[e, :I], w13s[2 * e]).t()
-                u = xd @ dequant_128x128(w13q[e, I:], w13s[2 * e + 1]).t()
-                ref = glu(torch.cat([g, u], dim=1))
-                refy = dequant_1x128(aq[r0:r1], as_[r0:r1]) @ dequant_128x128(wdq[e], wds[e]).t()
-                for what, o, r in (("act", act[r0:r1].float(), ref),
-                                   ("fused act", dequant_1x128(fq[r0:r1], fs[r0:r1]), ref),
-                                   ("y", y[r0:r1].float(), refy)):
-                    err[what][0] += (o - r).pow(2).sum().item()
-                    err[what][1] += r.pow(2).sum().item()
-            rel = {k: (math.sqrt(v[0] / v[1]) if v[1] > 0 and finite else math.inf) for k, v in err.items()}
-            for what, fn, flop, tol, key in (
-                    ("block gate/up + GLU (bf16 act)", gu, 4.0 * R * H * I, 1e-2, "act"),
-                    ("block gate/up + GLU + e4m3 act fused", guq, 4.0 * R * H * I, 5e-2, "fused act"),
-                    ("block down", dn, 2.0 * R * H * I, 1e-2, "y")):
-                r = {"model": name, "gemm": what, "rows": R, "experts": E, "hidden": H, "inter": I,
-                     "rel_err_vs_dequantized": rel[key], "tolerance": tol, "check": rel[key] <= tol, "flop": flop}
-                if r["check"]:
-                    samples = ti.time_pairs(fn, dense_fn, warmup, pairs)
-                    ratios = [(flop / a) / (dense_flop / b) for a, b in samples]
-                    om = statistics.median(a for a, _ in samples)
-                    dm = statistics.median(b for _, b in samples)
-                    r.update({"ours_ms": [a for a, _ in samples], "dense_ms": [b for _, b in samples],
-                              "ours_median_ms": om, "ours_tflops": flop / (om * 1e-3) * 1e-12,
-                              "dense_tflops": dense_flop / (dm * 1e-3) * 1e-12,
-                              "ratio_median": statistics.median(ratios), "ratio_ci95": ti.median_interval(ratios)})
-                    print(f"block {name} {what}: err {rel[key]:.2e}, ours {r['ours_tflops']:.0f} TFLOP/s, dense "
-                          f"{r['dense_tflops']:.0f}, ours/dense {r['ratio_median']:.3f} {r['ratio_ci95']}", flush=True)
-                else:
-                    print(f"block {name} {what}: check FAILED: err {rel[key]:.2e} (tolerance {tol:.0e})", flush=True)
-                out.append(r)
+        for variant in variants:  # each launch variant: its own lists, checked, then paired with the dense ceiling
+            lib.check(lib.L.lbf8_set_variant(variant.encode()), f"lbf8_set_variant({variant!r})")
+            for t in (act, fs, y):  # poisoned: every element must be written
+                t.fill_(float("nan"))
+            fq.view(torch.uint8).fill_(0x7f)  # e4m3fn NaN
+            lib.check(lib.L.lbf8_block_tiles(h, counts_d.data_ptr(), lib.stream()), "lbf8_block_tiles")
+            gu = lambda: lib.check(lib.L.lbf8_block_gate_up(h, xq.data_ptr(), xs.data_ptr(), w13q.data_ptr(),
+                                                            w13s.data_ptr(), act.data_ptr(), None, None, R,
+                                                            lib.stream()), "lbf8_block_gate_up")
+            guq = lambda: lib.check(lib.L.lbf8_block_gate_up(h, xq.data_ptr(), xs.data_ptr(), w13q.data_ptr(),
+                                                             w13s.data_ptr(), None, fq.data_ptr(), fs.data_ptr(), R,
+                                                             lib.stream()), "lbf8_block_gate_up (fused)")
+            dn = lambda: lib.check(lib.L.lbf8_block_down(h, aq.data_ptr(), as_.data_ptr(), wdq.data_ptr(),
+                                                         wds.data_ptr(), y.data_ptr(), R, lib.stream()),
+                                   "lbf8_block_down")
+            glu = glu_ops(m)
+            with torch.no_grad():
+                gu()
+                guq()
+                dn()
+                torch.cuda.synchronize()
+                # Torch on the dequantized operands, the rows of the first and the largest expert.
+                offs = [0] + list(itertools.accumulate(counts))
+                live = [e for e in range(E) if counts[e] > 0]
+                picks = sorted({live[0], max(range(E), key=lambda e: counts[e])}) if live else []
+                err = {"act": [0.0, 0.0], "fused act": [0.0, 0.0], "y": [0.0, 0.0]}
+                finite = (torch.isfinite(act).all() and torch.isfinite(y).all() and torch.isfinite(fs).all()
+                          and torch.isfinite(fq.float()).all()).item()
+                for e in picks:
+                    r0, r1 = offs[e], offs[e + 1]
+                    xd = dequant_1x128(xq[r0:r1], xs[r0:r1])
+                    g = xd @ dequant_128x128(w13q[e, :I], w13s[2 * e]).t()
+                    u = xd @ dequant_128x128(w13q[e, I:], w13s[2 * e + 1]).t()
+                    ref = glu(torch.cat([g, u], dim=1))
+                    refy = dequant_1x128(aq[r0:r1], as_[r0:r1]) @ dequant_128x128(wdq[e], wds[e]).t()
+                    for what, o, r in (("act", act[r0:r1].float(), ref),
+                                       ("fused act", dequant_1x128(fq[r0:r1], fs[r0:r1]), ref),
+                                       ("y", y[r0:r1].float(), refy)):
+                        err[what][0] += (o - r).pow(2).sum().item()
+                        err[what][1] += r.pow(2).sum().item()
+                rel = {k: (math.sqrt(v[0] / v[1]) if v[1] > 0 and finite else math.inf) for k, v in err.items()}
+                for what, fn, flop, tol, key in (
+                        ("block gate/up + GLU (bf16 act)", gu, 4.0 * R * H * I, 1e-2, "act"),
+                        ("block gate/up + GLU + e4m3 act fused", guq, 4.0 * R * H * I, 5e-2, "fused act"),
+                        ("block down", dn, 2.0 * R * H * I, 1e-2, "y")):
+                    r = {"model": name, "variant": variant or "default", "gemm": what, "rows": R, "experts": E,
+                         "hidden": H, "inter": I, "rel_err_vs_dequantized": rel[key], "tolerance": tol,
+                         "check": rel[key] <= tol, "flop": flop}
+                    if r["check"]:
+                        samples = ti.time_pairs(fn, dense_fn, warmup, pairs)
+                        ratios = [(flop / a) / (dense_flop / b) for a, b in samples]
+                        om = statistics.median(a for a, _ in samples)
+                        dm = statistics.median(b for _, b in samples)
+                        r.update({"ours_ms": [a for a, _ in samples], "dense_ms": [b for _, b in samples],
+                                  "ours_median_ms": om, "ours_tflops": flop / (om * 1e-3) * 1e-12,
+                                  "dense_tflops": dense_flop / (dm * 1e-3) * 1e-12,
+                                  "ratio_median": statistics.median(ratios), "ratio_ci95": ti.median_interval(ratios)})
+                        print(f"block {name} [{variant or 'default'}] {what}: err {rel[key]:.2e}, ours "
+                              f"{r['ours_tflops']:.0f} TFLOP/s, dense {r['dense_tflops']:.0f}, ours/dense "
+                              f"{r['ratio_median']:.3f} {r['ratio_ci95']}", flush=True)
+                    else:
+                        print(f"block {name} [{variant or 'default'}] {what}: check FAILED: err {rel[key]:.2e} "
+                              f"(tolerance {tol:.0e})", flush=True)
+                    out.append(r)
+        lib.L.lbf8_set_variant(b"")
     finally:
         lib.L.lbf8_destroy(h)
     del xq, w13q, wdq, aq, act, fq, y
@@ -325,6 +334,9 @@ def main():
     ap.add_argument("--variants", default="",
                     help="comma list of the rowwise kernels' launch variants to pair with torch, each as modifiers "
                          "(e.g. ',unpaired': the default, then unpaired); default: the default only")
+    ap.add_argument("--block-variants", default="",
+                    help="comma list of the block-scaled kernels' launch variants, each paired with the dense ceiling "
+                         "(e.g. ',overlap': the default, then promotion overlapped); default: the default only")
     args = ap.parse_args()
     if args.pairs < 20:
         ap.error("--pairs must be at least 20 (the 95% interval of the median needs them)")
@@ -347,7 +359,8 @@ def main():
             try:
                 dense_fn, dense_flop = dense_case()
                 with torch.no_grad():
-                    block_results += run_block(lib, m, counts, args.warmup, args.pairs, dense_fn, dense_flop)
+                    block_results += run_block(lib, m, counts, args.warmup, args.pairs, dense_fn, dense_flop,
+                                               args.block_variants.split(","))
                 del dense_fn
                 torch.cuda.empty_cache()
             except Exception as e:  # noqa: BLE001
@@ -382,14 +395,15 @@ def main():
 
     if block_results:
         print("\n## ours block-scaled (DeepSeek-V3 recipe) paired with the dense ceiling (torch._scaled_mm 8192^3)\n")
-        print("| model | GEMM | rows | check: rel err vs dequantized (tol) | ours ms | ours TFLOP/s | dense TFLOP/s "
+        print("| model | variant | GEMM | rows | check: rel err vs dequantized (tol) | ours ms | ours TFLOP/s | dense TFLOP/s "
               "(paired) | ours / dense rate (median of pair ratios) | 95% interval | pairs | >= 60% |\n"
-              "|---|---|---:|---|---:|---:|---:|---:|---|---:|---|")
+              "|---|---|---|---:|---|---:|---:|---:|---:|---|---:|---|")
         for r in block_results:
             if "error" in r:
-                print(f"| {r['model']} | failed: {r['error']} | | | | | | | | | |")
+                print(f"| {r['model']} | | failed: {r['error']} | | | | | | | | | |")
                 continue
-            head = f"| {r['model']} | {r['gemm']} | {r['rows']} | {r['rel_err_vs_dequantized']:.2e} ({r['tolerance']:.0e})"
+            head = (f"| {r['model']} | {r['variant']} | {r['gemm']} | {r['rows']} "
+                    f"| {r['rel_err_vs_dequantized']:.2e} ({r['tolerance']:.0e})")
             if not r["check"]:
                 print(f"{head} FAILED | | | | | | | not timed |")
                 continue
