@@ -336,7 +336,7 @@ def main():
                          "(e.g. ',unpaired': the default, then unpaired); default: the default only")
     ap.add_argument("--block-variants", default="",
                     help="comma list of the block-scaled kernels' launch variants, each paired with the dense ceiling "
-                         "(e.g. ',overlap': the default, then promotion overlapped); default: the default only")
+                         "(e.g. ',unpaired': the default, then single CTAs); default: the default only")
     args = ap.parse_args()
     if args.pairs < 20:
         ap.error("--pairs must be at least 20 (the 95% interval of the median needs them)")

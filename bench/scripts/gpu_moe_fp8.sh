@@ -21,7 +21,7 @@
 # tables are copied to $OUT.
 # Each study stage runs under STUDY_LIMIT seconds (default 240).
 # usage: [TOKENS=8192] [ITERATIONS=20] [PAIRS=30] [BLOCK=1] [STUDY_LIMIT=240]
-#        [MODELS=deepseek-v3,...] [VARIANTS=,unpaired] [BLOCK_VARIANTS=,overlap] bench/scripts/gpu_moe_fp8.sh
+#        [MODELS=deepseek-v3,...] [VARIANTS=,unpaired] [BLOCK_VARIANTS=,unpaired] bench/scripts/gpu_moe_fp8.sh
 set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
 RESULT=$OUT
@@ -31,7 +31,7 @@ ITERATIONS=${ITERATIONS:-20}
 PAIRS=${PAIRS:-30}
 BLOCK=${BLOCK:-1}
 VARIANTS=${VARIANTS-}   # the rowwise launch variants paired with torch (torch_fp8.py --variants), e.g. ",unpaired"
-BLOCK_VARIANTS=${BLOCK_VARIANTS-}  # the block-scaled launch variants paired with the dense ceiling, e.g. ",overlap"
+BLOCK_VARIANTS=${BLOCK_VARIANTS-}  # the block-scaled launch variants paired with the dense ceiling, e.g. ",unpaired"
 MODELS=${MODELS:-deepseek-v3,qwen3-30b-a3b,mixtral-8x7b,gpt-oss-120b,glm-4.5-air}
 T_START=$(date +%s)
 pack() {

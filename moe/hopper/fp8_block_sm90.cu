@@ -93,7 +93,7 @@ __device__ __forceinline__ std::uint32_t bf16x2_bits(__nv_bfloat162 v) {
 // CTA loads half of the weight boxes and multicasts it into both, and every consumer warp hands a
 // stage back to both CTAs' producers; both CTAs walk every unit's K steps (an empty unit with no
 // bytes), so that their rings stay in step.
-template <int EPI, bool CLAMPED, bool W_ROW, bool PAIR, bool OVERLAP>
+template <int EPI, bool CLAMPED, bool W_ROW, bool PAIR>
 __global__ void __launch_bounds__(THREADS, 1)
     block_kernel(const __grid_constant__ CUtensorMap amap, const __grid_constant__ CUtensorMap amap64,
                  const __grid_constant__ CUtensorMap bmap, const __grid_constant__ CUtensorMap bmap64,
@@ -175,7 +175,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     const int r = 16 * (tid >> 5) + (lane >> 2), c = lane & 3;
     const std::uint32_t cb = c_base + wg * G::C_BYTES;
     auto release = [&](int stage) { release_stage<PAIR>(empty, stage, lane, rank); };
-    float acc[64], acc2[64], fin[64];
+    float acc[64], fin[64];
     int s = 0, done = 0;
     for (int u = first; u < units; u += stride) {
       const StdTile t = unit_tile(u);
@@ -198,63 +198,29 @@ __global__ void __launch_bounds__(THREADS, 1)
       const std::uint32_t b_off = G::A_BYTES + (GU ? static_cast<std::uint32_t>(wg) * 128 * BK : 0u);
 #pragma unroll
       for (int i = 0; i < 64; ++i) fin[i] = 0.0f;
-      // One K step's MMAs into d (fresh: the first MMA does not accumulate), its scales read
-      // beside them; and its promotion once they are complete: accumulator i is row
-      // r + 8 ((i >> 1) & 1), column 8 (i >> 2) + 2c + (i & 1); for gate/up columns 0-63 are gate
-      // rows, 64-127 up rows.
-      auto issue = [&](float (&d)[64], float (&sc)[4], int ks, int step) {
-        const int stage = step % STAGES;
+      for (int ks = 0; ks < ksteps; ++ks, ++s) {
+        const int stage = s % STAGES;
         const float a0 = __ldg(sa0 + ks), a1 = __ldg(sa1 + ks);
         const float bg = W_ROW ? 1.0f : __ldg(sbg + ks), bu = W_ROW ? 1.0f : __ldg(sbu + ks);
-        sc[0] = a0 * bg, sc[1] = a1 * bg, sc[2] = a0 * bu, sc[3] = a1 * bu;
-        mbar_wait(full + 8 * stage, (step / STAGES) & 1);
-        fence_acc(d);
+        mbar_wait(full + 8 * stage, (s / STAGES) & 1);
+        fence_acc(acc);
         wgmma_fence();
         const std::uint64_t da = desc_sw128(base + stage * G::STAGE + a_off);
         const std::uint64_t db = desc_sw128(base + stage * G::STAGE + b_off);
 #pragma unroll
-        for (int kk = 0; kk < BK / 32; ++kk) wgmma_m64n128k32_e4m3(d, da + 2 * kk, db + 2 * kk, kk > 0);
+        for (int kk = 0; kk < BK / 32; ++kk) wgmma_m64n128k32_e4m3(acc, da + 2 * kk, db + 2 * kk, kk > 0);
         wgmma_commit();
-      };
-      auto promote = [&](float (&d)[64], const float (&sc)[4], int step) {
-        fence_acc(d);
-        release(step % STAGES);
+        wgmma_wait<0>();
+        fence_acc(acc);
+        release(stage);
+        // Promotion: accumulator i is row r + 8 ((i >> 1) & 1), column 8 (i >> 2) + 2c + (i & 1);
+        // for gate/up columns 0-63 are gate rows, 64-127 up rows.
+        const float s0g = a0 * bg, s1g = a1 * bg, s0u = a0 * bu, s1u = a1 * bu;
 #pragma unroll
         for (int i = 0; i < 64; ++i) {
           const bool hi = ((i >> 1) & 1) != 0, upc = GU && i >= 32;
-          fin[i] = fmaf(sc[(upc ? 2 : 0) + (hi ? 1 : 0)], d[i], fin[i]);
+          fin[i] = fmaf(upc ? (hi ? s1u : s0u) : (hi ? s1g : s0g), acc[i], fin[i]);
         }
-      };
-      if constexpr (!OVERLAP) {  // each step's MMAs, then its promotion (the other warpgroup's MMAs run meanwhile)
-        for (int ks = 0; ks < ksteps; ++ks, ++s) {
-          float sc[4];
-          issue(acc, sc, ks, s);
-          wgmma_wait<0>();
-          promote(acc, sc, s);
-        }
-      } else {  // step ks + 1's MMAs in flight while step ks is promoted: two accumulator sets
-        float sc0[4], sc1[4];
-        issue(acc, sc0, 0, s);
-        int ks = 0;
-        for (; ks + 2 < ksteps; ks += 2) {  // step ks in flight in acc
-          issue(acc2, sc1, ks + 1, s + ks + 1);
-          wgmma_wait<1>();
-          promote(acc, sc0, s + ks);
-          issue(acc, sc0, ks + 2, s + ks + 2);
-          wgmma_wait<1>();
-          promote(acc2, sc1, s + ks + 1);
-        }
-        if (ks + 1 < ksteps) {  // two steps left
-          issue(acc2, sc1, ks + 1, s + ks + 1);
-          wgmma_wait<1>();
-          promote(acc, sc0, s + ks);
-          wgmma_wait<0>();
-          promote(acc2, sc1, s + ks + 1);
-        } else {
-          wgmma_wait<0>();
-          promote(acc, sc0, s + ks);
-        }
-        s += ksteps;
       }
       consumer_pair_sync(wg);  // the previous unit's staged rows are out
       if constexpr (EPI == kStore) {
@@ -359,10 +325,9 @@ __global__ void __launch_bounds__(THREADS, 1)
 }
 
 // Paired (2-CTA clusters, the weight boxes multicast) unless the process-wide launch variant
-// says unpaired (std_grouped_variant().paired, as the rowwise kernels); promotion overlapped where
-// it says so (std_grouped_variant().overlap_promotion).
-template <int EPI, bool CLAMPED, bool W_ROW, bool OVERLAP>
-void launch_as(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMap& bmap, const CUtensorMap& bmap64,
+// says unpaired (std_grouped_variant().paired, as the rowwise kernels).
+template <int EPI, bool CLAMPED, bool W_ROW = false>
+void launch(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMap& bmap, const CUtensorMap& bmap64,
             bf16* out, std::uint8_t* outq, float* outs, int n_cols, const StdTile* tiles, std::int64_t max_tiles,
             const int* live, int ksteps, int b_rows, int up, int sb_blocks, const ActivationSpec& a, const float* sa,
             int rows_cap, const float* sb, cudaStream_t s) {
@@ -372,7 +337,7 @@ void launch_as(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtenso
   const auto alpha = static_cast<float>(a.alpha), limit = static_cast<float>(a.limit);
   const int mt = static_cast<int>(max_tiles);
   if (!std_grouped_variant().paired) {
-    const auto kernel = block_kernel<EPI, CLAMPED, W_ROW, false, OVERLAP>;
+    const auto kernel = block_kernel<EPI, CLAMPED, W_ROW, false>;
     ensure_max_dynamic_smem(reinterpret_cast<const void*>(kernel), Geo<EPI>::SMEM);
     sm90::Launch l(static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>(units, sms))), THREADS,
                    Geo<EPI>::SMEM, s);
@@ -382,12 +347,12 @@ void launch_as(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtenso
     LB_CUDA_CHECK_LAUNCH();
     return;
   }
-  const auto kernel = block_kernel<EPI, CLAMPED, W_ROW, true, OVERLAP>;
+  const auto kernel = block_kernel<EPI, CLAMPED, W_ROW, true>;
   ensure_max_dynamic_smem(reinterpret_cast<const void*>(kernel), Geo<EPI>::SMEM);
   sm90::PairLaunch pl(static_cast<unsigned>(sms / 2 * 2), THREADS, Geo<EPI>::SMEM, s);
   pl.early_start();
-  static int resident[64] = {};  // one per device and instantiation
-  int& clusters = resident[dev & 63];
+  static int resident[3][2][2][64] = {};
+  int& clusters = resident[EPI][CLAMPED ? 1 : 0][W_ROW ? 1 : 0][dev & 63];
   if (clusters == 0) LB_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &pl.cfg));
   LB_CHECK(clusters > 0, "Hopper FP8 block-scaled GEMM: no 2-CTA cluster fits on this device");
   const std::int64_t pairs = std::max<std::int64_t>(1, units / 2);
@@ -395,16 +360,6 @@ void launch_as(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtenso
   LB_CUDA_CHECK(cudaLaunchKernelEx(&pl.cfg, kernel, amap, amap64, bmap, bmap64, out, outq, outs, n_cols, tiles, mt,
                                    live, ksteps, b_rows, up, sb_blocks, alpha, limit, sa, rows_cap, sb));
   LB_CUDA_CHECK_LAUNCH();
-}
-
-template <int EPI, bool CLAMPED, bool W_ROW = false>
-void launch(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMap& bmap, const CUtensorMap& bmap64,
-            bf16* out, std::uint8_t* outq, float* outs, int n_cols, const StdTile* tiles, std::int64_t max_tiles,
-            const int* live, int ksteps, int b_rows, int up, int sb_blocks, const ActivationSpec& a, const float* sa,
-            int rows_cap, const float* sb, cudaStream_t s) {
-  (std_grouped_variant().overlap_promotion ? launch_as<EPI, CLAMPED, W_ROW, true> : launch_as<EPI, CLAMPED, W_ROW, false>)(
-      amap, amap64, bmap, bmap64, out, outq, outs, n_cols, tiles, max_tiles, live, ksteps, b_rows, up, sb_blocks, a, sa,
-      rows_cap, sb, s);
 }
 
 std::int64_t blocks_of(std::int64_t n) { return (n + 127) / 128; }

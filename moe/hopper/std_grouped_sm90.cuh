@@ -49,15 +49,12 @@ struct StdGroupedVariant {
   L2Priority a_l2 = L2Priority::normal;
   L2Priority b_l2 = L2Priority::normal;
   bool spread_epilogue = true;
-  // Block-scaled FP8 kernels only: a K step's MMAs run while the previous step is promoted (two
-  // accumulator sets per consumer) instead of the two warpgroups covering each other.
-  bool overlap_promotion = false;
 };
 void std_grouped_set_variant(const StdGroupedVariant& v);
 StdGroupedVariant std_grouped_variant();
 // A variant as words ("paired, half tiles, plain order, deferred epilogue"), and from modifiers
 // joined by '+' applied to the default variant: paired | unpaired, half-tiles | whole-tiles,
-// plain-order | pair-order, deferred | in-place, spread | at-once, overlap | serial, a-evict-first | a-evict-last | a-evict-normal and
+// plain-order | pair-order, deferred | in-place, spread | at-once, a-evict-first | a-evict-last | a-evict-normal and
 // the same for b (UsageError naming the unknown word).
 std::string describe(const StdGroupedVariant& v);
 StdGroupedVariant parse_grouped_variant(std::string_view modifiers);

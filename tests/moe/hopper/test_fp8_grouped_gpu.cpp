@@ -274,8 +274,7 @@ TEST_F(Fp8GroupedGpu, BlockScaledMatchesTheOracle) {
   ActivationSpec silu;
   ActivationSpec clamped;
   clamped.kind = Activation::swiglu_clamped;
-  // overlap: one, two and three K steps (the two accumulator sets' odd and even tails).
-  for (const char* v : {"paired", "unpaired", "paired+pair-order", "paired+overlap", "unpaired+overlap"}) {
+  for (const char* v : {"paired", "unpaired", "paired+pair-order"}) {
     run_block_case(144, 48, {1, 0, 130, 64, 257}, silu, v);  // K = 144: one full and one partial scale block
     run_block_case(384, 272, {200, 5, 0, 1}, clamped, v);    // I = 272: a 16-column last block; h off 128
     run_block_case(256, 192, {65, 128, 3}, silu, v);         // I = 192: the last unit's second half past I
