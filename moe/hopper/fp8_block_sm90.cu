@@ -3,25 +3,24 @@
 //
 // Persistent CTAs of three warpgroups walk fp8_block_tiles' lists: warpgroup 2's first thread
 // feeds a 4-deep ring of TMA copies (128-byte swizzle, 128 e4m3 of K per step = one scale block),
-// warpgroups 0 and 1 each run wgmma m64n128k32 e4m3 into a fresh fp32 accumulator per K step (four
-// MMAs, 128 K elements), wait for it, hand the stage back and add it into the tile's fp32 sums
-// scaled by the step's activation-row and weight-block scales (DeepGEMM's promotion; while one
-// warpgroup promotes, the other's MMAs keep the tensor cores busy). 64 accumulators + 64 sums per
-// thread is what fits beside the rest (m64n256 would need 256 registers).
-//   down     a tile is 128 rows x 128 output columns (one weight block); warpgroup g takes rows
-//            64g..64g+63 of A and the whole (128, 128) B box; a tile of at most 64 live rows loads
-//            64 A rows and warpgroup 1 hands its stages straight back.
-//   gate/up  a list tile (128 rows x 128 activation columns) is two units of 64 rows (the second
-//            only when more than 64 rows live), so that the 128 activation columns of a 1x128
-//            group are one unit's: the A box is 64 rows, the B boxes four of 64 weight rows
-//            (gate c..c+63, up c..c+63, gate c+64.., up c+64..) so that warpgroup g's n128
-//            operand is its 64 gate rows then its 64 up rows; it produces activation columns
-//            64g..64g+63 (accumulator columns j and j + 64 are one gate/up pair, in one thread).
+// warpgroups 0 and 1 each run wgmma m64n128k32 e4m3 into a fresh fp32 accumulator (four MMAs,
+// 128 K elements), wait for it and add it into the tile's fp32 sums scaled by the step's
+// activation-row and weight-block scales (DeepGEMM's promotion; while one warpgroup promotes, the
+// other's MMAs keep the tensor cores busy). A tile is 128 rows of one expert; warpgroup g takes
+// rows 64g..64g+63 of the (128, 128) A box (a tile of at most 64 live rows loads 64 A rows and
+// warpgroup 1 hands its stages straight back).
+//   down     128 output columns (one weight block): one n128 set of MMAs per K step.
+//   gate/up  128 activation columns c..c+127: the B boxes are four of 64 weight rows (gate
+//            c..c+63, up c..c+63, gate c+64.., up c+64..), and each warpgroup runs two n128 sets
+//            per K step, half h reading boxes 2h and 2h + 1 (its gate rows then its up rows:
+//            accumulator columns j and j + 64 are one gate/up pair, in one thread) and promoted
+//            into its own sums (64 accumulators + 2 x 64 sums per thread). The weight box is
+//            256 rows per 128 A rows, as the rowwise kernels': the 64-row tiles this replaced
+//            read each weight block twice as often (results/moe/2026-12-07-h100-g).
 // Epilogues (after the K loop, through a shared staging buffer per warpgroup, 16-byte stores):
-// bf16 y; bf16 act = glu(bf16(gate), bf16(up)); or e4m3 act with 1x128 scales: the GLU values'
-// row amax over the warpgroup's 64 columns (in-thread, then the lanes of a quad), exchanged with
-// the other warpgroup through shared memory (double-buffered by unit parity, one 256-thread
-// barrier), s = max(amax, 1e-4) / 448, q = e4m3(v / s) as moe/fp8.hpp; columns past I count 0.
+// bf16 y; bf16 act = glu(bf16(gate), bf16(up)), 64 columns at a time; or e4m3 act with 1x128
+// scales: the GLU values' row amax over the block's 128 columns (in-thread, then the lanes of a
+// quad), s = max(amax, 1e-4) / 448, q = e4m3(v / s) as moe/fp8.hpp; columns past I count 0.
 #include "collectives/error.hpp"
 #include "moe/hopper/experts_sm90.cuh"
 #include "moe/hopper/fp8_block_sm90.cuh"
@@ -47,14 +46,14 @@ enum Epi : int { kStore = 0, kGlu = 1, kGluQ = 2 };
 template <int EPI>
 struct Geo {
   static constexpr bool GU = EPI != kStore;
-  static constexpr int A_BYTES = (GU ? 64 : 128) * BK;  // the A box: 64 or 128 rows of 128 bytes
-  static constexpr int B_BYTES = (GU ? 256 : 128) * BK;
+  static constexpr int A_BYTES = 128 * BK;              // the A box: 128 rows of 128 bytes
+  static constexpr int B_BYTES = (GU ? 256 : 128) * BK;  // gate/up: the gate and up blocks' 256 rows
   static constexpr int STAGE = A_BYTES + B_BYTES;
-  // A consumer's staged rows: 128 bf16, 64 bf16 or 64 bytes, padded by 16 bytes (no bank conflicts).
-  static constexpr int C_PITCH = EPI == kStore ? 272 : EPI == kGlu ? 144 : 80;
+  // A consumer's staged rows: 128 bf16 (down), 64 bf16 (gate/up, one half at a time) or 128 bytes
+  // (e4m3 act), padded by 16 bytes (no bank conflicts).
+  static constexpr int C_PITCH = EPI == kStore ? 272 : 144;
   static constexpr int C_BYTES = 64 * C_PITCH;
-  static constexpr int AMAX_BYTES = 2 * 2 * 64 * 4;  // [unit parity][warpgroup][64 rows] fp32
-  static constexpr int SMEM = STAGES * STAGE + 2 * C_BYTES + AMAX_BYTES + 2 * STAGES * 8 + 1024;
+  static constexpr int SMEM = STAGES * STAGE + 2 * C_BYTES + 2 * STAGES * 8 + 1024;
   static_assert(SMEM <= 227 * 1024, "one CTA per SM");
 };
 
@@ -72,12 +71,6 @@ __device__ __forceinline__ void wgmma_m64n128k32_e4m3(float (&d)[64], std::uint6
 __device__ __forceinline__ void st_shared_b16(std::uint32_t addr, std::uint16_t v) {
   asm volatile("st.shared.b16 [%0], %1;\n" ::"r"(addr), "h"(v) : "memory");
 }
-__device__ __forceinline__ void st_shared_f32(std::uint32_t addr, float v) {
-  asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
-}
-using grouped::ld_shared_f32;  // moe/hopper/grouped_epilogue.cuh
-// Both consumer warpgroups (named barrier 4, 256 threads).
-__device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 4, 256;\n" ::: "memory"); }
 __device__ __forceinline__ std::uint32_t bf16x2_bits(__nv_bfloat162 v) {
   return *reinterpret_cast<const std::uint32_t*>(&v);
 }
@@ -88,11 +81,12 @@ __device__ __forceinline__ std::uint32_t bf16x2_bits(__nv_bfloat162 v) {
 // matrix (ceil(h / 128) for down, ceil(I / 128) for gate/up, also the act scales per row);
 // sa (rows_cap, ksteps) the A rows' 1x128 scales; sb the 128x128 weight scales, or with W_ROW
 // (down only) one scale per weight row (output channel), applied to the promoted sums at the end.
-// PAIR: 2-CTA clusters, units 2p and 2p + 1 to ranks 0 and 1 (gate/up: the two halves of a list
-// tile; down: consecutive list tiles); where both have rows and read the same weight block, each
-// CTA loads half of the weight boxes and multicasts it into both, and every consumer warp hands a
-// stage back to both CTAs' producers; both CTAs walk every unit's K steps (an empty unit with no
-// bytes), so that their rings stay in step.
+// A unit is one list tile: up to 128 rows, warpgroup g taking rows 64g..64g+63 (a tile of at most
+// 64 live rows loads 64 A rows and warpgroup 1 hands its stages straight back).
+// PAIR: 2-CTA clusters, consecutive list tiles to ranks 0 and 1; where both have rows and read
+// the same weight block, each CTA loads half of the weight boxes and multicasts it into both, and
+// every consumer warp hands a stage back to both CTAs' producers; both CTAs walk every unit's K
+// steps (an empty unit with no bytes), so that their rings stay in step.
 template <int EPI, bool CLAMPED, bool W_ROW, bool PAIR>
 __global__ void __launch_bounds__(THREADS, 1)
     block_kernel(const __grid_constant__ CUtensorMap amap, const __grid_constant__ CUtensorMap amap64,
@@ -109,35 +103,29 @@ __global__ void __launch_bounds__(THREADS, 1)
   const std::uint32_t raw = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_raw));
   const std::uint32_t base = (raw + 1023u) & ~1023u;
   const std::uint32_t c_base = base + STAGES * G::STAGE;
-  const std::uint32_t amax_base = c_base + 2 * G::C_BYTES;
-  const std::uint32_t full = amax_base + G::AMAX_BYTES, empty = full + 8 * STAGES;
+  const std::uint32_t full = c_base + 2 * G::C_BYTES, empty = full + 8 * STAGES;
   init_ring<STAGES, PAIR>(full, empty);
   grid_dependency_wait();
   const int rank = PAIR ? cluster_rank() : 0;
-  const int n_tiles = min(max_tiles, *live);  // even (std_grouped_tiles)
-  const int units = GU ? 2 * n_tiles : n_tiles;
+  const int units = min(max_tiles, *live);  // even (std_grouped_tiles)
   const int first = PAIR ? static_cast<int>(blockIdx.x) / 2 * 2 + rank : static_cast<int>(blockIdx.x);
   const int stride = static_cast<int>(gridDim.x);  // PAIR: gridDim.x / 2 pairs of units
-  // A unit's tile, half, and whether it has rows.
-  auto unit_tile = [&](int u) { return tiles[GU ? u >> 1 : u]; };
-  auto unit_live = [&](int u, const StdTile& t) { return t.valid > (GU ? 64 * (u & 1) : 0); };
   const int wg = threadIdx.x >> 7;
   if (wg == 2) {
     regs_release<PRODUCER_REGS>();
     if (threadIdx.x == 256) {
       int s = 0;
       for (int u = first; u < units; u += stride) {
-        const StdTile t = unit_tile(u);
-        const bool mine = unit_live(u, t);
+        const StdTile t = tiles[u];
+        const bool mine = t.valid > 0;
         if (!PAIR && !mine) continue;
         bool shared = false;
         if constexpr (PAIR) {
-          const StdTile o = unit_tile(u ^ 1);
-          shared = mine && unit_live(u ^ 1, o) && t.expert == o.expert && t.block == o.block;
+          const StdTile o = tiles[u ^ 1];
+          shared = mine && o.valid > 0 && t.expert == o.expert && t.block == o.block;
         }
-        const int hf = GU ? (u & 1) : 0;
-        const bool half = !GU && t.valid <= 64;
-        const int arow = t.row0 + 64 * hf, brow = t.expert * b_rows + t.block * 128;
+        const bool half = t.valid <= 64;
+        const int brow = t.expert * b_rows + t.block * 128;
         for (int ks = 0; ks < ksteps; ++ks, ++s) {
           const int stage = s % STAGES;
           if (s >= STAGES) mbar_wait(empty + 8 * stage, ((s / STAGES) - 1) & 1);
@@ -145,11 +133,11 @@ __global__ void __launch_bounds__(THREADS, 1)
           mbar_arrive_expect_tx(bar, !mine ? 0 : half ? G::STAGE - G::A_BYTES / 2 : G::STAGE);
           if (!mine) continue;
           const int kc = ks * BK;
+          tma_load_2d(dst, half ? &amap64 : &amap, kc, t.row0, bar);
+          const std::uint32_t b = dst + G::A_BYTES;
           if constexpr (GU) {
-            tma_load_2d(dst, &amap64, kc, arow, bar);
-            // B boxes: gate 0-63, up 0-63, gate 64-127, up 64-127 of the block; shared: rank r
-            // multicasts the two of warpgroup r.
-            const std::uint32_t b = dst + G::A_BYTES;
+            // B boxes: gate 0-63, up 0-63, gate 64-127, up 64-127 of the block (half h of the
+            // MMAs reads boxes 2h and 2h + 1); shared: rank r multicasts half r.
             if (shared) {
               tma_load_2d_multicast(b + rank * 128 * BK, &bmap, kc, brow + 64 * rank, bar, 0x3);
               tma_load_2d_multicast(b + rank * 128 * BK + 64 * BK, &bmap, kc, brow + up + 64 * rank, bar, 0x3);
@@ -160,11 +148,10 @@ __global__ void __launch_bounds__(THREADS, 1)
               tma_load_2d(b + 192 * BK, &bmap, kc, brow + up + 64, bar);
             }
           } else {
-            tma_load_2d(dst, half ? &amap64 : &amap, kc, arow, bar);
             if (shared)  // rank r multicasts weight rows 64r..64r+63 of the block
-              tma_load_2d_multicast(dst + G::A_BYTES + rank * 64 * BK, &bmap64, kc, brow + 64 * rank, bar, 0x3);
+              tma_load_2d_multicast(b + rank * 64 * BK, &bmap64, kc, brow + 64 * rank, bar, 0x3);
             else
-              tma_load_2d(dst + G::A_BYTES, &bmap, kc, brow, bar);
+              tma_load_2d(b, &bmap, kc, brow, bar);
           }
         }
       }
@@ -175,52 +162,63 @@ __global__ void __launch_bounds__(THREADS, 1)
     const int r = 16 * (tid >> 5) + (lane >> 2), c = lane & 3;
     const std::uint32_t cb = c_base + wg * G::C_BYTES;
     auto release = [&](int stage) { release_stage<PAIR>(empty, stage, lane, rank); };
-    float acc[64], fin[64];
-    int s = 0, done = 0;
+    // fin: the promoted sums (gate/up: half 0, act columns 0-63 of the block); fin2: gate/up's
+    // half 1 (act columns 64-127).
+    float acc[64], fin[64], fin2[GU ? 64 : 1];
+    int s = 0;
     for (int u = first; u < units; u += stride) {
-      const StdTile t = unit_tile(u);
-      const bool mine = unit_live(u, t);
+      const StdTile t = tiles[u];
+      const bool mine = t.valid > 0;
       if (!PAIR && !mine) continue;
-      const int hf = GU ? (u & 1) : 0;
       // No rows here (PAIR: the stages still go round), or a half tile whose warpgroup 1 has none.
-      if (!mine || (!GU && wg == 1 && t.valid <= 64)) {
+      if (!mine || (wg == 1 && t.valid <= 64)) {
         skip_tile<STAGES>(s, ksteps, full, release);
         continue;
       }
-      const int row_base = t.row0 + (GU ? 64 * hf : 64 * wg);
-      const int valid = min(64, t.valid - (GU ? 64 * hf : 64 * wg));
+      const int row_base = t.row0 + 64 * wg;
+      const int valid = min(64, t.valid - 64 * wg);
       const float* sa0 = sa + static_cast<std::int64_t>(min(row_base + r, rows_cap - 1)) * ksteps;
       const float* sa1 = sa + static_cast<std::int64_t>(min(row_base + r + 8, rows_cap - 1)) * ksteps;
       const int gi = GU ? 2 * t.expert : t.expert;
       const float* sbg = sb + (static_cast<std::int64_t>(gi) * sb_blocks + t.block) * ksteps;
       const float* sbu = GU ? sbg + static_cast<std::int64_t>(sb_blocks) * ksteps : sbg;
-      const std::uint32_t a_off = GU ? 0u : static_cast<std::uint32_t>(wg) * 64 * BK;
-      const std::uint32_t b_off = G::A_BYTES + (GU ? static_cast<std::uint32_t>(wg) * 128 * BK : 0u);
+      const std::uint32_t a_off = static_cast<std::uint32_t>(wg) * 64 * BK;
 #pragma unroll
       for (int i = 0; i < 64; ++i) fin[i] = 0.0f;
-      for (int ks = 0; ks < ksteps; ++ks, ++s) {
-        const int stage = s % STAGES;
-        const float a0 = __ldg(sa0 + ks), a1 = __ldg(sa1 + ks);
-        const float bg = W_ROW ? 1.0f : __ldg(sbg + ks), bu = W_ROW ? 1.0f : __ldg(sbu + ks);
-        mbar_wait(full + 8 * stage, (s / STAGES) & 1);
+      if constexpr (GU) {
+#pragma unroll
+        for (int i = 0; i < 64; ++i) fin2[i] = 0.0f;
+      }
+      // One n128 set of MMAs (B rows b_off..b_off+127 of the stage) into a fresh accumulator,
+      // then its promotion into f: accumulator i is row r + 8 ((i >> 1) & 1), column
+      // 8 (i >> 2) + 2c + (i & 1); for gate/up columns 0-63 are gate rows, 64-127 up rows.
+      auto mma_promote = [&](float (&f)[64], std::uint32_t stage_base, std::uint32_t b_off, float s0g, float s1g,
+                             float s0u, float s1u) {
         fence_acc(acc);
         wgmma_fence();
-        const std::uint64_t da = desc_sw128(base + stage * G::STAGE + a_off);
-        const std::uint64_t db = desc_sw128(base + stage * G::STAGE + b_off);
+        const std::uint64_t da = desc_sw128(stage_base + a_off);
+        const std::uint64_t db = desc_sw128(stage_base + b_off);
 #pragma unroll
         for (int kk = 0; kk < BK / 32; ++kk) wgmma_m64n128k32_e4m3(acc, da + 2 * kk, db + 2 * kk, kk > 0);
         wgmma_commit();
         wgmma_wait<0>();
         fence_acc(acc);
-        release(stage);
-        // Promotion: accumulator i is row r + 8 ((i >> 1) & 1), column 8 (i >> 2) + 2c + (i & 1);
-        // for gate/up columns 0-63 are gate rows, 64-127 up rows.
-        const float s0g = a0 * bg, s1g = a1 * bg, s0u = a0 * bu, s1u = a1 * bu;
 #pragma unroll
         for (int i = 0; i < 64; ++i) {
           const bool hi = ((i >> 1) & 1) != 0, upc = GU && i >= 32;
-          fin[i] = fmaf(upc ? (hi ? s1u : s0u) : (hi ? s1g : s0g), acc[i], fin[i]);
+          f[i] = fmaf(upc ? (hi ? s1u : s0u) : (hi ? s1g : s0g), acc[i], f[i]);
         }
+      };
+      for (int ks = 0; ks < ksteps; ++ks, ++s) {
+        const int stage = s % STAGES;
+        const float a0 = __ldg(sa0 + ks), a1 = __ldg(sa1 + ks);
+        const float bg = W_ROW ? 1.0f : __ldg(sbg + ks), bu = W_ROW ? 1.0f : __ldg(sbu + ks);
+        mbar_wait(full + 8 * stage, (s / STAGES) & 1);
+        const std::uint32_t sbase = base + stage * G::STAGE;
+        // Both halves of a gate/up block read the same gate and up weight blocks: one scale each.
+        mma_promote(fin, sbase, G::A_BYTES, a0 * bg, a1 * bg, a0 * bu, a1 * bu);
+        if constexpr (GU) mma_promote(fin2, sbase, G::A_BYTES + 128 * BK, a0 * bg, a1 * bg, a0 * bu, a1 * bu);
+        release(stage);
       }
       consumer_pair_sync(wg);  // the previous unit's staged rows are out
       if constexpr (EPI == kStore) {
@@ -245,77 +243,84 @@ __global__ void __launch_bounds__(THREADS, 1)
                 ld_shared_v4(cb + row * G::C_PITCH + ch * 16);
         }
       } else {
-        float v[32];
+        // The GLU of both halves: v[h][j] is act column 64h + 8 (j >> 2) + 2c + (j & 1) of the
+        // block, row r + 8 ((j >> 1) & 1).
+        float v[2][32];
 #pragma unroll
         for (int i = 0; i < 32; i += 2) {
-          const float2 g = __bfloat1622float2(__floats2bfloat162_rn(fin[i], fin[i + 1]));
-          const float2 w = __bfloat1622float2(__floats2bfloat162_rn(fin[i + 32], fin[i + 33]));
-          v[i] = std_glu_value<CLAMPED>(g.x, w.x, alpha, limit);
-          v[i + 1] = std_glu_value<CLAMPED>(g.y, w.y, alpha, limit);
+          const float2 g0 = __bfloat1622float2(__floats2bfloat162_rn(fin[i], fin[i + 1]));
+          const float2 u0 = __bfloat1622float2(__floats2bfloat162_rn(fin[i + 32], fin[i + 33]));
+          const float2 g1 = __bfloat1622float2(__floats2bfloat162_rn(fin2[i], fin2[i + 1]));
+          const float2 u1 = __bfloat1622float2(__floats2bfloat162_rn(fin2[i + 32], fin2[i + 33]));
+          v[0][i] = std_glu_value<CLAMPED>(g0.x, u0.x, alpha, limit);
+          v[0][i + 1] = std_glu_value<CLAMPED>(g0.y, u0.y, alpha, limit);
+          v[1][i] = std_glu_value<CLAMPED>(g1.x, u1.x, alpha, limit);
+          v[1][i + 1] = std_glu_value<CLAMPED>(g1.y, u1.y, alpha, limit);
         }
-        const int col_w = t.block * 128 + wg * 64;  // the warpgroup's first activation column
+        const int col_b = t.block * 128;  // the block's first activation column
         if constexpr (EPI == kGlu) {
 #pragma unroll
-          for (int i = 0; i < 32; i += 2) {
-            const int row = r + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + 2 * c;
-            st_shared_b32(cb + row * G::C_PITCH + col * 2, bf16x2_bits(__floats2bfloat162_rn(v[i], v[i + 1])));
-          }
-          consumer_pair_sync(wg);
+          for (int h = 0; h < 2; ++h) {  // 64 columns at a time through the staging buffer
+            if (h == 1) consumer_pair_sync(wg);  // half 0's rows are out
 #pragma unroll
-          for (int p = 0; p < 4; ++p) {
-            const int id = tid + 128 * p, row = id >> 3, ch = id & 7, col = col_w + ch * 8;
-            if (row < valid && col < n_cols)
-              *reinterpret_cast<uint4*>(out + static_cast<std::int64_t>(row_base + row) * n_cols + col) =
-                  ld_shared_v4(cb + row * G::C_PITCH + ch * 16);
+            for (int i = 0; i < 32; i += 2) {
+              const int row = r + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + 2 * c;
+              st_shared_b32(cb + row * G::C_PITCH + col * 2, bf16x2_bits(__floats2bfloat162_rn(v[h][i], v[h][i + 1])));
+            }
+            consumer_pair_sync(wg);
+#pragma unroll
+            for (int p = 0; p < 4; ++p) {
+              const int id = tid + 128 * p, row = id >> 3, ch = id & 7, col = col_b + 64 * h + ch * 8;
+              if (row < valid && col < n_cols)
+                *reinterpret_cast<uint4*>(out + static_cast<std::int64_t>(row_base + row) * n_cols + col) =
+                    ld_shared_v4(cb + row * G::C_PITCH + ch * 16);
+            }
           }
         } else {
+          // e4m3 act with 1x128 scales: the row's amax over the block's 128 columns (both halves
+          // in-thread, then the lanes of a quad), s = max(amax, 1e-4) / 448, q = e4m3(v / s).
           float am0 = 0.0f, am1 = 0.0f;
 #pragma unroll
-          for (int i = 0; i < 32; ++i) {
-            if (col_w + 8 * (i >> 2) + 2 * c + (i & 1) >= n_cols) v[i] = 0.0f;  // past I: not in the group
-            if ((i >> 1) & 1)
-              am1 = fmaxf(am1, fabsf(v[i]));
-            else
-              am0 = fmaxf(am0, fabsf(v[i]));
-          }
+          for (int h = 0; h < 2; ++h)
+#pragma unroll
+            for (int i = 0; i < 32; ++i) {
+              if (col_b + 64 * h + 8 * (i >> 2) + 2 * c + (i & 1) >= n_cols) v[h][i] = 0.0f;  // past I: not in the group
+              if ((i >> 1) & 1)
+                am1 = fmaxf(am1, fabsf(v[h][i]));
+              else
+                am0 = fmaxf(am0, fabsf(v[h][i]));
+            }
 #pragma unroll
           for (int o = 1; o <= 2; o <<= 1) {
             am0 = fmaxf(am0, __shfl_xor_sync(0xffffffffu, am0, o));
             am1 = fmaxf(am1, __shfl_xor_sync(0xffffffffu, am1, o));
           }
-          const std::uint32_t mine = amax_base + ((done & 1) * 2 + wg) * 256, other = mine + (wg ? -256 : 256);
-          if (c == 0) {
-            st_shared_f32(mine + r * 4, am0);
-            st_shared_f32(mine + (r + 8) * 4, am1);
-          }
-          consumers_sync();
-          am0 = fmaxf(am0, ld_shared_f32(other + r * 4));
-          am1 = fmaxf(am1, ld_shared_f32(other + (r + 8) * 4));
           const float s0 = fmaxf(am0, 1e-4f) / 448.0f, s1 = fmaxf(am1, 1e-4f) / 448.0f;  // IEEE: the host's
 #pragma unroll
-          for (int i = 0; i < 32; i += 2) {
-            const bool hi = ((i >> 1) & 1) != 0;
-            const float sc = hi ? s1 : s0;
-            const int row = r + 8 * hi, col = 8 * (i >> 2) + 2 * c;
-            const auto two = static_cast<std::uint16_t>(
-                __nv_cvt_float2_to_fp8x2(make_float2(v[i] / sc, v[i + 1] / sc), __NV_SATFINITE, __NV_E4M3));
-            st_shared_b16(cb + row * G::C_PITCH + col, two);
-          }
-          if (wg == 0 && c == 0) {
+          for (int h = 0; h < 2; ++h)
+#pragma unroll
+            for (int i = 0; i < 32; i += 2) {
+              const bool hi = ((i >> 1) & 1) != 0;
+              const float sc = hi ? s1 : s0;
+              const int row = r + 8 * hi, col = 64 * h + 8 * (i >> 2) + 2 * c;
+              const auto two = static_cast<std::uint16_t>(
+                  __nv_cvt_float2_to_fp8x2(make_float2(v[h][i] / sc, v[h][i + 1] / sc), __NV_SATFINITE, __NV_E4M3));
+              st_shared_b16(cb + row * G::C_PITCH + col, two);
+            }
+          if (c == 0) {
             if (r < valid) outs[static_cast<std::int64_t>(row_base + r) * sb_blocks + t.block] = s0;
             if (r + 8 < valid) outs[static_cast<std::int64_t>(row_base + r + 8) * sb_blocks + t.block] = s1;
           }
           consumer_pair_sync(wg);
 #pragma unroll
-          for (int p = 0; p < 2; ++p) {
-            const int id = tid + 128 * p, row = id >> 2, ch = id & 3, col = col_w + ch * 16;
+          for (int p = 0; p < 4; ++p) {
+            const int id = tid + 128 * p, row = id >> 3, ch = id & 7, col = col_b + ch * 16;
             if (row < valid && col < n_cols)
               *reinterpret_cast<uint4*>(outq + static_cast<std::int64_t>(row_base + row) * n_cols + col) =
                   ld_shared_v4(cb + row * G::C_PITCH + ch * 16);
           }
         }
       }
-      ++done;
     }
   }
   if constexpr (PAIR) cluster_sync();  // no CTA leaves while its peer may still write into it
@@ -333,7 +338,7 @@ void launch(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMa
             int rows_cap, const float* sb, cudaStream_t s) {
   int dev = 0;
   const int sms = sm90::current_device_sms(dev);
-  const std::int64_t units = (EPI == kStore ? 1 : 2) * max_tiles;
+  const std::int64_t units = max_tiles;
   const auto alpha = static_cast<float>(a.alpha), limit = static_cast<float>(a.limit);
   const int mt = static_cast<int>(max_tiles);
   if (!std_grouped_variant().paired) {
@@ -386,19 +391,19 @@ void fp8_block_gate_up_sm90(const std::uint8_t* x, const float* x_scale, std::in
   check_alignment(w13_scale, 4, "the weight scales");
   if (act_q != nullptr) check_alignment(act_scale, 4, "the output scales");
   const auto H = static_cast<std::uint64_t>(h), R = static_cast<std::uint64_t>(rows_cap);
-  const CUtensorMap amap64 = sm90::encode_tma_2d_u8(x, H, R, BK, 64);
+  const CUtensorMap amap = sm90::encode_tma_2d_u8(x, H, R, BK, 128), amap64 = sm90::encode_tma_2d_u8(x, H, R, BK, 64);
   const CUtensorMap bmap = sm90::encode_tma_2d_u8(w13, H, static_cast<std::uint64_t>(experts * 2 * inter), BK, 64);
   const int ks = static_cast<int>(blocks_of(h)), I = static_cast<int>(inter), ib = static_cast<int>(blocks_of(inter));
   const int rc = static_cast<int>(rows_cap);
   const bool clamped = a.kind == Activation::swiglu_clamped;
   if (act_q == nullptr) {
     LB_CHECK(act_bf16 != nullptr, "Hopper FP8 block-scaled gate/up: no output");
-    (clamped ? launch<kGlu, true> : launch<kGlu, false>)(amap64, amap64, bmap, bmap, act_bf16, nullptr, nullptr, I, tiles,
+    (clamped ? launch<kGlu, true> : launch<kGlu, false>)(amap, amap64, bmap, bmap, act_bf16, nullptr, nullptr, I, tiles,
                                                          max_tiles, live, ks, 2 * I, I, ib, a, x_scale, rc, w13_scale,
                                                          s);
   } else {
     LB_CHECK(act_scale != nullptr, "Hopper FP8 block-scaled gate/up: e4m3 output without its scales");
-    (clamped ? launch<kGluQ, true> : launch<kGluQ, false>)(amap64, amap64, bmap, bmap, nullptr, act_q, act_scale, I, tiles,
+    (clamped ? launch<kGluQ, true> : launch<kGluQ, false>)(amap, amap64, bmap, bmap, nullptr, act_q, act_scale, I, tiles,
                                                            max_tiles, live, ks, 2 * I, I, ib, a, x_scale, rc,
                                                            w13_scale, s);
   }
