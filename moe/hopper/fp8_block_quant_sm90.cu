@@ -17,6 +17,8 @@ namespace layerbench::moe::cuda {
 namespace {
 
 std::int64_t blocks_of(std::int64_t n) { return (n + 127) / 128; }
+// The down list's column blocks: two 128-row weight blocks, 256 output columns, per tile.
+std::int64_t down_blocks_of(std::int64_t h) { return (h + 255) / 256; }
 
 constexpr int Q_THREADS = 256;
 
@@ -125,7 +127,7 @@ std::int64_t fp8_block_work_bytes(std::int64_t rows_cap, std::int64_t experts, s
   const auto n = static_cast<std::int64_t>(sizeof(StdTile));
   auto up256 = [](std::int64_t b) { return (b + 255) / 256 * 256; };
   return up256(std_grouped_max_tiles(rows_cap, experts, blocks_of(inter)) * n) +
-         up256(std_grouped_max_tiles(rows_cap, experts, blocks_of(h)) * n) + 256;
+         up256(std_grouped_max_tiles(rows_cap, experts, down_blocks_of(h)) * n) + 256;
 }
 
 StdGroupedWork fp8_block_work(void* base, std::int64_t rows_cap, std::int64_t experts, std::int64_t h,
@@ -133,7 +135,7 @@ StdGroupedWork fp8_block_work(void* base, std::int64_t rows_cap, std::int64_t ex
   auto up256 = [](std::int64_t b) { return (b + 255) / 256 * 256; };
   StdGroupedWork w;
   w.gu_max = std_grouped_max_tiles(rows_cap, experts, blocks_of(inter));
-  w.dn_max = std_grouped_max_tiles(rows_cap, experts, blocks_of(h));
+  w.dn_max = std_grouped_max_tiles(rows_cap, experts, down_blocks_of(h));
   auto* p = static_cast<unsigned char*>(base);
   w.gu = reinterpret_cast<StdTile*>(p);
   p += up256(w.gu_max * static_cast<std::int64_t>(sizeof(StdTile)));
@@ -145,7 +147,7 @@ StdGroupedWork fp8_block_work(void* base, std::int64_t rows_cap, std::int64_t ex
 
 void fp8_block_tiles(const int* counts, std::int64_t experts, std::int64_t h, std::int64_t inter,
                      const StdGroupedWork& w, cudaStream_t s) {
-  std_grouped_tiles(counts, experts, blocks_of(inter), blocks_of(h), w.gu, w.gu_max, w.dn, w.dn_max, w.live, s);
+  std_grouped_tiles(counts, experts, blocks_of(inter), down_blocks_of(h), w.gu, w.gu_max, w.dn, w.dn_max, w.live, s);
 }
 
 }  // namespace layerbench::moe::cuda

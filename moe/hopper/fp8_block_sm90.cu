@@ -9,14 +9,15 @@
 // other's MMAs keep the tensor cores busy). A tile is 128 rows of one expert; warpgroup g takes
 // rows 64g..64g+63 of the (128, 128) A box (a tile of at most 64 live rows loads 64 A rows and
 // warpgroup 1 hands its stages straight back).
-//   down     128 output columns (one weight block): one n128 set of MMAs per K step.
-//   gate/up  128 activation columns c..c+127: the B boxes are four of 64 weight rows (gate
-//            c..c+63, up c..c+63, gate c+64.., up c+64..), and each warpgroup runs two n128 sets
-//            per K step, half h reading boxes 2h and 2h + 1 (its gate rows then its up rows:
-//            accumulator columns j and j + 64 are one gate/up pair, in one thread) and promoted
-//            into its own sums (64 accumulators + 2 x 64 sums per thread). The weight box is
-//            256 rows per 128 A rows, as the rowwise kernels': the 64-row tiles this replaced
-//            read each weight block twice as often (results/moe/2026-12-07-h100-g).
+// The weight box is 256 rows per K step, and each warpgroup runs two n128 sets of MMAs into one
+// accumulator, each promoted into its own sums (64 accumulators + 2 x 64 sums per thread): per
+// 128 A rows the weights are read once per 256 of them, as in the rowwise kernels (64-row gate/up
+// and 128-column down tiles read them twice as often).
+//   down     256 output columns, two weight blocks: half h is block 2b + h with its own scale.
+//   gate/up  128 activation columns c..c+127: four B boxes of 64 weight rows (gate c..c+63, up
+//            c..c+63, gate c+64.., up c+64..), half h reading boxes 2h and 2h + 1 (its gate rows
+//            then its up rows: accumulator columns j and j + 64 are one gate/up pair, in one
+//            thread); both halves take the gate block's and the up block's scales.
 // Epilogues (after the K loop, through a shared staging buffer per warpgroup, 16-byte stores):
 // bf16 y; bf16 act = glu(bf16(gate), bf16(up)), 64 columns at a time; or e4m3 act with 1x128
 // scales: the GLU values' row amax over the block's 128 columns (in-thread, then the lanes of a
@@ -47,11 +48,11 @@ template <int EPI>
 struct Geo {
   static constexpr bool GU = EPI != kStore;
   static constexpr int A_BYTES = 128 * BK;              // the A box: 128 rows of 128 bytes
-  static constexpr int B_BYTES = (GU ? 256 : 128) * BK;  // gate/up: the gate and up blocks' 256 rows
+  static constexpr int B_BYTES = 256 * BK;  // gate/up: the gate and up blocks' rows; down: two weight blocks
   static constexpr int STAGE = A_BYTES + B_BYTES;
-  // A consumer's staged rows: 128 bf16 (down), 64 bf16 (gate/up, one half at a time) or 128 bytes
-  // (e4m3 act), padded by 16 bytes (no bank conflicts).
-  static constexpr int C_PITCH = EPI == kStore ? 272 : 144;
+  // A consumer's staged rows: 64 bf16 (64 columns at a time) or 128 bytes (e4m3 act), padded by 16
+  // bytes (no bank conflicts).
+  static constexpr int C_PITCH = 144;
   static constexpr int C_BYTES = 64 * C_PITCH;
   static constexpr int SMEM = STAGES * STAGE + 2 * C_BYTES + 2 * STAGES * 8 + 1024;
   static_assert(SMEM <= 227 * 1024, "one CTA per SM");
@@ -125,7 +126,7 @@ __global__ void __launch_bounds__(THREADS, 1)
           shared = mine && o.valid > 0 && t.expert == o.expert && t.block == o.block;
         }
         const bool half = t.valid <= 64;
-        const int brow = t.expert * b_rows + t.block * 128;
+        const int brow = t.expert * b_rows + t.block * (GU ? 128 : 256);
         for (int ks = 0; ks < ksteps; ++ks, ++s) {
           const int stage = s % STAGES;
           if (s >= STAGES) mbar_wait(empty + 8 * stage, ((s / STAGES) - 1) & 1);
@@ -147,11 +148,13 @@ __global__ void __launch_bounds__(THREADS, 1)
               tma_load_2d(b + 128 * BK, &bmap, kc, brow + 64, bar);
               tma_load_2d(b + 192 * BK, &bmap, kc, brow + up + 64, bar);
             }
-          } else {
-            if (shared)  // rank r multicasts weight rows 64r..64r+63 of the block
-              tma_load_2d_multicast(b + rank * 64 * BK, &bmap64, kc, brow + 64 * rank, bar, 0x3);
-            else
+          } else {  // weight rows 0-127 and 128-255 of the tile's two blocks; shared: rank r multicasts block r
+            if (shared) {
+              tma_load_2d_multicast(b + rank * 128 * BK, &bmap, kc, brow + 128 * rank, bar, 0x3);
+            } else {
               tma_load_2d(b, &bmap, kc, brow, bar);
+              tma_load_2d(b + 128 * BK, &bmap, kc, brow + 128, bar);
+            }
           }
         }
       }
@@ -162,9 +165,9 @@ __global__ void __launch_bounds__(THREADS, 1)
     const int r = 16 * (tid >> 5) + (lane >> 2), c = lane & 3;
     const std::uint32_t cb = c_base + wg * G::C_BYTES;
     auto release = [&](int stage) { release_stage<PAIR>(empty, stage, lane, rank); };
-    // fin: the promoted sums (gate/up: half 0, act columns 0-63 of the block); fin2: gate/up's
-    // half 1 (act columns 64-127).
-    float acc[64], fin[64], fin2[GU ? 64 : 1];
+    // The promoted sums of the two n128 halves: fin (gate/up: act columns 0-63 of the block; down:
+    // output columns 0-127 of the tile), fin2 (64-127; 128-255).
+    float acc[64], fin[64], fin2[64];
     int s = 0;
     for (int u = first; u < units; u += stride) {
       const StdTile t = tiles[u];
@@ -179,16 +182,15 @@ __global__ void __launch_bounds__(THREADS, 1)
       const int valid = min(64, t.valid - 64 * wg);
       const float* sa0 = sa + static_cast<std::int64_t>(min(row_base + r, rows_cap - 1)) * ksteps;
       const float* sa1 = sa + static_cast<std::int64_t>(min(row_base + r + 8, rows_cap - 1)) * ksteps;
-      const int gi = GU ? 2 * t.expert : t.expert;
-      const float* sbg = sb + (static_cast<std::int64_t>(gi) * sb_blocks + t.block) * ksteps;
-      const float* sbu = GU ? sbg + static_cast<std::int64_t>(sb_blocks) * ksteps : sbg;
+      // Weight-block scales: gate/up: the gate block's (sbg) and the up block's (sbu), the same for
+      // both halves; down: half 0's block (sbg) and half 1's (sbu; past h: half 0's, unused).
+      const int gi = GU ? 2 * t.expert : t.expert, wb = GU ? t.block : 2 * t.block;
+      const float* sbg = sb + (static_cast<std::int64_t>(gi) * sb_blocks + wb) * ksteps;
+      const float* sbu = GU ? sbg + static_cast<std::int64_t>(sb_blocks) * ksteps
+                            : sb + (static_cast<std::int64_t>(gi) * sb_blocks + min(wb + 1, sb_blocks - 1)) * ksteps;
       const std::uint32_t a_off = static_cast<std::uint32_t>(wg) * 64 * BK;
 #pragma unroll
-      for (int i = 0; i < 64; ++i) fin[i] = 0.0f;
-      if constexpr (GU) {
-#pragma unroll
-        for (int i = 0; i < 64; ++i) fin2[i] = 0.0f;
-      }
+      for (int i = 0; i < 64; ++i) fin[i] = fin2[i] = 0.0f;
       // One n128 set of MMAs (B rows b_off..b_off+127 of the stage) into a fresh accumulator,
       // then its promotion into f: accumulator i is row r + 8 ((i >> 1) & 1), column
       // 8 (i >> 2) + 2c + (i & 1); for gate/up columns 0-63 are gate rows, 64-127 up rows.
@@ -217,31 +219,44 @@ __global__ void __launch_bounds__(THREADS, 1)
         const std::uint32_t sbase = base + stage * G::STAGE;
         // Both halves of a gate/up block read the same gate and up weight blocks: one scale each.
         mma_promote(fin, sbase, G::A_BYTES, a0 * bg, a1 * bg, a0 * bu, a1 * bu);
-        if constexpr (GU) mma_promote(fin2, sbase, G::A_BYTES + 128 * BK, a0 * bg, a1 * bg, a0 * bu, a1 * bu);
+        if constexpr (GU)
+          mma_promote(fin2, sbase, G::A_BYTES + 128 * BK, a0 * bg, a1 * bg, a0 * bu, a1 * bu);
+        else
+          mma_promote(fin2, sbase, G::A_BYTES + 128 * BK, a0 * bu, a1 * bu, 0.0f, 0.0f);
         release(stage);
       }
       consumer_pair_sync(wg);  // the previous unit's staged rows are out
       if constexpr (EPI == kStore) {
+        // 64 output columns at a time through the staging buffer: group g of half h is
+        // accumulators 32g..32g+31, columns 128h + 64g.. of the tile.
+        auto store_group = [&](const float (&f)[64], int h, int g) {
 #pragma unroll
-        for (int i = 0; i < 64; i += 2) {
-          const int row = r + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + 2 * c;
-          float2 w = make_float2(1.0f, 1.0f);
-          if constexpr (W_ROW) {
-            const int oc = t.block * 128 + col;
-            w = oc < n_cols ? __ldg(reinterpret_cast<const float2*>(sb + static_cast<std::int64_t>(t.expert) * n_cols + oc))
-                            : make_float2(0.0f, 0.0f);
+          for (int j = 0; j < 32; j += 2) {
+            const int i = 32 * g + j, row = r + 8 * ((i >> 1) & 1), col = 8 * (j >> 2) + 2 * c;
+            float2 w = make_float2(1.0f, 1.0f);
+            if constexpr (W_ROW) {
+              const int oc = t.block * 256 + 128 * h + 64 * g + col;
+              w = oc < n_cols ? __ldg(reinterpret_cast<const float2*>(sb + static_cast<std::int64_t>(t.expert) * n_cols + oc))
+                              : make_float2(0.0f, 0.0f);
+            }
+            st_shared_b32(cb + row * G::C_PITCH + col * 2, bf16x2_bits(__floats2bfloat162_rn(f[i] * w.x, f[i + 1] * w.y)));
           }
-          st_shared_b32(cb + row * G::C_PITCH + col * 2,
-                        bf16x2_bits(__floats2bfloat162_rn(fin[i] * w.x, fin[i + 1] * w.y)));
-        }
-        consumer_pair_sync(wg);
+          consumer_pair_sync(wg);
 #pragma unroll
-        for (int p = 0; p < 8; ++p) {
-          const int id = tid + 128 * p, row = id >> 4, ch = id & 15, col = t.block * 128 + ch * 8;
-          if (row < valid && col < n_cols)
-            *reinterpret_cast<uint4*>(out + static_cast<std::int64_t>(row_base + row) * n_cols + col) =
-                ld_shared_v4(cb + row * G::C_PITCH + ch * 16);
-        }
+          for (int p = 0; p < 4; ++p) {
+            const int id = tid + 128 * p, row = id >> 3, ch = id & 7, col = t.block * 256 + 128 * h + 64 * g + ch * 8;
+            if (row < valid && col < n_cols)
+              *reinterpret_cast<uint4*>(out + static_cast<std::int64_t>(row_base + row) * n_cols + col) =
+                  ld_shared_v4(cb + row * G::C_PITCH + ch * 16);
+          }
+        };
+        store_group(fin, 0, 0);
+        consumer_pair_sync(wg);
+        store_group(fin, 0, 1);
+        consumer_pair_sync(wg);
+        store_group(fin2, 1, 0);
+        consumer_pair_sync(wg);
+        store_group(fin2, 1, 1);
       } else {
         // The GLU of both halves: v[h][j] is act column 64h + 8 (j >> 2) + 2c + (j & 1) of the
         // block, row r + 8 ((j >> 1) & 1).

@@ -14,11 +14,11 @@
 //   gate/up      glu(gate, up) of the promoted sums (gate and up rounded to bf16 first, as every
 //                other expert path), written either as bf16 act (R, I), or quantized in the
 //                epilogue to e4m3 act with its 1x128 scales (the row amax of each 128-column group
-//                is one tile's: the two consumer warpgroups hold its two 64-column halves), which
+//                is one tile's, both 64-column halves in the warpgroup that holds the row), which
 //                down reads directly;
 //   down         y (R, h) bf16.
 // Rows are expert-major and compact; the tile lists are std_grouped_tiles' built with 128-column
-// blocks for both GEMMs (fp8_block_tiles).
+// blocks for gate/up (activation columns) and 256-column blocks for down (fp8_block_tiles).
 #include "moe/config/model.hpp"
 #include "moe/hopper/std_grouped_sm90.cuh"
 
@@ -44,7 +44,7 @@ void fp8_quantize_1x128(const __nv_bfloat16* x, std::int64_t rows, std::int64_t 
 void fp8_quantize_128x128(const __nv_bfloat16* w, std::int64_t groups, std::int64_t rows, std::int64_t cols,
                           std::uint8_t* q, float* scales, cudaStream_t s);
 
-// Both tile lists (128-row tiles, 128-column blocks for gate/up and down) in `work`.
+// Both tile lists (128-row tiles; 128-column blocks for gate/up, 256-column for down) in `work`.
 std::int64_t fp8_block_work_bytes(std::int64_t rows_cap, std::int64_t experts, std::int64_t h, std::int64_t inter);
 StdGroupedWork fp8_block_work(void* base, std::int64_t rows_cap, std::int64_t experts, std::int64_t h,
                               std::int64_t inter);
