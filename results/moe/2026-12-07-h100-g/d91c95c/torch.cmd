@@ -1,0 +1,1 @@
+python3 bench/moe/torch_fp8.py --dir /tmp/moe-fp8.vrprOg/shapes --models deepseek-v3 --ours-lib /tmp/lb-prebuilt/d91c95cd6e83/tools/liblayerbench_fp8_experts.so --pairs 30 --warmup 5 --json /tmp/moe-fp8.vrprOg/torch-fp8.json --variants  --block --block-variants 
