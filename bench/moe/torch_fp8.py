@@ -114,6 +114,30 @@ def dense_ceiling(warmup, iterations, n=8192):
             "min_ms": min(ms), "tflops": 2.0 * n ** 3 / (med * 1e-3) * 1e-12}
 
 
+def paired_rates(samples, flop, other, other_flop):
+    """From ABBA samples (ours ms, the other side's ms): both sides' times, medians and rates, and the
+    median of the pair ratios of our rate over the other's with its distribution-free 95% interval."""
+    ratios = [(flop / a) / (other_flop / b) for a, b in samples]
+    om = statistics.median(a for a, _ in samples)
+    xm = statistics.median(b for _, b in samples)
+    return {"ours_ms": [a for a, _ in samples], f"{other}_ms": [b for _, b in samples],
+            "ours_median_ms": om, f"{other}_median_ms": xm,
+            "ours_tflops": flop / (om * 1e-3) * 1e-12, f"{other}_tflops": other_flop / (xm * 1e-3) * 1e-12,
+            "ratio_median": statistics.median(ratios), "ratio_ci95": ti.median_interval(ratios)}
+
+
+def timed_if_checked(r, tag, err_text, time_pairs, other, other_flop, ratio_text):
+    """A GEMM whose check passed is timed in pairs (paired_rates) and its line printed; one that
+    failed is not timed, and says so."""
+    if r["check"]:
+        r.update(paired_rates(time_pairs(), r["flop"], other, other_flop))
+        print(f"{tag}: {err_text}, ours {r['ours_tflops']:.0f} TFLOP/s, {other} {r[other + '_tflops']:.0f}, "
+              f"{ratio_text} {r['ratio_median']:.3f} {r['ratio_ci95']}", flush=True)
+    else:
+        print(f"{tag}: check FAILED: {err_text}", flush=True)
+    return r
+
+
 def run_preset(lib, m, counts, warmup, pairs, variants=("",), tolerance=1e-2):
     dev, name = "cuda", m["name"]
     H, E, I = m["hidden"], m["experts"], m["moe_intermediate"]
@@ -158,23 +182,10 @@ def run_preset(lib, m, counts, warmup, pairs, variants=("",), tolerance=1e-2):
                     r = {"model": name, "variant": variant or "default", "gemm": what, "rows": R, "experts": E,
                          "hidden": H, "inter": I, "rel_err_vs_torch": err, "tolerance": tolerance,
                          "check": err <= tolerance, "flop": flop}
-                    if r["check"]:
-                        samples = ti.time_pairs(ours, theirs, warmup, pairs)
-                        ratios = [b / a for a, b in samples]
-                        om = statistics.median(a for a, _ in samples)
-                        tm = statistics.median(b for _, b in samples)
-                        r.update({"ours_ms": [a for a, _ in samples], "torch_ms": [b for _, b in samples],
-                                  "ours_median_ms": om, "torch_median_ms": tm,
-                                  "ours_tflops": flop / (om * 1e-3) * 1e-12,
-                                  "torch_tflops": flop / (tm * 1e-3) * 1e-12,
-                                  "ratio_median": statistics.median(ratios), "ratio_ci95": ti.median_interval(ratios)})
-                        print(f"rowwise {name} [{variant or 'default'}] {what}: err vs torch {err:.2e}, "
-                              f"ours {r['ours_tflops']:.0f} TFLOP/s, torch {r['torch_tflops']:.0f}, "
-                              f"torch/ours {r['ratio_median']:.3f} {r['ratio_ci95']}", flush=True)
-                    else:
-                        print(f"rowwise {name} [{variant or 'default'}] {what}: check FAILED: "
-                              f"err vs torch {err:.2e}", flush=True)
-                    out.append(r)
+                    out.append(timed_if_checked(r, f"rowwise {name} [{variant or 'default'}] {what}",
+                                                f"err vs torch {err:.2e}",
+                                                lambda: ti.time_pairs(ours, theirs, warmup, pairs), "torch", flop,
+                                                "torch/ours"))
     finally:
         lib.L.lbf8_set_variant(b"")
         lib.L.lbf8_destroy(h)
@@ -286,22 +297,10 @@ def run_block(lib, m, counts, warmup, pairs, dense_fn, dense_flop, variants=("",
                     r = {"model": name, "variant": variant or "default", "gemm": what, "rows": R, "experts": E,
                          "hidden": H, "inter": I, "rel_err_vs_dequantized": rel[key], "tolerance": tol,
                          "check": rel[key] <= tol, "flop": flop}
-                    if r["check"]:
-                        samples = ti.time_pairs(fn, dense_fn, warmup, pairs)
-                        ratios = [(flop / a) / (dense_flop / b) for a, b in samples]
-                        om = statistics.median(a for a, _ in samples)
-                        dm = statistics.median(b for _, b in samples)
-                        r.update({"ours_ms": [a for a, _ in samples], "dense_ms": [b for _, b in samples],
-                                  "ours_median_ms": om, "ours_tflops": flop / (om * 1e-3) * 1e-12,
-                                  "dense_tflops": dense_flop / (dm * 1e-3) * 1e-12,
-                                  "ratio_median": statistics.median(ratios), "ratio_ci95": ti.median_interval(ratios)})
-                        print(f"block {name} [{variant or 'default'}] {what}: err {rel[key]:.2e}, ours "
-                              f"{r['ours_tflops']:.0f} TFLOP/s, dense {r['dense_tflops']:.0f}, ours/dense "
-                              f"{r['ratio_median']:.3f} {r['ratio_ci95']}", flush=True)
-                    else:
-                        print(f"block {name} [{variant or 'default'}] {what}: check FAILED: err {rel[key]:.2e} "
-                              f"(tolerance {tol:.0e})", flush=True)
-                    out.append(r)
+                    out.append(timed_if_checked(r, f"block {name} [{variant or 'default'}] {what}",
+                                                f"err {rel[key]:.2e} (tolerance {tol:.0e})",
+                                                lambda: ti.time_pairs(fn, dense_fn, warmup, pairs), "dense",
+                                                dense_flop, "ours/dense"))
         lib.L.lbf8_set_variant(b"")
     finally:
         lib.L.lbf8_destroy(h)
