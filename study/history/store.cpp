@@ -14,12 +14,30 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <thread>
 #include <unistd.h>
 
 namespace layerbench::history {
 namespace {
 
 constexpr int kBusyMs = 60000;  // a CI job waits up to a minute for another job's write
+
+// Switching a new file to the WAL journal needs the file to itself, and SQLite answers
+// SQLITE_BUSY at once there instead of calling the busy handler: two jobs creating the same new
+// history at the same moment would see one of them refused. The switch is retried until the
+// busy timeout, as a write waits for another writer.
+void use_wal(sql::Connection& db) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyMs);
+  for (;;) {
+    try {
+      db.exec("PRAGMA journal_mode=WAL");
+      return;
+    } catch (const sql::SqliteError& e) {
+      if ((e.code() != SQLITE_BUSY && e.code() != SQLITE_LOCKED) || std::chrono::steady_clock::now() >= until) throw;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
 
 // Migration i takes a file from user_version i to i + 1.
 const char* const kMigrations[] = {
@@ -196,7 +214,7 @@ Store::Store(const std::string& path, Mode mode) : path_(path) {
     if (::access(dir.c_str(), W_OK) != 0)
       refuse(path, fmt::format("its directory '{}' is not writable (the write-ahead log is kept beside the "
                                "database); give a writable place", dir));
-    db_->exec("PRAGMA journal_mode=WAL");
+    use_wal(*db_);
     db_->exec("PRAGMA synchronous=NORMAL");
     db_->exec("PRAGMA foreign_keys=ON");
     for (auto from = p.version; from < kSchemaVersion; ++from) {
