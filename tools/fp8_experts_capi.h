@@ -43,7 +43,8 @@ int lbf8_down(lbf8_handle* h, const void* a, const float* a_scale, const void* w
 /* Block-scaled (DeepSeek-V3's recipe, moe/hopper/fp8_block_sm90.cuh): x (R, h) e4m3 with 1x128 scales
  * (R, ceil(h/128)); w13 (E, 2I, h) e4m3 with 128x128 scales of each gate and up matrix
  * (2E, ceil(I/128), ceil(h/128)); wd (E, h, I) with (E, ceil(h/128), ceil(I/128)); a (R, I) e4m3
- * with (R, ceil(I/128)). lbf8_block_tiles builds the block kernels' own lists (128-column blocks).
+ * with (R, ceil(I/128)). lbf8_block_tiles builds the block kernels' own lists (128-column blocks for
+ * gate/up, 256-column for down).
  * lbf8_block_gate_up writes bf16 act when act_q is null, else e4m3 act_q and its 1x128 act_scale
  * (the quantization fused into the epilogue). */
 int lbf8_block_tiles(lbf8_handle* h, const int32_t* counts, void* stream);

@@ -91,7 +91,7 @@ __device__ __forceinline__ std::uint32_t bf16x2_bits(__nv_bfloat162 v) {
 template <int EPI, bool CLAMPED, bool W_ROW, bool PAIR>
 __global__ void __launch_bounds__(THREADS, 1)
     block_kernel(const __grid_constant__ CUtensorMap amap, const __grid_constant__ CUtensorMap amap64,
-                 const __grid_constant__ CUtensorMap bmap, const __grid_constant__ CUtensorMap bmap64,
+                 const __grid_constant__ CUtensorMap bmap,
                  bf16* __restrict__ out, std::uint8_t* __restrict__ outq,
                  float* __restrict__ outs, int n_cols, const StdTile* __restrict__ tiles, int max_tiles,
                  const int* __restrict__ live, int ksteps, int b_rows, int up, int sb_blocks, float alpha, float limit,
@@ -347,7 +347,7 @@ __global__ void __launch_bounds__(THREADS, 1)
 // Paired (2-CTA clusters, the weight boxes multicast) unless the process-wide launch variant
 // says unpaired (std_grouped_variant().paired, as the rowwise kernels).
 template <int EPI, bool CLAMPED, bool W_ROW = false>
-void launch(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMap& bmap, const CUtensorMap& bmap64,
+void launch(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMap& bmap,
             bf16* out, std::uint8_t* outq, float* outs, int n_cols, const StdTile* tiles, std::int64_t max_tiles,
             const int* live, int ksteps, int b_rows, int up, int sb_blocks, const ActivationSpec& a, const float* sa,
             int rows_cap, const float* sb, cudaStream_t s) {
@@ -362,7 +362,7 @@ void launch(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMa
     sm90::Launch l(static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>(units, sms))), THREADS,
                    Geo<EPI>::SMEM, s);
     l.early_start();
-    LB_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, kernel, amap, amap64, bmap, bmap64, out, outq, outs, n_cols, tiles, mt,
+    LB_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, kernel, amap, amap64, bmap, out, outq, outs, n_cols, tiles, mt,
                                      live, ksteps, b_rows, up, sb_blocks, alpha, limit, sa, rows_cap, sb));
     LB_CUDA_CHECK_LAUNCH();
     return;
@@ -377,7 +377,7 @@ void launch(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMa
   LB_CHECK(clusters > 0, "Hopper FP8 block-scaled GEMM: no 2-CTA cluster fits on this device");
   const std::int64_t pairs = std::max<std::int64_t>(1, units / 2);
   pl.cfg.gridDim = dim3(static_cast<unsigned>(2 * std::min<std::int64_t>(clusters, pairs)));
-  LB_CUDA_CHECK(cudaLaunchKernelEx(&pl.cfg, kernel, amap, amap64, bmap, bmap64, out, outq, outs, n_cols, tiles, mt,
+  LB_CUDA_CHECK(cudaLaunchKernelEx(&pl.cfg, kernel, amap, amap64, bmap, out, outq, outs, n_cols, tiles, mt,
                                    live, ksteps, b_rows, up, sb_blocks, alpha, limit, sa, rows_cap, sb));
   LB_CUDA_CHECK_LAUNCH();
 }
@@ -401,7 +401,7 @@ void fp8_block_gate_up_sm90(const std::uint8_t* x, const float* x_scale, std::in
   LB_CHECK(why.empty(), "Hopper FP8 block-scaled gate/up: " + why);
   LB_CHECK(a.kind == Activation::silu_glu || a.kind == Activation::swiglu_clamped,
            "Hopper FP8 block-scaled gate/up: the fused epilogue has SiLU-GLU and clamped SwiGLU only");
-  LB_CHECK(max_tiles < (std::int64_t{1} << 30), "Hopper FP8 block-scaled gate/up: too many tiles");
+  LB_CHECK(max_tiles < (std::int64_t{1} << 31), "Hopper FP8 block-scaled gate/up: too many tiles");
   check_alignment(x_scale, 4, "the activation scales");
   check_alignment(w13_scale, 4, "the weight scales");
   if (act_q != nullptr) check_alignment(act_scale, 4, "the output scales");
@@ -413,12 +413,12 @@ void fp8_block_gate_up_sm90(const std::uint8_t* x, const float* x_scale, std::in
   const bool clamped = a.kind == Activation::swiglu_clamped;
   if (act_q == nullptr) {
     LB_CHECK(act_bf16 != nullptr, "Hopper FP8 block-scaled gate/up: no output");
-    (clamped ? launch<kGlu, true> : launch<kGlu, false>)(amap, amap64, bmap, bmap, act_bf16, nullptr, nullptr, I, tiles,
+    (clamped ? launch<kGlu, true> : launch<kGlu, false>)(amap, amap64, bmap, act_bf16, nullptr, nullptr, I, tiles,
                                                          max_tiles, live, ks, 2 * I, I, ib, a, x_scale, rc, w13_scale,
                                                          s);
   } else {
     LB_CHECK(act_scale != nullptr, "Hopper FP8 block-scaled gate/up: e4m3 output without its scales");
-    (clamped ? launch<kGluQ, true> : launch<kGluQ, false>)(amap, amap64, bmap, bmap, nullptr, act_q, act_scale, I, tiles,
+    (clamped ? launch<kGluQ, true> : launch<kGluQ, false>)(amap, amap64, bmap, nullptr, act_q, act_scale, I, tiles,
                                                            max_tiles, live, ks, 2 * I, I, ib, a, x_scale, rc,
                                                            w13_scale, s);
   }
@@ -435,9 +435,8 @@ void fp8_block_down_sm90(const std::uint8_t* act, const float* act_scale, std::i
   check_alignment(wd_scale, 4, "the weight scales");
   const auto I = static_cast<std::uint64_t>(inter), R = static_cast<std::uint64_t>(rows_cap);
   const CUtensorMap amap = sm90::encode_tma_2d_u8(act, I, R, BK, 128), amap64 = sm90::encode_tma_2d_u8(act, I, R, BK, 64);
-  const CUtensorMap bmap = sm90::encode_tma_2d_u8(wd, I, static_cast<std::uint64_t>(experts * h), BK, 128),
-                    bmap64 = sm90::encode_tma_2d_u8(wd, I, static_cast<std::uint64_t>(experts * h), BK, 64);
-  launch<kStore, false>(amap, amap64, bmap, bmap64, y, nullptr, nullptr, static_cast<int>(h), tiles, max_tiles, live,
+  const CUtensorMap bmap = sm90::encode_tma_2d_u8(wd, I, static_cast<std::uint64_t>(experts * h), BK, 128);
+  launch<kStore, false>(amap, amap64, bmap, y, nullptr, nullptr, static_cast<int>(h), tiles, max_tiles, live,
                         static_cast<int>(blocks_of(inter)), static_cast<int>(h), 0, static_cast<int>(blocks_of(h)),
                         ActivationSpec{}, act_scale, static_cast<int>(rows_cap), wd_scale, s);
 }
@@ -454,9 +453,8 @@ void fp8_rowwise_down_1x128_sm90(const std::uint8_t* act, const float* act_scale
   check_alignment(wd_scale, 8, "the weight scales");
   const auto I = static_cast<std::uint64_t>(inter), R = static_cast<std::uint64_t>(rows_cap);
   const CUtensorMap amap = sm90::encode_tma_2d_u8(act, I, R, BK, 128), amap64 = sm90::encode_tma_2d_u8(act, I, R, BK, 64);
-  const CUtensorMap bmap = sm90::encode_tma_2d_u8(wd, I, static_cast<std::uint64_t>(experts * h), BK, 128),
-                    bmap64 = sm90::encode_tma_2d_u8(wd, I, static_cast<std::uint64_t>(experts * h), BK, 64);
-  launch<kStore, false, true>(amap, amap64, bmap, bmap64, y, nullptr, nullptr, static_cast<int>(h), tiles, max_tiles, live,
+  const CUtensorMap bmap = sm90::encode_tma_2d_u8(wd, I, static_cast<std::uint64_t>(experts * h), BK, 128);
+  launch<kStore, false, true>(amap, amap64, bmap, y, nullptr, nullptr, static_cast<int>(h), tiles, max_tiles, live,
                               static_cast<int>(blocks_of(inter)), static_cast<int>(h), 0, static_cast<int>(blocks_of(h)),
                               ActivationSpec{}, act_scale, static_cast<int>(rows_cap), wd_scale, s);
 }

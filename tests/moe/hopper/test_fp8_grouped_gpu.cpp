@@ -281,6 +281,17 @@ TEST_F(Fp8GroupedGpu, BlockScaledMatchesTheOracle) {
   }
 }
 
+// Several units per CTA and K steps past the ring's depth (h = 528: 5 steps; I = 400: 4), 24
+// experts of uneven counts (empty, one row, 64 / 65 / 127 / 128 / 129, several hundred): the
+// producer waits on freed stages, the parities flip, a CTA's staging buffer is reused from one
+// unit to the next, and down's last 256-column block is partial (528 = 2 x 256 + 16).
+TEST_F(Fp8GroupedGpu, BlockScaledManyUnitsPerCta) {
+  ActivationSpec silu;
+  const std::vector<std::int64_t> counts = {300, 0,   1,   64,  65,  127, 128, 129, 700, 257, 512, 383,
+                                            64,  450, 2,   600, 333, 190, 420, 0,   256, 129, 611, 380};
+  for (const char* v : {"paired", "unpaired", "paired+pair-order"}) run_block_case(528, 400, counts, silu, v);
+}
+
 TEST_F(Fp8GroupedGpu, UnsupportedShapesSayWhy) {
   EXPECT_NE(cuda::fp8_block_unsupported(136, 256, 4, 64), "");
   EXPECT_NE(cuda::fp8_block_unsupported(256, 256, 0, 64), "");
