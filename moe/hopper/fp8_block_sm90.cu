@@ -25,7 +25,6 @@
 #include "collectives/error.hpp"
 #include "moe/hopper/experts_sm90.cuh"
 #include "moe/hopper/fp8_block_sm90.cuh"
-#include "moe/hopper/grouped_epilogue.cuh"
 #include "moe/hopper/sm90.cuh"
 #include "moe/hopper/std_glu.cuh"
 

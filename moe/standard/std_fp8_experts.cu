@@ -20,10 +20,19 @@ namespace layerbench::moe {
 
 namespace {
 
-std::string grouped_unsupported(const Fp8ExpertShape& s);  // the grouped kernels' limits (below)
-
 using bf16 = __nv_bfloat16;
 std::int64_t groups_of(std::int64_t n) { return (n + fp8::kBlock - 1) / fp8::kBlock; }
+
+// The grouped kernels' limits (moe/hopper).
+std::string grouped_unsupported(const Fp8ExpertShape& s) {
+  if (s.precision == ExpertPrecision::act) return "not an FP8 recipe";
+  if (s.activation.kind != Activation::silu_glu && s.activation.kind != Activation::swiglu_clamped)
+    return "the FP8 kernels' fused epilogue has SiLU-GLU and clamped SwiGLU only";
+  if (s.rows_cap >= (std::int64_t{1} << 31)) return std::to_string(s.rows_cap) + " rows: the kernels count rows in 32 bits";
+  return s.precision == ExpertPrecision::fp8_block
+             ? cuda::fp8_block_unsupported(s.hidden, s.inter, s.experts, std::max<std::int64_t>(s.rows_cap, 1))
+             : cuda::fp8_grouped_unsupported(s.hidden, s.inter, s.experts);
+}
 
 class CudaFp8Experts final : public Fp8Experts {
  public:
@@ -125,20 +134,6 @@ class CudaFp8Experts final : public Fp8Experts {
   Buffer w13_q_, w13_s_, wd_q_, wd_s_, x_q_, x_s_, a_q_, a_s_, counts_, work_;
   std::vector<std::int32_t> host_counts_, uploaded_;  // this call's counts, and those counts_ holds
 };
-
-}  // namespace
-
-namespace {
-
-std::string grouped_unsupported(const Fp8ExpertShape& s) {
-  if (s.precision == ExpertPrecision::act) return "not an FP8 recipe";
-  if (s.activation.kind != Activation::silu_glu && s.activation.kind != Activation::swiglu_clamped)
-    return "the FP8 kernels' fused epilogue has SiLU-GLU and clamped SwiGLU only";
-  if (s.rows_cap >= (std::int64_t{1} << 31)) return std::to_string(s.rows_cap) + " rows: the kernels count rows in 32 bits";
-  return s.precision == ExpertPrecision::fp8_block
-             ? cuda::fp8_block_unsupported(s.hidden, s.inter, s.experts, std::max<std::int64_t>(s.rows_cap, 1))
-             : cuda::fp8_grouped_unsupported(s.hidden, s.inter, s.experts);
-}
 
 }  // namespace
 
