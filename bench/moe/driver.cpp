@@ -289,10 +289,24 @@ int run_profile(harness::Context& ctx, const RunConfig& c, Family& family) {
     if (rp) rp->finish();
   }
 
-  const auto what_ifs = run_what_ifs(layer, x.data(), c, targets, comps, sampler.get());
+  // Each removal A/B runs right after its component's replication what-if, so that the prediction
+  // and the removal are measured in one phase of the process (a small part's removal measured
+  // after other what-ifs, some at the power cap, differed from its prediction by more than either
+  // interval: results/moe/2026-12-07-h100-f); a removal without a what-if runs after them all.
+  std::vector<std::optional<AbResult>> dropped(c.ab_drops.size());
+  auto drop_after = [&](const std::vector<harness::WhatIfResult>& so_far) {
+    const auto& last = so_far.back();
+    if (last.target.method != harness::WhatIfMethod::replicate) return;
+    for (std::size_t i = 0; i < c.ab_drops.size(); ++i)
+      if (c.ab_drops[i] == last.target.component && !dropped[i])
+        dropped[i] = run_drop_ab(layer, x.data(), c, c.ab_drops[i], so_far, sampler.get());
+  };
+  const auto what_ifs = run_what_ifs(layer, x.data(), c, targets, comps, sampler.get(), drop_after);
   std::optional<AbResult> ab = family.own_ab(x.data(), comps, what_ifs, sampler.get());
   std::vector<AbResult> drops;
-  for (const auto& d : c.ab_drops) drops.push_back(run_drop_ab(layer, x.data(), c, d, what_ifs, sampler.get()));
+  for (std::size_t i = 0; i < c.ab_drops.size(); ++i)
+    drops.push_back(dropped[i] ? std::move(*dropped[i])
+                               : run_drop_ab(layer, x.data(), c, c.ab_drops[i], what_ifs, sampler.get()));
 
   ProfileInputs in{c,        family, family.ops_text(), checks, load,    comps, dense, ab, what_ifs, telemetry_status,
                    drops,    repeats, dense_fp8 ? &*dense_fp8 : nullptr};

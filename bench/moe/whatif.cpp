@@ -162,7 +162,8 @@ json stack_expert_tiles(LayerInterface& layer, const void* x, int layers) {
 std::vector<harness::WhatIfResult> run_what_ifs(LayerInterface& layer, const void* x, const RunConfig& c,
                                                 const std::vector<harness::WhatIfTarget>& targets,
                                                 const std::vector<ComponentResult>& comps,
-                                                const telemetry::Sampler* sampler) {
+                                                const telemetry::Sampler* sampler,
+                                                const std::function<void(const std::vector<harness::WhatIfResult>&)>& after_each) {
   std::vector<harness::WhatIfResult> out;
   if (targets.empty()) return out;
   Communicator& w = layer.ep();
@@ -210,6 +211,11 @@ std::vector<harness::WhatIfResult> run_what_ifs(LayerInterface& layer, const voi
       out.push_back(std::move(*r));
     }
     if (bar) bar->step(fmt::format("{} ({}, {} rounds)", t.name(), harness::to_string(t.method), out.back().fit.blocks));
+    if (after_each) {
+      layer.set_delay_hook(nullptr);
+      after_each(out);
+      layer.set_delay_hook(&delays);
+    }
   }
   if (bar) bar->finish();
   layer.set_delay_hook(nullptr);

@@ -8,6 +8,7 @@
 #include "reports/document.hpp"
 #include "collectives/telemetry.hpp"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,7 +49,8 @@ std::function<double()> energy_meter(Communicator& w, const telemetry::Sampler* 
 std::vector<harness::WhatIfResult> run_what_ifs(LayerInterface& layer, const void* x, const RunConfig& c,
                                                 const std::vector<harness::WhatIfTarget>& targets,
                                                 const std::vector<ComponentResult>& comps,
-                                                const telemetry::Sampler* sampler);
+                                                const telemetry::Sampler* sampler,
+                                                const std::function<void(const std::vector<harness::WhatIfResult>&)>& after_each = {});
 
 // The expert tiles (kExpertTileRows rows, summed over ranks) routed in each layer of an L-layer
 // stack from `x`, for both stack inputs: {"same": [...], "chained": [...]}. Under the same input

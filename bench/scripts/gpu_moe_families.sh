@@ -21,7 +21,11 @@ PROCESSES=${PROCESSES:-2}
 LAYERS=${LAYERS:-4}
 PAIRS=${PAIRS:-61}
 WHATIF_S=${WHATIF_S:-20}
-MODELS=${MODELS:-deepseek-v3 qwen3-30b-a3b gpt-oss-120b}
+# MODEL[:TOKENS] (TOKENS when none): Qwen3-30B-A3B's and gpt-oss-120b's routers are 20-40 us a
+# layer at 4096 tokens (1-3% of the stack), below what two phases of one process agree on
+# (results/moe/2026-12-07-h100-f); at 16384 tokens they are four times that against the same
+# stack-to-stack spread. DeepSeek-V3's router (65 us) is resolved at 4096.
+MODELS=${MODELS:-deepseek-v3 qwen3-30b-a3b:16384 gpt-oss-120b:16384}
 TOKENS=${TOKENS:-4096}
 PRECISION=${PRECISION:-0.10}
 # The standard block's copy counts: a router is 0.2-2% of its stack, so the counts are spread
@@ -83,9 +87,10 @@ fi
 # processes of both families; the removal table merges the JSONs of several calls).
 for p in $(seq "$FIRST" $(( FIRST + PROCESSES - 1 ))); do
   if [ "$PART" != magi2 ]; then
-    for m in $MODELS; do
+    for mt in $MODELS; do
+      m=${mt%%:*}; tok=$TOKENS; [ "$mt" = "$m" ] || tok=${mt#*:}
       [ "$(left)" -gt 60 ] || { echo "$m process $p: skipped (LIMIT_S)"; continue; }
-      run "$m" "$p" --model "$m" --tokens "$TOKENS" --graph --what-if router,dispatch_permute,expert_compute \
+      run "$m" "$p" --model "$m" --tokens "$tok" --graph --what-if router,dispatch_permute,expert_compute \
         --what-if-copies "$COPIES" --ab drop:router --ab drop:dispatch_permute --ab drop:expert_compute
     done
   fi

@@ -6,7 +6,8 @@ tokens). The run must carry: one replicate what-if of it at copies 0..3 per inst
 null energy on the host, the predicted removal equal to its basis (the removal step or the slope)
 x instances per forward; and `--ab drop:local_expert_compute` with 6 pairs and 7 primed stacks, a
 prediction from the replication what-if with its verdict and the sign of a removal, outputs marked
-unchecked, energy null, and the markdown of both.
+unchecked, energy null, and the markdown of both. The removal A/B runs right after its component's
+what-if and before the next one's (routing's): the progress lines say in which order.
 
 Nothing here compares timings: the figures are a loaded machine's as much as the method's. The
 estimators are tested on a virtual clock (tests/harness/whatif_test.cpp: the slope is the cost per
@@ -30,9 +31,9 @@ def main() -> int:
     cmd = [mpiexec, "-n", "1", "--oversubscribe", moe, "--backend", "host",
            "--hidden", "64", "--moe-heads", "2", "--experts", "2", "--topk", "2", "--intermediate", "64",
            "--tokens", "512", "--iterations", "15", "--warmup", "2", "--layers", "2",
-           "--what-if", "local_expert_compute", "--what-if-rounds", "2", "--what-if-seconds", "1",
+           "--what-if", "local_expert_compute,routing", "--what-if-rounds", "2", "--what-if-seconds", "1",
            "--ab", "drop:local_expert_compute", "--pairs", "6", "--json", out, "--markdown", "-"]
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", LAYERBENCH_PROGRESS="lines")
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
     if p.returncode != 0:
         print(p.stdout, p.stderr)
@@ -94,6 +95,15 @@ def main() -> int:
                          f"{d.get('primed_stacks')} in all (expected 1 and 7)")
         if "analysis" not in d:
             fails.append(f"drop A/B has no analysis: {d.get('analysis_error')}")
+    # The phases in the order they ran: the removal between its own what-if and the next.
+    phases = []
+    for line in p.stderr.splitlines():
+        if line.startswith("[what-if] "):
+            phases.append("what-if " + line.split()[2])
+        elif line.startswith("[drop:local_expert_compute A/B]") and (not phases or phases[-1] != "drop"):
+            phases.append("drop")
+    if phases != ["what-if local_expert_compute", "drop", "what-if routing"]:
+        fails.append(f"phase order {phases}: the removal A/B must run right after its component's what-if")
     md = p.stdout
     for frag in ["Removal A/B drop:local_expert_compute", "outputs not checked", "| local_expert_compute | replicate |",
                  "Every timed stack follows a stack of its own arm"]:
