@@ -14,9 +14,11 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace layerbench::moe {
@@ -90,6 +92,50 @@ void run_case(std::int64_t h, std::int64_t I, const std::vector<std::int64_t>& c
   cuda::fp8_down_sm90(daq, das, R, I, dwd, dwds, E, h, dy, w.dn, w.dn_max, w.live + 1, nullptr);
   CK(cudaDeviceSynchronize());
   const auto a = to_float(download(reinterpret_cast<const std::uint16_t*>(dact), static_cast<std::size_t>(R * I)));
+  // Where the act is not finite (the buffer starts as NaN: an entry no tile wrote), which rows,
+  // experts and 128-column blocks, and whether a second launch on the same inputs writes them.
+  auto not_finite = [&](const std::vector<float>& v) {
+    std::int64_t bad = 0;
+    for (float f : v) bad += !std::isfinite(f);
+    return bad;
+  };
+  if (const std::int64_t bad = not_finite(a); bad > 0) {
+    std::vector<std::int64_t> first_row(counts.size() + 1, 0);
+    for (std::size_t e = 0; e < counts.size(); ++e) first_row[e + 1] = first_row[e] + counts[e];
+    std::int64_t shown = 0;
+    std::string where;
+    for (std::int64_t i = 0; i < R * I && shown < 12; ++i) {
+      if (std::isfinite(a[static_cast<std::size_t>(i)])) continue;
+      const std::int64_t row = i / I, col = i % I;
+      const auto e = std::upper_bound(first_row.begin(), first_row.end(), row) - first_row.begin() - 1;
+      where += " (row " + std::to_string(row) + ": expert " + std::to_string(e) + " row " +
+               std::to_string(row - first_row[static_cast<std::size_t>(e)]) + ", col " + std::to_string(col) + ")";
+      i = (row + 1) * I - 1;  // one entry per row
+      ++shown;
+    }
+    cuda::fp8_block_gate_up_sm90(dx, dxs, R, h, dw13, dw13s, E, I, dact, nullptr, nullptr, w.gu, w.gu_max, w.live, act,
+                                 nullptr);
+    CK(cudaDeviceSynchronize());
+    const auto again = to_float(download(reinterpret_cast<const std::uint16_t*>(dact), static_cast<std::size_t>(R * I)));
+    // The list's tiles (expert, row0, valid, block) that hold the first bad row.
+    int live_n = 0;
+    CK(cudaMemcpy(&live_n, w.live, sizeof(int), cudaMemcpyDeviceToHost));
+    std::vector<cuda::StdTile> tl(static_cast<std::size_t>(w.gu_max));
+    CK(cudaMemcpy(tl.data(), w.gu, tl.size() * sizeof(cuda::StdTile), cudaMemcpyDeviceToHost));
+    std::int64_t bad_row = -1;
+    for (std::int64_t i = 0; i < R * I && bad_row < 0; ++i)
+      if (!std::isfinite(a[static_cast<std::size_t>(i)])) bad_row = i / I;
+    std::string tiles_of;
+    for (int u = 0; u < live_n && u < static_cast<int>(tl.size()); ++u)
+      if (tl[u].valid > 0 && bad_row >= tl[u].row0 && bad_row < tl[u].row0 + tl[u].valid)
+        tiles_of += " [unit " + std::to_string(u) + ": expert " + std::to_string(tl[u].expert) + " row0 " +
+                    std::to_string(tl[u].row0) + " valid " + std::to_string(tl[u].valid) + " block " +
+                    std::to_string(tl[u].block) + "]";
+    where += "; live units " + std::to_string(live_n) + " of " + std::to_string(w.gu_max) + "; tiles of row " +
+             std::to_string(bad_row) + ":" + tiles_of;
+    ADD_FAILURE() << bad << " of " << R * I << " act entries not finite; first rows:" << where
+                  << "; after a second launch: " << not_finite(again) << " not finite";
+  }
   const auto ref_a = fp8::grouped_gate_up(fp8::dequantize(x), fp8::dequantize(w13), counts, h, I, act);
   const double ea = fp8::relative_error(a, ref_a);
   EXPECT_LE(ea, 1e-2) << "gate/up + GLU against the oracle";
