@@ -107,7 +107,8 @@ struct WhatIfResult {
   // takes away. It predicts the removal wherever its interval is within the stopping rule's
   // target, or where the linearity test fails (lack-of-fit p < 0.01: under a power cap a
   // component whose power density differs from the rest's is not linear at k = 0, removing it
-  // moves the clocks of everything else); elsewhere the slope does.
+  // moves the clocks of everything else), or where its interval excludes the slope's point per
+  // stack (a first copy shown to cost other than a further one); elsewhere the slope does.
   double removal_step_ms = stats::nan_value;
   stats::Interval removal_step_ci;
   // Step rounds: once the slope is known to the target and the step is not, rounds that time only

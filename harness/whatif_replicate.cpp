@@ -67,11 +67,21 @@ void fit_removal_step(WhatIfResult& r, const WhatIfOptions& o) {
   // The step is the removal itself (one copy -> none, the unit `--ab drop:` takes away): it
   // predicts the removal wherever it is known to the stopping rule's precision. Elsewhere the
   // slope does (more precise, but it assumes the response is linear down to k = 0), unless the
-  // linearity test fails.
+  // linearity test fails or the step's own interval excludes the slope's point per stack: then a
+  // first copy is shown to cost other than a further one (a small latency-bound kernel), the slope
+  // is biased for a removal, and the step predicts with its wider interval. Over the H100 runs
+  // -e, -f and -h (results/moe) that switch took 7 of 11 slope-predicted removals: 5 came inside
+  // the step's interval that were outside the slope's, none the other way.
   const bool precise = step_within_target(r, o);
   const bool not_linear = std::isfinite(r.fit.lack_of_fit_p) && r.fit.lack_of_fit_p < 0.01;
-  r.removal_from_step = precise || not_linear;
-  if (r.removal_from_step) r.removal_step_reason = precise ? "known to the target precision" : "not linear at k = 0";
+  const double slope_per_stack = r.fit.slope * std::max(1, r.instances_per_stack);
+  const bool first_differs = std::isfinite(slope_per_stack) && std::isfinite(t.ci.low) && std::isfinite(t.ci.high) &&
+                             !(t.ci.low <= slope_per_stack && slope_per_stack <= t.ci.high);
+  r.removal_from_step = precise || not_linear || first_differs;
+  if (r.removal_from_step)
+    r.removal_step_reason = precise      ? "known to the target precision"
+                            : not_linear ? "not linear at k = 0"
+                                         : "its interval excludes the slope (a first copy costs other than a further one)";
 }
 
 WhatIfResult run_replicate_what_if(const WhatIfOptions& o, const WhatIfTarget& target, int instances_per_stack,

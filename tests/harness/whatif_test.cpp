@@ -285,6 +285,37 @@ TEST(WhatIf, StepRoundsFollowWhenTheSlopeIsKnownBeforeTheStep) {
   EXPECT_GT(zero_one_stacks, stacks / 2);  // the step rounds time only one copy and none
 }
 
+// The time cap before the step is known to the target, with the step's interval clear of the
+// slope (a router 0.7% of its stack, the first copy 1.3x a further one): the step predicts, with its
+// wider interval, because the slope is shown to be biased for a removal. A linear component stopped
+// the same way keeps the slope.
+TEST(WhatIf, StepPredictsAtTheTimeCapWhereItExcludesTheSlope) {
+  WhatIfOptions o;
+  o.rounds = 8;
+  o.max_seconds = 6;
+  o.copies = {0, 1, 4, 8};
+  o.target_absolute_half_width_ms = 0;
+  const WhatIfTarget t{"router", Edge::end, DelayKind::device, WhatIfMethod::replicate};
+  std::mt19937_64 rng(17);
+  auto synthetic = [&](double first, double next) {
+    return [&rng, first, next](int k) {
+      std::normal_distribution<double> eps(0, 0.12);
+      return 39.0 + (k > 0 ? 4 * (first + (k - 1) * next) : 0.0) + eps(rng);  // 4 instances per stack
+    };
+  };
+  const auto bent = run_replicate_what_if(o, t, 4, 48, {}, synthetic(0.072, 0.055));
+  ASSERT_EQ(bent.stop, "time cap (step rounds)");
+  EXPECT_TRUE(bent.removal_from_step);
+  EXPECT_EQ(bent.removal_step_reason, "its interval excludes the slope (a first copy costs other than a further one)");
+  EXPECT_FALSE(bent.removal_step_ci.contains(bent.fit.slope * 4));
+  EXPECT_NEAR(bent.effect_ms(4), 4 * 0.072, 0.04);
+  const auto linear = run_replicate_what_if(o, t, 4, 48, {}, synthetic(0.055, 0.055));
+  if (linear.removal_step_ci.contains(linear.fit.slope * 4) && linear.removal_step_reason.empty()) {
+    EXPECT_DOUBLE_EQ(linear.effect_ms(4), linear.fit.slope * 4);
+  }
+  EXPECT_NEAR(linear.effect_ms(4), 4 * 0.055, 0.04);
+}
+
 TEST(WhatIf, ReplicationStopsAtTheTimeCap) {
   WhatIfOptions o;
   o.rounds = 2;
