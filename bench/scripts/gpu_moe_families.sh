@@ -21,11 +21,12 @@ PROCESSES=${PROCESSES:-2}
 LAYERS=${LAYERS:-4}
 PAIRS=${PAIRS:-61}
 WHATIF_S=${WHATIF_S:-20}
-# MODEL[:TOKENS] (TOKENS when none): Qwen3-30B-A3B's and gpt-oss-120b's routers are 20-40 us a
-# layer at 4096 tokens (1-3% of the stack), below what two phases of one process agree on
-# (results/moe/2026-12-07-h100-f); at 16384 tokens they are four times that against the same
-# stack-to-stack spread. DeepSeek-V3's router (65 us) is resolved at 4096.
-MODELS=${MODELS:-deepseek-v3 qwen3-30b-a3b:16384 gpt-oss-120b:16384}
+# MODEL[:TOKENS] (TOKENS when none): the token count at which a router's removal stands out of
+# its stack's spread. Qwen3-30B-A3B's router is 25 us a layer at 4096 tokens against deltas of sd
+# 0.2 ms per 4-layer stack, 70 us at 16384 against sd 0.06 ms; gpt-oss-120b's is 20-40 us at 4096
+# against sd 0.09-0.25 ms and 60-90 us at 16384 against sd 0.3-0.6 ms (its 26 ms stacks are noisier),
+# so it stays at 4096, as DeepSeek-V3 (65 us; results/moe/2026-12-07-h100-f, -h).
+MODELS=${MODELS:-deepseek-v3 qwen3-30b-a3b:16384 gpt-oss-120b}
 TOKENS=${TOKENS:-4096}
 PRECISION=${PRECISION:-0.10}
 # The standard block's copy counts: a router is 0.2-2% of its stack, so the counts are spread
