@@ -2,7 +2,8 @@
 """The removal A/Bs of layerbench-moe profiles (--ab drop:COMPONENT), per family and component:
 the measured removal, its prediction from the component's replication what-if, whether the
 measured mean landed inside the predicted interval and the prediction's half-width relative to
-it, and the counts per family over every process given (inside; half-width <= 15%).
+it, what the prediction came from (the removal step or the slope of further copies), and the counts
+per family over every process given (inside; half-width <= 15%; both).
 
 usage: moe_removals.py PROFILE.json [...]   (markdown on stdout)
 """
@@ -12,32 +13,35 @@ from collections import defaultdict
 
 
 def main(paths):
-    rows, per_family = [], defaultdict(lambda: [0, 0, 0])
+    rows, per_family = [], defaultdict(lambda: [0, 0, 0, 0])
     for path in paths:
         with open(path) as f:
             doc = json.load(f)
         block = doc.get("block", "?")
         model = (doc.get("model") or {}).get("name", "?")
         family = "MAGI-2" if block == "magi2_multi_head" else "standard"
+        tokens = doc.get("tokens_per_rank", "?")
         for ab in doc.get("ab_drop", []):
             for p in ab.get("predictions", []):
+                basis = "step" if p.get("basis", "").startswith("removal step") else "slope"
                 inside = bool(p.get("measured_inside_predicted_ci"))
                 half = p["half_width_ms"] / abs(p["predicted_ms"]) if p.get("predicted_ms") else float("nan")
-                rows.append((family, model, ab["component"], path.rsplit("/", 1)[-1], p["measured_ms"],
-                             p["predicted_ms"], p["predicted_ci_ms"], half, inside, ab.get("pairs")))
+                rows.append((family, model, tokens, ab["component"], path.rsplit("/", 1)[-1], p["measured_ms"],
+                             p["predicted_ms"], p["predicted_ci_ms"], half, basis, inside, ab.get("pairs")))
                 per_family[family][0] += inside
                 per_family[family][1] += 1
                 per_family[family][2] += half <= 0.15
-    print("| family | model | component | process | measured delta (ms) | predicted (ms) [CI] | half-width / predicted "
-          "| inside | pairs |")
-    print("|---|---|---|---|---:|---:|---:|---|---:|")
-    for fam, model, comp, proc, meas, pred, ci, half, inside, pairs in rows:
-        print(f"| {fam} | {model} | {comp} | {proc} | {meas:+.4f} | {pred:+.4f} [{ci[0]:+.4f}, {ci[1]:+.4f}] | "
-              f"{100 * half:.1f}% | {'yes' if inside else 'NO'} | {pairs} |")
+                per_family[family][3] += inside and half <= 0.15
+    print("| family | model | tokens | component | process | measured delta (ms) | predicted (ms) [CI] "
+          "| half-width / predicted | from | inside | pairs |")
+    print("|---|---|---:|---|---|---:|---:|---:|---|---|---:|")
+    for fam, model, tokens, comp, proc, meas, pred, ci, half, basis, inside, pairs in rows:
+        print(f"| {fam} | {model} | {tokens} | {comp} | {proc} | {meas:+.4f} | {pred:+.4f} [{ci[0]:+.4f}, {ci[1]:+.4f}] | "
+              f"{100 * half:.1f}% | {basis} | {'yes' if inside else 'NO'} | {pairs} |")
     print()
-    for fam, (inside, total, narrow) in sorted(per_family.items()):
+    for fam, (inside, total, narrow, both) in sorted(per_family.items()):
         print(f"- {fam}: {inside} of {total} removals inside their predicted interval; "
-              f"{narrow} of {total} predictions with a half-width <= 15% of the prediction")
+              f"{narrow} of {total} predictions with a half-width <= 15% of the prediction; {both} of {total} both")
 
 
 if __name__ == "__main__":
