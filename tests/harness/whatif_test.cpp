@@ -257,13 +257,20 @@ TEST(WhatIf, RemovalStepPredictsTheRemovalWhereItIsKnown) {
 // and its launches queued behind each other from the second copy on) with a slope known within
 // the first rounds: the spread copy counts predict the removal 2.7x too small, so the what-if goes
 // on with rounds of one copy and none until the step is known, and the step predicts the removal.
-TEST(WhatIf, StepRoundsFollowWhenTheSlopeIsKnownBeforeTheStep) {
+// A router's what-if as the families script runs it: 8 rounds, spread copy counts, no absolute floor.
+WhatIfOptions router_options(double max_seconds) {
   WhatIfOptions o;
   o.rounds = 8;
-  o.max_seconds = 30;
+  o.max_seconds = max_seconds;
   o.copies = {0, 1, 4, 8};
   o.target_absolute_half_width_ms = 0;
-  const WhatIfTarget t{"router", Edge::end, DelayKind::device, WhatIfMethod::replicate};
+  return o;
+}
+const WhatIfTarget kRouter{"router", Edge::end, DelayKind::device, WhatIfMethod::replicate};
+
+TEST(WhatIf, StepRoundsFollowWhenTheSlopeIsKnownBeforeTheStep) {
+  const WhatIfOptions o = router_options(30);
+  const WhatIfTarget& t = kRouter;
   std::mt19937_64 rng(5);
   int zero_one_stacks = 0, stacks = 0;
   auto stack = [&](int k) {
@@ -290,12 +297,8 @@ TEST(WhatIf, StepRoundsFollowWhenTheSlopeIsKnownBeforeTheStep) {
 // wider interval, because the slope is shown to be biased for a removal. A linear component stopped
 // the same way keeps the slope.
 TEST(WhatIf, StepPredictsAtTheTimeCapWhereItExcludesTheSlope) {
-  WhatIfOptions o;
-  o.rounds = 8;
-  o.max_seconds = 6;
-  o.copies = {0, 1, 4, 8};
-  o.target_absolute_half_width_ms = 0;
-  const WhatIfTarget t{"router", Edge::end, DelayKind::device, WhatIfMethod::replicate};
+  const WhatIfOptions o = router_options(6);
+  const WhatIfTarget& t = kRouter;
   std::mt19937_64 rng(17);
   auto synthetic = [&](double first, double next) {
     return [&rng, first, next](int k) {
