@@ -92,8 +92,8 @@ __global__ void __launch_bounds__(THREADS, 1)
     block_kernel(const __grid_constant__ CUtensorMap amap, const __grid_constant__ CUtensorMap amap64,
                  const __grid_constant__ CUtensorMap bmap,
                  bf16* __restrict__ out, std::uint8_t* __restrict__ outq,
-                 float* __restrict__ outs, int n_cols, const StdTile* __restrict__ tiles, int max_tiles,
-                 const int* __restrict__ live, int ksteps, int b_rows, int up, int sb_blocks, float alpha, float limit,
+                 float* __restrict__ outs, int n_cols, const StdTile* tiles, int max_tiles,
+                 const int* live, int ksteps, int b_rows, int up, int sb_blocks, float alpha, float limit,
                  const float* __restrict__ sa, int rows_cap, const float* __restrict__ sb) {
 #ifdef LB_WGMMA
   using G = Geo<EPI>;
@@ -107,7 +107,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   init_ring<STAGES, PAIR>(full, empty);
   grid_dependency_wait();
   const int rank = PAIR ? cluster_rank() : 0;
-  const int units = min(max_tiles, *live);  // even (std_grouped_tiles)
+  const int units = min(max_tiles, load_after_wait(live));  // even (std_grouped_tiles)
   const int first = PAIR ? static_cast<int>(blockIdx.x) / 2 * 2 + rank : static_cast<int>(blockIdx.x);
   const int stride = static_cast<int>(gridDim.x);  // PAIR: gridDim.x / 2 pairs of units
   const int wg = threadIdx.x >> 7;
@@ -116,12 +116,12 @@ __global__ void __launch_bounds__(THREADS, 1)
     if (threadIdx.x == 256) {
       int s = 0;
       for (int u = first; u < units; u += stride) {
-        const StdTile t = tiles[u];
+        const StdTile t = load16_after_wait(tiles + u);
         const bool mine = t.valid > 0;
         if (!PAIR && !mine) continue;
         bool shared = false;
         if constexpr (PAIR) {
-          const StdTile o = tiles[u ^ 1];
+          const StdTile o = load16_after_wait(tiles + (u ^ 1));
           shared = mine && o.valid > 0 && t.expert == o.expert && t.block == o.block;
         }
         const bool half = t.valid <= 64;
@@ -169,7 +169,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     float acc[64], fin[64], fin2[64];
     int s = 0;
     for (int u = first; u < units; u += stride) {
-      const StdTile t = tiles[u];
+      const StdTile t = load16_after_wait(tiles + u);
       const bool mine = t.valid > 0;
       if (!PAIR && !mine) continue;
       // No rows here (PAIR: the stages still go round), or a half tile whose warpgroup 1 has none.

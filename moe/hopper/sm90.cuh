@@ -85,6 +85,29 @@ __device__ __forceinline__ void grid_dependency_wait() {
 #endif
 }
 
+// What the grid before this one wrote (a tile list, its length), read after grid_dependency_wait():
+// through L2 (ld.global.cg), in order with the wait. Not the read-only path: a grid launched early
+// is resident while the one before it still writes, so that data is not read-only for this grid's
+// lifetime (ld.global.nc's contract, which a const __restrict__ pointer lets the compiler assume),
+// and a read-only load may be scheduled ahead of the wait.
+__device__ __forceinline__ int load_after_wait(const int* p) {
+  int v;
+  asm volatile("ld.global.cg.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+template <class T>
+__device__ __forceinline__ T load16_after_wait(const T* p) {
+  static_assert(sizeof(T) == 16 && alignof(T) <= 16, "a 16-byte record");
+  int4 v;
+  asm volatile("ld.global.cg.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p)
+               : "memory");
+  T t;
+  __builtin_memcpy(&t, &v, sizeof(T));
+  return t;
+}
+
 // L2 eviction priorities of a TMA copy's lines (the cache-policy operand of .L2::cache_hint).
 constexpr std::uint64_t kL2EvictNormal = 0x1000000000000000ull, kL2EvictFirst = 0x12F0000000000000ull,
                         kL2EvictLast = 0x14F0000000000000ull;

@@ -102,7 +102,7 @@ template <int EPI, bool PAIR, int DEFER>
 __global__ void __launch_bounds__(THREADS, 1)
     grouped_kernel(const __grid_constant__ CUtensorMap amap, const __grid_constant__ CUtensorMap amap64,
                    const __grid_constant__ CUtensorMap bmap, bf16* __restrict__ out, int n_cols,
-                   const StdTile* __restrict__ tiles, int max_tiles, const int* __restrict__ live, int ksteps,
+                   const StdTile* tiles, int max_tiles, const int* live, int ksteps,
                    int b_rows, int up, int halves, float alpha, float limit, std::uint64_t a_l2,
                    std::uint64_t b_l2) {
 #ifdef LB_WGMMA
@@ -117,7 +117,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   const std::uint32_t full = c_base + 2 * C_BYTES, empty = full + 8 * STAGES;
   init_ring<STAGES, PAIR>(full, empty);
   grid_dependency_wait();  // the tile list (and, for down, act) are complete and visible
-  const int n_tiles = min(max_tiles, *live);
+  const int n_tiles = min(max_tiles, load_after_wait(live));
   const int units = PAIR ? n_tiles / 2 : n_tiles;  // pairs (the list has an even length), or tiles
   const int wg = threadIdx.x >> 7;  // 0, 1: consumers; 2: the producer warpgroup
   if (wg == 2) {
@@ -125,11 +125,11 @@ __global__ void __launch_bounds__(THREADS, 1)
     if (threadIdx.x == 256) {
       int s = 0;
       for (int u = first; u < units; u += stride) {
-        const StdTile t = tiles[PAIR ? 2 * u + rank : u];
+        const StdTile t = load16_after_wait(tiles + (PAIR ? 2 * u + rank : u));
         if (!PAIR && t.valid <= 0) continue;
         bool shared = false;
         if constexpr (PAIR) {
-          const StdTile o = tiles[2 * u + (rank ^ 1)];
+          const StdTile o = load16_after_wait(tiles + (2 * u + (rank ^ 1)));
           shared = t.valid > 0 && o.valid > 0 && t.expert == o.expert && t.block == o.block;
         }
         const int r0 = t.expert * b_rows + t.block * (EPI == kStore ? BN : GU_COLS);
@@ -174,7 +174,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     };
     int s = 0;
     for (int u = first; u < units; u += stride) {
-      const StdTile t = tiles[PAIR ? 2 * u + rank : u];
+      const StdTile t = load16_after_wait(tiles + (PAIR ? 2 * u + rank : u));
       if (!PAIR && t.valid <= 0) continue;
       if ((wg == 1 && halves && t.valid <= 64) || t.valid <= 0) {
         skip_tile<STAGES>(s, ksteps, full, release);  // no rows of this consumer
