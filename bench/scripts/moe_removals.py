@@ -13,7 +13,7 @@ from collections import defaultdict
 
 
 def main(paths):
-    rows, per_family = [], defaultdict(lambda: [0, 0, 0, 0])
+    rows = []
     for path in paths:
         with open(path) as f:
             doc = json.load(f)
@@ -28,10 +28,6 @@ def main(paths):
                 half = p["half_width_ms"] / abs(p["predicted_ms"]) if p.get("predicted_ms") else float("nan")
                 rows.append((family, model, tokens, ab["component"], path.rsplit("/", 1)[-1], p["measured_ms"],
                              p["predicted_ms"], p["predicted_ci_ms"], half, basis, inside, ab.get("pairs")))
-                per_family[family][0] += inside
-                per_family[family][1] += 1
-                per_family[family][2] += half <= 0.15
-                per_family[family][3] += inside and half <= 0.15
     print("| family | model | tokens | component | process | measured delta (ms) | predicted (ms) [CI] "
           "| half-width / predicted | from | inside | pairs |")
     print("|---|---|---:|---|---|---:|---:|---:|---|---|---:|")
@@ -39,7 +35,13 @@ def main(paths):
         print(f"| {fam} | {model} | {tokens} | {comp} | {proc} | {meas:+.4f} | {pred:+.4f} [{ci[0]:+.4f}, {ci[1]:+.4f}] | "
               f"{100 * half:.1f}% | {basis} | {'yes' if inside else 'NO'} | {pairs} |")
     print()
-    for fam, (inside, total, narrow, both) in sorted(per_family.items()):
+    per_family = defaultdict(list)  # (inside, narrow) of each removal
+    for fam, *_, half, _basis, inside, _pairs in rows:
+        per_family[fam].append((inside, half <= 0.15))
+    for fam, marks in sorted(per_family.items()):
+        total = len(marks)
+        inside, narrow = sum(i for i, _ in marks), sum(n for _, n in marks)
+        both = sum(i and n for i, n in marks)
         print(f"- {fam}: {inside} of {total} removals inside their predicted interval; "
               f"{narrow} of {total} predictions with a half-width <= 15% of the prediction; {both} of {total} both")
 

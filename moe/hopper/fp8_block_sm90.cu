@@ -352,13 +352,12 @@ void launch(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMa
             int rows_cap, const float* sb, cudaStream_t s) {
   int dev = 0;
   const int sms = sm90::current_device_sms(dev);
-  const std::int64_t units = max_tiles;
   const auto alpha = static_cast<float>(a.alpha), limit = static_cast<float>(a.limit);
   const int mt = static_cast<int>(max_tiles);
   if (!std_grouped_variant().paired) {
     const auto kernel = block_kernel<EPI, CLAMPED, W_ROW, false>;
     ensure_max_dynamic_smem(reinterpret_cast<const void*>(kernel), Geo<EPI>::SMEM);
-    sm90::Launch l(static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>(units, sms))), THREADS,
+    sm90::Launch l(static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>(max_tiles, sms))), THREADS,
                    Geo<EPI>::SMEM, s);
     l.early_start();
     LB_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, kernel, amap, amap64, bmap, out, outq, outs, n_cols, tiles, mt,
@@ -374,7 +373,7 @@ void launch(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMa
   int& clusters = resident[EPI][CLAMPED ? 1 : 0][W_ROW ? 1 : 0][dev & 63];
   if (clusters == 0) LB_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &pl.cfg));
   LB_CHECK(clusters > 0, "Hopper FP8 block-scaled GEMM: no 2-CTA cluster fits on this device");
-  const std::int64_t pairs = std::max<std::int64_t>(1, units / 2);
+  const std::int64_t pairs = std::max<std::int64_t>(1, max_tiles / 2);
   pl.cfg.gridDim = dim3(static_cast<unsigned>(2 * std::min<std::int64_t>(clusters, pairs)));
   LB_CUDA_CHECK(cudaLaunchKernelEx(&pl.cfg, kernel, amap, amap64, bmap, out, outq, outs, n_cols, tiles, mt,
                                    live, ksteps, b_rows, up, sb_blocks, alpha, limit, sa, rows_cap, sb));
