@@ -1,14 +1,27 @@
 #include "harness/interleave.hpp"
 
+#include <cmath>
+
 namespace layerbench::harness {
 
-int NeighbourPrimer::before(int variant, const std::function<void()>& untimed) {
-  int ran = 0;
-  if (!last_ || *last_ != variant)
-    for (; ran < prime_; ++ran) untimed();
-  primed_ += static_cast<std::size_t>(ran);
+double NeighbourPrimer::run(int variant, const std::function<double()>& untimed, const std::function<double()>& timed) {
+  if (prime_ > 0 && (!last_ || *last_ != variant)) {
+    // Pause or not, the clocks carry what the last stack left: match its length (a time that is
+    // not finite asks for no more than the count).
+    const double neighbour_ms = std::isfinite(last_ms_) ? last_ms_ : 0;
+    double primed_ms = 0;
+    for (int ran = 0; ran < max_stacks_per_change && (ran < prime_ || primed_ms < neighbour_ms);) {
+      const double ms = untimed();
+      ++ran;
+      ++primed_;
+      if (!(std::isfinite(ms) && ms > 0) && ran >= prime_) break;  // a stack without a time: the count only
+      primed_ms += std::isfinite(ms) && ms > 0 ? ms : 0;
+    }
+  }
+  const double ms = timed();
   last_ = variant;
-  return ran;
+  last_ms_ = ms;
+  return ms;
 }
 
 PairTimes run_interleaved_pairs(int warmup_pairs, int max_pairs, int prime_stacks,
@@ -17,15 +30,15 @@ PairTimes run_interleaved_pairs(int warmup_pairs, int max_pairs, int prime_stack
   NeighbourPrimer primer(prime_stacks);
   for (int i = 0; i < warmup_pairs; ++i)
     for (const bool candidate : {false, true}) {
-      (void)stack(candidate, false);
-      primer.ran(candidate ? 1 : 0);
+      primer.ran(candidate ? 1 : 0, stack(candidate, false));
     }
   PairTimes r;
   for (int i = 0; i < max_pairs; ++i) {
     const bool base_first = i % 2 == 0;
     for (const bool candidate : {!base_first, base_first}) {
-      primer.before(candidate ? 1 : 0, [&] { (void)stack(candidate, false); });
-      (candidate ? r.cand : r.base).push_back(stack(candidate, true));
+      (candidate ? r.cand : r.base)
+          .push_back(primer.run(candidate ? 1 : 0, [&] { return stack(candidate, false); },
+                                [&] { return stack(candidate, true); }));
     }
     r.order.push_back(base_first ? "AB" : "BA");
     r.primed = primer.primed();

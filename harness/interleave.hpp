@@ -11,9 +11,13 @@
 // read 4.1; and the two measure different mixtures of neighbours.
 //
 // The rule: every timed stack follows directly on a stack of its own variant. When the stack
-// before it ran another variant (or the host paused, e.g. for a fit), `prime` untimed stacks of
-// the same variant run first. The what-if and the A/B then both measure each variant in the
-// state it leaves itself, as a forward of it following another forward would.
+// before it ran another variant (or the host paused, e.g. for a fit), untimed stacks of the same
+// variant run first: at least `prime` of them, and for at least as long as that last stack of the
+// other variant ran. One stack is not enough where neighbours differ in length: on an H100 at its
+// cap (results/moe/2026-12-07-h100-i) a 6 ms stack took 5.80-5.91 ms after a 39 ms stack and
+// 6.03-6.45 ms after a 276 ms one, each primed by one 6 ms stack, so a removal step measured among
+// long stacks read 0.8% under the removal A/B. The what-if and the A/B then both measure each
+// variant in the state it leaves itself, as a forward of it following another forward would.
 #include <cstddef>
 #include <functional>
 #include <optional>
@@ -24,21 +28,28 @@ namespace layerbench::harness {
 
 class NeighbourPrimer {
  public:
+  // At most this many untimed stacks per change (a stack far shorter than its neighbour).
+  static constexpr int max_stacks_per_change = 256;
   explicit NeighbourPrimer(int prime_stacks) : prime_(prime_stacks < 0 ? 0 : prime_stacks) {}
-  // Before a timed stack of `variant`: runs `untimed()` prime times when the last stack ran
-  // another variant (or none, or a pause came between), then records `variant` as the last.
-  // Returns the untimed stacks it ran.
-  int before(int variant, const std::function<void()>& untimed);
+  // One timed stack of `variant`: where the last stack ran another variant (or none, or a pause
+  // came between), first runs `untimed()` (which returns its ms) prime times and until the untimed
+  // stacks have run as long as that last stack did (at most max_stacks_per_change); then `timed()`.
+  // Returns timed()'s ms. With prime 0 nothing is primed.
+  double run(int variant, const std::function<double()>& untimed, const std::function<double()>& timed);
   // Marks a pause of the device (host work between stacks): the next timed stack is primed.
   void pause() { last_.reset(); }
-  // A stack of `variant` ran outside before() (a warm-up stack).
-  void ran(int variant) { last_ = variant; }
+  // A stack of `variant` ran outside run() (a warm-up stack) and took `ms`.
+  void ran(int variant, double ms) {
+    last_ = variant;
+    last_ms_ = ms;
+  }
   int prime_stacks() const { return prime_; }
   std::size_t primed() const { return primed_; }  // untimed stacks run so far
 
  private:
   int prime_;
   std::optional<int> last_;
+  double last_ms_ = 0;  // the last stack's time, whichever ran it
   std::size_t primed_ = 0;
 };
 

@@ -192,23 +192,25 @@ WhatIfResult run_what_if(const WhatIfOptions& o, const WhatIfTarget& target, int
   for (double us : o.levels_us) r.calibrated_ms.push_back(calibrate(us));
 
   NeighbourPrimer primer(o.prime_stacks);
-  for (std::size_t i = 0; i < k; ++i) {  // untimed round: warm every level
-    (void)stack(o.levels_us[i]);
-    primer.ran(static_cast<int>(i));
-  }
+  for (std::size_t i = 0; i < k; ++i)  // untimed round: warm every level
+    primer.ran(static_cast<int>(i), stack(o.levels_us[i]));
   std::vector<std::vector<telemetry::Sample>> level_samples(k);
   for (int round = 0; round < o.rounds; ++round) {
     if (on_round) on_round(round, o.rounds);
     for (std::size_t l : round_order(k, static_cast<std::size_t>(round))) {
-      primer.before(static_cast<int>(l), [&] { (void)stack(o.levels_us[l]); });
-      const double t0 = telemetry::Sampler::now();
-      const double e0 = energy_j ? energy_j() : stats::nan_value;
-      const double ms = stack(o.levels_us[l]);
-      r.energy_j.push_back(energy_j ? energy_j() - e0 : stats::nan_value);
-      if (sampler) {
-        auto w = sampler->between(t0, telemetry::Sampler::now());
-        level_samples[l].insert(level_samples[l].end(), w.begin(), w.end());
-      }
+      double joules = stats::nan_value;
+      const double ms = primer.run(static_cast<int>(l), [&] { return stack(o.levels_us[l]); }, [&] {
+        const double t0 = telemetry::Sampler::now();
+        const double e0 = energy_j ? energy_j() : stats::nan_value;
+        const double t = stack(o.levels_us[l]);
+        if (energy_j) joules = energy_j() - e0;
+        if (sampler) {
+          auto w = sampler->between(t0, telemetry::Sampler::now());
+          level_samples[l].insert(level_samples[l].end(), w.begin(), w.end());
+        }
+        return t;
+      });
+      r.energy_j.push_back(joules);
       r.x_ms.push_back(0);  // set from the calibrations below
       r.y_ms.push_back(ms);
       r.round.push_back(static_cast<std::size_t>(round));

@@ -56,9 +56,10 @@ struct WhatIfOptions {
   // every rank); a component of microseconds would otherwise run thousands of rounds, each with
   // a fit, before its stacks add up to the cap.
   int max_rounds = 400;
-  // Untimed stacks of the same level run before a timed stack whose neighbour ran another level
-  // (harness/interleave.hpp: on a power-capped GPU a stack's time depends on the stack before
-  // it); 0 = off. The time cap counts them.
+  // Untimed stacks of the same level run before a timed stack whose neighbour ran another level,
+  // at least this many and for at least as long as that neighbour ran (harness/interleave.hpp: on
+  // a power-capped GPU a stack's time depends on the stacks before it); 0 = off. The time cap
+  // counts them.
   int prime_stacks = 1;
   int calibration_reps = 20;     // delays timed back to back per level when calibrating
   double confidence = 0.95;

@@ -107,10 +107,8 @@ WhatIfResult run_replicate_what_if(const WhatIfOptions& o, const WhatIfTarget& t
     r.cost_ci = stats::percentile_interval(tmp, o.confidence, stats::Alternative::two_sided);
   }
   NeighbourPrimer primer(o.prime_stacks);
-  for (std::size_t i = 0; i < k; ++i) {  // untimed round: warm every level
-    (void)stack(o.copies[i]);
-    primer.ran(static_cast<int>(i));
-  }
+  for (std::size_t i = 0; i < k; ++i)  // untimed round: warm every level
+    primer.ran(static_cast<int>(i), stack(o.copies[i]));
 
   stats::BlockSlopeOptions so;
   so.confidence = o.confidence;
@@ -130,16 +128,23 @@ WhatIfResult run_replicate_what_if(const WhatIfOptions& o, const WhatIfTarget& t
   // One timed stack at level l, after its neighbour is primed, with the energy read around it (its
   // joules returned through `joules`) and the sampler's window into `samples` (either may be null).
   auto timed_stack = [&](std::size_t l, double* joules, std::vector<telemetry::Sample>* samples) {
-    primer.before(static_cast<int>(l), [&] { timed_s += stack(o.copies[l]) / 1000; });
-    const double t0 = telemetry::Sampler::now();
-    const double e0 = energy_j ? energy_j() : stats::nan_value;
-    const double ms = stack(o.copies[l]);
-    const double e1 = energy_j ? energy_j() : stats::nan_value;
-    if (joules) *joules = e1 - e0;
-    if (sampler && samples) {
-      auto w = sampler->between(t0, telemetry::Sampler::now());
-      samples->insert(samples->end(), w.begin(), w.end());
-    }
+    auto untimed = [&] {
+      const double ms = stack(o.copies[l]);
+      timed_s += ms / 1000;
+      return ms;
+    };
+    const double ms = primer.run(static_cast<int>(l), untimed, [&] {
+      const double t0 = telemetry::Sampler::now();
+      const double e0 = energy_j ? energy_j() : stats::nan_value;
+      const double t = stack(o.copies[l]);
+      const double e1 = energy_j ? energy_j() : stats::nan_value;
+      if (joules) *joules = e1 - e0;
+      if (sampler && samples) {
+        auto w = sampler->between(t0, telemetry::Sampler::now());
+        samples->insert(samples->end(), w.begin(), w.end());
+      }
+      return t;
+    });
     timed_s += ms / 1000;
     return ms;
   };

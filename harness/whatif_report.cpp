@@ -183,8 +183,8 @@ std::vector<std::string> what_if_note_list() {
       "other), which the spread copy counts would not see.",
       "neighbours: on a power-capped GPU a stack's time depends on the stack before it (the clocks the previous "
       "stack's work left). Every timed stack follows one of its own level: where the stack before it ran another "
-      "level (or the host paused), an untimed stack of the same level runs first (`--prime-stacks`); the removal "
-      "A/Bs pair the same way, so both measure each variant in the state it leaves itself.",
+      "level (or the host paused), untimed stacks of the same level run first, for as long as that stack ran "
+      "(`--prime-stacks`: at least that many); the removal A/Bs pair the same way, so both measure each variant in the state it leaves itself.",
       "delay: the slope is the stack's response to idle injected at every instance (the critical-path fraction: "
       "1 = every injected microsecond shows end to end, 0 = hidden). Predicted removal = fraction x isolated cost "
       "x instances per forward: right for idle work (a host round-trip, a wait), and the figure of what idle of "

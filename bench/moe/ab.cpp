@@ -111,8 +111,9 @@ PairRun run_pairs(LayerInterface& layer, const void* x, const RunConfig& c, cons
 // One line on the neighbours of the timed stacks.
 std::string neighbours_line(const PairRun& p, const RunConfig& c) {
   if (c.prime_stacks == 0) return "Neighbours not primed (`--prime-stacks 0`): a stack follows either arm.";
-  return fmt::format("Every timed stack follows a stack of its own arm: {} untimed stack(s) ran where the arm changed "
-                     "({} in all; a power-capped GPU carries its clocks from one stack into the next).",
+  return fmt::format("Every timed stack follows a stack of its own arm: where the arm changed, at least {} untimed "
+                     "stack(s) ran, and for as long as the other arm's stack before ({} in all; a power-capped GPU "
+                     "carries its clocks from one stack into the next).",
                      c.prime_stacks, p.primed);
 }
 

@@ -84,8 +84,8 @@ void add_flags(CLI::App& app, RunConfig& c) {
                "removal's interval is within half its prediction's, after at least 31)", 2, 1'000'000);
   cli::add_int(app, "--prime-stacks", c.prime_stacks,
                "untimed stacks of the same variant run before a timed stack of the what-if rounds or the A/B pairs "
-               "whose neighbour ran another variant (a power-capped GPU carries its clocks from one stack into the "
-               "next); 0 = off",
+               "whose neighbour ran another variant: at least this many, and for as long as that neighbour ran (a "
+               "power-capped GPU carries its clocks from one stack into the next); 0 = off",
                0, 100);
   app.add_flag("--ab-sequential", c.ab_sequential,
                "stop the A/B at the first pair where an always-valid confidence sequence excludes 0 or lies inside "

@@ -4,7 +4,7 @@
 One rank, a layer whose local_expert_compute is serial host work (2 small experts per head, 512
 tokens). The run must carry: one replicate what-if of it at copies 0..3 per instance, primed rounds,
 null energy on the host, the predicted removal equal to its basis (the removal step or the slope)
-x instances per forward; and `--ab drop:local_expert_compute` with 6 pairs and 7 primed stacks, a
+x instances per forward; and `--ab drop:local_expert_compute` with 6 pairs and at least 7 primed stacks, a
 prediction from the replication what-if with its verdict and the sign of a removal, outputs marked
 unchecked, energy null, and the markdown of both. The removal A/B runs right after its component's
 what-if and before the next one's (routing's): the progress lines say in which order.
@@ -88,11 +88,13 @@ def main() -> int:
                          f"{removal_per_stack} ms per stack, got {preds[0]['predicted_ms']} (delta {d.get('delta')!r})")
         if d["energy"] is not None:
             fails.append("host backend: A/B energy must be null")
-        # Every timed stack follows one of its own arm: one untimed stack where the arm changed
-        # (6 pairs AB BA ...: 7 changes after the warm-up pair).
-        if d.get("prime_stacks_per_change") != 1 or d.get("primed_stacks") != 7:
+        # Every timed stack follows one of its own arm: untimed stacks where the arm changed, at
+        # least one and as long as the other arm's stack before (6 pairs AB BA ...: 7 changes after
+        # the warm-up pair; how many more than one depends on the stacks' times: not checked here,
+        # tests/harness/interleave_test.cpp counts them on a virtual clock).
+        if d.get("prime_stacks_per_change") != 1 or not 7 <= d.get("primed_stacks", 0) <= 7 * 256:
             fails.append(f"drop A/B primes: {d.get('prime_stacks_per_change')} per change, "
-                         f"{d.get('primed_stacks')} in all (expected 1 and 7)")
+                         f"{d.get('primed_stacks')} in all (expected 1, and 7 to 7 x 256)")
         if "analysis" not in d:
             fails.append(f"drop A/B has no analysis: {d.get('analysis_error')}")
     # The phases in the order they ran: the removal between its own what-if and the next.
