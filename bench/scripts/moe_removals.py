@@ -5,7 +5,8 @@ measured mean landed inside the predicted interval and the prediction's half-wid
 it, what the prediction came from (the removal step or the slope of further copies), whether the
 prediction holds (the paired check of measured minus predicted: its interval, from both the A/B's
 and the prediction's, contains 0), and the counts per family over every process given (inside;
-half-width <= 15%; both; holds).
+half-width <= 15%; both; holds), per family and card (the JSONs of several calls and cards may be
+given together: the acceptance of issue 46 counts coverage over at least two processes per card).
 
 usage: moe_removals.py PROFILE.json [...]   (markdown on stdout)
 """
@@ -23,6 +24,9 @@ def main(paths):
         model = (doc.get("model") or {}).get("name", "?")
         family = "MAGI-2" if block == "magi2_multi_head" else "standard"
         tokens = doc.get("tokens_per_rank", "?")
+        ctx = doc.get("context") or {}
+        card = ((ctx.get("ranks") or [{}])[0]).get("device", "?")
+        sha = ctx.get("git_sha", "?")
         for ab in doc.get("ab_drop", []):
             for p in ab.get("predictions", []):
                 basis = "step" if p.get("basis", "").startswith("removal step") else "slope"
@@ -30,25 +34,27 @@ def main(paths):
                 holds = bool(p.get("holds"))
                 half = p["half_width_ms"] / abs(p["predicted_ms"]) if p.get("predicted_ms") else float("nan")
                 rows.append((family, model, tokens, ab["component"], path.rsplit("/", 1)[-1], p["measured_ms"],
-                             p["predicted_ms"], p["predicted_ci_ms"], half, basis, inside, holds, ab.get("pairs")))
+                             p["predicted_ms"], p["predicted_ci_ms"], half, basis, inside, holds, ab.get("pairs"),
+                             card, sha, path))
     print("| family | model | tokens | component | process | measured delta (ms) | predicted (ms) [CI] "
           "| half-width / predicted | from | inside | holds | pairs |")
     print("|---|---|---:|---|---|---:|---:|---:|---|---|---|---:|")
-    for fam, model, tokens, comp, proc, meas, pred, ci, half, basis, inside, holds, pairs in rows:
+    for fam, model, tokens, comp, proc, meas, pred, ci, half, basis, inside, holds, pairs, *_ in rows:
         print(f"| {fam} | {model} | {tokens} | {comp} | {proc} | {meas:+.4f} | {pred:+.4f} [{ci[0]:+.4f}, {ci[1]:+.4f}] | "
               f"{100 * half:.1f}% | {basis} | {'yes' if inside else 'NO'} | {'yes' if holds else 'NO'} | {pairs} |")
     print()
-    per_family = defaultdict(list)  # (inside, narrow, holds) of each removal
-    for fam, *_, half, _basis, inside, holds, _pairs in rows:
-        per_family[fam].append((inside, half <= 0.15, holds))
-    for fam, marks in sorted(per_family.items()):
+    per_family = defaultdict(list)  # (inside, narrow, holds, process, commit) of each removal, by family and card
+    for fam, *_, half, _basis, inside, holds, _pairs, card, sha, path in rows:
+        per_family[(fam, card)].append((inside, half <= 0.15, holds, path, sha))
+    for (fam, card), marks in sorted(per_family.items()):
         total = len(marks)
         inside, narrow, holds = (sum(m[i] for m in marks) for i in range(3))
-        both = sum(i and n for i, n, _ in marks)
-        print(f"- {fam}: {inside} of {total} removals inside their predicted interval; "
-              f"{narrow} of {total} predictions with a half-width <= 15% of the prediction; {both} of {total} both; "
-              f"{holds} of {total} hold (measured - predicted consistent with 0, both intervals)")
-
+        both = sum(m[0] and m[1] for m in marks)
+        procs = len({m[3] for m in marks})
+        commits = ", ".join(sorted({m[4] for m in marks}))
+        print(f"- {fam} on {card} ({procs} processes, commit {commits}): {inside} of {total} removals inside their "
+              f"predicted interval; {narrow} of {total} predictions with a half-width <= 15% of the prediction; "
+              f"{both} of {total} both; {holds} of {total} hold (measured - predicted consistent with 0, both intervals)")
 
 if __name__ == "__main__":
     main(sys.argv[1:])
