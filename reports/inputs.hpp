@@ -78,9 +78,9 @@ enum class InputKind {
 // The header layerbench-ab's --csv starts with (study/study_report.cpp runs_csv).
 inline constexpr const char* kRunsCsvHeader = "pair,attempt,arm,name,position,start,status,exit,";
 bool is_hyperfine_json(const nlohmann::json& doc);
-// True for the journal `layerbench-ab run` writes (its first record is a "study" header); reads
-// the file's first non-blank line only.
-bool is_ab_study(const std::string& path);
+// True for the journal `layerbench-ab run` writes (its first record is a "study" header): reads
+// the first non-blank line of the file's text (as read by read_text_file, the input layer).
+bool is_ab_study(std::string_view text);
 // One line saying why `path` (of `kind`) holds no pairs and what reads it instead.
 std::string not_paired_reason(const std::string& path, InputKind kind);
 // layerbench-ab --csv: the runs paired by the study rule (study/study.hpp). `metric` is a

@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -162,14 +161,17 @@ bool is_hyperfine_json(const nlohmann::json& doc) {
   return true;
 }
 
-bool is_ab_study(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string line;
-  for (bool first = true; std::getline(in, line); first = false) {
-    if (first) text::strip_bom_in_place(line);
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const auto j = nlohmann::json::parse(line, nullptr, false);
-    return j.is_object() && j.value("type", std::string{}) == "study";
+bool is_ab_study(std::string_view text) {
+  if (text.starts_with(text::kUtf8Bom)) text.remove_prefix(text::kUtf8Bom.size());
+  while (!text.empty()) {
+    const auto end = text.find('\n');
+    const std::string_view line = text.substr(0, end);
+    if (line.find_first_not_of(" \t\r") != std::string_view::npos) {
+      const auto j = nlohmann::json::parse(line, nullptr, false);
+      return j.is_object() && j.value("type", std::string{}) == "study";
+    }
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
   }
   return false;
 }

@@ -86,7 +86,7 @@ PairedStudy load_pairs(const std::string& path) {
     empty = std::string_view(e.what()).find("file is empty") != std::string_view::npos;
     if (!empty) throw InputError(e.what());
   }
-  const bool ab_study = kind == K::study_jsonl && reports::is_ab_study(path);
+  const bool ab_study = kind == K::study_jsonl && reports::is_ab_study(text);
   PairedStudy input;
   if (ab_study) {
     input = journal_of_text(text, path);

@@ -1,4 +1,5 @@
 #include "study/runner.hpp"
+#include "common/input_file.hpp"
 #include "common/json_text.hpp"
 #include "common/cli/output_file.hpp"
 #include "common/cli/progress.hpp"
@@ -94,6 +95,10 @@ std::vector<std::size_t> round_order(const StudyConfig& c, std::size_t pair, std
 }
 
 std::string hash_file(const std::string& path) {
+  // The file a run wrote, hashed as it streams (it may be large). Only a regular file is opened
+  // (the input layer says what the path names: a FIFO would stall the study); anything else, as
+  // no file, is "missing" (the pair's outputs are then not compared).
+  if (input::kind_of(path) != input::Kind::regular) return "missing";
   std::ifstream in(path, std::ios::binary);
   if (!in) return "missing";
   std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a 64: enough to tell identical bytes apart

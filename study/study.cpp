@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdint>
 #include <fmt/format.h>
-#include <fstream>
 #include <limits>
 
 #include "study/errors.hpp"
@@ -80,21 +79,6 @@ nlohmann::json run_json(const RunRecord& r) {
 }
 
 nlohmann::json excluded_json(std::size_t pair) { return {{"type", "pair_excluded"}, {"pair", pair}}; }
-
-bool looks_like_jsonl(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char head[3] = {};
-  in.read(head, 3);
-  if (in.gcount() < 3 || std::string_view(head, 3) != text::kUtf8Bom) {
-    in.clear();
-    in.seekg(0);
-  }
-  char c = 0;
-  while (in.get(c)) {
-    if (!std::isspace(static_cast<unsigned char>(c))) return c == '{';
-  }
-  return false;
-}
 
 std::vector<CompletedPair> completed_pairs(const Study& study, const std::string& candidate_key) {
   const auto arms = arms_of(study.config);

@@ -123,9 +123,6 @@ enum class Keep { everything, values };
 Study parse_study(std::string_view text, const std::string& path, Keep keep = Keep::everything);
 // parse_study for a layerbench-ab journal only (what `run` resumes): anything else is an InputError.
 Study parse_journal(std::string_view text, const std::string& path);
-// True when the text looks like a study (its first non-blank character, after a byte order
-// mark, is '{').
-bool looks_like_jsonl(const std::string& path);
 
 // A pair (round) whose arms all succeeded in one attempt, in pair order, seen as base against one
 // candidate arm (by key; "candidate" = the first).

@@ -295,6 +295,14 @@ TEST(RunCli, MetricsOrderAndOutputCheck) {
   ASSERT_EQ(differ.exit_code, 0) << differ.err;
   EXPECT_EQ(json::parse(differ.out)["diagnostics"]["output_check"]["differing_pairs"], 3);
   EXPECT_EQ(first_arms(dir.path() / "d.jsonl"), order.substr(0, 3));  // seeded order reproduces
+
+  // An "output" that is a FIFO is never opened (reading it would stall the study until a writer
+  // came): the pairs' outputs are counted missing, as no file.
+  const auto fifo = run_ab({"run", "--base", "mkfifo " + outfile, "--candidate", "mkfifo " + outfile, "--pairs", "3",
+                            "--metric", "user", "--check-output", outfile, "--out", (dir.path() / "f.jsonl").string(),
+                            "--json", "-", "--resamples", "1000"});
+  ASSERT_EQ(fifo.exit_code, 0) << fifo.err;
+  EXPECT_EQ(json::parse(fifo.out)["diagnostics"]["output_check"]["missing"], 3);
 }
 
 TEST(RunCli, PrepareRunsBeforeEveryRunAndWarmupIsNotRecorded) {
