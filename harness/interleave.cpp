@@ -10,12 +10,13 @@ double NeighbourPrimer::run(int variant, const std::function<double()>& untimed,
     // not finite asks for no more than the count).
     const double neighbour_ms = std::isfinite(last_ms_) ? last_ms_ : 0;
     double primed_ms = 0;
-    for (int ran = 0; ran < max_stacks_per_change && (ran < prime_ || primed_ms < neighbour_ms);) {
+    for (int ran = 0; ran < max_stacks_per_change && (ran < prime_ || primed_ms < neighbour_ms); ++ran) {
       const double ms = untimed();
-      ++ran;
       ++primed_;
-      if (!(std::isfinite(ms) && ms > 0) && ran >= prime_) break;  // a stack without a time: the count only
-      primed_ms += std::isfinite(ms) && ms > 0 ? ms : 0;
+      if (std::isfinite(ms) && ms > 0)
+        primed_ms += ms;
+      else if (ran + 1 >= prime_)
+        break;  // a stack without a time: the count only
     }
   }
   const double ms = timed();

@@ -86,6 +86,20 @@ std::vector<std::size_t> round_order(std::size_t levels, std::size_t round) {
   return order;
 }
 
+double time_with_telemetry(const std::function<double()>& stack, const std::function<double()>& energy_j,
+                           const telemetry::Sampler* sampler, double* joules, std::vector<telemetry::Sample>* samples) {
+  const double t0 = telemetry::Sampler::now();
+  const double e0 = energy_j ? energy_j() : stats::nan_value;
+  const double ms = stack();
+  const double e1 = energy_j ? energy_j() : stats::nan_value;
+  if (joules) *joules = e1 - e0;
+  if (sampler && samples) {
+    auto w = sampler->between(t0, telemetry::Sampler::now());
+    samples->insert(samples->end(), w.begin(), w.end());
+  }
+  return ms;
+}
+
 double calibrate_device_spin(Device& dev, Stream s, double us, int reps) {
   for (int i = 0; i < 3; ++i) dev.spin(s, us);  // first launches load the kernel
   dev.synchronize(s);
@@ -199,17 +213,9 @@ WhatIfResult run_what_if(const WhatIfOptions& o, const WhatIfTarget& target, int
     if (on_round) on_round(round, o.rounds);
     for (std::size_t l : round_order(k, static_cast<std::size_t>(round))) {
       double joules = stats::nan_value;
-      const double ms = primer.run(static_cast<int>(l), [&] { return stack(o.levels_us[l]); }, [&] {
-        const double t0 = telemetry::Sampler::now();
-        const double e0 = energy_j ? energy_j() : stats::nan_value;
-        const double t = stack(o.levels_us[l]);
-        if (energy_j) joules = energy_j() - e0;
-        if (sampler) {
-          auto w = sampler->between(t0, telemetry::Sampler::now());
-          level_samples[l].insert(level_samples[l].end(), w.begin(), w.end());
-        }
-        return t;
-      });
+      auto one = [&] { return stack(o.levels_us[l]); };
+      const double ms = primer.run(static_cast<int>(l), one,
+                                   [&] { return time_with_telemetry(one, energy_j, sampler, &joules, &level_samples[l]); });
       r.energy_j.push_back(joules);
       r.x_ms.push_back(0);  // set from the calibrations below
       r.y_ms.push_back(ms);

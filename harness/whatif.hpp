@@ -90,6 +90,12 @@ std::vector<WhatIfTarget> parse_what_if(const std::string& list, const std::vect
 // rounds prime every timed stack with one of its own level instead (harness/interleave.hpp).
 std::vector<std::size_t> round_order(std::size_t levels, std::size_t round);
 
+// One timed stack of the rounds: `stack()`'s ms, with the energy meter read around it (the joules
+// into *joules, NaN without a meter) and the sampler's window appended to *samples (either pointer
+// may be null, as may the meter and the sampler).
+double time_with_telemetry(const std::function<double()>& stack, const std::function<double()>& energy_j,
+                           const telemetry::Sampler* sampler, double* joules, std::vector<telemetry::Sample>* samples);
+
 struct WhatIfResult {
   WhatIfTarget target;
   int instances_per_stack = 0, instances_per_forward = 0;

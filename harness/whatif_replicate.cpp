@@ -128,23 +128,14 @@ WhatIfResult run_replicate_what_if(const WhatIfOptions& o, const WhatIfTarget& t
   // One timed stack at level l, after its neighbour is primed, with the energy read around it (its
   // joules returned through `joules`) and the sampler's window into `samples` (either may be null).
   auto timed_stack = [&](std::size_t l, double* joules, std::vector<telemetry::Sample>* samples) {
+    auto one = [&] { return stack(o.copies[l]); };
     auto untimed = [&] {
-      const double ms = stack(o.copies[l]);
+      const double ms = one();
       timed_s += ms / 1000;
       return ms;
     };
-    const double ms = primer.run(static_cast<int>(l), untimed, [&] {
-      const double t0 = telemetry::Sampler::now();
-      const double e0 = energy_j ? energy_j() : stats::nan_value;
-      const double t = stack(o.copies[l]);
-      const double e1 = energy_j ? energy_j() : stats::nan_value;
-      if (joules) *joules = e1 - e0;
-      if (sampler && samples) {
-        auto w = sampler->between(t0, telemetry::Sampler::now());
-        samples->insert(samples->end(), w.begin(), w.end());
-      }
-      return t;
-    });
+    const double ms = primer.run(static_cast<int>(l), untimed,
+                                 [&] { return time_with_telemetry(one, energy_j, sampler, joules, samples); });
     timed_s += ms / 1000;
     return ms;
   };

@@ -56,5 +56,6 @@ def main(paths):
               f"predicted interval; {narrow} of {total} predictions with a half-width <= 15% of the prediction; "
               f"{both} of {total} both; {holds} of {total} hold (measured - predicted consistent with 0, both intervals)")
 
+
 if __name__ == "__main__":
     main(sys.argv[1:])
