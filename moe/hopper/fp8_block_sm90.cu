@@ -94,7 +94,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                  bf16* __restrict__ out, std::uint8_t* __restrict__ outq,
                  float* __restrict__ outs, int n_cols, const StdTile* tiles, int max_tiles,
                  const int* live, int ksteps, int b_rows, int up, int sb_blocks, float alpha, float limit,
-                 const float* __restrict__ sa, int rows_cap, const float* __restrict__ sb) {
+                 const float* __restrict__ sa, int rows_cap, const float* __restrict__ sb, int sched) {
 #ifdef LB_WGMMA
   using G = Geo<EPI>;
   constexpr bool GU = G::GU;
@@ -167,6 +167,27 @@ __global__ void __launch_bounds__(THREADS, 1)
     // The promoted sums of the two n128 halves: fin (gate/up: act columns 0-63 of the block; down:
     // output columns 0-127 of the tile), fin2 (64-127; 128-255).
     float acc[64], fin[64], fin2[64];
+    // Schedule (StdGroupedVariant): 1 staggered, warpgroup 1 waits until 0 has issued its first
+    // MMAs (or has none); 2 ordered, they take turns to issue every set of MMAs (barrier 5 hands
+    // the turn to 0, 6 to 1; a skipped tile takes its turns too), so one promotes while the other's run.
+    bool lead = sched == 1 && wg == 0, turned = false;
+    if (sched == 1 && wg == 1) named_sync<5, 256>();
+    auto my_turn = [&] {
+      if (sched != 2) return;
+      if (wg == 1)
+        named_sync<6, 256>();
+      else if (turned)
+        named_sync<5, 256>();
+      turned = true;
+    };
+    auto pass_turn = [&] {
+      if (sched == 2) {
+        wg == 0 ? named_arrive<6, 256>() : named_arrive<5, 256>();
+      } else if (lead) {
+        named_arrive<5, 256>();
+        lead = false;
+      }
+    };
     int s = 0;
     for (int u = first; u < units; u += stride) {
       const StdTile t = load16_after_wait(tiles + u);
@@ -174,6 +195,18 @@ __global__ void __launch_bounds__(THREADS, 1)
       if (!PAIR && !mine) continue;
       // No rows here (PAIR: the stages still go round), or a half tile whose warpgroup 1 has none.
       if (!mine || (wg == 1 && t.valid <= 64)) {
+        if (sched == 2) {  // both halves' turns of a step, then its stage back (as skip_tile)
+          for (int ks = 0; ks < ksteps; ++ks, ++s) {
+            for (int h = 0; h < 2; ++h) {
+              my_turn();
+              pass_turn();
+            }
+            mbar_wait(full + 8 * (s % STAGES), (s / STAGES) & 1);
+            release(s % STAGES);
+          }
+          continue;
+        }
+        pass_turn();
         skip_tile<STAGES>(s, ksteps, full, release);
         continue;
       }
@@ -195,6 +228,7 @@ __global__ void __launch_bounds__(THREADS, 1)
       // 8 (i >> 2) + 2c + (i & 1); for gate/up columns 0-63 are gate rows, 64-127 up rows.
       auto mma_promote = [&](float (&f)[64], std::uint32_t stage_base, std::uint32_t b_off, float s0g, float s1g,
                              float s0u, float s1u) {
+        my_turn();
         fence_acc(acc);
         wgmma_fence();
         const std::uint64_t da = desc_sw128(stage_base + a_off);
@@ -202,6 +236,7 @@ __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll
         for (int kk = 0; kk < BK / 32; ++kk) wgmma_m64n128k32_e4m3(acc, da + 2 * kk, db + 2 * kk, kk > 0);
         wgmma_commit();
+        pass_turn();
         wgmma_wait<0>();
         fence_acc(acc);
 #pragma unroll
@@ -336,6 +371,8 @@ __global__ void __launch_bounds__(THREADS, 1)
         }
       }
     }
+    if (sched == 2 && wg == 0 && turned) named_sync<5, 256>();  // warpgroup 1's last hand-back
+    if (lead) named_arrive<5, 256>();  // staggered: a warpgroup 0 with no MMAs lets warpgroup 1 go
   }
   if constexpr (PAIR) cluster_sync();  // no CTA leaves while its peer may still write into it
 #else
@@ -354,14 +391,16 @@ void launch(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMa
   const int sms = sm90::current_device_sms(dev);
   const auto alpha = static_cast<float>(a.alpha), limit = static_cast<float>(a.limit);
   const int mt = static_cast<int>(max_tiles);
-  if (!std_grouped_variant().paired) {
+  const StdGroupedVariant v = std_grouped_variant();
+  const int sched = v.ordered ? 2 : v.staggered ? 1 : 0;
+  if (!v.paired) {
     const auto kernel = block_kernel<EPI, CLAMPED, W_ROW, false>;
     ensure_max_dynamic_smem(reinterpret_cast<const void*>(kernel), Geo<EPI>::SMEM);
     sm90::Launch l(static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>(max_tiles, sms))), THREADS,
                    Geo<EPI>::SMEM, s);
     l.early_start();
     LB_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, kernel, amap, amap64, bmap, out, outq, outs, n_cols, tiles, mt,
-                                     live, ksteps, b_rows, up, sb_blocks, alpha, limit, sa, rows_cap, sb));
+                                     live, ksteps, b_rows, up, sb_blocks, alpha, limit, sa, rows_cap, sb, sched));
     LB_CUDA_CHECK_LAUNCH();
     return;
   }
@@ -376,7 +415,7 @@ void launch(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMa
   const std::int64_t pairs = std::max<std::int64_t>(1, max_tiles / 2);
   pl.cfg.gridDim = dim3(static_cast<unsigned>(2 * std::min<std::int64_t>(clusters, pairs)));
   LB_CUDA_CHECK(cudaLaunchKernelEx(&pl.cfg, kernel, amap, amap64, bmap, out, outq, outs, n_cols, tiles, mt,
-                                   live, ksteps, b_rows, up, sb_blocks, alpha, limit, sa, rows_cap, sb));
+                                   live, ksteps, b_rows, up, sb_blocks, alpha, limit, sa, rows_cap, sb, sched));
   LB_CUDA_CHECK_LAUNCH();
 }
 

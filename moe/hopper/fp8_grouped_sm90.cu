@@ -185,7 +185,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                const StdTile* tiles, int max_tiles, const int* live, int ksteps, int b_rows,
                int up, int halves, float alpha, float limit, const float* __restrict__ sa, int rows_cap,
                const float* __restrict__ sb, int sb_n, std::uint8_t* __restrict__ outq, float* __restrict__ outs,
-               int qblocks) {
+               int qblocks, int staggered) {
 #ifdef LB_WGMMA
   grid_dependents_may_start();
   const int rank = PAIR ? cluster_rank() : 0;
@@ -241,7 +241,16 @@ __global__ void __launch_bounds__(THREADS, 1)
     std::uint32_t pk[64];
     StdTile pending{0, 0, 0, 0};
     float qs0 = 0.0f, qs1 = 0.0f;  // the pending tile's act scales (quant_epi)
+    // Staggered: warpgroup 1 waits until warpgroup 0 has issued its first tile's first K steps (or
+    // has none); the offset then stays, so that one's epilogue overlaps the other's MMAs.
+    bool lead = staggered && wg == 0;
+    auto let_go = [&] {
+      if (lead) named_arrive<5, 256>();
+      lead = false;
+    };
+    if (staggered && wg == 1) named_sync<5, 256>();
     auto piece = [&]<int Q>() {
+      if constexpr (Q == 0) let_go();
       if (pending.valid <= 0) return;
       if constexpr (quant_epi(EPI)) {
         if constexpr (Q == 0)
@@ -259,6 +268,7 @@ __global__ void __launch_bounds__(THREADS, 1)
       const StdTile t = load16_after_wait(tiles + (PAIR ? 2 * u + rank : u));
       if (!PAIR && t.valid <= 0) continue;
       if ((wg == 1 && halves && t.valid <= 64) || t.valid <= 0) {
+        let_go();
         skip_tile<STAGES>(s, ksteps, full, release);
         continue;
       }
@@ -281,6 +291,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         glu_packed<clamped_epi(EPI), 0, 32 - GLU_LATE>(pk, alpha, limit);
       }
     }
+    let_go();
     if (pending.valid > 0) {
       if constexpr (quant_epi(EPI)) {
         store_tile_q(pk, outq, outs, pending, n_cols, qblocks, wg, tid, c_base + wg * C_BYTES, qs0, qs1);
@@ -304,7 +315,7 @@ void launch(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMa
   int dev = 0;
   const int sms = sm90::current_device_sms(dev);
   const StdGroupedVariant v = std_grouped_variant();
-  const int mt = static_cast<int>(max_tiles), half = v.half_tiles ? 1 : 0;
+  const int mt = static_cast<int>(max_tiles), half = v.half_tiles ? 1 : 0, stag = v.staggered ? 1 : 0;
   const auto alpha = static_cast<float>(a.alpha), limit = static_cast<float>(a.limit);
   if (!v.paired) {
     ensure_max_dynamic_smem(reinterpret_cast<const void*>(fp8_kernel<EPI, false>), SMEM);
@@ -312,7 +323,7 @@ void launch(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMa
     l.early_start();
     LB_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, fp8_kernel<EPI, false>, amap, amap64, bmap, out, n_cols, tiles, mt, live,
                                      ksteps, b_rows, up, half, alpha, limit, sa, rows_cap, sb, sb_n, outq, outs,
-                                     qblocks));
+                                     qblocks, stag));
     LB_CUDA_CHECK_LAUNCH();
     return;
   }
@@ -325,7 +336,8 @@ void launch(const CUtensorMap& amap, const CUtensorMap& amap64, const CUtensorMa
   const int grid_clusters = std::max(1, std::min(clusters, std::max(1, mt / 2)));
   pl.cfg.gridDim = dim3(static_cast<unsigned>(2 * grid_clusters));
   LB_CUDA_CHECK(cudaLaunchKernelEx(&pl.cfg, fp8_kernel<EPI, true>, amap, amap64, bmap, out, n_cols, tiles, mt, live,
-                                   ksteps, b_rows, up, half, alpha, limit, sa, rows_cap, sb, sb_n, outq, outs, qblocks));
+                                   ksteps, b_rows, up, half, alpha, limit, sa, rows_cap, sb, sb_n, outq, outs, qblocks,
+                                   stag));
   LB_CUDA_CHECK_LAUNCH();
 }
 

@@ -435,6 +435,17 @@ __device__ __forceinline__ void consumer_pair_sync(int g) {
     asm volatile("bar.sync 3, 128;\n" ::: "memory");
 }
 
+// Named barrier ID over N threads: wait at it, or arrive without waiting (the FP8 kernels'
+// warpgroup schedules: one warpgroup arrives, the other waits).
+template <int ID, int N>
+__device__ __forceinline__ void named_sync() {
+  asm volatile("bar.sync %0, %1;\n" ::"n"(ID), "n"(N) : "memory");
+}
+template <int ID, int N>
+__device__ __forceinline__ void named_arrive() {
+  asm volatile("bar.arrive %0, %1;\n" ::"n"(ID), "n"(N) : "memory");
+}
+
 // The staged epilogue's two moves: a bf16 pair into the staging buffer, and a 16-byte chunk of a
 // staged row back out.
 __device__ __forceinline__ void st_shared_b32(std::uint32_t addr, std::uint32_t v) {

@@ -49,13 +49,19 @@ struct StdGroupedVariant {
   L2Priority a_l2 = L2Priority::normal;
   L2Priority b_l2 = L2Priority::normal;
   bool spread_epilogue = true;
+  // The FP8 kernels' two consumer warpgroups (moe/hopper/fp8_grouped_sm90.cu, fp8_block_sm90.cu):
+  // staggered, warpgroup 1 starts once warpgroup 0 has issued its first MMAs (the offset then
+  // stays: one warpgroup's epilogue or promotion runs while the other's MMAs keep the tensor
+  // cores busy); ordered (block-scaled only), the two take turns to issue every set of MMAs.
+  bool staggered = false;
+  bool ordered = false;
 };
 void std_grouped_set_variant(const StdGroupedVariant& v);
 StdGroupedVariant std_grouped_variant();
 // A variant as words ("paired, half tiles, plain order, deferred epilogue"), and from modifiers
 // joined by '+' applied to the default variant: paired | unpaired, half-tiles | whole-tiles,
-// plain-order | pair-order, deferred | in-place, spread | at-once, a-evict-first | a-evict-last | a-evict-normal and
-// the same for b (UsageError naming the unknown word).
+// plain-order | pair-order, deferred | in-place, spread | at-once, staggered | ordered | in-step,
+// a-evict-first | a-evict-last | a-evict-normal and the same for b (UsageError naming the unknown word).
 std::string describe(const StdGroupedVariant& v);
 StdGroupedVariant parse_grouped_variant(std::string_view modifiers);
 

@@ -23,6 +23,7 @@ std::string describe(const StdGroupedVariant& v) {
          (!v.deferred_epilogue ? ", epilogue in place"
           : v.spread_epilogue  ? ", deferred epilogue spread over K steps"
                                : ", deferred epilogue") +
+         (v.ordered ? ", FP8 warpgroups take turns" : v.staggered ? ", FP8 warpgroups staggered" : "") +
          (v.a_l2 != L2Priority::normal ? std::string(", A lines ") + l2_words(v.a_l2) : std::string()) +
          (v.b_l2 != L2Priority::normal ? std::string(", B lines ") + l2_words(v.b_l2) : std::string());
 }
@@ -37,6 +38,10 @@ StdGroupedVariant parse_grouped_variant(std::string_view modifiers) {
     else if (w == "plain-order" || w == "pair-order") v.pack_leftovers = w == "pair-order";
     else if (w == "deferred" || w == "in-place") v.deferred_epilogue = w == "deferred";
     else if (w == "spread" || w == "at-once") v.spread_epilogue = w == "spread";
+    else if (w == "staggered" || w == "ordered" || w == "in-step") {
+      v.staggered = w == "staggered";
+      v.ordered = w == "ordered";
+    }
     else if (w.size() > 2 && (w[0] == 'a' || w[0] == 'b') && w[1] == '-' &&
              (w.substr(2) == "evict-first" || w.substr(2) == "evict-last" || w.substr(2) == "evict-normal"))
       (w[0] == 'a' ? v.a_l2 : v.b_l2) = w.substr(2) == "evict-first"  ? L2Priority::evict_first
@@ -45,7 +50,7 @@ StdGroupedVariant parse_grouped_variant(std::string_view modifiers) {
     else
       throw UsageError("grouped wgmma variant '" + std::string(w) +
                        "': expected paired, unpaired, half-tiles, whole-tiles, plain-order, pair-order, deferred, "
-                       "in-place, spread, at-once, or a-/b- with evict-first, evict-last or evict-normal, joined "
+                       "in-place, spread, at-once, staggered, ordered, in-step, or a-/b- with evict-first, evict-last or evict-normal, joined "
                        "by '+'");
     modifiers = cut == std::string_view::npos ? std::string_view{} : modifiers.substr(cut + 1);
   }

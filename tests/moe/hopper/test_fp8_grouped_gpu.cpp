@@ -330,7 +330,7 @@ TEST_F(Fp8GroupedGpu, EdgeShapesMatchTheOracle) {
   ActivationSpec silu;
   ActivationSpec clamped;
   clamped.kind = Activation::swiglu_clamped;
-  for (const char* v : {"paired", "unpaired+whole-tiles", "paired+pair-order"}) {
+  for (const char* v : {"paired", "unpaired+whole-tiles", "paired+pair-order", "paired+staggered", "unpaired+staggered"}) {
     run_case(144, 48, {1, 0, 130, 64, 257}, silu, v);       // K = 144: one full and one partial step
     run_case(384, 272, {200, 5, 0, 1}, clamped, v);         // I = 272: a gate/up block of 16 columns; h off 256
   }
@@ -340,7 +340,7 @@ TEST_F(Fp8GroupedGpu, BlockScaledMatchesTheOracle) {
   ActivationSpec silu;
   ActivationSpec clamped;
   clamped.kind = Activation::swiglu_clamped;
-  for (const char* v : {"paired", "unpaired", "paired+pair-order"}) {
+  for (const char* v : {"paired", "unpaired", "paired+pair-order", "paired+staggered", "paired+ordered", "unpaired+ordered"}) {
     run_block_case(144, 48, {1, 0, 130, 64, 257}, silu, v);  // K = 144: one full and one partial scale block
     run_block_case(384, 272, {200, 5, 0, 1}, clamped, v);    // I = 272: a 16-column last block; h off 128
     run_block_case(256, 192, {65, 128, 3}, silu, v);         // I = 192: the last unit's second half past I
@@ -355,7 +355,17 @@ TEST_F(Fp8GroupedGpu, BlockScaledManyUnitsPerCta) {
   ActivationSpec silu;
   const std::vector<std::int64_t> counts = {300, 0,   1,   64,  65,  127, 128, 129, 700, 257, 512, 383,
                                             64,  450, 2,   600, 333, 190, 420, 0,   256, 129, 611, 380};
-  for (const char* v : {"paired", "unpaired", "paired+pair-order"}) run_block_case(528, 400, counts, silu, v);
+  for (const char* v : {"paired", "unpaired", "paired+pair-order", "paired+staggered", "paired+ordered", "unpaired+ordered"})
+    run_block_case(528, 400, counts, silu, v);
+}
+
+// The rowwise kernels over the same many units: the staggered warpgroups keep their offset from
+// one tile to the next (and a warpgroup 0 with no rows in a tile still lets warpgroup 1 go).
+TEST_F(Fp8GroupedGpu, RowwiseManyUnitsPerCta) {
+  ActivationSpec silu;
+  const std::vector<std::int64_t> counts = {300, 0,   1,   64,  65,  127, 128, 129, 700, 257, 512, 383,
+                                            64,  450, 2,   600, 333, 190, 420, 0,   256, 129, 611, 380};
+  for (const char* v : {"paired", "paired+staggered", "unpaired+staggered"}) run_case(528, 400, counts, silu, v);
 }
 
 TEST_F(Fp8GroupedGpu, UnsupportedShapesSayWhy) {
