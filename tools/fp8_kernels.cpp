@@ -18,8 +18,8 @@
 //             bit, its act against the oracle's GLU (<= 5e-2: e4m3 rounding), its y against the
 //             oracle on its own act (<= 1e-2);
 //   timing    gate/up alone, the act quantization alone, down alone, the three together, the fused
-//             path's two GEMMs alone and together, gate/up and down in two other launch variants
-//             (unpaired whole tiles; pair order), and the BF16 grouped kernels at the same counts
+//             path's two GEMMs alone and together, gate/up and down in three other launch variants
+//             (unpaired whole tiles; pair order; staggered warpgroups), and the BF16 grouped kernels at the same counts
 //             beside them; median and min ms, TFLOP/s.
 #include "tools/fp8_kernels.hpp"
 #include "common/json_text.hpp"
@@ -340,7 +340,7 @@ bool study(Device& dev, const Model& m, const std::vector<std::int64_t>& counts,
   }
   // The launch variants the GPU test checks (tests/moe/hopper/test_fp8_grouped_gpu.cpp), gate/up and down alone.
   const cuda::StdGroupedVariant chosen = cuda::std_grouped_variant();
-  for (const char* v : {"unpaired+whole-tiles", "pair-order"}) {
+  for (const char* v : {"unpaired+whole-tiles", "pair-order", "staggered"}) {
     cuda::std_grouped_set_variant(cuda::parse_grouped_variant(v));
     tiles();  // the list order depends on the variant
     const std::string tag = " [" + cuda::describe(cuda::std_grouped_variant()) + "]";
@@ -528,12 +528,16 @@ bool study_block(Device& dev, const Model& m, const std::vector<std::int64_t>& c
       gu_flop);
   row(m.name, "fp8-block expert MLPs (gate/up fused quantization + down)",
       time_it(dev, warmup, iterations, [&] { gate_up_q(); down_f(); }), gu_flop + dn_flop);
-  // Single CTAs (no weight multicast), the checked variant of the GPU test, beside the default pairs.
+  // The variants the GPU test checks beside the default: single CTAs (no weight multicast), and the
+  // consumer warpgroups' schedules (staggered; taking turns to issue).
   const cuda::StdGroupedVariant chosen = cuda::std_grouped_variant();
-  cuda::std_grouped_set_variant(cuda::parse_grouped_variant("unpaired"));
-  row(m.name, "fp8-block wgmma gate/up + GLU + e4m3 quantization fused alone [unpaired]",
-      time_it(dev, warmup, iterations, gate_up_q), gu_flop);
-  row(m.name, "fp8-block wgmma down alone [unpaired]", time_it(dev, warmup, iterations, down), dn_flop);
+  for (const char* v : {"unpaired", "staggered", "ordered"}) {
+    cuda::std_grouped_set_variant(cuda::parse_grouped_variant(v));
+    const std::string tag = std::string(" [") + v + "]";
+    row(m.name, "fp8-block wgmma gate/up + GLU + e4m3 quantization fused alone" + tag,
+        time_it(dev, warmup, iterations, gate_up_q), gu_flop);
+    row(m.name, "fp8-block wgmma down alone" + tag, time_it(dev, warmup, iterations, down), dn_flop);
+  }
   cuda::std_grouped_set_variant(chosen);
   return true;
 }

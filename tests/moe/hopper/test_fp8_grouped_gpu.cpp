@@ -6,6 +6,7 @@
 // dequantized operands (moe/fp8.hpp) on every row, and the device quantizers against the host's
 // bit for bit. Skips without a compute capability 9.0 device.
 #include "collectives/types.hpp"
+#include "common/usage.hpp"
 #include "moe/fp8.hpp"
 #include "moe/hopper/fp8_block_sm90.cuh"
 #include "moe/hopper/fp8_grouped_sm90.cuh"
@@ -366,6 +367,24 @@ TEST_F(Fp8GroupedGpu, RowwiseManyUnitsPerCta) {
   const std::vector<std::int64_t> counts = {300, 0,   1,   64,  65,  127, 128, 129, 700, 257, 512, 383,
                                             64,  450, 2,   600, 333, 190, 420, 0,   256, 129, 611, 380};
   for (const char* v : {"paired", "paired+staggered", "unpaired+staggered"}) run_case(528, 400, counts, silu, v);
+}
+
+// The launch variant's words (host only: runs without a GPU): the warpgroup schedules.
+TEST(GroupedVariantWords, TheWarpgroupSchedules) {
+  const auto v = cuda::parse_grouped_variant("unpaired+staggered");
+  EXPECT_FALSE(v.paired);
+  EXPECT_TRUE(v.staggered);
+  EXPECT_FALSE(v.ordered);
+  EXPECT_NE(cuda::describe(v).find("warpgroups staggered"), std::string::npos);
+  const auto o = cuda::parse_grouped_variant("staggered+ordered");  // the last word holds
+  EXPECT_TRUE(o.ordered);
+  EXPECT_FALSE(o.staggered);
+  EXPECT_NE(cuda::describe(o).find("warpgroups take turns"), std::string::npos);
+  const auto d = cuda::parse_grouped_variant("ordered+in-step");
+  EXPECT_FALSE(d.ordered || d.staggered);
+  EXPECT_EQ(cuda::describe(d), cuda::describe(cuda::StdGroupedVariant{}));
+  EXPECT_EQ(cuda::describe(d).find("warpgroups"), std::string::npos);
+  EXPECT_THROW(cuda::parse_grouped_variant("paired+staggerd"), UsageError);
 }
 
 TEST_F(Fp8GroupedGpu, UnsupportedShapesSayWhy) {
