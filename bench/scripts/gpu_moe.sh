@@ -11,13 +11,15 @@
 #   limit      MAGI-2 toward its limit: every one-GPU test, vs-torch, one-rank profiles per path
 #   profile    build, GPU correctness tests, then the MAGI-2 profiles (OUT_DIR quick|final)
 #   noregress  MAGI-2 at this commit against an older one, interleaved (BASE_SRC)
+#   families   every family through the one driver: stacks, graph, what-ifs, removal A/Bs (PART)
+#   fp8        the FP8 grouped kernels (rowwise, block-scaled) checked, then beside torch's FP8 GEMMs
 # usage: bench/scripts/gpu_moe.sh PART [ARGS...]   (PART list: print the parts)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-parts=(fast models vs-torch ncu experts limit profile noregress)
+parts=(fast models vs-torch ncu experts limit profile noregress families fp8)
 part=${1:-}
 if [[ -z $part || $part == list ]]; then
-  sed -n '/^#   [a-z-]* /p' "$0" | sed 's/^#   //'
+  sed -n '/^#   [a-z0-9-]* /p' "$0" | sed 's/^#   //'
   [[ -n $part ]] && exit 0
   echo "usage: bench/scripts/gpu_moe.sh PART [ARGS...]" >&2
   exit 2

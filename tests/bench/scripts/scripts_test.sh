@@ -41,11 +41,15 @@ grep -q -- 'perf-gate:' <<< "$list" && { echo "FAIL: a yaml block listed as comm
 one=$("$src/bench/scripts/readme_commands.sh" --list "$src/docs/gate.md")
 grep -qF 'layerbench-gate --pairs tests/reports/data/study.csv' <<< "$one" && ! grep -qF quickstart <<< "$one" \
   || { echo "FAIL: readme_commands --list FILE"; fail=1; }
-# The MoE entry point: its parts listed without a GPU, an unknown part refused.
+# The MoE entry point: its parts listed without a GPU (every gpu_moe_PART.sh one of them), an
+# unknown part refused.
 parts=$(bash "$src/bench/scripts/gpu_moe.sh" list)
-for p in fast models vs-torch ncu experts limit profile noregress; do
-  grep -q "^$p " <<< "$parts" && [ -f "$src/bench/scripts/gpu_moe_${p//-/_}.sh" ] \
-    || { echo "FAIL: gpu_moe.sh part $p"; fail=1; }
+for f in "$src"/bench/scripts/gpu_moe_*.sh; do
+  p=$(basename "$f" .sh); p=${p#gpu_moe_}; p=${p//_/-}
+  grep -q "^$p " <<< "$parts" || { echo "FAIL: gpu_moe.sh does not list its part $p"; fail=1; }
+done
+for p in $(grep -v "^ " <<< "$parts" | awk '{print $1}'); do
+  [ -f "$src/bench/scripts/gpu_moe_${p//-/_}.sh" ] || { echo "FAIL: gpu_moe.sh part $p has no script"; fail=1; }
 done
 # A binary pack of prebuild.sh (here a stand-in): lb_build links the pack's files into $B instead of
 # building when the pack's commit is the tree's; a target the pack lacks, or another commit, builds.
