@@ -168,12 +168,12 @@ __global__ void __launch_bounds__(THREADS, 1)
     // output columns 0-127 of the tile), fin2 (64-127; 128-255).
     float acc[64], fin[64], fin2[64];
     // Schedule (StdGroupedVariant): 1 staggered, warpgroup 1 waits until 0 has issued its first
-    // MMAs (or has none); 2 ordered, they take turns to issue every set of MMAs (barrier 5 hands
-    // the turn to 0, 6 to 1; a skipped tile takes its turns too), so one promotes while the other's run.
-    bool lead = sched == 1 && wg == 0, turned = false;
+    // MMAs (or has none); 2 ordered, in a tile where both have rows they take turns to issue every
+    // set of MMAs (barrier 5 hands the turn to 0, 6 to 1), so one promotes while the other's run.
+    bool lead = sched == 1 && wg == 0, turned = false, turns = false;
     if (sched == 1 && wg == 1) named_sync<5, 256>();
     auto my_turn = [&] {
-      if (sched != 2) return;
+      if (!turns) return;
       if (wg == 1)
         named_sync<6, 256>();
       else if (turned)
@@ -181,7 +181,7 @@ __global__ void __launch_bounds__(THREADS, 1)
       turned = true;
     };
     auto pass_turn = [&] {
-      if (sched == 2) {
+      if (turns) {
         wg == 0 ? named_arrive<6, 256>() : named_arrive<5, 256>();
       } else if (lead) {
         named_arrive<5, 256>();
@@ -193,19 +193,9 @@ __global__ void __launch_bounds__(THREADS, 1)
       const StdTile t = load16_after_wait(tiles + u);
       const bool mine = t.valid > 0;
       if (!PAIR && !mine) continue;
+      turns = sched == 2 && t.valid > 64;  // the same in both warpgroups
       // No rows here (PAIR: the stages still go round), or a half tile whose warpgroup 1 has none.
       if (!mine || (wg == 1 && t.valid <= 64)) {
-        if (sched == 2) {  // both halves' turns of a step, then its stage back (as skip_tile)
-          for (int ks = 0; ks < ksteps; ++ks, ++s) {
-            for (int h = 0; h < 2; ++h) {
-              my_turn();
-              pass_turn();
-            }
-            mbar_wait(full + 8 * (s % STAGES), (s / STAGES) & 1);
-            release(s % STAGES);
-          }
-          continue;
-        }
         pass_turn();
         skip_tile<STAGES>(s, ksteps, full, release);
         continue;

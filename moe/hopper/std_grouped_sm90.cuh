@@ -52,7 +52,8 @@ struct StdGroupedVariant {
   // The FP8 kernels' two consumer warpgroups (moe/hopper/fp8_grouped_sm90.cu, fp8_block_sm90.cu):
   // staggered, warpgroup 1 starts once warpgroup 0 has issued its first MMAs (the offset then
   // stays: one warpgroup's epilogue or promotion runs while the other's MMAs keep the tensor
-  // cores busy); ordered (block-scaled only), the two take turns to issue every set of MMAs.
+  // cores busy); ordered (block-scaled only), in a tile where both have rows the two take turns
+  // to issue every set of MMAs.
   bool staggered = false;
   bool ordered = false;
 };

@@ -23,7 +23,7 @@ std::string describe(const StdGroupedVariant& v) {
          (!v.deferred_epilogue ? ", epilogue in place"
           : v.spread_epilogue  ? ", deferred epilogue spread over K steps"
                                : ", deferred epilogue") +
-         (v.ordered ? ", FP8 warpgroups take turns" : v.staggered ? ", FP8 warpgroups staggered" : "") +
+         (v.ordered ? ", block-scaled FP8 warpgroups take turns" : v.staggered ? ", FP8 warpgroups staggered" : "") +
          (v.a_l2 != L2Priority::normal ? std::string(", A lines ") + l2_words(v.a_l2) : std::string()) +
          (v.b_l2 != L2Priority::normal ? std::string(", B lines ") + l2_words(v.b_l2) : std::string());
 }
