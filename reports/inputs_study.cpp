@@ -162,7 +162,7 @@ bool is_hyperfine_json(const nlohmann::json& doc) {
 }
 
 bool is_ab_study(std::string_view text) {
-  if (text.starts_with(text::kUtf8Bom)) text.remove_prefix(text::kUtf8Bom.size());
+  text = text::strip_bom(text);
   while (!text.empty()) {
     const auto end = text.find('\n');
     const std::string_view line = text.substr(0, end);

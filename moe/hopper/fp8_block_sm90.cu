@@ -170,8 +170,8 @@ __global__ void __launch_bounds__(THREADS, 1)
     // Schedule (StdGroupedVariant): 1 staggered, warpgroup 1 waits until 0 has issued its first
     // MMAs (or has none); 2 ordered, in a tile where both have rows they take turns to issue every
     // set of MMAs (barrier 5 hands the turn to 0, 6 to 1), so one promotes while the other's run.
-    bool lead = sched == 1 && wg == 0, turned = false, turns = false;
-    if (sched == 1 && wg == 1) named_sync<5, 256>();
+    Stagger stagger(sched == 1, wg);
+    bool turned = false, turns = false;
     auto my_turn = [&] {
       if (!turns) return;
       if (wg == 1)
@@ -183,9 +183,8 @@ __global__ void __launch_bounds__(THREADS, 1)
     auto pass_turn = [&] {
       if (turns) {
         wg == 0 ? named_arrive<6, 256>() : named_arrive<5, 256>();
-      } else if (lead) {
-        named_arrive<5, 256>();
-        lead = false;
+      } else {
+        stagger.let_go();
       }
     };
     int s = 0;
@@ -361,8 +360,8 @@ __global__ void __launch_bounds__(THREADS, 1)
         }
       }
     }
-    if (sched == 2 && wg == 0 && turned) named_sync<5, 256>();  // warpgroup 1's last hand-back
-    if (lead) named_arrive<5, 256>();  // staggered: a warpgroup 0 with no MMAs lets warpgroup 1 go
+    if (wg == 0 && turned) named_sync<5, 256>();  // ordered: warpgroup 1's last hand-back
+    stagger.let_go();  // staggered: a warpgroup 0 with no MMAs lets warpgroup 1 go
   }
   if constexpr (PAIR) cluster_sync();  // no CTA leaves while its peer may still write into it
 #else

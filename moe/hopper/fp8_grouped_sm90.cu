@@ -243,14 +243,9 @@ __global__ void __launch_bounds__(THREADS, 1)
     float qs0 = 0.0f, qs1 = 0.0f;  // the pending tile's act scales (quant_epi)
     // Staggered: warpgroup 1 waits until warpgroup 0 has issued its first tile's first K steps (or
     // has none); the offset then stays, so that one's epilogue overlaps the other's MMAs.
-    bool lead = staggered && wg == 0;
-    auto let_go = [&] {
-      if (lead) named_arrive<5, 256>();
-      lead = false;
-    };
-    if (staggered && wg == 1) named_sync<5, 256>();
+    Stagger stagger(staggered != 0, wg);
     auto piece = [&]<int Q>() {
-      if constexpr (Q == 0) let_go();
+      if constexpr (Q == 0) stagger.let_go();
       if (pending.valid <= 0) return;
       if constexpr (quant_epi(EPI)) {
         if constexpr (Q == 0)
@@ -268,7 +263,7 @@ __global__ void __launch_bounds__(THREADS, 1)
       const StdTile t = load16_after_wait(tiles + (PAIR ? 2 * u + rank : u));
       if (!PAIR && t.valid <= 0) continue;
       if ((wg == 1 && halves && t.valid <= 64) || t.valid <= 0) {
-        let_go();
+        stagger.let_go();
         skip_tile<STAGES>(s, ksteps, full, release);
         continue;
       }
@@ -291,7 +286,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         glu_packed<clamped_epi(EPI), 0, 32 - GLU_LATE>(pk, alpha, limit);
       }
     }
-    let_go();
+    stagger.let_go();
     if (pending.valid > 0) {
       if constexpr (quant_epi(EPI)) {
         store_tile_q(pk, outq, outs, pending, n_cols, qblocks, wg, tid, c_base + wg * C_BYTES, qs0, qs1);

@@ -446,6 +446,19 @@ __device__ __forceinline__ void named_arrive() {
   asm volatile("bar.arrive %0, %1;\n" ::"n"(ID), "n"(N) : "memory");
 }
 
+// Staggered consumer warpgroups (StdGroupedVariant::staggered): warpgroup 1 waits at barrier 5
+// from its start until warpgroup 0 lets it go, once (after issuing its first MMAs, or having none).
+struct Stagger {
+  bool lead;
+  __device__ __forceinline__ Stagger(bool on, int wg) : lead(on && wg == 0) {
+    if (on && wg == 1) named_sync<5, 256>();
+  }
+  __device__ __forceinline__ void let_go() {
+    if (lead) named_arrive<5, 256>();
+    lead = false;
+  }
+};
+
 // The staged epilogue's two moves: a bf16 pair into the staging buffer, and a 16-byte chunk of a
 // staged row back out.
 __device__ __forceinline__ void st_shared_b32(std::uint32_t addr, std::uint32_t v) {
